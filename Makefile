@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+#   make            build ./bpfprof (BPF objects, skeletons, userspace)
+#   make deps       install build dependencies (Debian; adds bookworm-backports)
+#   make demo       deps + build + trace the bundled demo program
+#   make test       deps + build + unit tests + end-to-end tests (root)
+#   make bench      overhead and throughput figures
+#   V=1             show full commands
+
+OUTPUT   := .output
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+CC       ?= cc
+PYTHON   ?= /usr/bin/python3
+ARCH     := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+# vmlinux.h: from the running kernel's BTF when there is one, else the
+# committed fallback.  VMLINUX_H=path overrides both.
+BTF_VMLINUX := /sys/kernel/btf/vmlinux
+ifeq ($(VMLINUX_H),)
+ifneq ($(wildcard $(BTF_VMLINUX)),)
+VMLINUX_H := vmlinux/vmlinux.h
+else
+VMLINUX_H := vmlinux/vmlinux_fallback.h
+endif
+endif
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	    -D_GNU_SOURCE -MMD -MP -Iuser -Iexporters -Iskel -I.
+LDLIBS   += -lbpf -lelf -ldw -lz -lstdc++
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Ivmlinux -Ibpf \
+	      -I$(dir $(VMLINUX_H))
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_SRCS   := $(wildcard bpf/*.bpf.c)
+SKELS      := $(patsubst bpf/%.bpf.c,skel/%.skel.h,$(BPF_SRCS))
+USER_SRCS  := $(wildcard user/*.c) $(wildcard exporters/*.c)
+USER_OBJS  := $(patsubst %.c,$(OUTPUT)/%.o,$(USER_SRCS))
+LIB_OBJS   := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+PROG_SRCS  := $(wildcard tests/progs/*.c) $(wildcard tests/progs/*.cc)
+PROG_BINS  := $(basename $(PROG_SRCS))
+
+.DELETE_ON_ERROR:
+.PHONY: all deps test-deps demo test unit e2e bench clean progs format
+
+all: bpfprof progs
+
+deps:
+	$(Q)bash scripts/setup.sh
+
+test-deps:
+	$(Q)bash scripts/setup.sh --test
+
+vmlinux/vmlinux.h: | $(BTF_VMLINUX)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file $(BTF_VMLINUX) format c > $@
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/exporters $(OUTPUT)/tests skel:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o | skel
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+# Userspace objects include skeletons: generate them all first.
+$(OUTPUT)/user/%.o: user/%.c $(SKELS) | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/exporters/%.o: exporters/%.c | $(OUTPUT)/exporters
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+bpfprof: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# Unit tests: cmocka, linked against everything but main.
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+
+# Test target programs: known behaviour, frame pointers, no inlining so every
+# function in the source is a real call.  Per-program flags in tests/progs/flags.mk.
+PROG_CFLAGS := -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread
+-include tests/progs/flags.mk
+tests/progs/%: tests/progs/%.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(PROG_CFLAGS) $(PROG_CFLAGS_$*) $< -o $@ $(PROG_LDLIBS_$*) -pthread
+tests/progs/%: tests/progs/%.cc
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(PROG_CFLAGS) $(PROG_CFLAGS_$*) $< -o $@ $(PROG_LDLIBS_$*) -pthread
+
+progs: $(PROG_BINS)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	./bpfprof record -o demo-trace.json -- ./tests/progs/calltree
+	@echo "demo: open demo-trace.json in https://ui.perfetto.dev or chrome://tracing"
+
+unit: $(UNIT_BINS)
+	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+e2e: bpfprof progs
+	$(Q)$(PYTHON) -m pytest -q tests/e2e
+
+test: test-deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory e2e
+
+bench: bpfprof progs
+	$(Q)bash bench/run.sh
+
+format:
+	clang-format -i $(USER_SRCS) $(BPF_SRCS) bpf/*.h user/*.h exporters/*.h
+
+clean:
+	rm -rf $(OUTPUT) skel bpfprof vmlinux/vmlinux.h $(PROG_BINS) demo-trace.json
+
+-include $(patsubst %.o,%.d,$(USER_OBJS) $(LIB_OBJS)) $(wildcard $(OUTPUT)/bpf/*.d) $(wildcard $(OUTPUT)/tests/*.d)

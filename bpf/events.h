@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Records written by the BPF programs into the ring buffer and read by the
+ * userspace decoder.  This header is included both by BPF code (after
+ * vmlinux.h) and by userspace (after <linux/types.h>), so it includes nothing
+ * and uses only fixed-width fields with explicit padding: every record is a
+ * multiple of 8 bytes and every field is naturally aligned.
+ *
+ * Every record starts with struct bp_rec_hdr; `type` selects the layout.
+ * The decoder has one switch over `type` whose default is an error, so a new
+ * record kind must be added there too.
+ *
+ * Timestamps are bpf_ktime_get_ns() (CLOCK_MONOTONIC).
+ */
+#ifndef BPFPROF_EVENTS_H
+#define BPFPROF_EVENTS_H
+
+/* Record types (values are part of the wire format: append only). */
+#define BP_REC_ENTRY		1	/* struct bp_rec_call: function entry */
+#define BP_REC_EXIT		2	/* struct bp_rec_call: function return */
+#define BP_REC_ENTRY_ARGS	3	/* struct bp_rec_call_args: entry + 6 arg regs */
+#define BP_REC_EXIT_RET		4	/* struct bp_rec_call_args: return + rax */
+#define BP_REC_FORK		5	/* struct bp_rec_task: new thread or process */
+#define BP_REC_TASK_EXIT	6	/* struct bp_rec_task: a thread ended */
+#define BP_REC_COMM		7	/* struct bp_rec_task: thread (re)named */
+#define BP_REC_EXEC		8	/* struct bp_rec_exec: process exec'd a new image */
+#define BP_REC_SAMPLE		9	/* reserved: sampling issue */
+#define BP_REC_SWITCH		10	/* reserved: off-cpu / wakeup edges */
+#define BP_REC_WAKEUP		11	/* reserved: wakeup edges */
+#define BP_REC_USDT		12	/* reserved: annotations */
+#define BP_REC_MAX		13
+
+/* bp_rec_hdr.flags for BP_REC_FORK */
+#define BP_TASK_NEW_PROCESS	0x1	/* child is a new thread group (fork), not a thread */
+#define BP_TASK_GROUP_DEAD	0x2	/* BP_REC_TASK_EXIT: last thread of the process */
+
+#define BP_COMM_LEN		16
+#define BP_PATH_LEN		256
+
+struct bp_rec_hdr {
+	__u16 type;
+	__u16 flags;
+	__u32 cpu;
+	__u64 ts;
+	__u64 pid_tgid;		/* tgid << 32 | tid, as bpf_get_current_pid_tgid() */
+};
+
+/*
+ * Function entry/exit.  `sp` is the user stack pointer when the probe fired:
+ * at entry it points at the return address, at return it is entry sp + 8.
+ * The decoder uses it to find frames that were skipped by longjmp or by
+ * exception unwinding (their uretprobe never fires).
+ */
+struct bp_rec_call {
+	struct bp_rec_hdr h;
+	__u32 func_id;		/* the uprobe cookie: index into the function table */
+	__u32 pad;
+	__u64 sp;
+};
+
+struct bp_rec_call_args {
+	struct bp_rec_hdr h;
+	__u32 func_id;
+	__u32 pad;
+	__u64 sp;
+	__u64 regs[6];		/* entry: rdi rsi rdx rcx r8 r9; exit: regs[0] = rax */
+};
+
+/* Fork/clone, thread exit, rename: h.pid_tgid is the task concerned. */
+struct bp_rec_task {
+	struct bp_rec_hdr h;
+	__u64 parent_pid_tgid;	/* BP_REC_FORK: the task that called fork/clone */
+	char comm[BP_COMM_LEN];
+};
+
+struct bp_rec_exec {
+	struct bp_rec_hdr h;
+	__u32 old_tid;		/* a non-leader thread that exec'd takes the leader's tid */
+	__u32 pad;
+	char filename[BP_PATH_LEN];
+};
+
+/* Counters in the BPF object's .bss, read by the loader at the end. */
+#define BP_MAX_CPUS		512
+
+#endif /* BPFPROF_EVENTS_H */

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Function call tracing: uprobe/uretprobe programs attached with uprobe_multi
+ * links (cookie = function id), plus the task lifetime tracepoints that keep
+ * the set of traced processes and the thread names current.
+ *
+ * The entry/exit programs run on every traced call, so they do the least
+ * possible: one hash lookup to filter by process, one ring buffer reserve and
+ * submit without wakeup (the loader drains the buffer on its own schedule;
+ * a wakeup per record would cost more than the probe itself).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "events.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by the loader before load. */
+const volatile bool follow_forks = true;	/* add forked children to the traced set */
+const volatile bool trace_all = false;		/* -a: every process */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 20);		/* resized by the loader (--buffer-size) */
+} rb SEC(".maps");
+
+/* The traced thread groups (tgid -> 1). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+/* Ring buffer reserve failures, per CPU; the loader reads .bss directly. */
+__u64 lost[BP_MAX_CPUS];
+
+static __always_inline bool is_traced(__u32 tgid)
+{
+	return trace_all || bpf_map_lookup_elem(&tgids, &tgid);
+}
+
+static __always_inline void count_lost(__u32 cpu)
+{
+	if (cpu < BP_MAX_CPUS)
+		__sync_fetch_and_add(&lost[cpu], 1);
+}
+
+static __always_inline int emit_call(struct pt_regs *ctx, __u16 type)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct bp_rec_call *r;
+
+	if (!is_traced(id >> 32))
+		return 0;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
+		return 0;
+	}
+	r->h.type = type;
+	r->h.flags = 0;
+	r->h.cpu = cpu;
+	r->h.ts = bpf_ktime_get_ns();
+	r->h.pid_tgid = id;
+	r->func_id = bpf_get_attach_cookie(ctx);
+	r->pad = 0;
+	r->sp = PT_REGS_SP(ctx);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("uprobe.multi")
+int BPF_KPROBE(call_entry)
+{
+	return emit_call(ctx, BP_REC_ENTRY);
+}
+
+SEC("uretprobe.multi")
+int BPF_KPROBE(call_exit)
+{
+	return emit_call(ctx, BP_REC_EXIT);
+}
+
+static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct bp_rec_call_args *r;
+
+	if (!is_traced(id >> 32))
+		return 0;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
+		return 0;
+	}
+	r->h.type = type;
+	r->h.flags = 0;
+	r->h.cpu = cpu;
+	r->h.ts = bpf_ktime_get_ns();
+	r->h.pid_tgid = id;
+	r->func_id = bpf_get_attach_cookie(ctx);
+	r->pad = 0;
+	r->sp = PT_REGS_SP(ctx);
+	if (type == BP_REC_ENTRY_ARGS) {
+		r->regs[0] = PT_REGS_PARM1(ctx);
+		r->regs[1] = PT_REGS_PARM2(ctx);
+		r->regs[2] = PT_REGS_PARM3(ctx);
+		r->regs[3] = PT_REGS_PARM4(ctx);
+		r->regs[4] = PT_REGS_PARM5(ctx);
+		r->regs[5] = PT_REGS_PARM6(ctx);
+	} else {
+		r->regs[0] = PT_REGS_RC(ctx);
+		r->regs[1] = r->regs[2] = r->regs[3] = r->regs[4] = r->regs[5] = 0;
+	}
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("uprobe.multi")
+int BPF_KPROBE(call_entry_args)
+{
+	return emit_call_args(ctx, BP_REC_ENTRY_ARGS);
+}
+
+SEC("uretprobe.multi")
+int BPF_KPROBE(call_exit_ret)
+{
+	return emit_call_args(ctx, BP_REC_EXIT_RET);
+}
+
+static __always_inline __u64 task_id(struct task_struct *t)
+{
+	return (__u64)BPF_CORE_READ(t, tgid) << 32 | (__u32)BPF_CORE_READ(t, pid);
+}
+
+static __always_inline struct bp_rec_task *task_rec(__u16 type, struct task_struct *t)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct bp_rec_task *r;
+
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
+		return NULL;
+	}
+	r->h.type = type;
+	r->h.flags = 0;
+	r->h.cpu = cpu;
+	r->h.ts = bpf_ktime_get_ns();
+	r->h.pid_tgid = task_id(t);
+	r->parent_pid_tgid = 0;
+	return r;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	struct bp_rec_task *r;
+	__u8 one = 1;
+
+	if (!is_traced(ptgid))
+		return 0;
+	if (ctgid != ptgid) {
+		if (!follow_forks)
+			return 0;
+		bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY);
+	}
+	r = task_rec(BP_REC_FORK, child);
+	if (!r)
+		return 0;
+	if (ctgid != ptgid)
+		r->h.flags |= BP_TASK_NEW_PROCESS;
+	r->parent_pid_tgid = task_id(parent);
+	BPF_CORE_READ_STR_INTO(&r->comm, child, comm);
+	/* Wake the loader: forks are rare and it may want to attach to the child. */
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(task_exit, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct bp_rec_task *r;
+	bool group_dead;
+
+	if (!is_traced(tgid))
+		return 0;
+	/* signal->live was decremented before this tracepoint: 0 means last thread. */
+	group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
+	r = task_rec(BP_REC_TASK_EXIT, p);
+	if (!r)
+		return 0;
+	if (group_dead)
+		r->h.flags |= BP_TASK_GROUP_DEAD;
+	BPF_CORE_READ_STR_INTO(&r->comm, p, comm);
+	bpf_ringbuf_submit(r, 0);
+	if (group_dead && !trace_all)
+		bpf_map_delete_elem(&tgids, &tgid);
+	return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(task_rename, struct task_struct *t, const char *comm)
+{
+	struct bp_rec_task *r;
+
+	if (!is_traced(BPF_CORE_READ(t, tgid)))
+		return 0;
+	r = task_rec(BP_REC_COMM, t);
+	if (!r)
+		return 0;
+	bpf_probe_read_kernel_str(&r->comm, sizeof(r->comm), comm);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(task_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct bp_rec_exec *r;
+
+	if (!is_traced(BPF_CORE_READ(p, tgid)))
+		return 0;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
+		return 0;
+	}
+	r->h.type = BP_REC_EXEC;
+	r->h.flags = 0;
+	r->h.cpu = cpu;
+	r->h.ts = bpf_ktime_get_ns();
+	r->h.pid_tgid = task_id(p);
+	r->old_tid = old_pid;
+	r->pad = 0;
+	bpf_probe_read_kernel_str(&r->filename, sizeof(r->filename), BPF_CORE_READ(bprm, filename));
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "log.h"
+#include "exporter.h"
+
+const struct exporter_ops *const exporter_table[] = {
+	&chrome_exporter,
+	NULL,
+};
+
+/* Output buffer: big writes keep the syscall count low on multi-GB traces. */
+#define OUT_BUFSZ	(1 << 20)
+
+/* The public struct plus what only this file needs to know. */
+struct exporter_impl {
+	struct exporter e;
+	char *buf;		/* setvbuf buffer; must outlive the FILE */
+	bool tmp_exists;	/* tmp_path is on disk and must go if we fail */
+	bool finished;
+};
+
+static struct exporter_impl *impl(struct exporter *e)
+{
+	return (struct exporter_impl *)e;
+}
+
+const struct exporter_ops *exporter__find(const char *name)
+{
+	int i;
+
+	if (!name)
+		return NULL;
+	for (i = 0; exporter_table[i]; i++)
+		if (strcmp(exporter_table[i]->name, name) == 0)
+			return exporter_table[i];
+	return NULL;
+}
+
+const struct exporter_ops *exporter__for_path(const char *path)
+{
+	const struct exporter_ops *best = NULL;
+	size_t len, slen, best_len = 0;
+	int i;
+
+	if (!path)
+		return NULL;
+	len = strlen(path);
+	/*
+	 * The longest matching suffix wins, whatever the table order, so that
+	 * "x.speedscope.json" is speedscope even though it also ends in ".json".
+	 */
+	for (i = 0; exporter_table[i]; i++) {
+		const char *suf = exporter_table[i]->suffix;
+
+		if (!suf)
+			continue;
+		slen = strlen(suf);
+		if (slen == 0 || slen > len || slen <= best_len)
+			continue;
+		if (strcasecmp(path + len - slen, suf) == 0) {
+			best = exporter_table[i];
+			best_len = slen;
+		}
+	}
+	return best;
+}
+
+static bool is_stdout(const struct exporter *e)
+{
+	return e->out == stdout || strcmp(e->path, "-") == 0;
+}
+
+/* The name the user knows: the final path, not the temporary one. */
+static const char *out_name(const struct exporter *e)
+{
+	return strcmp(e->path, "-") == 0 ? "standard output" : e->path;
+}
+
+/*
+ * A callback's result, or the stream's error: exporters write with stdio and
+ * may not check every call, but a failed write leaves ferror() set and errno
+ * from the write(2) that failed (errno is cleared before each callback so a
+ * stale value is not reported).
+ */
+static int stream_err(struct exporter *e, int err)
+{
+	if (err)
+		return err;
+	if (e->out && ferror(e->out))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/*
+ * When run under sudo, give the output to the invoking user: a trace they
+ * cannot delete or overwrite without sudo again is a nuisance.  Best effort.
+ */
+static void chown_to_sudo_user(struct exporter *e, int fd)
+{
+	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	unsigned long uid, gid;
+	char *end;
+
+	if (geteuid() != 0 || !su || !sg || !*su || !*sg)
+		return;
+	errno = 0;
+	uid = strtoul(su, &end, 10);
+	if (errno || *end || uid >= (uid_t)-1)
+		return;
+	gid = strtoul(sg, &end, 10);
+	if (errno || *end || gid >= (gid_t)-1)
+		return;
+	if (fchown(fd, (uid_t)uid, (gid_t)gid))
+		p_warn("cannot give %s to uid %lu: %s", out_name(e), uid, strerror(errno));
+}
+
+int exporter__new(const struct exporter_ops *ops, const char *path, const struct bp_session *s,
+		  struct exporter **out)
+{
+	struct exporter_impl *x;
+	struct exporter *e;
+	int fd = -1, err;
+
+	*out = NULL;
+	x = xcalloc(1, sizeof(*x));
+	e = &x->e;
+	e->ops = ops;
+	e->path = xstrdup(path);
+	if (ops->priv_size)
+		e->priv = xcalloc(1, ops->priv_size);
+
+	if (strcmp(path, "-") == 0) {
+		e->out = stdout;
+	} else {
+		/*
+		 * Same directory as the destination, so the final rename() is
+		 * atomic and never crosses a filesystem.
+		 */
+		if (asprintf(&e->tmp_path, "%s.tmp.XXXXXX", path) < 0) {
+			e->tmp_path = NULL;
+			err = -ENOMEM;
+			p_err("cannot write %s: %s", path, strerror(-err));
+			goto cleanup;
+		}
+		fd = mkstemp(e->tmp_path);
+		if (fd < 0) {
+			err = -errno;
+			p_err("cannot write %s: %s", path, strerror(-err));
+			goto cleanup;
+		}
+		x->tmp_exists = true;
+		e->out = fdopen(fd, "w");
+		if (!e->out) {
+			err = -errno;
+			p_err("cannot write %s: %s", path, strerror(-err));
+			goto cleanup;
+		}
+		fd = -1;	/* owned by e->out now */
+		x->buf = malloc(OUT_BUFSZ);
+		/* Without the buffer stdio's default still works, only slower. */
+		if (x->buf && setvbuf(e->out, x->buf, _IOFBF, OUT_BUFSZ)) {
+			free(x->buf);
+			x->buf = NULL;
+		}
+	}
+
+	errno = 0;
+	err = stream_err(e, ops->begin ? ops->begin(e, s) : 0);
+	if (err) {
+		p_err("cannot write %s: %s", out_name(e), strerror(-err));
+		goto cleanup;
+	}
+	*out = e;
+	return 0;
+
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	exporter__free(e);
+	return err;
+}
+
+int exporter__event(struct exporter *e, const struct bp_session *s, const struct bp_event *ev)
+{
+	int err;
+
+	errno = 0;
+	err = stream_err(e, e->ops->event ? e->ops->event(e, s, ev) : 0);
+	if (err)
+		p_err("cannot write %s: %s", out_name(e), strerror(-err));
+	return err;
+}
+
+int exporter__finish(struct exporter *e, const struct bp_session *s)
+{
+	struct exporter_impl *x = impl(e);
+	int fd, err;
+
+	if (x->finished)
+		return 0;
+
+	errno = 0;
+	err = stream_err(e, e->ops->end ? e->ops->end(e, s) : 0);
+	if (err)
+		goto cleanup;
+	/* Buffered data is only known to be written after fflush(). */
+	if (fflush(e->out) || ferror(e->out)) {
+		err = errno ? -errno : -EIO;
+		goto cleanup;
+	}
+
+	if (is_stdout(e)) {
+		x->finished = true;
+		return 0;
+	}
+
+	fd = fileno(e->out);
+	/* mkstemp() made it 0600: a trace is as shareable as any other output. */
+	if (fchmod(fd, 0644)) {
+		err = -errno;
+		goto cleanup;
+	}
+	chown_to_sudo_user(e, fd);
+
+	/* fclose() can still report a delayed write error (NFS, quotas). */
+	err = fclose(e->out) ? -errno : 0;
+	e->out = NULL;
+	free(x->buf);
+	x->buf = NULL;
+	if (err)
+		goto cleanup;
+
+	if (rename(e->tmp_path, e->path)) {
+		err = -errno;
+		goto cleanup;
+	}
+	x->tmp_exists = false;
+	x->finished = true;
+	return 0;
+
+cleanup:
+	p_err("cannot write %s: %s", out_name(e), strerror(-err));
+	return err;
+}
+
+void exporter__free(struct exporter *e)
+{
+	struct exporter_impl *x;
+
+	if (!e)
+		return;
+	x = impl(e);
+	if (e->ops->free)
+		e->ops->free(e);
+	if (e->out && e->out != stdout)
+		fclose(e->out);
+	/* Never leave a partial file behind that looks like a trace. */
+	if (x->tmp_exists && e->tmp_path)
+		unlink(e->tmp_path);
+	free(x->buf);
+	free(e->priv);
+	free(e->tmp_path);
+	free(e->path);
+	free(x);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Output formats behind one ops table.  One replay loop (the live decoder, or
+ * the archive reader) drives an exporter: begin() once, event() per decoded
+ * event, end() once with the final tables (thread names, losses).  Every
+ * callback returns 0 or -errno; a write error stops the loop.
+ *
+ * The output is written to a temporary file beside the destination and
+ * renamed into place only when end() succeeded, so a failed or crashed run
+ * never leaves a file that looks complete.
+ */
+#ifndef BPFPROF_EXPORTER_H
+#define BPFPROF_EXPORTER_H
+
+#include <stdio.h>
+#include "../user/session.h"
+
+struct exporter;
+
+struct exporter_ops {
+	const char *name;	/* --format value: "chrome" */
+	const char *suffix;	/* output name ending that selects it: ".json" */
+	const char *help;	/* one line for --help */
+	size_t priv_size;	/* bytes of zeroed private state given to begin() */
+	int (*begin)(struct exporter *e, const struct bp_session *s);
+	int (*event)(struct exporter *e, const struct bp_session *s, const struct bp_event *ev);
+	int (*end)(struct exporter *e, const struct bp_session *s);
+	void (*free)(struct exporter *e);	/* optional: release priv's contents */
+};
+
+struct exporter {
+	const struct exporter_ops *ops;
+	FILE *out;
+	void *priv;
+	char *path;		/* final path */
+	char *tmp_path;		/* written here, renamed at exporter__finish() */
+};
+
+/* Format by --format name, or NULL. */
+const struct exporter_ops *exporter__find(const char *name);
+/* Format by the output name's ending ("x.speedscope.json" before "x.json"), or NULL. */
+const struct exporter_ops *exporter__for_path(const char *path);
+/* NULL-terminated table of every format, for --help. */
+extern const struct exporter_ops *const exporter_table[];
+
+/*
+ * Opens the temporary output for `path` ("-" is stdout) and calls begin().
+ * Returns 0 or -errno (the message is already printed).
+ */
+int exporter__new(const struct exporter_ops *ops, const char *path, const struct bp_session *s,
+		  struct exporter **out);
+int exporter__event(struct exporter *e, const struct bp_session *s, const struct bp_event *ev);
+/* Calls end(), flushes, checks for write errors, renames into place. */
+int exporter__finish(struct exporter *e, const struct bp_session *s);
+/* Frees; removes the temporary file if exporter__finish() did not succeed. */
+void exporter__free(struct exporter *e);
+
+/* The formats. */
+extern const struct exporter_ops chrome_exporter;
+
+#endif

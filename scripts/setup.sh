@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Install everything bpfprof needs to build, run and test, on Debian bookworm.
+# Idempotent: re-running only checks what is there.  Called by `make deps`.
+#   scripts/setup.sh          build + run dependencies
+#   scripts/setup.sh --test   also the test dependencies and the real clients
+set -euo pipefail
+
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+if [ "$(id -u)" != 0 ]; then
+	echo "setup.sh: must run as root (installs Debian packages)" >&2
+	exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+. /etc/os-release
+codename=${VERSION_CODENAME:-bookworm}
+
+# libbpf in bookworm is 1.1 (no uprobe_multi helpers); 1.4 is in backports.
+bp=/etc/apt/sources.list.d/bpfprof-backports.list
+if [ "$codename" = bookworm ] && ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	echo "deb http://deb.debian.org/debian bookworm-backports main" > "$bp"
+	rm -f /var/lib/bpfprof-apt-updated
+fi
+
+pkgs_build="make gcc clang llvm pkg-config libelf-dev libdw-dev zlib1g-dev systemtap-sdt-dev libmicrohttpd-dev"
+pkgs_bp="libbpf-dev bpftool"
+pkgs_test="libcmocka-dev python3 python3-pytest graphviz bpftrace binutils sqlite3 libsqlite3-dev"
+
+missing() {
+	local p out=""
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || out="$out $p"
+	done
+	echo "$out"
+}
+
+libbpf_ok() {
+	local v
+	v=$(dpkg-query -W -f='${Version}' libbpf-dev 2>/dev/null || true)
+	[ -n "$v" ] && dpkg --compare-versions "$v" ge "1:1.4" && command -v bpftool >/dev/null &&
+		bpftool version >/dev/null 2>&1
+}
+
+need=$(missing $pkgs_build)
+[ $want_test = 1 ] && need="$need$(missing $pkgs_test)"
+if [ -n "$need" ] || ! libbpf_ok; then
+	if [ ! -e /var/lib/bpfprof-apt-updated ] || [ -n "$(find /var/lib/bpfprof-apt-updated -mmin +600 2>/dev/null)" ]; then
+		apt-get update -qq
+		touch /var/lib/bpfprof-apt-updated
+	fi
+	[ -n "$need" ] && apt-get install -y -qq --no-install-recommends $need
+	if ! libbpf_ok; then
+		tgt=""
+		[ "$codename" = bookworm ] && tgt="-t bookworm-backports"
+		apt-get install -y -qq --no-install-recommends $tgt $pkgs_bp
+	fi
+fi
+libbpf_ok || { echo "setup.sh: libbpf-dev >= 1.4 and bpftool are required" >&2; exit 1; }
+echo "setup.sh: build dependencies ok (libbpf $(dpkg-query -W -f='${Version}' libbpf-dev))"

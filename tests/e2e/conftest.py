@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Fixtures for the end-to-end tests: real tracing of tests/progs/* as root.
+
+Run from the repository root:  /usr/bin/python3 -m pytest -q tests/e2e
+(`make e2e` builds ./bpfprof and the programs first).
+"""
+
+import json
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+import trace_util
+
+REPO = Path(__file__).resolve().parents[2]
+# BPFPROF_BIN=path runs the suite against another build (default: ./bpfprof).
+BPFPROF = Path(os.environ.get("BPFPROF_BIN") or REPO / "bpfprof").resolve()
+PROGS = REPO / "tests" / "progs"
+TIMEOUT = 60  # seconds per bpfprof run
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skips every e2e test, with the reason, when not root."""
+    if os.geteuid() == 0:
+        return
+    skip = pytest.mark.skip(
+        reason="end-to-end tests attach uprobes and need root: "
+               "sudo /usr/bin/python3 -m pytest -q tests/e2e (or sudo make e2e)")
+    here = Path(__file__).resolve().parent
+    for item in items:
+        if here in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def repo():
+    """The repository root (bpfprof runs with it as working directory)."""
+    return REPO
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _built():
+    if not os.access(BPFPROF, os.X_OK):
+        pytest.fail("%s is not built: run `make` (or `make e2e`)" % BPFPROF, pytrace=False)
+
+
+def prog_path(name):
+    """tests/progs/NAME, failing clearly when it is not built."""
+    p = PROGS / name
+    if not os.access(p, os.X_OK):
+        pytest.fail("%s is not built: run `make progs`" % p, pytrace=False)
+    return p
+
+
+@pytest.fixture
+def prog():
+    return prog_path
+
+
+@dataclass
+class Run:
+    proc: subprocess.CompletedProcess  # args, returncode, stdout, stderr (text)
+    out: Optional[Path]                # the -o path, None when not given
+    trace: Optional[dict]              # the parsed JSON, None when no file was written
+
+    @property
+    def rc(self):
+        return self.proc.returncode
+
+    @property
+    def stderr_lines(self):
+        return [l for l in self.proc.stderr.splitlines() if l.strip()]
+
+    def describe(self):
+        """For assertion messages."""
+        return "command: %s\nexit: %s\n--- stdout\n%s--- stderr\n%s" % (
+            " ".join(map(str, self.proc.args)), self.rc,
+            self.proc.stdout[-3000:], self.proc.stderr[-3000:])
+
+
+def run_bpfprof(args, timeout=TIMEOUT):
+    """Runs ./bpfprof ARGS from the repo root; returns CompletedProcess.
+
+    bpfprof and everything it starts get their own session, so a run that
+    hangs is killed as a whole (process group) at the timeout and the test
+    fails instead of the suite hanging.
+    """
+    cmd = [str(BPFPROF)] + [str(a) for a in args]
+    p = subprocess.Popen(cmd, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = p.communicate()
+        pytest.fail("timed out after %ds: %s\n--- stderr\n%s" % (timeout, " ".join(cmd), err[-3000:]))
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+
+
+def load_trace(path):
+    """json.load of a trace; fails the test with the head of the file when it does not parse."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except ValueError as e:
+        with open(path, errors="replace") as f:
+            head = f.read(2000)
+        pytest.fail("%s is not valid JSON (%s); it starts with:\n%s" % (path, e, head))
+
+
+@pytest.fixture
+def record(tmp_path):
+    """record(PROG, *ARGS, opts=[...], out="trace.json", check=True) -> Run
+
+    Runs `./bpfprof record -o TMP/out OPTS -- PROG ARGS`.  PROG is a name in
+    tests/progs/ or any command (path or name looked up in PATH).  out=None
+    leaves out -o.  When the output file exists it is parsed, and with
+    check=True its format is checked against the contract (every event).
+    """
+    def _record(prog, *args, opts=(), out="trace.json", check=True, timeout=TIMEOUT):
+        if "/" not in str(prog) and (PROGS / str(prog)).with_suffix(".c").exists():
+            cmd = [prog_path(prog)]
+        else:
+            cmd = [prog]
+        outp = tmp_path / out if out is not None else None
+        argv = ["record"] + (["-o", outp] if outp is not None else []) + list(opts) + ["--"] + cmd + list(args)
+        proc = run_bpfprof(argv, timeout=timeout)
+        trace = None
+        if outp is not None and outp.exists():
+            trace = load_trace(outp)
+        r = Run(proc, outp, trace)
+        if check and trace is not None:
+            probs = trace_util.format_problems(trace)
+            assert not probs, "trace format:\n  " + "\n  ".join(probs[:30]) + "\n" + r.describe()
+        return r
+
+    return _record

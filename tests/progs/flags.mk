@@ -1,0 +1,7 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Per-program extra flags for tests/progs/NAME (included by the Makefile):
+#   PROG_CFLAGS_NAME := ...   compiler/linker flags
+#   PROG_LDLIBS_NAME := ...   libraries
+
+# nosyms: strip .symtab at link time; only .dynsym (undefined imports) remains.
+PROG_CFLAGS_nosyms := -s

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* list: the functions a pattern selects, so a user can build -F/-N patterns. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cmds.h"
+#include "elfsym.h"
+#include "launch.h"
+#include "log.h"
+#include "select.h"
+#include "session.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: bpfprof list [options] BINARY [[LIB:]GLOB]...\n"
+		   "       bpfprof list [options] --pid PID [[LIB:]GLOB]...\n\n"
+		   "List the functions that 'record -F GLOB' would trace: file, address, size,\n"
+		   "the first instruction (which decides the probe's cost: push/nop are\n"
+		   "emulated by the kernel, others are single-stepped) and the name.\n"
+		   "Without GLOB: every function of the executable.\n\n"
+		   "options:\n"
+		   "  -p, --pid PID   a running process (its executable and mapped libraries)\n"
+		   "  -N GLOB         leave out matches of GLOB\n"
+		   "  -h, --help      this help\n");
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "exclude", required_argument, NULL, 'N' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL },
+	};
+	struct select_opts so = { 0 };
+	struct probe_set ps = { 0 };
+	struct bp_session s;
+	char **excl = NULL, *exe = NULL;
+	size_t nexcl = 0, i;
+	pid_t pid = 0;
+	int c, err = 0;
+
+	session__init(&s);
+	while ((c = getopt_long(argc, argv, "+p:N:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			pid = atoi(optarg);
+			if (pid <= 0) {
+				p_err("invalid pid '%s'", optarg);
+				err = -EINVAL;
+				goto cleanup;
+			}
+			break;
+		case 'N':
+			excl = xrealloc(excl, (nexcl + 1) * sizeof(*excl));
+			excl[nexcl++] = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			goto cleanup;
+		default:
+			fprintf(stderr, "see 'bpfprof list --help'\n");
+			err = -EINVAL;
+			goto cleanup;
+		}
+	}
+	if (pid) {
+		char link[64], buf[PATH_MAX];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+		n = readlink(link, buf, sizeof(buf) - 1);
+		if (n < 0) {
+			p_err("cannot read pid %d: %s", pid,
+			      errno == ENOENT ? "no such process" : strerror(errno));
+			err = -ESRCH;
+			goto cleanup;
+		}
+		exe = xstrdup(link);
+	} else {
+		if (optind >= argc) {
+			usage(stderr);
+			err = -EINVAL;
+			goto cleanup;
+		}
+		err = launch__resolve(argv[optind], &exe);
+		if (err) {
+			p_err("cannot read '%s': %s", argv[optind],
+			      err == -ENOENT ? "no such file or command" : strerror(-err));
+			goto cleanup;
+		}
+		optind++;
+	}
+	so.exe = exe;
+	so.pid = pid;
+	so.includes = argv + optind;
+	so.nincludes = argc - optind;
+	so.excludes = excl;
+	so.nexcludes = nexcl;
+	err = select__resolve(&so, &s, &ps);
+	if (err)
+		goto cleanup;
+	printf("%-18s %8s %-8s %-30s %s\n", "address", "size", "entry", "file", "function");
+	for (i = 0; i < s.nfuncs; i++) {
+		const struct bp_func *f = &s.funcs[i];
+		const char *path = s.modules[f->module].path, *base = strrchr(path, '/');
+
+		printf("%#-18llx %8llu %-8s %-30s %s\n", (unsigned long long)f->addr,
+		       (unsigned long long)f->size, elfsym__insn_name(f->flags),
+		       base ? base + 1 : path, f->name);
+	}
+	fprintf(stderr, "bpfprof: %zu functions in %zu file%s\n", s.nfuncs, s.nmodules,
+		s.nmodules == 1 ? "" : "s");
+cleanup:
+	probe_set__free(&ps);
+	session__free(&s);
+	free(excl);
+	free(exe);
+	return err ? (err == -EINVAL ? 2 : 1) : 0;
+}

@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * record and attach: select functions, load and attach the tracer, drain the
+ * ring buffer through the decoder into the output, end cleanly on target
+ * exit, --duration, or a signal.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "cmds.h"
+#include "decode.h"
+#include "exporter.h"
+#include "launch.h"
+#include "log.h"
+#include "select.h"
+#include "session.h"
+#include "stats.h"
+#include "trace.h"
+#include "util.h"
+
+struct record_opts {
+	bool attach;		/* attach mode: --pid */
+	const char *output;
+	const char *format;
+	char **includes, **excludes;
+	size_t nincludes, nexcludes;
+	pid_t *pids;
+	size_t npids;
+	uint64_t duration;	/* ns, 0: until the targets exit */
+	uint64_t min_time;	/* ns: shorter calls are left out of the output */
+	uint64_t buffer_size;
+	bool no_follow;
+	bool as_root;
+	bool args;
+	char **argv;		/* record: the command */
+};
+
+struct record_ctx {
+	struct bp_session s;
+	struct exporter *exp;
+	struct stats stats;
+	uint64_t min_time;
+	uint64_t exported;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && verbose < 2)
+		return 0;
+	if (!verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* Every decoded event: aggregates, then the output. */
+static int sink(void *ctx, const struct bp_event *ev)
+{
+	struct record_ctx *rc = ctx;
+
+	if (ev->kind == BP_EV_CALL) {
+		stats__add(&rc->stats, &ev->call);
+		if (ev->call.end - ev->call.begin < rc->min_time)
+			return 0;
+	}
+	if (!rc->exp)
+		return 0;
+	rc->exported++;
+	return exporter__event(rc->exp, &rc->s, ev);
+}
+
+static int decode_record(void *ctx, const void *rec, size_t size)
+{
+	return decoder__feed(ctx, rec, size);
+}
+
+static void usage(FILE *f, bool attach)
+{
+	size_t i;
+
+	if (attach)
+		fprintf(f, "usage: bpfprof attach --pid PID[,PID...] [options]\n\n"
+			   "Trace the function calls of running processes (all their threads, and\n"
+			   "the processes they fork) until --duration, Ctrl-C, or their exit.\n\n");
+	else
+		fprintf(f, "usage: bpfprof record [options] -- COMMAND [ARGS...]\n\n"
+			   "Run COMMAND and trace its function calls (all threads, and the processes\n"
+			   "it forks) until it and its children exit.  Exits with COMMAND's status.\n\n");
+	fprintf(f,
+		"options:\n"
+		"  -o, --output FILE      output file; format from its name (see below)\n"
+		"      --format FMT       output format, overriding the file name\n"
+		"  -F, --function GLOB    trace functions of the main executable matching GLOB\n"
+		"  -F LIB:GLOB            ... of shared libraries whose file name matches LIB,\n"
+		"                         e.g. -F 'libc.so*:malloc' (also when dlopen'd later)\n"
+		"  -N, --exclude [LIB:]GLOB  do not trace these (wins over -F)\n"
+		"                         default: every function of the main executable\n"
+		"      --min-time DUR     leave calls shorter than DUR out of the output\n"
+		"                         (they still count in the summary)\n"
+		"      --buffer-size SIZE ring buffer size (default 64M; more = fewer losses)\n"
+		"      --no-follow        do not trace processes forked by the targets\n"
+		"  -d, --duration DUR     stop after DUR (e.g. 500ms, 10s, 2m)\n");
+	if (attach)
+		fprintf(f, "  -p, --pid PID[,PID]    processes to trace (repeatable)\n");
+	else
+		fprintf(f, "      --as-root          under sudo, run COMMAND as root (default: as the\n"
+			   "                         invoking user, from SUDO_UID/SUDO_GID)\n");
+	fprintf(f, "  -q, --quiet            no summary\n"
+		   "  -v, --verbose          more messages (twice: libbpf debug)\n"
+		   "  -h, --help             this help\n\noutput formats:\n");
+	for (i = 0; exporter_table[i]; i++)
+		fprintf(f, "  %-10s %-18s %s\n", exporter_table[i]->name, exporter_table[i]->suffix,
+			exporter_table[i]->help);
+	fprintf(f, "\nWithout -o, only the summary is printed.  Ctrl-C stops the recording\n"
+		   "and writes what was captured.\n");
+}
+
+static int add_pids(struct record_opts *o, const char *arg)
+{
+	char *copy = xstrdup(arg), *save = NULL, *tok;
+	int err = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v = strtol(tok, &end, 10);
+
+		if (*end || v <= 0 || v > INT_MAX) {
+			p_err("invalid pid '%s'", tok);
+			err = -EINVAL;
+			break;
+		}
+		o->pids = xrealloc(o->pids, (o->npids + 1) * sizeof(*o->pids));
+		o->pids[o->npids++] = v;
+	}
+	free(copy);
+	return err;
+}
+
+static void push_str(char ***arr, size_t *n, const char *s)
+{
+	*arr = xrealloc(*arr, (*n + 1) * sizeof(**arr));
+	(*arr)[(*n)++] = (char *)s;
+}
+
+/* Returns 0, 1 for --help (exit 0), or -EINVAL. */
+static int parse_args(int argc, char **argv, struct record_opts *o)
+{
+	enum { OPT_FORMAT = 256, OPT_MIN_TIME, OPT_BUFFER, OPT_NO_FOLLOW, OPT_AS_ROOT, OPT_ARGS };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "function", required_argument, NULL, 'F' },
+		{ "exclude", required_argument, NULL, 'N' },
+		{ "min-time", required_argument, NULL, OPT_MIN_TIME },
+		{ "buffer-size", required_argument, NULL, OPT_BUFFER },
+		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
+		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL },
+	};
+	int c;
+
+	o->buffer_size = 64ull << 20;
+	/* '+': stop at the first non-option, the command. */
+	while ((c = getopt_long(argc, argv, "+o:F:N:d:p:qvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_FORMAT:
+			o->format = optarg;
+			break;
+		case 'F':
+			push_str(&o->includes, &o->nincludes, optarg);
+			break;
+		case 'N':
+			push_str(&o->excludes, &o->nexcludes, optarg);
+			break;
+		case OPT_MIN_TIME:
+			if (parse_duration(optarg, &o->min_time)) {
+				p_err("invalid --min-time '%s' (e.g. 100us, 2ms)", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_BUFFER:
+			if (parse_size(optarg, &o->buffer_size) || o->buffer_size < 4096 ||
+			    o->buffer_size > (1ull << 31)) {
+				p_err("invalid --buffer-size '%s' (4k to 2G, e.g. 256M)", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_NO_FOLLOW:
+			o->no_follow = true;
+			break;
+		case OPT_AS_ROOT:
+			o->as_root = true;
+			break;
+		case 'd':
+			if (parse_duration(optarg, &o->duration) || !o->duration) {
+				p_err("invalid --duration '%s' (e.g. 500ms, 10s, 2m)", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'p':
+			if (!o->attach) {
+				p_err("--pid belongs to 'bpfprof attach'");
+				return -EINVAL;
+			}
+			if (add_pids(o, optarg))
+				return -EINVAL;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			usage(stdout, o->attach);
+			return 1;
+		default:
+			fprintf(stderr, "see 'bpfprof %s --help'\n", o->attach ? "attach" : "record");
+			return -EINVAL;
+		}
+	}
+	if (o->attach) {
+		if (optind < argc) {
+			p_err("unexpected argument '%s' (to start a command use 'bpfprof record')",
+			      argv[optind]);
+			return -EINVAL;
+		}
+		if (!o->npids) {
+			p_err("attach needs --pid PID");
+			return -EINVAL;
+		}
+	} else {
+		if (optind >= argc) {
+			p_err("no command given: bpfprof record [options] -- COMMAND [ARGS...]");
+			return -EINVAL;
+		}
+		o->argv = argv + optind;
+	}
+	return 0;
+}
+
+/* Rounds the ring buffer up to a power of two pages, as the kernel requires. */
+static size_t ringbuf_size(uint64_t want)
+{
+	size_t sz = 4096;
+
+	while (sz < want)
+		sz <<= 1;
+	return sz;
+}
+
+static void fill_header(struct bp_session *s, const struct record_opts *o)
+{
+	struct utsname u;
+	char host[256] = "";
+	size_t len = 0, i;
+	char *cmd;
+
+	if (o->attach) {
+		cmd = xmalloc(32 + 12 * o->npids);
+		len = sprintf(cmd, "attach --pid ");
+		for (i = 0; i < o->npids; i++)
+			len += sprintf(cmd + len, "%s%d", i ? "," : "", o->pids[i]);
+	} else {
+		for (i = 0; o->argv[i]; i++)
+			len += strlen(o->argv[i]) + 1;
+		cmd = xcalloc(1, len + 1);
+		for (i = 0; o->argv[i]; i++) {
+			if (i)
+				strcat(cmd, " ");
+			strcat(cmd, o->argv[i]);
+		}
+	}
+	s->cmdline = cmd;
+	gethostname(host, sizeof(host) - 1);
+	s->hostname = xstrdup(host);
+	s->kernel = xstrdup(uname(&u) ? "" : u.release);
+}
+
+/* The executable of a running process, for symbols and uprobes. */
+static int pid_exe(pid_t pid, char **path)
+{
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	buf[n] = 0;
+	/* A deleted or foreign-namespace file: go through the magic link. */
+	if (strstr(buf, " (deleted)") || access(buf, R_OK))
+		*path = xstrdup(link);
+	else
+		*path = xstrdup(buf);
+	return 0;
+}
+
+static bool tgids_empty(struct tracer *t);
+
+static int run(struct record_opts *o)
+{
+	struct tracer_opts topts = {
+		.buffer_size = ringbuf_size(o->buffer_size),
+		.follow_forks = !o->no_follow,
+		.args = o->args,
+	};
+	struct select_opts sopts = {
+		.includes = o->includes, .nincludes = o->nincludes,
+		.excludes = o->excludes, .nexcludes = o->nexcludes,
+	};
+	const struct exporter_ops *ops = NULL;
+	struct record_ctx rc = { .min_time = o->min_time };
+	struct launch l = { .release_fd = -1, .err_fd = -1 };
+	struct probe_set ps = { 0 };
+	struct decoder *dec = NULL;
+	struct tracer *tr = NULL;
+	uint64_t *lost_seen = NULL, *lost_now = NULL, t_attach, deadline = 0, kill_deadline = 0;
+	char *exe = NULL, buf[32];
+	int err, status = -1, exit_code = 0, ncpus;
+	bool child_running = false, stopping = false;
+	size_t i;
+
+	session__init(&rc.s);
+	stats__init(&rc.stats);
+	fill_header(&rc.s, o);
+
+	/* 1. What to trace. */
+	if (o->attach) {
+		for (i = 0; i < o->npids; i++) {
+			if (kill(o->pids[i], 0) && errno == ESRCH) {
+				p_err("cannot attach to pid %d: no such process", o->pids[i]);
+				err = -ESRCH;
+				goto cleanup;
+			}
+		}
+		err = pid_exe(o->pids[0], &exe);
+		if (err) {
+			p_err("cannot attach to pid %d: %s", o->pids[0],
+			      err == -ESRCH ? "no such process" : strerror(-err));
+			goto cleanup;
+		}
+		sopts.pid = o->pids[0];
+	} else {
+		err = launch__resolve(o->argv[0], &exe);
+		if (err) {
+			p_err("cannot run '%s': %s", o->argv[0],
+			      err == -ENOENT ? "command not found" : strerror(-err));
+			err = -ENOENT;
+			goto cleanup;
+		}
+	}
+	sopts.exe = exe;
+	err = select__resolve(&sopts, &rc.s, &ps);
+	if (err)
+		goto cleanup;
+	for (i = 1; o->attach && i < o->npids; i++) {
+		char *other = NULL;
+
+		/* Other pids running other binaries: their executables too, same patterns. */
+		if (!pid_exe(o->pids[i], &other) && strcmp(other, exe))
+			p_warn("pid %d runs %s, not %s: only its shared-library functions are traced",
+			       o->pids[i], other, exe);
+		free(other);
+	}
+
+	/* 2. Where to write: fail before starting anything. */
+	if (o->output || o->format) {
+		ops = o->format ? exporter__find(o->format) : exporter__for_path(o->output);
+		if (!ops) {
+			if (o->format)
+				p_err("unknown format '%s' (see --help)", o->format);
+			else
+				p_err("cannot tell the format of '%s' from its name: use --format",
+				      o->output);
+			err = -EINVAL;
+			goto cleanup;
+		}
+		if (!o->output) {
+			p_err("--format needs -o FILE ('-' for standard output)");
+			err = -EINVAL;
+			goto cleanup;
+		}
+		err = exporter__new(ops, o->output, &rc.s, &rc.exp);
+		if (err)
+			goto cleanup;
+	}
+
+	/* 3. Load; start the command held; attach; release. */
+	libbpf_set_print(libbpf_print);
+	err = decoder__new(&rc.s, sink, &rc, &dec);
+	if (err)
+		goto cleanup;
+	err = tracer__new(&topts, decode_record, dec, &tr);
+	if (err)
+		goto cleanup;
+	if (!o->attach) {
+		prctl(PR_SET_CHILD_SUBREAPER, 1);	/* orphaned descendants come back to us */
+		err = launch__start(&l, xstrdup(exe), o->argv, o->as_root);
+		if (err) {
+			p_err("cannot start '%s': %s", o->argv[0], strerror(-err));
+			goto cleanup;
+		}
+		err = tracer__add_pid(tr, l.pid);
+	} else {
+		for (i = 0; i < o->npids && !err; i++)
+			err = tracer__add_pid(tr, o->pids[i]);
+	}
+	if (err) {
+		p_err("cannot register the target: %s", strerror(-err));
+		goto cleanup;
+	}
+
+	rc.s.t0 = now_ns(CLOCK_MONOTONIC);
+	rc.s.realtime_offset = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
+	for (i = 0; i < ps.nmods; i++) {
+		err = tracer__attach(tr, ps.mods[i].path, ps.mods[i].offsets, ps.mods[i].cookies,
+				     ps.mods[i].n);
+		if (err) {
+			p_err("cannot attach %zu probes to %s: %s", ps.mods[i].n, ps.mods[i].path,
+			      strerror(-err));
+			goto cleanup;
+		}
+	}
+	t_attach = now_ns(CLOCK_MONOTONIC) - rc.s.t0;
+	p_info("traced %zu functions in %zu file%s (attached in %s)", ps.nfuncs, ps.nmods,
+	       ps.nmods == 1 ? "" : "s", fmt_duration(t_attach, buf, sizeof(buf)));
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	if (!o->attach) {
+		err = launch__release(&l);
+		if (err) {
+			p_err("cannot execute '%s': %s", o->argv[0], strerror(-err));
+			waitpid(l.pid, NULL, 0);
+			l.pid = 0;
+			goto cleanup;
+		}
+		child_running = true;
+	}
+	if (o->duration)
+		deadline = now_ns(CLOCK_MONOTONIC) + o->duration;
+
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0)
+		ncpus = 1;
+	lost_seen = xcalloc(ncpus, sizeof(*lost_seen));
+	lost_now = xcalloc(ncpus, sizeof(*lost_now));
+
+	/* 4. Drain until the targets are gone, the time is up, or a signal. */
+	for (;;) {
+		int n = tracer__poll(tr);
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		bool targets_gone;
+
+		if (n < 0) {
+			err = n;
+			if (err != -EIO && err != -ENOSPC && err != -EFBIG)
+				p_err("cannot decode the trace: %s", strerror(-err));
+			goto cleanup;
+		}
+		tracer__lost(tr, lost_now, ncpus);
+		for (i = 0; i < (size_t)ncpus; i++) {
+			if (lost_now[i] == lost_seen[i])
+				continue;
+			err = decoder__loss(dec, i, lost_now[i] - lost_seen[i]);
+			if (err)
+				goto cleanup;
+			lost_seen[i] = lost_now[i];
+		}
+		if (!o->attach) {
+			pid_t w;
+
+			while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
+				if (w == l.pid) {
+					child_running = false;
+					exit_code = WIFEXITED(status) ? WEXITSTATUS(status) :
+						    128 + WTERMSIG(status);
+				}
+			}
+			targets_gone = !child_running && (o->no_follow || w < 0 || tgids_empty(tr));
+		} else {
+			targets_gone = tgids_empty(tr);
+		}
+		if (targets_gone)
+			break;
+		if (stop_signal && !stopping) {
+			stopping = true;
+			if (o->attach)
+				break;
+			/* Like perf: the command is ended with SIGTERM, its exit is recorded. */
+			if (child_running)
+				kill(l.pid, SIGTERM);
+			kill_deadline = now + 1000000000ull;
+		}
+		if (stopping && now >= kill_deadline)
+			break;
+		if (deadline && now >= deadline) {
+			if (o->attach)
+				break;
+			if (!stopping) {
+				stopping = true;
+				if (child_running)
+					kill(l.pid, SIGTERM);
+				kill_deadline = now + 1000000000ull;
+			}
+		}
+		if (n == 0) {
+			struct timespec ts = { 0, 2000000 };	/* 2 ms: no wakeup per record */
+
+			nanosleep(&ts, NULL);
+		}
+	}
+
+	/*
+	 * 5. Drain what is left, close open calls, finish the output.  Probes
+	 * are detached only afterwards: removing return probes waits for an
+	 * SRCU grace period that can take seconds, and the output must not
+	 * wait for it.
+	 */
+	do {
+		err = tracer__poll(tr);
+	} while (err > 0);
+	if (err < 0)
+		goto cleanup;
+	rc.s.lost_total = tracer__lost(tr, lost_now, ncpus);
+	for (i = 0; i < (size_t)ncpus; i++) {
+		if (lost_now[i] != lost_seen[i]) {
+			err = decoder__loss(dec, i, lost_now[i] - lost_seen[i]);
+			if (err)
+				goto cleanup;
+		}
+	}
+	rc.s.ncpus = ncpus;
+	rc.s.lost_per_cpu = lost_now;
+	lost_now = NULL;
+	err = decoder__finish(dec);
+	if (err)
+		goto cleanup;
+	rc.s.duration = now_ns(CLOCK_MONOTONIC) - rc.s.t0;
+	if (rc.exp) {
+		err = exporter__finish(rc.exp, &rc.s);
+		if (err)
+			goto cleanup;
+	}
+
+	if (!quiet) {
+		fprintf(stderr, "bpfprof: %llu calls recorded in %s, %llu lost records",
+			(unsigned long long)rc.s.ncalls, fmt_duration(rc.s.duration, buf, sizeof(buf)),
+			(unsigned long long)rc.s.lost_total);
+		if (rc.s.nunfinished)
+			fprintf(stderr, ", %llu unfinished", (unsigned long long)rc.s.nunfinished);
+		if (rc.s.nunwound)
+			fprintf(stderr, ", %llu unwound (longjmp/exception)",
+				(unsigned long long)rc.s.nunwound);
+		if (rc.s.nno_retprobe)
+			fprintf(stderr, ", %llu too deep for return probes",
+				(unsigned long long)rc.s.nno_retprobe);
+		fputc('\n', stderr);
+		stats__print_top(&rc.stats, &rc.s, stderr, 10);
+		if (rc.s.lost_total)
+			p_warn("%llu records lost: the ring buffer was full; try --buffer-size 256M",
+			       (unsigned long long)rc.s.lost_total);
+		if (rc.exp)
+			fprintf(stderr, "bpfprof: wrote %s (%llu events)\n", o->output,
+				(unsigned long long)rc.exported);
+	}
+	err = 0;
+	if (stop_signal)
+		exit_code = 128 + stop_signal;
+cleanup:
+	if (!o->attach && l.pid > 0 && l.release_fd >= 0)
+		launch__abort(&l);
+	launch__free(&l);
+	tracer__free(tr);
+	decoder__free(dec);
+	exporter__free(rc.exp);
+	probe_set__free(&ps);
+	stats__free(&rc.stats);
+	session__free(&rc.s);
+	free(lost_seen);
+	free(lost_now);
+	free(exe);
+	if (err)
+		return 1;
+	return exit_code;
+}
+
+static bool tgids_empty(struct tracer *t)
+{
+	return tracer__ntargets(t) == 0;
+}
+
+static int record_main(int argc, char **argv, bool attach)
+{
+	struct record_opts o = { .attach = attach };
+	int err;
+
+	err = parse_args(argc, argv, &o);
+	if (err) {
+		err = err > 0 ? 0 : 2;
+		goto out;
+	}
+	err = run(&o);
+out:
+	free(o.includes);
+	free(o.excludes);
+	free(o.pids);
+	return err;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	return record_main(argc, argv, false);
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	return record_main(argc, argv, true);
+}

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The subcommands: each takes its own argv (argv[0] is the command name) and returns an exit status. */
+#ifndef BPFPROF_CMDS_H
+#define BPFPROF_CMDS_H
+
+int cmd_record(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+
+#endif

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Shadow call stacks.  Each thread has a stack of open frames; an entry
+ * record pushes, an exit record pops and emits a struct bp_call.
+ *
+ * Returns that never come (longjmp, C++ exceptions, the kernel's limit on
+ * pending return probes, a thread that dies inside calls) are repaired with
+ * the stack pointer recorded by the probes: at entry sp points at the return
+ * address, at exit sp = entry sp + 8.  A frame whose entry sp is below the sp
+ * of a later entry, or below the entry sp of a returning frame, can no longer
+ * be live: it is closed there and flagged.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/types.h>
+#include "../bpf/events.h"
+#include "decode.h"
+#include "log.h"
+
+/* Two stack pointers further apart than this are on different stacks
+ * (sigaltstack, coroutines): never use one to judge the other's frames. */
+#define SAME_STACK_SPAN (256ull << 20)
+
+struct frame {
+	uint64_t id;
+	uint64_t begin;
+	uint64_t sp;
+	uint64_t child_ns;	/* time spent in traced children */
+	uint32_t func;
+	uint32_t flags;
+};
+
+struct tstate {
+	uint32_t tid;		/* 0: empty slot */
+	uint32_t pid;
+	uint64_t first_ts, last_ts;
+	uint64_t orphan_ns;	/* time of completed depth-0 calls: self time of a no-entry caller */
+	struct frame *stack;
+	uint32_t depth, cap;
+};
+
+struct decoder {
+	struct bp_session *s;
+	decoder_sink_fn sink;
+	void *ctx;
+	struct tstate *tab;	/* open addressing by tid */
+	size_t tab_cap, tab_used;
+	uint64_t next_id;
+	uint64_t last_ts;	/* latest record time, relative */
+};
+
+int decoder__new(struct bp_session *s, decoder_sink_fn sink, void *ctx, struct decoder **out)
+{
+	struct decoder *d = xcalloc(1, sizeof(*d));
+
+	d->s = s;
+	d->sink = sink;
+	d->ctx = ctx;
+	d->tab_cap = 64;
+	d->tab = xcalloc(d->tab_cap, sizeof(*d->tab));
+	d->next_id = 1;
+	*out = d;
+	return 0;
+}
+
+void decoder__free(struct decoder *d)
+{
+	size_t i;
+
+	if (!d)
+		return;
+	for (i = 0; i < d->tab_cap; i++)
+		free(d->tab[i].stack);
+	free(d->tab);
+	free(d);
+}
+
+static size_t slot_of(const struct decoder *d, uint32_t tid)
+{
+	size_t i = (tid * 2654435761u) & (d->tab_cap - 1);
+
+	while (d->tab[i].tid && d->tab[i].tid != tid)
+		i = (i + 1) & (d->tab_cap - 1);
+	return i;
+}
+
+static struct tstate *thread_state(struct decoder *d, uint32_t tid, uint32_t pid, uint64_t ts)
+{
+	struct tstate *t;
+	size_t i;
+
+	if ((d->tab_used + 1) * 2 > d->tab_cap) {
+		struct tstate *old = d->tab;
+		size_t oldcap = d->tab_cap;
+
+		d->tab_cap *= 2;
+		d->tab = xcalloc(d->tab_cap, sizeof(*d->tab));
+		for (i = 0; i < oldcap; i++)
+			if (old[i].tid)
+				d->tab[slot_of(d, old[i].tid)] = old[i];
+		free(old);
+	}
+	i = slot_of(d, tid);
+	t = &d->tab[i];
+	if (!t->tid) {
+		struct bp_thread *bt;
+
+		t->tid = tid;
+		t->pid = pid;
+		t->first_ts = t->last_ts = ts;
+		d->tab_used++;
+		bt = session__thread(d->s, tid, pid);
+		if (!bt->first_ts || ts < bt->first_ts)
+			bt->first_ts = ts;
+	} else if (pid && t->pid != pid) {
+		t->pid = pid;	/* tid reused by another process, or exec by a thread */
+	}
+	return t;
+}
+
+static uint64_t rel_ts(const struct decoder *d, uint64_t ts)
+{
+	return ts > d->s->t0 ? ts - d->s->t0 : 0;
+}
+
+static void push(struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp, uint64_t id)
+{
+	struct frame *f;
+
+	if (t->depth == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 16;
+		t->stack = xrealloc(t->stack, t->cap * sizeof(*t->stack));
+	}
+	f = &t->stack[t->depth++];
+	f->id = id;
+	f->begin = ts;
+	f->sp = sp;
+	f->child_ns = 0;
+	f->func = func;
+	/* The kernel keeps a bounded number of pending return probes per thread. */
+	f->flags = t->depth > DECODER_URETPROBE_DEPTH ? BP_CALL_NO_RETPROBE : 0;
+}
+
+/* Emits the call of `f` ending at `end`; the caller has removed it from the stack. */
+static int emit_call(struct decoder *d, struct tstate *t, const struct frame *f, uint32_t depth,
+		     uint64_t end, uint32_t flags)
+{
+	struct bp_event ev = { .kind = BP_EV_CALL };
+	struct bp_call *c = &ev.call;
+	uint64_t dur;
+
+	if (end < f->begin)
+		end = f->begin;
+	dur = end - f->begin;
+	c->id = f->id;
+	c->parent_id = depth ? t->stack[depth - 1].id : 0;
+	c->begin = f->begin;
+	c->end = end;
+	c->self = dur > f->child_ns ? dur - f->child_ns : 0;
+	c->pid = t->pid;
+	c->tid = t->tid;
+	c->func = f->func;
+	c->depth = depth;
+	c->flags = f->flags | flags;
+	if (depth)
+		t->stack[depth - 1].child_ns += dur;
+	else
+		t->orphan_ns += dur;
+
+	d->s->ncalls++;
+	if (c->flags & BP_CALL_UNFINISHED)
+		d->s->nunfinished++;
+	if (c->flags & BP_CALL_UNWOUND)
+		d->s->nunwound++;
+	if (c->flags & BP_CALL_NO_ENTRY)
+		d->s->nno_entry++;
+	if (c->flags & BP_CALL_NO_RETPROBE)
+		d->s->nno_retprobe++;
+	return d->sink(d->ctx, &ev);
+}
+
+static int pop_emit(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags)
+{
+	struct frame f = t->stack[--t->depth];
+
+	return emit_call(d, t, &f, t->depth, end, flags);
+}
+
+static bool same_stack(uint64_t a, uint64_t b)
+{
+	return (a > b ? a - b : b - a) < SAME_STACK_SPAN;
+}
+
+/*
+ * Closes the frames that cannot be live any more because the stack has
+ * unwound above them: every frame whose entry sp is below `sp`.  They ended
+ * no later than the previous record of the thread.
+ */
+static int close_dead(struct decoder *d, struct tstate *t, uint64_t sp)
+{
+	int err;
+
+	while (t->depth) {
+		struct frame *top = &t->stack[t->depth - 1];
+
+		if (top->sp >= sp || !same_stack(top->sp, sp))
+			break;
+		err = pop_emit(d, t, t->last_ts,
+			       top->flags & BP_CALL_NO_RETPROBE ? 0 : BP_CALL_UNWOUND);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int close_all(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags)
+{
+	int err;
+
+	while (t->depth) {
+		err = pop_emit(d, t, end, flags);
+		if (err)
+			return err;
+	}
+	t->orphan_ns = 0;
+	return 0;
+}
+
+static int call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp)
+{
+	int err;
+
+	/* A new call's sp is below every live frame: frames below it are dead. */
+	err = close_dead(d, t, sp);
+	if (err)
+		return err;
+	push(t, func, ts, sp, d->next_id++);
+	return 0;
+}
+
+static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp)
+{
+	struct frame f;
+	uint32_t i;
+	int err;
+
+	/* Frames deeper than the one returning were skipped (longjmp, throw). */
+	err = close_dead(d, t, sp - 8);
+	if (err)
+		return err;
+	if (t->depth && t->stack[t->depth - 1].func == func)
+		return pop_emit(d, t, ts, 0);
+
+	/* Search down for the function: frames above it were skipped. */
+	for (i = t->depth; i-- > 0;) {
+		if (t->stack[i].func != func)
+			continue;
+		if (t->stack[i].sp + 8 != sp && same_stack(t->stack[i].sp, sp))
+			continue;	/* another activation of it */
+		while (t->depth > i + 1) {
+			err = pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
+			if (err)
+				return err;
+		}
+		return pop_emit(d, t, ts, 0);
+	}
+
+	/*
+	 * A return without an entry: the call began before the recording (attach)
+	 * or its entry record was lost.  It encloses everything at its depth.
+	 */
+	memset(&f, 0, sizeof(f));
+	f.id = d->next_id++;
+	f.func = func;
+	f.sp = sp - 8;
+	f.flags = BP_CALL_NO_ENTRY;
+	if (t->depth) {
+		f.begin = t->stack[t->depth - 1].begin;
+		f.child_ns = 0;
+	} else {
+		f.begin = 0;	/* the start of the recording */
+		f.child_ns = t->orphan_ns;
+		t->orphan_ns = 0;
+	}
+	return emit_call(d, t, &f, t->depth, ts, 0);
+}
+
+static int on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts)
+{
+	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
+	char comm[BP_COMM_LEN + 1];
+	struct bp_thread *bt;
+	struct tstate *t;
+	int err = 0;
+
+	memcpy(comm, r->comm, BP_COMM_LEN);
+	comm[BP_COMM_LEN] = 0;
+
+	switch (r->h.type) {
+	case BP_REC_FORK:
+		t = thread_state(d, tid, pid, ts);
+		bt = session__thread(d->s, tid, pid);
+		memcpy(bt->name, comm, sizeof(bt->name));
+		bt->name[sizeof(bt->name) - 1] = 0;
+		if (r->h.flags & BP_TASK_NEW_PROCESS) {
+			struct bp_process *p = session__process(d->s, pid);
+
+			p->ppid = r->parent_pid_tgid >> 32;
+			if (!p->name)
+				p->name = xstrdup(comm);
+		}
+		break;
+	case BP_REC_COMM:
+		t = thread_state(d, tid, pid, ts);
+		bt = session__thread(d->s, tid, pid);
+		memcpy(bt->name, comm, sizeof(bt->name));
+		bt->name[sizeof(bt->name) - 1] = 0;
+		if (tid == pid)
+			session__set_process_name(d->s, pid, comm);
+		break;
+	case BP_REC_TASK_EXIT:
+		t = thread_state(d, tid, pid, ts);
+		err = close_all(d, t, ts, BP_CALL_UNFINISHED);
+		bt = session__thread(d->s, tid, pid);
+		bt->exited = 1;
+		if (!bt->name[0]) {
+			memcpy(bt->name, comm, sizeof(bt->name));
+			bt->name[sizeof(bt->name) - 1] = 0;
+		}
+		if (tid == pid && !session__process(d->s, pid)->name)
+			session__set_process_name(d->s, pid, comm);
+		break;
+	default:
+		return -EINVAL;
+	}
+	t->last_ts = ts;
+	bt = session__find_thread(d->s, tid);
+	if (bt && ts > bt->last_ts)
+		bt->last_ts = ts;
+	return err;
+}
+
+static int on_exec(struct decoder *d, const struct bp_rec_exec *r, uint64_t ts)
+{
+	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
+	char path[BP_PATH_LEN + 1];
+	const char *base;
+	struct tstate *t;
+	int err;
+
+	/* The old image's calls are gone; a non-leader that exec'd took the leader's tid. */
+	if (r->old_tid && r->old_tid != tid) {
+		t = thread_state(d, r->old_tid, pid, ts);
+		err = close_all(d, t, ts, BP_CALL_UNFINISHED);
+		if (err)
+			return err;
+	}
+	t = thread_state(d, tid, pid, ts);
+	err = close_all(d, t, ts, BP_CALL_UNFINISHED);
+	if (err)
+		return err;
+	t->last_ts = ts;
+	memcpy(path, r->filename, BP_PATH_LEN);
+	path[BP_PATH_LEN] = 0;
+	base = strrchr(path, '/');
+	session__set_process_name(d->s, pid, base ? base + 1 : path);
+	return 0;
+}
+
+int decoder__feed(struct decoder *d, const void *rec, size_t size)
+{
+	const struct bp_rec_hdr *h = rec;
+	const struct bp_rec_call *c = rec;
+	struct tstate *t;
+	uint64_t ts;
+	int err;
+
+	if (size < sizeof(*h))
+		return -EINVAL;
+	d->s->nrecords++;
+	ts = rel_ts(d, h->ts);
+	if (ts > d->last_ts)
+		d->last_ts = ts;
+
+	switch (h->type) {
+	case BP_REC_ENTRY:
+	case BP_REC_ENTRY_ARGS:
+		if (size < sizeof(*c) || c->func_id >= d->s->nfuncs)
+			return -EINVAL;
+		t = thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
+		err = call_entry(d, t, c->func_id, ts, c->sp);
+		break;
+	case BP_REC_EXIT:
+	case BP_REC_EXIT_RET:
+		if (size < sizeof(*c) || c->func_id >= d->s->nfuncs)
+			return -EINVAL;
+		t = thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
+		err = call_return(d, t, c->func_id, ts, c->sp);
+		break;
+	case BP_REC_FORK:
+	case BP_REC_TASK_EXIT:
+	case BP_REC_COMM:
+		if (size < sizeof(struct bp_rec_task))
+			return -EINVAL;
+		return on_task(d, rec, ts);
+	case BP_REC_EXEC:
+		if (size < sizeof(struct bp_rec_exec))
+			return -EINVAL;
+		return on_exec(d, rec, ts);
+	default:
+		return -EINVAL;
+	}
+	if (err)
+		return err;
+	if (ts > t->last_ts)
+		t->last_ts = ts;
+	return 0;
+}
+
+int decoder__loss(struct decoder *d, uint32_t cpu, uint64_t count)
+{
+	struct bp_event ev = { .kind = BP_EV_LOSS };
+
+	ev.loss.ts = d->last_ts;
+	ev.loss.cpu = cpu;
+	ev.loss.count = count;
+	return d->sink(d->ctx, &ev);
+}
+
+int decoder__finish(struct decoder *d)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < d->tab_cap; i++) {
+		struct tstate *t = &d->tab[i];
+		struct bp_thread *bt;
+
+		if (!t->tid)
+			continue;
+		err = close_all(d, t, t->last_ts, BP_CALL_UNFINISHED);
+		if (err)
+			return err;
+		bt = session__find_thread(d->s, t->tid);
+		if (bt && t->last_ts > bt->last_ts)
+			bt->last_ts = t->last_ts;
+	}
+	return 0;
+}

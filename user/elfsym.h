@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Function symbols of an ELF executable or shared library, with what the
+ * loader needs to attach uprobes to them: uprobe_multi takes file offsets,
+ * not virtual addresses, and how fast a uprobe fires depends on the first
+ * instruction of the function (the kernel emulates push/nop, single-steps
+ * everything else out of line).
+ */
+#ifndef BPFPROF_ELFSYM_H
+#define BPFPROF_ELFSYM_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+
+struct elf_func {
+	char *name;		/* demangled C++ name where the symbol is mangled, else the raw name */
+	char *raw_name;		/* the symbol as in the ELF file */
+	uint64_t addr;		/* st_value */
+	uint64_t size;		/* st_size */
+	uint64_t offset;	/* file offset of addr (via the PT_LOAD program header containing it) */
+	uint32_t insn;		/* ELFSYM_INSN_* class of the first instruction at addr */
+	uint32_t flags;		/* ELFSYM_F_* */
+};
+
+/*
+ * First instruction classes.  Only x86-64 code is classified; every other
+ * machine gets ELFSYM_INSN_OTHER.
+ */
+#define ELFSYM_INSN_OTHER	0	/* anything else (kernel will single-step it: slow) */
+#define ELFSYM_INSN_PUSH	1	/* push reg (0x50-0x57, or 0x41 0x50-0x57): emulated by the kernel, fast */
+#define ELFSYM_INSN_NOP		2	/* 1-byte nop 0x90 or multi-byte nop 0x0f 0x1f (not 5-byte): emulated */
+#define ELFSYM_INSN_NOP5	3	/* exactly the 5-byte nop 0f 1f 44 00 00: kernel can optimise */
+#define ELFSYM_INSN_ENDBR64	4	/* f3 0f 1e fa */
+#define ELFSYM_INSN_MOV_RBP	5	/* 48 89 e5 mov %rsp,%rbp */
+
+/* elf_func.flags */
+#define ELFSYM_F_LOCAL		(1u << 0)	/* STB_LOCAL: a static function */
+#define ELFSYM_F_WEAK		(1u << 1)	/* STB_WEAK */
+#define ELFSYM_F_ALIASED	(1u << 2)	/* other names at the same address were dropped */
+#define ELFSYM_F_DEMANGLED	(1u << 3)	/* name differs from raw_name */
+#define ELFSYM_F_STARTUP	(1u << 4)	/* elfsym__is_startup_glue(raw_name) */
+
+struct elf_funcs {
+	struct elf_func *v;
+	size_t n;
+	bool from_dynsym;	/* true when .symtab was absent and .dynsym was used */
+	bool pie;		/* ET_DYN */
+};
+
+/*
+ * Reads the defined function symbols of `path` (an ET_EXEC or ET_DYN file):
+ * STT_FUNC, defined in an executable section other than the PLT, with a
+ * non-zero st_value and st_size, and inside a PT_LOAD segment's file image.
+ * GCC's "foo.cold" fragments are left out: they are jumped to, never called,
+ * so a uretprobe there would overwrite whatever the stack holds instead of a
+ * return address and break the target.
+ *
+ * Uses .symtab; falls back to .dynsym when there is no .symtab (stripped).
+ * Aliases (several names at one address) are kept once: the GLOBAL name
+ * first, then WEAK, then LOCAL, then the shortest, then alphabetical.
+ * The result is sorted by addr.
+ *
+ * Returns 0, or -ENOENT (no such file), -EACCES, -ENOEXEC (not an ELF file
+ * or not a supported one: the reason is printed with p_err), -ENODATA (no
+ * function symbols at all), or another -errno from open(2).  Only the
+ * -ENOEXEC reason is printed; the caller reports the others.  `out` is
+ * zeroed on failure.
+ */
+int elfsym__read(const char *path, struct elf_funcs *out);
+
+/* Frees what elfsym__read() filled in and zeroes `f`; accepts a zeroed struct and NULL. */
+void elfsym__free(struct elf_funcs *f);
+
+/*
+ * True when `name` is compiler/libc start-up glue a user never wants traced
+ * by default: _start, _init, _fini, frame_dummy, register_tm_clones,
+ * deregister_tm_clones, __do_global_dtors_aux, __libc_csu_init,
+ * __libc_csu_fini, _dl_relocate_static_pie, __x86.get_pc_thunk.*
+ */
+bool elfsym__is_startup_glue(const char *name);
+
+/* Glob match of a function name (fnmatch(3), no flags). */
+bool elfsym__match(const char *glob, const char *name);
+
+/* "push", "nop", "nop5", "endbr64", "mov", "other" (also for unknown values). */
+const char *elfsym__insn_name(uint32_t insn);
+
+/* Classifies the first instruction of x86-64 code: `len` bytes at `code`. */
+uint32_t elfsym__classify_insn(const uint8_t *code, size_t len);
+
+#endif

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Starting the traced command held: the child is forked and waits before
+ * exec until the probes are attached, so not one instruction of the program
+ * runs untraced.  Under sudo the command runs as the invoking user.
+ */
+#ifndef BPFPROF_LAUNCH_H
+#define BPFPROF_LAUNCH_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct launch {
+	pid_t pid;
+	int release_fd;		/* write end: closing it after a byte releases the child */
+	int err_fd;		/* read end: the child's exec errno, EOF on success */
+	char *path;		/* resolved executable */
+};
+
+/* Resolves argv[0] like execvp (PATH search); returns 0 or -ENOENT/-EACCES. */
+int launch__resolve(const char *cmd, char **path);
+/* Forks the held child.  `path` is taken over by l. */
+int launch__start(struct launch *l, char *path, char *const argv[], bool as_root);
+/* Lets the child exec; returns 0 or the exec error (-errno) reported by the child. */
+int launch__release(struct launch *l);
+/* Kills a child that was never released (error paths). */
+void launch__abort(struct launch *l);
+void launch__free(struct launch *l);
+
+#endif

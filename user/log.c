@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "log.h"
+
+int verbose;
+bool quiet;
+
+static void vlog(const char *prefix, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "bpfprof: %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void p_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("", fmt, ap);
+	va_end(ap);
+}
+
+void p_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void p_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (quiet)
+		return;
+	va_start(ap, fmt);
+	vlog("", fmt, ap);
+	va_end(ap);
+}
+
+void p_dbg(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!verbose)
+		return;
+	va_start(ap, fmt);
+	vlog("debug: ", fmt, ap);
+	va_end(ap);
+}
+
+static void *oom(void)
+{
+	fputs("bpfprof: out of memory\n", stderr);
+	exit(1);
+}
+
+void *xmalloc(unsigned long n)
+{
+	void *p = malloc(n ? n : 1);
+
+	return p ? p : oom();
+}
+
+void *xcalloc(unsigned long n, unsigned long sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+
+	return p ? p : oom();
+}
+
+void *xrealloc(void *p, unsigned long n)
+{
+	p = realloc(p, n ? n : 1);
+	return p ? p : oom();
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s ? s : "");
+
+	return p ? p : oom();
+}

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "elfsym.h"
+#include "log.h"
+#include "select.h"
+
+char *select__split(const char *pattern, const char **lib, const char **glob)
+{
+	char *copy = xstrdup(pattern);
+	char *p;
+
+	*lib = NULL;
+	*glob = copy;
+	for (p = copy; (p = strchr(p, ':')); p++) {
+		if (p[1] == ':') {	/* C++ scope: skip both */
+			p++;
+			continue;
+		}
+		*p = 0;
+		*lib = copy;
+		*glob = p + 1;
+		break;
+	}
+	return copy;
+}
+
+/* Where shared libraries live, in the order the dynamic loader would look. */
+static const char *const lib_dirs[] = {
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
+	"/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+	"/usr/local/lib", NULL,
+};
+
+static void add_path(char ***paths, size_t *n, const char *path)
+{
+	char *real = realpath(path, NULL);
+	size_t i;
+
+	if (!real)
+		return;
+	for (i = 0; i < *n; i++) {
+		if (strcmp((*paths)[i], real) == 0) {
+			free(real);
+			return;
+		}
+	}
+	*paths = xrealloc(*paths, (*n + 1) * sizeof(**paths));
+	(*paths)[(*n)++] = real;
+}
+
+static void scan_dir(const char *dir, const char *glob, char ***paths, size_t *n)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	char buf[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (fnmatch(glob, de->d_name, 0) || !strstr(de->d_name, ".so"))
+			continue;
+		snprintf(buf, sizeof(buf), "%s/%s", dir, de->d_name);
+		add_path(paths, n, buf);
+	}
+	closedir(d);
+}
+
+/* Mapped files of `pid` whose basename matches `glob`. */
+static void scan_maps(pid_t pid, const char *glob, char ***paths, size_t *n)
+{
+	char buf[PATH_MAX + 128], root[64];
+	FILE *f;
+
+	snprintf(buf, sizeof(buf), "/proc/%d/maps", pid);
+	f = fopen(buf, "r");
+	if (!f)
+		return;
+	snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	while (fgets(buf, sizeof(buf), f)) {
+		char *path = strchr(buf, '/'), *base, full[PATH_MAX + 64];
+
+		if (!path)
+			continue;
+		path[strcspn(path, "\n")] = 0;
+		base = strrchr(path, '/') + 1;
+		if (fnmatch(glob, base, 0))
+			continue;
+		/* Through /proc/PID/root so a process in another mount namespace works. */
+		snprintf(full, sizeof(full), "%s%s", root, path);
+		add_path(paths, n, full);
+	}
+	fclose(f);
+}
+
+/* The library files LIB names: a path, or a glob over file names. */
+static int resolve_lib(const char *lib, pid_t pid, char ***paths, size_t *n)
+{
+	const char *env = getenv("LD_LIBRARY_PATH");
+	size_t i;
+
+	if (strchr(lib, '/')) {
+		add_path(paths, n, lib);
+		return *n ? 0 : -ENOENT;
+	}
+	if (pid > 0)
+		scan_maps(pid, lib, paths, n);
+	if (env) {
+		char *copy = xstrdup(env), *save = NULL, *d;
+
+		for (d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save))
+			scan_dir(d, lib, paths, n);
+		free(copy);
+	}
+	for (i = 0; lib_dirs[i]; i++)
+		scan_dir(lib_dirs[i], lib, paths, n);
+	return *n ? 0 : -ENOENT;
+}
+
+struct mod_work {
+	char *path;
+	struct elf_funcs syms;
+	unsigned char *chosen;
+	int read_err;
+	bool all;		/* default selection: everything but glue */
+};
+
+static struct mod_work *find_mod(struct mod_work **mods, size_t *nmods, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < *nmods; i++)
+		if (strcmp((*mods)[i].path, path) == 0)
+			return &(*mods)[i];
+	*mods = xrealloc(*mods, (*nmods + 1) * sizeof(**mods));
+	memset(&(*mods)[*nmods], 0, sizeof(**mods));
+	(*mods)[*nmods].path = xstrdup(path);
+	(*mods)[*nmods].read_err = 1;	/* not read yet */
+	return &(*mods)[(*nmods)++];
+}
+
+static int load_syms(struct mod_work *m)
+{
+	if (m->read_err == 1) {
+		m->read_err = elfsym__read(m->path, &m->syms);
+		if (!m->read_err)
+			m->chosen = xcalloc(m->syms.n, 1);
+	}
+	return m->read_err;
+}
+
+static bool has_wildcard(const char *g)
+{
+	return strpbrk(g, "*?[") != NULL;
+}
+
+/* Marks (or unmarks) matches of `glob` in m; returns how many matched. */
+static size_t apply(struct mod_work *m, const char *glob, bool include)
+{
+	size_t i, hits = 0;
+
+	for (i = 0; i < m->syms.n; i++) {
+		const struct elf_func *f = &m->syms.v[i];
+		bool match = elfsym__match(glob, f->name) || elfsym__match(glob, f->raw_name);
+
+		if (!match)
+			continue;
+		/* Start-up glue only when named exactly. */
+		if (include && (f->flags & ELFSYM_F_STARTUP) && has_wildcard(glob))
+			continue;
+		m->chosen[i] = include;
+		hits++;
+	}
+	return hits;
+}
+
+static int report_read_err(const char *path, int err)
+{
+	if (err == -ENODATA)
+		p_err("%s has no function symbols (fully stripped?)", path);
+	else if (err != -ENOEXEC)	/* ENOEXEC reasons are printed by elfsym */
+		p_err("cannot read symbols of %s: %s", path, strerror(-err));
+	return err;
+}
+
+int select__resolve(const struct select_opts *o, struct bp_session *s, struct probe_set *out)
+{
+	struct mod_work *mods = NULL, *m;
+	size_t nmods = 0, i, j;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	m = find_mod(&mods, &nmods, o->exe);	/* main executable is module 0 */
+
+	if (!o->nincludes) {
+		err = load_syms(m);
+		if (err) {
+			report_read_err(o->exe, err);
+			goto cleanup;
+		}
+		for (i = 0; i < m->syms.n; i++)
+			m->chosen[i] = !(m->syms.v[i].flags & ELFSYM_F_STARTUP);
+	}
+
+	/* Includes, then excludes: -N wins over -F whatever the order on the command line. */
+	for (int pass = 0; pass < 2; pass++) {
+		char **pats = pass ? o->excludes : o->includes;
+		size_t npats = pass ? o->nexcludes : o->nincludes;
+
+		for (i = 0; i < npats; i++) {
+			const char *lib, *glob;
+			char *copy = select__split(pats[i], &lib, &glob);
+			char **paths = NULL;
+			size_t npaths = 0, hits = 0;
+
+			if (lib) {
+				err = resolve_lib(lib, o->pid, &paths, &npaths);
+				if (err && pass == 0) {
+					p_err("no shared library matches '%s' (in pattern '%s')", lib,
+					      pats[i]);
+					free(copy);
+					goto cleanup;
+				}
+				err = 0;
+			} else {
+				add_path(&paths, &npaths, o->exe);
+				if (!npaths) {
+					paths = xmalloc(sizeof(*paths));
+					paths[npaths++] = xstrdup(o->exe);
+				}
+			}
+			for (j = 0; j < npaths; j++) {
+				struct mod_work *mm;
+
+				/* Excludes only touch modules something was selected from. */
+				if (pass == 1) {
+					size_t k;
+
+					for (k = 0, mm = NULL; k < nmods; k++) {
+						char *r = realpath(mods[k].path, NULL);
+
+						if (r && strcmp(r, paths[j]) == 0)
+							mm = &mods[k];
+						free(r);
+					}
+					if (!mm)
+						continue;
+				} else {
+					mm = lib ? find_mod(&mods, &nmods, paths[j]) : &mods[0];
+				}
+				err = load_syms(mm);
+				if (err) {
+					if (lib && npaths > 1 && (err == -ENOEXEC || err == -ENODATA)) {
+						err = 0;	/* e.g. a linker script named libc.so */
+						continue;
+					}
+					report_read_err(mm->path, err);
+					goto free_pat;
+				}
+				hits += apply(mm, glob, pass == 0);
+			}
+			if (pass == 0 && !hits) {
+				p_err("pattern '%s' matches no function in %s", pats[i],
+				      lib ? lib : o->exe);
+				err = -ESRCH;
+			}
+free_pat:
+			for (j = 0; j < npaths; j++)
+				free(paths[j]);
+			free(paths);
+			free(copy);
+			if (err)
+				goto cleanup;
+		}
+	}
+
+	/* Build the probe set and the session's function table. */
+	for (i = 0; i < nmods; i++) {
+		struct probe_module pm = { 0 };
+		uint32_t mid;
+
+		m = &mods[i];
+		if (m->read_err)
+			continue;
+		for (j = 0; j < m->syms.n; j++)
+			pm.n += m->chosen[j];
+		if (!pm.n)
+			continue;
+		mid = session__add_module(s, m->path);
+		pm.path = xstrdup(m->path);
+		pm.offsets = xcalloc(pm.n, sizeof(*pm.offsets));
+		pm.cookies = xcalloc(pm.n, sizeof(*pm.cookies));
+		pm.n = 0;
+		for (j = 0; j < m->syms.n; j++) {
+			const struct elf_func *ef = &m->syms.v[j];
+			struct bp_func f = {
+				.name = ef->name,
+				.module = mid,
+				.flags = ef->insn,
+				.addr = ef->addr,
+				.size = ef->size,
+				.offset = ef->offset,
+			};
+
+			if (!m->chosen[j])
+				continue;
+			pm.offsets[pm.n] = ef->offset;
+			pm.cookies[pm.n] = session__add_func(s, &f);
+			pm.n++;
+		}
+		out->mods = xrealloc(out->mods, (out->nmods + 1) * sizeof(*out->mods));
+		out->mods[out->nmods++] = pm;
+		out->nfuncs += pm.n;
+	}
+	if (!out->nfuncs) {
+		p_err("no function selected (every match was excluded by -N)");
+		err = -ESRCH;
+	}
+cleanup:
+	for (i = 0; i < nmods; i++) {
+		free(mods[i].path);
+		elfsym__free(&mods[i].syms);
+		free(mods[i].chosen);
+	}
+	free(mods);
+	if (err)
+		probe_set__free(out);
+	return err;
+}
+
+void probe_set__free(struct probe_set *ps)
+{
+	size_t i;
+
+	if (!ps)
+		return;
+	for (i = 0; i < ps->nmods; i++) {
+		free(ps->mods[i].path);
+		free(ps->mods[i].offsets);
+		free(ps->mods[i].cookies);
+	}
+	free(ps->mods);
+	memset(ps, 0, sizeof(*ps));
+}

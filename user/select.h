@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Function selection: -F/-N patterns -> the modules and functions to probe.
+ *
+ * `-F GLOB` selects functions of the main executable, `-F LIB:GLOB` those of
+ * a shared library whose file name matches LIB (a glob, or a path when it
+ * contains '/').  With no -F at all, every function of the main executable
+ * is selected (start-up glue such as _start excepted).  `-N [LIB:]GLOB`
+ * removes functions.  C++ names keep their "::" (only a single ':' splits).
+ */
+#ifndef BPFPROF_SELECT_H
+#define BPFPROF_SELECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "session.h"
+
+struct probe_module {
+	char *path;		/* file to attach to */
+	unsigned long *offsets;	/* file offsets */
+	uint64_t *cookies;	/* function ids (index into session.funcs) */
+	size_t n;
+};
+
+struct probe_set {
+	struct probe_module *mods;
+	size_t nmods;
+	size_t nfuncs;		/* total over modules */
+};
+
+struct select_opts {
+	const char *exe;	/* main executable */
+	pid_t pid;		/* >0: also resolve LIB against this process's mappings */
+	char **includes;	/* -F */
+	size_t nincludes;
+	char **excludes;	/* -N */
+	size_t nexcludes;
+};
+
+/*
+ * Resolves the patterns, reads the symbol tables, adds modules and functions
+ * to the session and fills `out`.  Errors (printed): -ENOENT (no library
+ * matches LIB), -ESRCH (a pattern matches no function), -ENODATA (no
+ * function symbols), -ENOEXEC (not ELF).
+ */
+int select__resolve(const struct select_opts *o, struct bp_session *s, struct probe_set *out);
+void probe_set__free(struct probe_set *ps);
+
+/* Splits "LIB:GLOB"; *lib is NULL for a plain glob.  Returns a malloc'd copy to free. */
+char *select__split(const char *pattern, const char **lib, const char **glob);
+
+#endif

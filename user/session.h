@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The decoded model of one recording, shared by the decoder, the archive and
+ * every exporter: the tables (modules, functions, processes, threads) and the
+ * decoded events that stream between them.
+ *
+ * Tables are small (bounded by symbols and tasks); events are never stored
+ * here: they flow from the decoder to the sinks one at a time.
+ */
+#ifndef BPFPROF_SESSION_H
+#define BPFPROF_SESSION_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+/* A binary or shared library whose functions are traced. */
+struct bp_module {
+	char *path;
+};
+
+struct bp_func {
+	char *name;		/* demangled where possible */
+	uint32_t module;	/* index into session.modules */
+	uint32_t flags;		/* BP_FUNC_* */
+	uint64_t addr;		/* symbol value (link-time virtual address) */
+	uint64_t size;
+	uint64_t offset;	/* file offset the probe is placed at */
+};
+
+struct bp_thread {
+	uint32_t tid;
+	uint32_t pid;
+	char name[16];
+	uint64_t first_ts, last_ts;	/* ns since session t0 */
+	int exited;
+};
+
+struct bp_process {
+	uint32_t pid;
+	uint32_t ppid;
+	char *name;		/* comm, or exe basename */
+};
+
+struct bp_session {
+	/* header */
+	char *cmdline;		/* the traced command, or "attach PID" */
+	char *hostname;
+	char *kernel;
+	uint64_t t0;		/* CLOCK_MONOTONIC ns at start: event times are relative to it */
+	int64_t realtime_offset;	/* CLOCK_REALTIME - CLOCK_MONOTONIC at start, ns */
+	uint64_t duration;	/* ns, set when the recording ends */
+
+	struct bp_module *modules;
+	size_t nmodules;
+	struct bp_func *funcs;
+	size_t nfuncs;
+
+	struct bp_thread *threads;	/* kept sorted by tid by session__thread() */
+	size_t nthreads;
+	struct bp_process *procs;
+	size_t nprocs;
+
+	/* losses: records the BPF side could not reserve, per CPU */
+	uint64_t lost_total;
+	uint64_t *lost_per_cpu;
+	size_t ncpus;
+
+	/* counters filled by the decoder */
+	uint64_t nrecords;
+	uint64_t ncalls;
+	uint64_t nunfinished;	/* calls closed at thread exit / end of recording */
+	uint64_t nno_entry;	/* returns whose entry was not seen */
+	uint64_t nunwound;	/* frames skipped by longjmp/exceptions */
+	uint64_t nno_retprobe;	/* frames too deep for a return probe */
+};
+
+/* call flags */
+#define BP_CALL_UNFINISHED	0x1	/* no return seen: closed at the thread's last time */
+#define BP_CALL_NO_ENTRY	0x2	/* return seen without entry: began before the recording */
+#define BP_CALL_UNWOUND		0x4	/* skipped by longjmp/exception: closed when detected */
+#define BP_CALL_NO_RETPROBE	0x8	/* nested too deep for a kernel return probe: the end is
+					 * the last event before the frame was seen gone */
+
+/* A completed call, emitted when it ends (children are emitted before parents). */
+struct bp_call {
+	uint64_t id;		/* unique within a session, in order of entry */
+	uint64_t parent_id;	/* 0 when the call has no traced caller on its thread */
+	uint64_t begin, end;	/* ns since t0 */
+	uint64_t self;		/* ns: duration minus traced children */
+	uint32_t pid, tid;
+	uint32_t func;		/* index into session.funcs */
+	uint32_t depth;		/* 0 for a call with no traced caller */
+	uint32_t flags;		/* BP_CALL_* */
+	uint32_t pad;
+};
+
+/* A gap: records lost on a CPU, noticed at time ts. */
+struct bp_loss {
+	uint64_t ts;
+	uint64_t count;
+	uint32_t cpu;
+	uint32_t pad;
+};
+
+enum bp_event_kind {
+	BP_EV_CALL = 1,
+	BP_EV_LOSS,
+};
+
+struct bp_event {
+	enum bp_event_kind kind;
+	union {
+		struct bp_call call;
+		struct bp_loss loss;
+	};
+};
+
+void session__init(struct bp_session *s);
+void session__free(struct bp_session *s);	/* accepts a zeroed session */
+
+uint32_t session__add_module(struct bp_session *s, const char *path);
+uint32_t session__add_func(struct bp_session *s, const struct bp_func *f);	/* copies name */
+/* Finds or creates the thread `tid`; never NULL. */
+struct bp_thread *session__thread(struct bp_session *s, uint32_t tid, uint32_t pid);
+struct bp_thread *session__find_thread(const struct bp_session *s, uint32_t tid);
+struct bp_process *session__process(struct bp_session *s, uint32_t pid);
+void session__set_process_name(struct bp_session *s, uint32_t pid, const char *name);
+const char *session__func_name(const struct bp_session *s, uint32_t func);
+
+#endif

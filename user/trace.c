@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "trace.skel.h"
+#include "../bpf/events.h"
+#include "log.h"
+#include "trace.h"
+
+struct tracer {
+	struct trace_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	size_t nlinks;
+	tracer_record_fn fn;
+	void *ctx;
+	bool args;
+	size_t budget;		/* records left in this tracer__poll() call */
+};
+
+/* Private "stop, more is pending" code: libbpf stops consuming at a negative return. */
+#define POLL_BUDGET_DONE (-EINPROGRESS)
+#define POLL_BUDGET	65536
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct tracer *t = ctx;
+	int err;
+
+	err = t->fn(t->ctx, data, size);
+	if (err)
+		return err;
+	/* Bound one call so the caller still sees signals and child exits under overload. */
+	return --t->budget ? 0 : POLL_BUDGET_DONE;
+}
+
+int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
+		struct tracer **out)
+{
+	struct tracer *t = xcalloc(1, sizeof(*t));
+	int err;
+
+	t->fn = fn;
+	t->ctx = ctx;
+	t->args = opts->args;
+	t->skel = trace_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		p_err("cannot open the BPF object: %s", strerror(-err));
+		goto cleanup;
+	}
+	t->skel->rodata->follow_forks = opts->follow_forks;
+	t->skel->rodata->trace_all = opts->trace_all;
+	err = bpf_map__set_max_entries(t->skel->maps.rb, opts->buffer_size);
+	if (err) {
+		p_err("invalid buffer size %zu: %s", opts->buffer_size, strerror(-err));
+		goto cleanup;
+	}
+	/* Only one pair of call programs is used; the other pair is never attached. */
+	bpf_program__set_autoload(t->skel->progs.call_entry, !opts->args);
+	bpf_program__set_autoload(t->skel->progs.call_exit, !opts->args);
+	bpf_program__set_autoload(t->skel->progs.call_entry_args, opts->args);
+	bpf_program__set_autoload(t->skel->progs.call_exit_ret, opts->args);
+
+	err = trace_bpf__load(t->skel);
+	if (err) {
+		p_err("cannot load the BPF programs: %s%s", strerror(-err),
+		      err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
+		goto cleanup;
+	}
+	/* Task tracepoints: fork/exit/rename/exec keep the pid set and names current. */
+	err = trace_bpf__attach(t->skel);
+	if (err) {
+		p_err("cannot attach the task tracepoints: %s", strerror(-err));
+		goto cleanup;
+	}
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.rb), on_record, t, NULL);
+	if (!t->rb) {
+		err = -errno;
+		p_err("cannot map the ring buffer: %s", strerror(-err));
+		goto cleanup;
+	}
+	*out = t;
+	return 0;
+cleanup:
+	tracer__free(t);
+	return err;
+}
+
+int tracer__add_pid(struct tracer *t, pid_t pid)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+	int err;
+
+	err = bpf_map__update_elem(t->skel->maps.tgids, &key, sizeof(key), &one, sizeof(one),
+				   BPF_ANY);
+	return err ? -errno : 0;
+}
+
+static int attach_one(struct tracer *t, struct bpf_program *prog, bool ret, const char *path,
+		      const unsigned long *offsets, const uint64_t *cookies, size_t n)
+{
+	LIBBPF_OPTS(bpf_uprobe_multi_opts, o, .offsets = offsets, .cookies = (const __u64 *)cookies,
+		    .cnt = n, .retprobe = ret);
+	struct bpf_link *link;
+
+	link = bpf_program__attach_uprobe_multi(prog, -1, path, NULL, &o);
+	if (!link)
+		return -errno;
+	t->links = xrealloc(t->links, (t->nlinks + 1) * sizeof(*t->links));
+	t->links[t->nlinks++] = link;
+	return 0;
+}
+
+int tracer__attach(struct tracer *t, const char *path, const unsigned long *offsets,
+		   const uint64_t *cookies, size_t n)
+{
+	struct bpf_program *entry = t->args ? t->skel->progs.call_entry_args : t->skel->progs.call_entry;
+	struct bpf_program *ret = t->args ? t->skel->progs.call_exit_ret : t->skel->progs.call_exit;
+	int err;
+
+	if (!n)
+		return 0;
+	/* Return probes first: an entry without its return would nest later calls under it. */
+	err = attach_one(t, ret, true, path, offsets, cookies, n);
+	if (err)
+		return err;
+	return attach_one(t, entry, false, path, offsets, cookies, n);
+}
+
+int tracer__poll(struct tracer *t)
+{
+	int n;
+
+	t->budget = POLL_BUDGET;
+	n = ring_buffer__consume(t->rb);
+	if (n == POLL_BUDGET_DONE)
+		return POLL_BUDGET;
+	return n;
+}
+
+size_t tracer__ntargets(struct tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.tgids);
+	__u32 key, next;
+	size_t n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+uint64_t tracer__lost(struct tracer *t, uint64_t *per_cpu, size_t ncpu)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < BP_MAX_CPUS; i++) {
+		uint64_t v = __atomic_load_n(&t->skel->bss->lost[i], __ATOMIC_RELAXED);
+
+		if (per_cpu && i < ncpu)
+			per_cpu[i] = v;
+		sum += v;
+	}
+	return sum;
+}
+
+void tracer__detach(struct tracer *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	t->nlinks = 0;
+}
+
+void tracer__free(struct tracer *t)
+{
+	if (!t)
+		return;
+	tracer__detach(t);
+	free(t->links);
+	ring_buffer__free(t->rb);
+	trace_bpf__destroy(t->skel);
+	free(t);
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The call tracer: the trace.bpf.c skeleton, its uprobe_multi links and the
+ * ring buffer.  Lifecycle: tracer__new() (open, size, set rodata, load),
+ * tracer__add_pid(), tracer__attach(), tracer__poll() until done, then
+ * tracer__lost() and tracer__free().
+ */
+#ifndef BPFPROF_TRACE_H
+#define BPFPROF_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct tracer;
+
+struct tracer_opts {
+	size_t buffer_size;	/* ring buffer bytes (power of two, >= page size) */
+	bool follow_forks;
+	bool trace_all;		/* every process (-a) */
+	bool args;		/* capture argument registers and return values */
+};
+
+/* Called for each ring buffer record; a negative return stops tracer__poll(). */
+typedef int (*tracer_record_fn)(void *ctx, const void *rec, size_t size);
+
+int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
+		struct tracer **out);
+int tracer__add_pid(struct tracer *t, pid_t pid);
+/*
+ * Attaches entry and return probes at `offsets` (file offsets) of `path`,
+ * with cookies[i] the function id reported in the records.  One uprobe_multi
+ * link per direction, whatever the count.
+ */
+int tracer__attach(struct tracer *t, const char *path, const unsigned long *offsets,
+		   const uint64_t *cookies, size_t n);
+/* Drains up to 65536 records; returns how many (more may be pending) or -errno. */
+int tracer__poll(struct tracer *t);
+/* Number of traced processes still alive (the BPF side forgets a process at its exit). */
+size_t tracer__ntargets(struct tracer *t);
+/* Sum of reserve failures; per_cpu (ncpu entries) receives the per-CPU counts. */
+uint64_t tracer__lost(struct tracer *t, uint64_t *per_cpu, size_t ncpu);
+/* Detaches every probe (records already in the buffer stay readable). */
+void tracer__detach(struct tracer *t);
+void tracer__free(struct tracer *t);
+
+#endif

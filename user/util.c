@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include "util.h"
+
+int parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *suffix;
+		double mult;
+	} units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "m", 60e9 },
+		{ "h", 3600e9 }, { "", 1e9 },
+	};
+	char *end;
+	double v;
+	size_t i;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || v < 0 || !isfinite(v))
+		return -EINVAL;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix) == 0) {
+			double r = v * units[i].mult;
+
+			if (r > 1e19)
+				return -EINVAL;
+			*ns = (uint64_t)(r + 0.5);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int parse_size(const char *s, uint64_t *bytes)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mult = 1;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -EINVAL;
+	if (*end) {
+		switch (*end) {
+		case 'k': case 'K': mult = 1ull << 10; break;
+		case 'm': case 'M': mult = 1ull << 20; break;
+		case 'g': case 'G': mult = 1ull << 30; break;
+		default: return -EINVAL;
+		}
+		end++;
+		if (*end == 'i')
+			end++;
+		if (*end == 'b' || *end == 'B')
+			end++;
+		if (*end)
+			return -EINVAL;
+	}
+	if (v > UINT64_MAX / mult)
+		return -EINVAL;
+	*bytes = v * mult;
+	return 0;
+}
+
+char *fmt_duration(uint64_t ns, char *buf, size_t len)
+{
+	static const struct {
+		uint64_t div;
+		const char *unit;
+	} u[] = { { 1000000000ull, "s" }, { 1000000ull, "ms" }, { 1000ull, "us" } };
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		if (ns >= u[i].div) {
+			double v = (double)ns / u[i].div;
+
+			snprintf(buf, len, v >= 100 ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v,
+				 u[i].unit);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	return buf;
+}
+
+uint64_t now_ns(int clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}

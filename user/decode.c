@@ -29,6 +29,8 @@ struct frame {
 	uint64_t child_ns;	/* time spent in traced children */
 	uint32_t func;
 	uint32_t flags;
+	uint32_t path;		/* interned call path (session.paths) */
+	uint32_t pad;
 };
 
 struct tstate {
@@ -124,7 +126,8 @@ static uint64_t rel_ts(const struct decoder *d, uint64_t ts)
 	return ts > d->s->t0 ? ts - d->s->t0 : 0;
 }
 
-static void push(struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp, uint64_t id)
+static void push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+		 uint64_t id)
 {
 	struct frame *f;
 
@@ -138,6 +141,7 @@ static void push(struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp, uint
 	f->sp = sp;
 	f->child_ns = 0;
 	f->func = func;
+	f->path = session__path(d->s, t->depth > 1 ? t->stack[t->depth - 2].path : 0, func);
 	/* The kernel keeps a bounded number of pending return probes per thread. */
 	f->flags = t->depth > DECODER_URETPROBE_DEPTH ? BP_CALL_NO_RETPROBE : 0;
 }
@@ -163,6 +167,7 @@ static int emit_call(struct decoder *d, struct tstate *t, const struct frame *f,
 	c->func = f->func;
 	c->depth = depth;
 	c->flags = f->flags | flags;
+	c->path = f->path;
 	if (depth)
 		t->stack[depth - 1].child_ns += dur;
 	else
@@ -235,7 +240,7 @@ static int call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64
 	err = close_dead(d, t, sp);
 	if (err)
 		return err;
-	push(t, func, ts, sp, d->next_id++);
+	push(d, t, func, ts, sp, d->next_id++);
 	return 0;
 }
 
@@ -275,6 +280,7 @@ static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint6
 	f.func = func;
 	f.sp = sp - 8;
 	f.flags = BP_CALL_NO_ENTRY;
+	f.path = session__path(d->s, t->depth ? t->stack[t->depth - 1].path : 0, func);
 	if (t->depth) {
 		f.begin = t->stack[t->depth - 1].begin;
 		f.child_ns = 0;

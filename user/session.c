@@ -23,6 +23,8 @@ void session__free(struct bp_session *s)
 		free(s->procs[i].name);
 	free(s->modules);
 	free(s->funcs);
+	free(s->paths);
+	free(s->path_hash);
 	free(s->threads);
 	free(s->procs);
 	free(s->lost_per_cpu);
@@ -128,4 +130,69 @@ void session__set_process_name(struct bp_session *s, uint32_t pid, const char *n
 const char *session__func_name(const struct bp_session *s, uint32_t func)
 {
 	return func < s->nfuncs ? s->funcs[func].name : "[unknown]";
+}
+
+static size_t path_slot(const struct bp_session *s, uint32_t parent, uint32_t func)
+{
+	uint64_t h = ((uint64_t)parent << 32 | func) * 0x9e3779b97f4a7c15ull;
+
+	return (h >> 32) & (s->path_hash_cap - 1);
+}
+
+static void path_rehash(struct bp_session *s)
+{
+	size_t i;
+
+	free(s->path_hash);
+	s->path_hash_cap = s->path_hash_cap ? s->path_hash_cap * 2 : 1024;
+	s->path_hash = xcalloc(s->path_hash_cap, sizeof(*s->path_hash));
+	for (i = 1; i < s->npaths; i++) {
+		size_t j = path_slot(s, s->paths[i].parent, s->paths[i].func);
+
+		while (s->path_hash[j])
+			j = (j + 1) & (s->path_hash_cap - 1);
+		s->path_hash[j] = i;
+	}
+}
+
+uint32_t session__path(struct bp_session *s, uint32_t parent, uint32_t func)
+{
+	size_t j;
+
+	if (!s->npaths) {
+		s->paths = grow(s->paths, 0, sizeof(*s->paths));
+		s->paths[0].parent = 0;
+		s->paths[0].func = UINT32_MAX;
+		s->npaths = 1;
+	}
+	if ((s->npaths + 1) * 2 > s->path_hash_cap)
+		path_rehash(s);
+	j = path_slot(s, parent, func);
+	while (s->path_hash[j]) {
+		const struct bp_path *p = &s->paths[s->path_hash[j]];
+
+		if (p->parent == parent && p->func == func)
+			return s->path_hash[j];
+		j = (j + 1) & (s->path_hash_cap - 1);
+	}
+	s->paths = grow(s->paths, s->npaths, sizeof(*s->paths));
+	s->paths[s->npaths].parent = parent;
+	s->paths[s->npaths].func = func;
+	s->path_hash[j] = s->npaths;
+	return s->npaths++;
+}
+
+size_t session__path_funcs(const struct bp_session *s, uint32_t path, uint32_t *funcs, size_t max)
+{
+	size_t n = 0, i;
+	uint32_t p;
+
+	for (p = path; p && p < s->npaths; p = s->paths[p].parent)
+		n++;
+	if (n > max)
+		n = max;	/* keep the innermost frames */
+	i = n;
+	for (p = path; p && p < s->npaths && i; p = s->paths[p].parent)
+		funcs[--i] = s->paths[p].func;
+	return n;
 }

@@ -41,6 +41,18 @@ struct bp_process {
 	char *name;		/* comm, or exe basename */
 };
 
+/*
+ * A call path: the chain of functions from a thread's outermost traced call
+ * down to this one.  Paths are interned: node 0 is the empty root, every
+ * other node is (parent node, function).  Memory grows with distinct call
+ * paths, not with calls, which is what lets pprof, folded stacks, DOT and the
+ * report's tree stream.
+ */
+struct bp_path {
+	uint32_t parent;
+	uint32_t func;
+};
+
 struct bp_session {
 	/* header */
 	char *cmdline;		/* the traced command, or "attach PID" */
@@ -54,6 +66,11 @@ struct bp_session {
 	size_t nmodules;
 	struct bp_func *funcs;
 	size_t nfuncs;
+
+	struct bp_path *paths;	/* paths[0] is the root */
+	size_t npaths;
+	uint32_t *path_hash;	/* open addressing over paths, 0 = empty */
+	size_t path_hash_cap;
 
 	struct bp_thread *threads;	/* kept sorted by tid by session__thread() */
 	size_t nthreads;
@@ -91,7 +108,7 @@ struct bp_call {
 	uint32_t func;		/* index into session.funcs */
 	uint32_t depth;		/* 0 for a call with no traced caller */
 	uint32_t flags;		/* BP_CALL_* */
-	uint32_t pad;
+	uint32_t path;		/* index into session.paths: this call's call path */
 };
 
 /* A gap: records lost on a CPU, noticed at time ts. */
@@ -126,5 +143,9 @@ struct bp_thread *session__find_thread(const struct bp_session *s, uint32_t tid)
 struct bp_process *session__process(struct bp_session *s, uint32_t pid);
 void session__set_process_name(struct bp_session *s, uint32_t pid, const char *name);
 const char *session__func_name(const struct bp_session *s, uint32_t func);
+/* The path node (parent, func), created if new. */
+uint32_t session__path(struct bp_session *s, uint32_t parent, uint32_t func);
+/* Fills funcs[] with the path's functions, outermost first; returns the depth (<= max). */
+size_t session__path_funcs(const struct bp_session *s, uint32_t path, uint32_t *funcs, size_t max);
 
 #endif

@@ -176,7 +176,12 @@ void tracer__detach(struct tracer *t)
 {
 	size_t i;
 
-	for (i = 0; i < t->nlinks; i++)
+	/*
+	 * Entry probes go first (they were attached last): once no new return
+	 * instance is armed, the kernel can retire the pending ones, and removing
+	 * the return probes does not wait behind a target that keeps calling.
+	 */
+	for (i = t->nlinks; i-- > 0;)
 		bpf_link__destroy(t->links[i]);
 	t->nlinks = 0;
 }

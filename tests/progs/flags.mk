@@ -5,3 +5,7 @@
 
 # nosyms: strip .symtab at link time; only .dynsym (undefined imports) remains.
 PROG_CFLAGS_nosyms := -s
+
+# spin: small_push must begin with push %rbp (see spin.c); without this GCC
+# may move the prologue past the early exit ("shrink-wrapping").
+PROG_CFLAGS_spin := -fno-shrink-wrap

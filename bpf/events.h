@@ -28,7 +28,8 @@
 #define BP_REC_SWITCH		10	/* reserved: off-cpu / wakeup edges */
 #define BP_REC_WAKEUP		11	/* reserved: wakeup edges */
 #define BP_REC_USDT		12	/* reserved: annotations */
-#define BP_REC_MAX		13
+#define BP_REC_UNWIND		13	/* struct bp_rec_unwind: exception unwinder entered */
+#define BP_REC_MAX		14
 
 /* bp_rec_hdr.flags for BP_REC_FORK */
 #define BP_TASK_NEW_PROCESS	0x1	/* child is a new thread group (fork), not a thread */
@@ -78,6 +79,26 @@ struct bp_rec_exec {
 	__u32 old_tid;		/* a non-leader thread that exec'd takes the leader's tid */
 	__u32 pad;
 	char filename[BP_PATH_LEN];
+};
+
+/*
+ * The thread entered the exception unwinder (_Unwind_RaiseException & co.).
+ * The unwinder cannot step through the kernel's return trampoline, so the
+ * original return addresses must be put back before it runs: the BPF side
+ * lists the stack slots that hold the trampoline and stops the thread with
+ * SIGSTOP; the loader writes orig[i] at slot[i] through /proc/PID/mem and
+ * sends SIGCONT.  The open frames of the thread then end without return
+ * records.
+ */
+#define BP_UNWIND_SLOTS		64
+struct bp_rec_unwind {
+	struct bp_rec_hdr h;
+	__u64 sp;
+	__u64 trampoline;	/* the value found in each slot */
+	__u32 n;		/* slots to restore */
+	__u32 stopped;		/* SIGSTOP was sent: the loader must SIGCONT */
+	__u64 slot[BP_UNWIND_SLOTS];
+	__u64 orig[BP_UNWIND_SLOTS];
 };
 
 /* Counters in the BPF object's .bss, read by the loader at the end. */

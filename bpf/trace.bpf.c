@@ -37,6 +37,15 @@ struct {
 /* Ring buffer reserve failures, per CPU; the loader reads .bss directly. */
 __u64 lost[BP_MAX_CPUS];
 
+/* The kernel keeps at most this many pending return instances per thread. */
+#define MAX_RETURN_INSTANCES BP_UNWIND_SLOTS
+#define SIGSTOP 19
+
+static __always_inline unsigned long trampoline_vaddr(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, mm, uprobes_state.xol_area, vaddr);
+}
+
 static __always_inline bool is_traced(__u32 tgid)
 {
 	return trace_all || bpf_map_lookup_elem(&tgids, &tgid);
@@ -131,6 +140,75 @@ SEC("uretprobe.multi")
 int BPF_KPROBE(call_exit_ret)
 {
 	return emit_call_args(ctx, BP_REC_EXIT_RET);
+}
+
+/*
+ * Entry of the exception unwinder (libgcc's _Unwind_RaiseException, _Resume,
+ * _ForcedUnwind, _Backtrace): it walks return addresses and cannot step
+ * through the kernel's return trampoline -- a traced C++ program would call
+ * std::terminate.  bpf_probe_write_user() is refused under kernel lockdown,
+ * so the thread is stopped and the loader puts the original return
+ * addresses back (see struct bp_rec_unwind).
+ */
+struct unwind_walk {
+	struct bp_rec_unwind *r;
+	struct return_instance *ri;
+	unsigned long tramp;
+};
+
+/* One pending return instance per call (bpf_loop keeps the verifier's work linear). */
+static long unwind_step(__u64 i, void *ctx)
+{
+	struct unwind_walk *w = ctx;
+	struct return_instance *ri = w->ri;
+	unsigned long stack, cur;
+	__u32 n = w->r->n;
+
+	if (!ri || n >= BP_UNWIND_SLOTS)
+		return 1;
+	stack = BPF_CORE_READ(ri, stack);
+	if (!bpf_probe_read_user(&cur, sizeof(cur), (void *)stack) && cur == w->tramp) {
+		w->r->slot[n & (BP_UNWIND_SLOTS - 1)] = stack;
+		w->r->orig[n & (BP_UNWIND_SLOTS - 1)] = BPF_CORE_READ(ri, orig_ret_vaddr);
+		w->r->n = n + 1;
+	}
+	w->ri = BPF_CORE_READ(ri, next);
+	return 0;
+}
+
+SEC("uprobe.multi")
+int BPF_KPROBE(unwind_enter)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct unwind_walk w = { 0 };
+	struct task_struct *t;
+	struct bp_rec_unwind *r;
+
+	if (!is_traced(id >> 32))
+		return 0;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(bpf_get_smp_processor_id());
+		return 0;
+	}
+	t = bpf_get_current_task_btf();
+	r->n = 0;
+	w.r = r;
+	w.tramp = trampoline_vaddr(t);
+	w.ri = BPF_CORE_READ(t, utask, return_instances);
+	if (w.tramp)
+		bpf_loop(MAX_RETURN_INSTANCES, unwind_step, &w, 0);
+	r->h.type = BP_REC_UNWIND;
+	r->h.flags = 0;
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->h.ts = bpf_ktime_get_ns();
+	r->h.pid_tgid = id;
+	r->sp = PT_REGS_SP(ctx);
+	r->trampoline = w.tramp;
+	/* Stop before the unwinder runs a single instruction; the loader resumes it. */
+	r->stopped = r->n && !bpf_send_signal_thread(SIGSTOP);
+	bpf_ringbuf_submit(r, r->stopped ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	return 0;
 }
 
 static __always_inline __u64 task_id(struct task_struct *t)

@@ -27,6 +27,13 @@ int archive__open(const char *path, struct bp_session *s, struct archive_reader 
 int archive__next(struct archive_reader *r, struct bp_event *ev);
 void archive__close(struct archive_reader *r);
 
+/*
+ * Reads only the tables of `path` into `s` (initialised here), stepping over
+ * the event blocks without decompressing them, but checking the file to its
+ * end: merge's first pass.  0 or -errno (printed); on error `s` is empty.
+ */
+int archive__read_tables(const char *path, struct bp_session *s);
+
 /* True when the file starts with the archive magic. */
 int archive__probe(const char *path);
 

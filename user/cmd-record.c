@@ -127,8 +127,8 @@ static void usage(FILE *f, bool attach)
 	for (i = 0; exporter_table[i]; i++)
 		fprintf(f, "  %-10s %-18s %s\n", exporter_table[i]->name, exporter_table[i]->suffix,
 			exporter_table[i]->help);
-	fprintf(f, "\nWithout -o, only the summary is printed.  Ctrl-C stops the recording\n"
-		   "and writes what was captured.\n");
+	fprintf(f, "\nWithout -o, the archive bpfprof.data is written (see 'bpfprof report',\n"
+		   "'bpfprof convert').  Ctrl-C stops the recording and writes what was captured.\n");
 }
 
 static int add_pids(struct record_opts *o, const char *arg)
@@ -336,7 +336,7 @@ static int run(struct record_opts *o)
 	const struct exporter_ops *ops = NULL;
 	struct record_ctx rc = { .min_time = o->min_time };
 	struct launch l = { .release_fd = -1, .err_fd = -1 };
-	struct probe_set ps = { 0 };
+	struct probe_set ps = { 0 }, unw = { 0 };
 	struct decoder *dec = NULL;
 	struct tracer *tr = NULL;
 	uint64_t *lost_seen = NULL, *lost_now = NULL, t_attach, deadline = 0, kill_deadline = 0;
@@ -389,7 +389,14 @@ static int run(struct record_opts *o)
 	}
 
 	/* 2. Where to write: fail before starting anything. */
-	if (o->output || o->format) {
+	if (!o->output && !o->format) {
+		/* Like perf.data: keep everything, look at it later with report/convert. */
+		o->output = "bpfprof.data";
+		ops = &archive_exporter;
+		err = exporter__new(ops, o->output, &rc.s, &rc.exp);
+		if (err)
+			goto cleanup;
+	} else {
 		ops = o->format ? exporter__find(o->format) : exporter__for_path(o->output);
 		if (!ops) {
 			if (o->format)
@@ -446,6 +453,14 @@ static int run(struct record_opts *o)
 			goto cleanup;
 		}
 	}
+	select__unwinders(exe, o->attach ? o->pids[0] : 0, &unw);
+	for (i = 0; i < unw.nmods; i++) {
+		err = tracer__attach_unwinder(tr, unw.mods[i].path, unw.mods[i].offsets, unw.mods[i].n);
+		if (err)	/* tracing works; only C++ exceptions through traced calls would not */
+			p_warn("cannot hook the exception unwinder in %s: %s", unw.mods[i].path,
+			       strerror(-err));
+	}
+	err = 0;
 	t_attach = now_ns(CLOCK_MONOTONIC) - rc.s.t0;
 	p_info("traced %zu functions in %zu file%s (attached in %s)", ps.nfuncs, ps.nmods,
 	       ps.nmods == 1 ? "" : "s", fmt_duration(t_attach, buf, sizeof(buf)));
@@ -531,11 +546,8 @@ static int run(struct record_opts *o)
 				kill_deadline = now + 1000000000ull;
 			}
 		}
-		if (n == 0) {
-			struct timespec ts = { 0, 2000000 };	/* 2 ms: no wakeup per record */
-
-			nanosleep(&ts, NULL);
-		}
+		if (n == 0)
+			tracer__wait(tr, 2);	/* 2 ms: no wakeup per record */
 	}
 
 	/*
@@ -579,6 +591,8 @@ static int run(struct record_opts *o)
 		if (rc.s.nunwound)
 			fprintf(stderr, ", %llu unwound (longjmp/exception)",
 				(unsigned long long)rc.s.nunwound);
+		if (rc.s.nexceptions)
+			fprintf(stderr, ", %llu exceptions", (unsigned long long)rc.s.nexceptions);
 		if (rc.s.nno_retprobe)
 			fprintf(stderr, ", %llu too deep for return probes",
 				(unsigned long long)rc.s.nno_retprobe);
@@ -602,6 +616,7 @@ cleanup:
 	decoder__free(dec);
 	exporter__free(rc.exp);
 	probe_set__free(&ps);
+	probe_set__free(&unw);
 	stats__free(&rc.stats);
 	session__free(&rc.s);
 	free(lost_seen);

@@ -18,6 +18,10 @@
 #include "decode.h"
 #include "log.h"
 
+/* frame.flags (beside BP_CALL_*): its return address was put back for the
+ * exception unwinder, so its return will not be seen */
+#define FRAME_RESTORED 0x80000000u
+
 /* Two stack pointers further apart than this are on different stacks
  * (sigaltstack, coroutines): never use one to judge the other's frames. */
 #define SAME_STACK_SPAN (256ull << 20)
@@ -40,6 +44,7 @@ struct tstate {
 	uint64_t orphan_ns;	/* time of completed depth-0 calls: self time of a no-entry caller */
 	struct frame *stack;
 	uint32_t depth, cap;
+	bool unwinding;		/* in the exception unwinder: return probes were removed */
 };
 
 struct decoder {
@@ -166,7 +171,7 @@ static int emit_call(struct decoder *d, struct tstate *t, const struct frame *f,
 	c->tid = t->tid;
 	c->func = f->func;
 	c->depth = depth;
-	c->flags = f->flags | flags;
+	c->flags = (f->flags & ~FRAME_RESTORED) | flags;
 	c->path = f->path;
 	if (depth)
 		t->stack[depth - 1].child_ns += dur;
@@ -202,15 +207,25 @@ static bool same_stack(uint64_t a, uint64_t b)
  * unwound above them: every frame whose entry sp is below `sp`.  They ended
  * no later than the previous record of the thread.
  */
-static int close_dead(struct decoder *d, struct tstate *t, uint64_t sp)
+static int close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool entry)
 {
+	bool popped = false;
 	int err;
 
 	while (t->depth) {
 		struct frame *top = &t->stack[t->depth - 1];
 
-		if (top->sp >= sp || !same_stack(top->sp, sp))
+		/*
+		 * An entry at the same sp as the top frame is a tail call (the
+		 * caller jumped, its frame is still "open") -- unless deeper frames
+		 * were just found dead: then the stack was unwound to here and the
+		 * same-sp frame is a finished sibling, not a tail-caller.
+		 */
+		if (top->sp > sp ||
+		    (top->sp == sp && !(entry && (popped || (top->flags & FRAME_RESTORED)))) ||
+		    !same_stack(top->sp, sp))
 			break;
+		popped = true;
 		err = pop_emit(d, t, t->last_ts,
 			       top->flags & BP_CALL_NO_RETPROBE ? 0 : BP_CALL_UNWOUND);
 		if (err)
@@ -236,8 +251,23 @@ static int call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64
 {
 	int err;
 
+	/*
+	 * First call after the exception unwinder ran: frames at or below this
+	 * sp were unwound (their returns will never come); the BPF side has
+	 * given the frames above it their return probes back.
+	 */
+	if (t->unwinding) {
+		t->unwinding = false;
+		while (t->depth && t->stack[t->depth - 1].sp <= sp &&
+		       same_stack(t->stack[t->depth - 1].sp, sp)) {
+			err = pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
+			if (err)
+				return err;
+		}
+	}
+
 	/* A new call's sp is below every live frame: frames below it are dead. */
-	err = close_dead(d, t, sp);
+	err = close_dead(d, t, sp, true);
 	if (err)
 		return err;
 	push(d, t, func, ts, sp, d->next_id++);
@@ -251,7 +281,7 @@ static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint6
 	int err;
 
 	/* Frames deeper than the one returning were skipped (longjmp, throw). */
-	err = close_dead(d, t, sp - 8);
+	err = close_dead(d, t, sp - 8, false);
 	if (err)
 		return err;
 	if (t->depth && t->stack[t->depth - 1].func == func)
@@ -414,6 +444,16 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		if (size < sizeof(struct bp_rec_exec))
 			return -EINVAL;
 		return on_exec(d, rec, ts);
+	case BP_REC_UNWIND:
+		if (size < sizeof(struct bp_rec_unwind))
+			return -EINVAL;
+		t = thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
+		t->unwinding = true;
+		for (uint32_t i = 0; i < t->depth; i++)
+			t->stack[i].flags |= FRAME_RESTORED;
+		d->s->nexceptions++;
+		err = 0;
+		break;
 	default:
 		return -EINVAL;
 	}

@@ -24,6 +24,7 @@ static const struct cmd {
 	{ "record", cmd_record, true, "run a command and trace its function calls" },
 	{ "attach", cmd_attach, true, "trace running processes" },
 	{ "list", cmd_list, false, "list the functions that can be traced in a binary or process" },
+	{ "report", cmd_report, false, "print per-function times and the call tree of a recording" },
 	{ NULL },
 };
 

@@ -347,3 +347,47 @@ void probe_set__free(struct probe_set *ps)
 	free(ps->mods);
 	memset(ps, 0, sizeof(*ps));
 }
+
+static const char *const unwinder_syms[] = {
+	"_Unwind_RaiseException", "_Unwind_Resume", "_Unwind_ForcedUnwind",
+	"_Unwind_Resume_or_Rethrow", "_Unwind_Backtrace", NULL,
+};
+
+static void add_unwinder_module(const char *path, struct probe_set *out)
+{
+	struct elf_funcs syms = { 0 };
+	struct probe_module pm = { 0 };
+	size_t i, j;
+
+	if (elfsym__read(path, &syms))
+		return;
+	pm.offsets = xcalloc(sizeof(unwinder_syms) / sizeof(unwinder_syms[0]), sizeof(*pm.offsets));
+	for (i = 0; i < syms.n; i++)
+		for (j = 0; unwinder_syms[j]; j++)
+			if (!strcmp(syms.v[i].raw_name, unwinder_syms[j]))
+				pm.offsets[pm.n++] = syms.v[i].offset;
+	elfsym__free(&syms);
+	if (!pm.n) {
+		free(pm.offsets);
+		return;
+	}
+	pm.path = xstrdup(path);
+	out->mods = xrealloc(out->mods, (out->nmods + 1) * sizeof(*out->mods));
+	out->mods[out->nmods++] = pm;
+	out->nfuncs += pm.n;
+}
+
+void select__unwinders(const char *exe, pid_t pid, struct probe_set *out)
+{
+	char **paths = NULL;
+	size_t npaths = 0, i;
+
+	memset(out, 0, sizeof(*out));
+	add_unwinder_module(exe, out);
+	resolve_lib("libgcc_s.so*", pid, &paths, &npaths);
+	for (i = 0; i < npaths; i++) {
+		add_unwinder_module(paths[i], out);
+		free(paths[i]);
+	}
+	free(paths);
+}

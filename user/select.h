@@ -47,6 +47,14 @@ struct select_opts {
 int select__resolve(const struct select_opts *o, struct bp_session *s, struct probe_set *out);
 void probe_set__free(struct probe_set *ps);
 
+/*
+ * The exception unwinder's entry points (_Unwind_RaiseException and co.) in
+ * libgcc_s and in `exe` (libgcc_eh linked statically), for
+ * tracer__attach_unwinder().  Cookies are not used.  Never fails: a program
+ * without an unwinder gets an empty set.
+ */
+void select__unwinders(const char *exe, pid_t pid, struct probe_set *out);
+
 /* Splits "LIB:GLOB"; *lib is NULL for a plain glob.  Returns a malloc'd copy to free. */
 char *select__split(const char *pattern, const char **lib, const char **glob);
 

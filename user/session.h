@@ -89,6 +89,7 @@ struct bp_session {
 	uint64_t nno_entry;	/* returns whose entry was not seen */
 	uint64_t nunwound;	/* frames skipped by longjmp/exceptions */
 	uint64_t nno_retprobe;	/* frames too deep for a return probe */
+	uint64_t nexceptions;	/* entries into the exception unwinder */
 };
 
 /* call flags */

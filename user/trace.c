@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -18,16 +22,55 @@ struct tracer {
 	void *ctx;
 	bool args;
 	size_t budget;		/* records left in this tracer__poll() call */
+	uint64_t unwind_restored, unwind_failed;
 };
 
 /* Private "stop, more is pending" code: libbpf stops consuming at a negative return. */
 #define POLL_BUDGET_DONE (-EINPROGRESS)
 #define POLL_BUDGET	65536
 
+/*
+ * The thread stopped at the entry of the exception unwinder: put the original
+ * return addresses back where the kernel's trampoline is, then resume it.
+ * Writes go through /proc/PID/mem, which kernel lockdown allows (unlike
+ * bpf_probe_write_user); a slot is written only if it still holds the
+ * trampoline.
+ */
+static void restore_unwind(struct tracer *t, const struct bp_rec_unwind *r)
+{
+	pid_t pid = r->h.pid_tgid >> 32;
+	char path[64];
+	__u32 i, n = r->n < BP_UNWIND_SLOTS ? r->n : BP_UNWIND_SLOTS;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		for (i = 0; i < n; i++) {
+			__u64 cur = 0;
+
+			if (pread(fd, &cur, sizeof(cur), r->slot[i]) == sizeof(cur) &&
+			    cur == r->trampoline &&
+			    pwrite(fd, &r->orig[i], sizeof(r->orig[i]), r->slot[i]) == sizeof(cur))
+				t->unwind_restored++;
+			else
+				t->unwind_failed++;
+		}
+		close(fd);
+	} else {
+		t->unwind_failed += n;
+	}
+	if (r->stopped)
+		kill(pid, SIGCONT);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct tracer *t = ctx;
 	int err;
+
+	if (size >= sizeof(struct bp_rec_unwind) && ((struct bp_rec_hdr *)data)->type == BP_REC_UNWIND)
+		restore_unwind(t, data);
 
 	err = t->fn(t->ctx, data, size);
 	if (err)
@@ -129,6 +172,28 @@ int tracer__attach(struct tracer *t, const char *path, const unsigned long *offs
 	if (err)
 		return err;
 	return attach_one(t, entry, false, path, offsets, cookies, n);
+}
+
+int tracer__attach_unwinder(struct tracer *t, const char *path, const unsigned long *offsets,
+			    size_t n)
+{
+	if (!n)
+		return 0;
+	return attach_one(t, t->skel->progs.unwind_enter, false, path, offsets, NULL, n);
+}
+
+void tracer__wait(struct tracer *t, int timeout_ms)
+{
+	struct epoll_event ev;
+
+	/* Only records submitted with a wakeup (forks, exits, exceptions) end the wait early. */
+	epoll_wait(ring_buffer__epoll_fd(t->rb), &ev, 1, timeout_ms);
+}
+
+void tracer__unwind_stats(struct tracer *t, uint64_t *restored, uint64_t *failed)
+{
+	*restored = t->unwind_restored;
+	*failed = t->unwind_failed;
 }
 
 int tracer__poll(struct tracer *t)

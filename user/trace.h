@@ -35,6 +35,17 @@ int tracer__add_pid(struct tracer *t, pid_t pid);
  */
 int tracer__attach(struct tracer *t, const char *path, const unsigned long *offsets,
 		   const uint64_t *cookies, size_t n);
+/*
+ * Hooks the exception unwinder entry points at `offsets` of `path` (libgcc_s,
+ * or an executable with libgcc_eh linked in), so that unwinding works through
+ * functions with return probes.
+ */
+int tracer__attach_unwinder(struct tracer *t, const char *path, const unsigned long *offsets,
+			    size_t n);
+/* Sleeps up to timeout_ms, less when a record asked for a wakeup. */
+void tracer__wait(struct tracer *t, int timeout_ms);
+/* Return addresses put back for the exception unwinder, and failures to. */
+void tracer__unwind_stats(struct tracer *t, uint64_t *restored, uint64_t *failed);
 /* Drains up to 65536 records; returns how many (more may be pending) or -errno. */
 int tracer__poll(struct tracer *t);
 /* Number of traced processes still alive (the BPF side forgets a process at its exit). */

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Decoder unit tests: records are built by hand exactly as the BPF programs
+ * write them, and the emitted calls are checked field by field.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <linux/types.h>
+#include "../../bpf/events.h"
+#include "decode.h"
+#include "session.h"
+
+#define T0 1000000000ull
+#define PID 100
+#define SP0 0x7ffff000ull	/* sp at entry of the outermost call */
+
+struct got {
+	struct bp_event ev[256];
+	int n;
+};
+
+static int sink(void *ctx, const struct bp_event *ev)
+{
+	struct got *g = ctx;
+
+	assert_true(g->n < 256);
+	g->ev[g->n++] = *ev;
+	return 0;
+}
+
+struct fix {
+	struct bp_session s;
+	struct decoder *d;
+	struct got g;
+};
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	struct bp_func fn = { 0 };
+	const char *names[] = { "main", "a", "b", "c" };
+	size_t i;
+
+	session__init(&f->s);
+	f->s.t0 = T0;
+	fn.module = session__add_module(&f->s, "/bin/x");
+	for (i = 0; i < 4; i++) {
+		fn.name = (char *)names[i];
+		session__add_func(&f->s, &fn);
+	}
+	assert_int_equal(decoder__new(&f->s, sink, &f->g, &f->d), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+
+	decoder__free(f->d);
+	session__free(&f->s);
+	free(f);
+	return 0;
+}
+
+static void call(struct fix *f, uint16_t type, uint32_t tid, uint32_t func, uint64_t ts, uint64_t sp)
+{
+	struct bp_rec_call r = { 0 };
+
+	r.h.type = type;
+	r.h.ts = T0 + ts;
+	r.h.pid_tgid = (uint64_t)PID << 32 | tid;
+	r.func_id = func;
+	r.sp = sp;
+	assert_int_equal(decoder__feed(f->d, &r, sizeof(r)), 0);
+}
+
+/* entry at sp S, exit at S + 8, as the probes see them */
+#define ENTER(f, tid, fn, ts, sp) call(f, BP_REC_ENTRY, tid, fn, ts, sp)
+#define LEAVE(f, tid, fn, ts, sp) call(f, BP_REC_EXIT, tid, fn, ts, (sp) + 8)
+
+static const struct bp_call *find(struct fix *f, uint32_t func, int nth)
+{
+	int i;
+
+	for (i = 0; i < f->g.n; i++)
+		if (f->g.ev[i].kind == BP_EV_CALL && f->g.ev[i].call.func == func && nth-- == 0)
+			return &f->g.ev[i].call;
+	fail_msg("call of func %u #%d not emitted", func, nth);
+	return NULL;
+}
+
+static void test_nesting(void **state)
+{
+	struct fix *f = *state;
+	const struct bp_call *m, *a, *b;
+
+	ENTER(f, PID, 0, 100, SP0);
+	ENTER(f, PID, 1, 200, SP0 - 64);
+	ENTER(f, PID, 2, 300, SP0 - 128);
+	LEAVE(f, PID, 2, 400, SP0 - 128);
+	LEAVE(f, PID, 1, 500, SP0 - 64);
+	ENTER(f, PID, 2, 600, SP0 - 64);
+	LEAVE(f, PID, 2, 650, SP0 - 64);
+	LEAVE(f, PID, 0, 1000, SP0);
+	assert_int_equal(f->g.n, 4);
+	/* children are emitted before their parents */
+	assert_int_equal(f->g.ev[0].call.func, 2);
+	assert_int_equal(f->g.ev[3].call.func, 0);
+	m = find(f, 0, 0);
+	a = find(f, 1, 0);
+	b = find(f, 2, 0);
+	assert_int_equal(m->begin, 100);
+	assert_int_equal(m->end, 1000);
+	assert_int_equal(m->depth, 0);
+	assert_int_equal(m->parent_id, 0);
+	assert_int_equal(m->self, 900 - 300 - 50);
+	assert_int_equal(a->depth, 1);
+	assert_int_equal(a->parent_id, m->id);
+	assert_int_equal(a->self, 300 - 100);
+	assert_int_equal(b->depth, 2);
+	assert_int_equal(b->parent_id, a->id);
+	assert_int_equal(b->flags, 0);
+	assert_int_equal(find(f, 2, 1)->depth, 1);
+	/* ids follow entry order */
+	assert_true(m->id < a->id && a->id < b->id && b->id < find(f, 2, 1)->id);
+	/* call paths: main>a>b and main>b are distinct, main>a>b expands right */
+	{
+		uint32_t fx[8];
+		size_t n = session__path_funcs(&f->s, b->path, fx, 8);
+
+		assert_int_equal(n, 3);
+		assert_int_equal(fx[0], 0);
+		assert_int_equal(fx[1], 1);
+		assert_int_equal(fx[2], 2);
+		assert_int_not_equal(b->path, find(f, 2, 1)->path);
+	}
+	assert_int_equal(f->s.ncalls, 4);
+}
+
+static void test_threads_are_separate(void **state)
+{
+	struct fix *f = *state;
+
+	ENTER(f, PID, 0, 100, SP0);
+	ENTER(f, PID + 1, 1, 110, SP0 + 0x100000);
+	ENTER(f, PID, 2, 120, SP0 - 64);
+	LEAVE(f, PID + 1, 1, 130, SP0 + 0x100000);
+	LEAVE(f, PID, 2, 140, SP0 - 64);
+	LEAVE(f, PID, 0, 150, SP0);
+	assert_int_equal(f->g.n, 3);
+	assert_int_equal(find(f, 1, 0)->tid, PID + 1);
+	assert_int_equal(find(f, 1, 0)->depth, 0);
+	assert_int_equal(find(f, 2, 0)->depth, 1);
+	assert_int_equal(find(f, 2, 0)->pid, PID);
+}
+
+static void test_exit_without_entry(void **state)
+{
+	struct fix *f = *state;
+	const struct bp_call *m;
+
+	/* attach mid-call: a child completes, then the caller returns */
+	ENTER(f, PID, 1, 200, SP0 - 64);
+	LEAVE(f, PID, 1, 300, SP0 - 64);
+	LEAVE(f, PID, 0, 500, SP0);
+	m = find(f, 0, 0);
+	assert_int_equal(m->flags, BP_CALL_NO_ENTRY);
+	assert_int_equal(m->begin, 0);	/* the start of the recording */
+	assert_int_equal(m->end, 500);
+	assert_int_equal(m->self, 500 - 100);
+	assert_int_equal(f->s.nno_entry, 1);
+}
+
+static void test_thread_exit_closes_calls(void **state)
+{
+	struct fix *f = *state;
+	struct bp_rec_task r = { 0 };
+
+	ENTER(f, PID + 1, 0, 100, SP0);
+	ENTER(f, PID + 1, 1, 200, SP0 - 64);
+	r.h.type = BP_REC_TASK_EXIT;
+	r.h.ts = T0 + 900;
+	r.h.pid_tgid = (uint64_t)PID << 32 | (PID + 1);
+	strcpy(r.comm, "worker");
+	assert_int_equal(decoder__feed(f->d, &r, sizeof(r)), 0);
+	assert_int_equal(f->g.n, 2);
+	assert_int_equal(find(f, 1, 0)->flags, BP_CALL_UNFINISHED);
+	assert_int_equal(find(f, 1, 0)->end, 900);
+	assert_int_equal(find(f, 0, 0)->flags, BP_CALL_UNFINISHED);
+	assert_int_equal(find(f, 0, 0)->end, 900);
+	assert_string_equal(session__find_thread(&f->s, PID + 1)->name, "worker");
+	assert_int_equal(f->s.nunfinished, 2);
+}
+
+static void test_finish_closes_at_last_time(void **state)
+{
+	struct fix *f = *state;
+
+	ENTER(f, PID, 0, 100, SP0);
+	ENTER(f, PID, 1, 200, SP0 - 64);
+	LEAVE(f, PID, 1, 300, SP0 - 64);
+	assert_int_equal(decoder__finish(f->d), 0);
+	assert_int_equal(f->g.n, 2);
+	assert_int_equal(find(f, 0, 0)->flags, BP_CALL_UNFINISHED);
+	assert_int_equal(find(f, 0, 0)->end, 300);
+}
+
+/* main -> a -> b, b longjmps back into main, main calls c and returns */
+static void test_longjmp_repair(void **state)
+{
+	struct fix *f = *state;
+	const struct bp_call *a, *b, *c;
+
+	ENTER(f, PID, 0, 100, SP0);
+	ENTER(f, PID, 1, 200, SP0 - 64);
+	ENTER(f, PID, 2, 300, SP0 - 128);
+	/* longjmp: no returns; main calls c with an sp above a's and b's */
+	ENTER(f, PID, 3, 500, SP0 - 64);
+	LEAVE(f, PID, 3, 600, SP0 - 64);
+	LEAVE(f, PID, 0, 700, SP0);
+	a = find(f, 1, 0);
+	b = find(f, 2, 0);
+	c = find(f, 3, 0);
+	assert_int_equal(b->flags, BP_CALL_UNWOUND);
+	assert_int_equal(a->flags, BP_CALL_UNWOUND);
+	assert_int_equal(b->end, 300);	/* the last record seen before the repair */
+	assert_int_equal(c->depth, 1);	/* not nested under the dead frames */
+	assert_int_equal(c->parent_id, find(f, 0, 0)->id);
+	assert_int_equal(c->flags, 0);
+	assert_int_equal(find(f, 0, 0)->flags, 0);
+	assert_int_equal(f->s.nunwound, 2);
+}
+
+/* an exception thrown in b is caught in main: main's own return pops them */
+static void test_exception_repair_on_return(void **state)
+{
+	struct fix *f = *state;
+
+	ENTER(f, PID, 0, 100, SP0);
+	ENTER(f, PID, 1, 200, SP0 - 64);
+	ENTER(f, PID, 2, 300, SP0 - 128);
+	LEAVE(f, PID, 0, 700, SP0);
+	assert_int_equal(f->g.n, 3);
+	assert_int_equal(find(f, 2, 0)->flags, BP_CALL_UNWOUND);
+	assert_int_equal(find(f, 1, 0)->flags, BP_CALL_UNWOUND);
+	assert_int_equal(find(f, 0, 0)->flags, 0);
+	assert_int_equal(find(f, 0, 0)->end, 700);
+}
+
+/* a tail-calls b: same entry sp; both return probes fire at the one ret */
+static void test_tail_call(void **state)
+{
+	struct fix *f = *state;
+
+	ENTER(f, PID, 1, 100, SP0);
+	ENTER(f, PID, 2, 150, SP0);
+	LEAVE(f, PID, 2, 200, SP0);
+	LEAVE(f, PID, 1, 200, SP0);
+	assert_int_equal(f->g.n, 2);
+	assert_int_equal(find(f, 2, 0)->depth, 1);
+	assert_int_equal(find(f, 2, 0)->flags, 0);
+	assert_int_equal(find(f, 1, 0)->flags, 0);
+}
+
+/* recursion: the same function nested; each return closes the innermost */
+static void test_recursion(void **state)
+{
+	struct fix *f = *state;
+	int i;
+
+	for (i = 0; i < 5; i++)
+		ENTER(f, PID, 1, 100 + i, SP0 - 64 * i);
+	for (i = 4; i >= 0; i--)
+		LEAVE(f, PID, 1, 200 + (4 - i), SP0 - 64 * i);
+	assert_int_equal(f->g.n, 5);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(f->g.ev[i].call.depth, 4 - i);
+		assert_int_equal(f->g.ev[i].call.flags, 0);
+	}
+}
+
+/* deeper than the kernel's return-probe limit: no exits come for those frames */
+static void test_beyond_retprobe_depth(void **state)
+{
+	struct fix *f = *state;
+	const int depth = DECODER_URETPROBE_DEPTH + 3;
+	int i, flagged = 0;
+
+	for (i = 0; i < depth; i++)
+		ENTER(f, PID, 1, 100 + i, SP0 - 64 * i);
+	/* only the outermost DECODER_URETPROBE_DEPTH frames return */
+	for (i = DECODER_URETPROBE_DEPTH - 1; i >= 0; i--)
+		LEAVE(f, PID, 1, 1000 - i, SP0 - 64 * i);
+	for (i = 0; i < f->g.n; i++) {
+		assert_int_equal(f->g.ev[i].call.flags & BP_CALL_UNWOUND, 0);
+		flagged += !!(f->g.ev[i].call.flags & BP_CALL_NO_RETPROBE);
+	}
+	assert_int_equal(f->g.n, depth);
+	assert_int_equal(flagged, 3);
+	assert_int_equal(f->s.nno_retprobe, 3);
+}
+
+static void test_loss_marker_and_bad_records(void **state)
+{
+	struct fix *f = *state;
+	struct bp_rec_call r = { 0 };
+
+	ENTER(f, PID, 0, 100, SP0);
+	assert_int_equal(decoder__loss(f->d, 1, 42), 0);
+	assert_int_equal(f->g.ev[0].kind, BP_EV_LOSS);
+	assert_int_equal(f->g.ev[0].loss.count, 42);
+	assert_int_equal(f->g.ev[0].loss.cpu, 1);
+	assert_int_equal(f->g.ev[0].loss.ts, 100);
+	/* unknown type, short record, function id out of range */
+	r.h.type = 999;
+	assert_int_equal(decoder__feed(f->d, &r, sizeof(r)), -EINVAL);
+	assert_int_equal(decoder__feed(f->d, &r, 4), -EINVAL);
+	r.h.type = BP_REC_ENTRY;
+	r.func_id = 4;
+	assert_int_equal(decoder__feed(f->d, &r, sizeof(r)), -EINVAL);
+}
+
+static void test_exec_closes_old_image(void **state)
+{
+	struct fix *f = *state;
+	struct bp_rec_exec r = { 0 };
+
+	ENTER(f, PID, 0, 100, SP0);
+	r.h.type = BP_REC_EXEC;
+	r.h.ts = T0 + 400;
+	r.h.pid_tgid = (uint64_t)PID << 32 | PID;
+	r.old_tid = PID;
+	strcpy(r.filename, "/usr/bin/newprog");
+	assert_int_equal(decoder__feed(f->d, &r, sizeof(r)), 0);
+	assert_int_equal(find(f, 0, 0)->flags, BP_CALL_UNFINISHED);
+	assert_int_equal(find(f, 0, 0)->end, 400);
+	assert_string_equal(session__process(&f->s, PID)->name, "newprog");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_nesting, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads_are_separate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exit_without_entry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_exit_closes_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_finish_closes_at_last_time, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_longjmp_repair, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exception_repair_on_return, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tail_call, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recursion, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_beyond_retprobe_depth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_loss_marker_and_bad_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_closes_old_image, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,838 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * report: per-function and per-call-path aggregates of decoded calls, and
+ * their printing as pretty tables, JSON or CSV.  See report.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "json.h"
+#include "log.h"
+#include "report.h"
+#include "util.h"
+
+/*
+ * Durations per function go into a log-linear histogram (HDR-style): values
+ * below 16 ns have a bucket each; above, every power of two [2^e, 2^(e+1))
+ * is split into 16 equal sub-buckets of width 2^(e-4).  That is 16 + 60 * 16
+ * = 976 buckets for the whole uint64_t range.  A percentile is reported as
+ * the middle of its bucket, clamped to the exact [min, max]: a bucket starts
+ * at lo >= 16 * width, so the middle is off by less than width / 2 <= lo / 32,
+ * i.e. the relative error of p50/p99 is at most 1/32 (3.125%), and zero below
+ * 32 ns.  Histograms are allocated at a function's first call (7.8 KiB each),
+ * so memory follows the functions actually called.
+ */
+#define HIST_SUB_BITS	4
+#define HIST_SUB	(1u << HIST_SUB_BITS)
+#define HIST_BUCKETS	((64 - HIST_SUB_BITS + 1) * HIST_SUB)
+
+struct func_row {
+	uint64_t calls;
+	uint64_t sum;		/* inclusive ns of every call, nested ones too: for avg */
+	uint64_t self;
+	uint64_t min, max;
+	uint64_t total;		/* inclusive ns of outermost activations (resolve()) */
+	uint64_t *hist;		/* HIST_BUCKETS counts, NULL until the first call */
+};
+
+/* Aggregates of the calls with one call path (and function). */
+struct path_row {
+	uint32_t path;
+	uint32_t func;
+	uint64_t calls, total, self, max;
+};
+
+struct report {
+	struct report_opts o;
+	struct func_row *funcs;
+	size_t nfuncs;
+	struct path_row *rows;	/* dense, in order of first call */
+	size_t nrows;
+	uint32_t *slots;	/* open addressing over rows: row index + 1, 0 = empty */
+	size_t nslots;
+	uint64_t ncalls, nunfinished, lost;
+	uint64_t last_end;	/* latest call end: the wall time when the session has none */
+
+	/* built by resolve() from the (complete) session paths */
+	uint32_t *first_child, *next_sibling;	/* per path, 0 = none */
+	uint32_t *node_row;	/* per path: its row index + 1, 0 = no calls */
+	uint8_t *live;		/* per path: it or a descendant has calls */
+	size_t npaths;
+};
+
+static unsigned int hist_index(uint64_t v)
+{
+	unsigned int e;
+
+	if (v < HIST_SUB)
+		return v;
+	e = 63 - __builtin_clzll(v);	/* >= HIST_SUB_BITS */
+	return (e - HIST_SUB_BITS + 1) * HIST_SUB + ((v >> (e - HIST_SUB_BITS)) & (HIST_SUB - 1));
+}
+
+/* The middle of bucket i: the value reported for everything in it. */
+static uint64_t hist_value(unsigned int i)
+{
+	unsigned int g = i / HIST_SUB, sub = i % HIST_SUB;
+	uint64_t lo, width;
+
+	if (g == 0)
+		return i;
+	width = 1ull << (g - 1);
+	lo = (uint64_t)(HIST_SUB + sub) << (g - 1);
+	return lo + (width - 1) / 2;
+}
+
+/* The nearest-rank percentile q (1..100) of a function's call durations. */
+static uint64_t percentile(const struct func_row *f, unsigned int q)
+{
+	uint64_t rank, seen = 0, v;
+	unsigned int i;
+
+	if (!f->calls || !f->hist)
+		return 0;
+	/* ceil(q% of calls) without overflowing for huge counts */
+	rank = f->calls / 100 * q + (f->calls % 100 * q + 99) / 100;
+	if (!rank)
+		rank = 1;
+	for (i = 0; i < HIST_BUCKETS; i++) {
+		seen += f->hist[i];
+		if (seen >= rank)
+			break;
+	}
+	v = hist_value(i < HIST_BUCKETS ? i : HIST_BUCKETS - 1);
+	if (v < f->min)
+		v = f->min;
+	if (v > f->max)
+		v = f->max;
+	return v;
+}
+
+int report__parse_sort(const char *name, enum report_sort *out)
+{
+	static const char *const names[] = {
+		[REPORT_SORT_TOTAL] = "total", [REPORT_SORT_SELF] = "self",
+		[REPORT_SORT_CALLS] = "calls", [REPORT_SORT_AVG] = "avg",
+		[REPORT_SORT_MAX] = "max",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(name, names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int report__parse_format(const char *name, enum report_format *out)
+{
+	if (!strcmp(name, "pretty"))
+		*out = REPORT_PRETTY;
+	else if (!strcmp(name, "json"))
+		*out = REPORT_JSON;
+	else if (!strcmp(name, "csv"))
+		*out = REPORT_CSV;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int report__new(const struct report_opts *opts, struct report **out)
+{
+	struct report *r;
+
+	*out = NULL;
+	if (opts && opts->no_tree && opts->tree_only)
+		return -EINVAL;
+	r = xcalloc(1, sizeof(*r));
+	if (opts)
+		r->o = *opts;
+	*out = r;
+	return 0;
+}
+
+static void free_tree(struct report *r)
+{
+	free(r->first_child);
+	free(r->next_sibling);
+	free(r->node_row);
+	free(r->live);
+	r->first_child = r->next_sibling = r->node_row = NULL;
+	r->live = NULL;
+	r->npaths = 0;
+}
+
+void report__free(struct report *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->nfuncs; i++)
+		free(r->funcs[i].hist);
+	free(r->funcs);
+	free(r->rows);
+	free(r->slots);
+	free_tree(r);
+	free(r);
+}
+
+static size_t row_slot(const struct report *r, uint32_t path, uint32_t func)
+{
+	uint64_t h = ((uint64_t)path << 32 | func) * 0x9e3779b97f4a7c15ull;
+
+	return (h >> 32) & (r->nslots - 1);
+}
+
+/*
+ * The row of (path, func).  Keyed by the pair, not the path alone, so that a
+ * call whose path number is not (yet) in the session still lands in a row of
+ * its own function.  Rows are few (distinct paths): a hash keeps a hostile
+ * path number from sizing an array.
+ */
+static struct path_row *path_row(struct report *r, uint32_t path, uint32_t func)
+{
+	struct path_row *row;
+	size_t j;
+
+	if ((r->nrows + 1) * 2 > r->nslots) {
+		size_t i;
+
+		free(r->slots);
+		r->nslots = r->nslots ? r->nslots * 2 : 256;
+		r->slots = xcalloc(r->nslots, sizeof(*r->slots));
+		for (i = 0; i < r->nrows; i++) {
+			j = row_slot(r, r->rows[i].path, r->rows[i].func);
+			while (r->slots[j])
+				j = (j + 1) & (r->nslots - 1);
+			r->slots[j] = i + 1;
+		}
+	}
+	for (j = row_slot(r, path, func); r->slots[j]; j = (j + 1) & (r->nslots - 1)) {
+		row = &r->rows[r->slots[j] - 1];
+		if (row->path == path && row->func == func)
+			return row;
+	}
+	if ((r->nrows & (r->nrows - 1)) == 0)
+		r->rows = xrealloc(r->rows, (r->nrows ? r->nrows * 2 : 64) * sizeof(*r->rows));
+	row = &r->rows[r->nrows];
+	memset(row, 0, sizeof(*row));
+	row->path = path;
+	row->func = func;
+	r->slots[j] = ++r->nrows;
+	return row;
+}
+
+static void add_call(struct report *r, const struct bp_call *c)
+{
+	uint64_t dur = c->end > c->begin ? c->end - c->begin : 0;
+	struct path_row *row;
+	struct func_row *f;
+
+	if (c->func >= r->nfuncs) {
+		size_t n = r->nfuncs ? r->nfuncs : 64;
+
+		while (n <= c->func)
+			n *= 2;
+		r->funcs = xrealloc(r->funcs, n * sizeof(*r->funcs));
+		memset(r->funcs + r->nfuncs, 0, (n - r->nfuncs) * sizeof(*r->funcs));
+		r->nfuncs = n;
+	}
+	f = &r->funcs[c->func];
+	if (!f->hist)
+		f->hist = xcalloc(HIST_BUCKETS, sizeof(*f->hist));
+	if (!f->calls || dur < f->min)
+		f->min = dur;
+	if (dur > f->max)
+		f->max = dur;
+	f->calls++;
+	f->sum += dur;
+	f->self += c->self;
+	f->hist[hist_index(dur)]++;
+
+	row = path_row(r, c->path, c->func);
+	row->calls++;
+	row->total += dur;
+	row->self += c->self;
+	if (dur > row->max)
+		row->max = dur;
+
+	r->ncalls++;
+	if (c->flags & BP_CALL_UNFINISHED)
+		r->nunfinished++;
+	if (c->end > r->last_end)
+		r->last_end = c->end;
+}
+
+int report__add(struct report *r, const struct bp_session *s, const struct bp_event *ev)
+{
+	const struct bp_call *c;
+
+	switch (ev->kind) {
+	case BP_EV_CALL:
+		c = &ev->call;
+		if ((r->o.pid && c->pid != r->o.pid) || (r->o.tid && c->tid != r->o.tid))
+			return 0;
+		/* funcs are known before their calls: anything else is corrupt input */
+		if (c->func >= s->nfuncs)
+			return -EINVAL;
+		add_call(r, c);
+		return 0;
+	case BP_EV_LOSS:
+		/* a loss belongs to a CPU, not a thread: never filtered */
+		r->lost += ev->loss.count;
+		return 0;
+	}
+	return 0;	/* kinds added later do not concern the report */
+}
+
+/*
+ * Works out what needs the complete path table: the tree (children lists,
+ * which paths have calls) and the flat table's inclusive totals.
+ *
+ * Recursion: a call of f nested inside another activation of f on the same
+ * thread (fib inside fib) is already part of that activation's inclusive
+ * time.  Adding both would count the inner time twice, and fib(10) would
+ * show ~9x its real duration.  So, as uftrace does, the flat total counts
+ * only the outermost activation.  A call's path is the chain of its traced
+ * callers on its thread, so "nested in f" is "f appears among the path's
+ * ancestors".  Instead of walking the ancestors of every row (quadratic for
+ * deep recursion: 100000 nested frames are 100000 paths), one depth-first
+ * walk of the path tree keeps a count per function of its activations on
+ * the current branch; a node is outermost when its function's count is 0.
+ * Rows whose path is unknown to the session count as outermost.
+ *
+ * (A call whose entry was never seen — attach mid-call — gets a path at the
+ * depth its return was seen, which may hide an enclosing activation; such
+ * calls are flagged BP_CALL_NO_ENTRY and rare.)
+ */
+static void resolve(struct report *r, const struct bp_session *s)
+{
+	size_t n = s->npaths, i;
+	uint32_t *active = NULL, *stack = NULL, *cursor = NULL;
+	uint8_t *outer = NULL;
+	size_t sp = 0;
+
+	free_tree(r);
+	r->npaths = n;
+	for (i = 0; i < r->nfuncs; i++)
+		r->funcs[i].total = 0;
+	if (n) {
+		r->first_child = xcalloc(n, sizeof(*r->first_child));
+		r->next_sibling = xcalloc(n, sizeof(*r->next_sibling));
+		r->node_row = xcalloc(n, sizeof(*r->node_row));
+		r->live = xcalloc(n, 1);
+		/* a node the walk never reaches (corrupt parents) stays "outermost" */
+		outer = xmalloc(n);
+		memset(outer, 1, n);
+		stack = xcalloc(n, sizeof(*stack));
+		cursor = xcalloc(n, sizeof(*cursor));
+		active = xcalloc(s->nfuncs ? s->nfuncs : 1, sizeof(*active));
+	}
+	/* children lists in reverse creation order; node 0 is the root, nobody's child */
+	for (i = n; i-- > 1;) {
+		uint32_t p = s->paths[i].parent;
+
+		if (p >= n || p == i)
+			continue;
+		r->next_sibling[i] = r->first_child[p];
+		r->first_child[p] = i;
+	}
+	/* iterative: recursion 100000 deep must not overflow the C stack */
+	if (n) {
+		stack[sp++] = 0;
+		cursor[0] = r->first_child[0];
+	}
+	while (sp) {
+		uint32_t p = stack[sp - 1], c = cursor[p];
+
+		if (!c) {
+			sp--;
+			if (p && s->paths[p].func < s->nfuncs)
+				active[s->paths[p].func]--;
+			continue;
+		}
+		cursor[p] = r->next_sibling[c];
+		if (s->paths[c].func < s->nfuncs)
+			outer[c] = !active[s->paths[c].func]++;
+		else
+			outer[c] = 1;
+		cursor[c] = r->first_child[c];
+		stack[sp++] = c;
+	}
+	for (i = 0; i < r->nrows; i++) {
+		const struct path_row *row = &r->rows[i];
+		uint32_t p = row->path;
+		bool known = p && p < n && s->paths[p].func == row->func;
+
+		if (!known || outer[p])
+			r->funcs[row->func].total += row->total;
+		if (!known)
+			continue;
+		r->node_row[p] = i + 1;
+		/* stops at the first node already marked: linear overall, ends on cycles */
+		for (; p && p < n && !r->live[p]; p = s->paths[p].parent)
+			r->live[p] = 1;
+	}
+	free(outer);
+	free(stack);
+	free(cursor);
+	free(active);
+}
+
+static uint64_t func_key(const struct func_row *f, enum report_sort k)
+{
+	switch (k) {
+	case REPORT_SORT_SELF:
+		return f->self;
+	case REPORT_SORT_CALLS:
+		return f->calls;
+	case REPORT_SORT_AVG:
+		return f->calls ? f->sum / f->calls : 0;
+	case REPORT_SORT_MAX:
+		return f->max;
+	case REPORT_SORT_TOTAL:
+		break;
+	}
+	return f->total;
+}
+
+static uint64_t row_key(const struct path_row *p, enum report_sort k)
+{
+	switch (k) {
+	case REPORT_SORT_SELF:
+		return p->self;
+	case REPORT_SORT_CALLS:
+		return p->calls;
+	case REPORT_SORT_AVG:
+		return p->calls ? p->total / p->calls : 0;
+	case REPORT_SORT_MAX:
+		return p->max;
+	case REPORT_SORT_TOTAL:
+		break;
+	}
+	return p->total;
+}
+
+struct sort_ctx {
+	const struct report *r;
+	const struct bp_session *s;
+	enum report_sort key;
+};
+
+/* Descending by the key, then by total; equal rows by name, so output is stable. */
+static int cmp_funcs(const void *a, const void *b, void *arg)
+{
+	const struct sort_ctx *c = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct func_row *x = &c->r->funcs[i], *y = &c->r->funcs[j];
+	uint64_t kx = func_key(x, c->key), ky = func_key(y, c->key);
+	int d;
+
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	d = strcmp(session__func_name(c->s, i), session__func_name(c->s, j));
+	if (d)
+		return d;
+	return i < j ? -1 : i > j;
+}
+
+/* Tree children: a, b are path numbers with a row each (or live descendants). */
+static int cmp_nodes(const void *a, const void *b, void *arg)
+{
+	const struct sort_ctx *c = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	static const struct path_row none;
+	const struct path_row *x = c->r->node_row[i] ? &c->r->rows[c->r->node_row[i] - 1] : &none;
+	const struct path_row *y = c->r->node_row[j] ? &c->r->rows[c->r->node_row[j] - 1] : &none;
+	uint64_t kx = row_key(x, c->key), ky = row_key(y, c->key);
+	int d;
+
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	d = strcmp(session__func_name(c->s, c->s->paths[i].func),
+		   session__func_name(c->s, c->s->paths[j].func));
+	if (d)
+		return d;
+	return i < j ? -1 : i > j;
+}
+
+/* The functions with calls, sorted; returns how many. */
+static size_t sorted_funcs(struct report *r, const struct bp_session *s, enum report_sort key,
+			   uint32_t **out)
+{
+	struct sort_ctx c = { r, s, key };
+	uint32_t *idx = xcalloc(r->nfuncs ? r->nfuncs : 1, sizeof(*idx));
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nfuncs; i++)
+		if (r->funcs[i].calls)
+			idx[n++] = i;
+	qsort_r(idx, n, sizeof(*idx), cmp_funcs, &c);
+	*out = idx;
+	return n;
+}
+
+static uint64_t wall_ns(const struct report *r, const struct bp_session *s)
+{
+	/* an archive cut short may lack the duration: the last call end is a bound */
+	return s->duration ? s->duration : r->last_end;
+}
+
+static double pct_wall(const struct report *r, const struct bp_session *s, uint64_t ns)
+{
+	uint64_t w = wall_ns(r, s);
+
+	return w ? 100.0 * (double)ns / (double)w : 0.0;
+}
+
+static const char *func_module(const struct bp_session *s, uint32_t func)
+{
+	const char *path, *base;
+
+	if (func >= s->nfuncs || s->funcs[func].module >= s->nmodules)
+		return "";
+	path = s->modules[s->funcs[func].module].path;
+	base = strrchr(path, '/');
+	return base ? base + 1 : path;
+}
+
+static uint64_t lost_records(const struct report *r, const struct bp_session *s)
+{
+	/* the loss events, or the session's counter when it saw more (end of archive) */
+	return s->lost_total > r->lost ? s->lost_total : r->lost;
+}
+
+/*
+ * Depth-first walk of the live call paths, children sorted by the sort key,
+ * at most opts.depth levels.  `chain` holds the path numbers from the
+ * outermost call down to the visited node.  Iterative, like resolve().
+ */
+typedef void (*tree_visit_fn)(struct report *r, const struct bp_session *s, FILE *f,
+			      const uint32_t *chain, size_t depth, bool first);
+
+struct walk_frame {
+	uint32_t *kids;
+	size_t nkids, next;
+};
+
+static void walk_tree(struct report *r, const struct bp_session *s, FILE *f, tree_visit_fn visit)
+{
+	struct sort_ctx c = { r, s, r->o.sort };
+	struct walk_frame *st;
+	uint32_t *chain;
+	size_t sp = 0, cap = 64, nvisited = 0;
+
+	if (!r->npaths)
+		return;
+	st = xcalloc(cap, sizeof(*st));
+	chain = xcalloc(cap, sizeof(*chain));
+	chain[0] = 0;
+	for (;;) {
+		uint32_t p = chain[sp], k;
+		struct walk_frame *fr = &st[sp];
+
+		if (!fr->kids) {
+			size_t n = 0;
+
+			/* at the depth limit the node was visited, its children are not */
+			if (!r->o.depth || sp < r->o.depth)
+				for (k = r->first_child[p]; k; k = r->next_sibling[k])
+					n += r->live[k];
+			fr->kids = xcalloc(n ? n : 1, sizeof(*fr->kids));
+			for (k = n ? r->first_child[p] : 0; k; k = r->next_sibling[k])
+				if (r->live[k])
+					fr->kids[fr->nkids++] = k;
+			qsort_r(fr->kids, fr->nkids, sizeof(*fr->kids), cmp_nodes, &c);
+		}
+		if (fr->next == fr->nkids) {
+			free(fr->kids);
+			fr->kids = NULL;
+			if (!sp)
+				break;
+			sp--;
+			continue;
+		}
+		k = fr->kids[fr->next++];
+		if (sp + 2 > cap) {
+			cap *= 2;
+			st = xrealloc(st, cap * sizeof(*st));
+			chain = xrealloc(chain, cap * sizeof(*chain));
+		}
+		sp++;
+		chain[sp] = k;
+		memset(&st[sp], 0, sizeof(st[sp]));
+		visit(r, s, f, chain + 1, sp, nvisited++ == 0);
+	}
+	free(st);
+	free(chain);
+}
+
+static const struct path_row *node_stats(const struct report *r, uint32_t p)
+{
+	static const struct path_row none;
+
+	return r->node_row[p] ? &r->rows[r->node_row[p] - 1] : &none;
+}
+
+/* ---------------------------------------------------------------- pretty */
+
+static void pretty_header(struct report *r, const struct bp_session *s, FILE *f)
+{
+	char d[32];
+
+	fprintf(f, "command: %s   duration: %s   calls: %" PRIu64 "   lost records: %" PRIu64
+		   "   unfinished: %" PRIu64 "\n",
+		s->cmdline ? s->cmdline : "?", fmt_duration(wall_ns(r, s), d, sizeof(d)), r->ncalls,
+		lost_records(r, s), r->nunfinished);
+	if (r->o.pid || r->o.tid) {
+		fprintf(f, "only calls of");
+		if (r->o.pid)
+			fprintf(f, " pid %u", r->o.pid);
+		if (r->o.tid)
+			fprintf(f, " tid %u", r->o.tid);
+		fputc('\n', f);
+	}
+}
+
+static void pretty_name(const struct bp_session *s, FILE *f, uint32_t func)
+{
+	fputs(session__func_name(s, func), f);
+	/* the module only when there is a choice */
+	if (s->nmodules > 1)
+		fprintf(f, "  [%s]", func_module(s, func));
+	fputc('\n', f);
+}
+
+static void pretty_flat(struct report *r, const struct bp_session *s, FILE *f)
+{
+	char b[8][32], pct[16];
+	uint32_t *idx;
+	size_t n, i, top = r->o.top ? r->o.top : SIZE_MAX;
+
+	n = sorted_funcs(r, s, r->o.sort, &idx);
+	fprintf(f, "%10s %9s %9s %9s %9s %9s %9s %9s %6s  %s\n", "calls", "total", "self", "avg",
+		"min", "max", "p50", "p99", "wall", "function");
+	for (i = 0; i < n && i < top; i++) {
+		const struct func_row *fr = &r->funcs[idx[i]];
+
+		snprintf(pct, sizeof(pct), "%.1f%%", pct_wall(r, s, fr->total));
+		fprintf(f, "%10" PRIu64 " %9s %9s %9s %9s %9s %9s %9s %6s  ", fr->calls,
+			fmt_duration(fr->total, b[0], sizeof(b[0])),
+			fmt_duration(fr->self, b[1], sizeof(b[1])),
+			fmt_duration(fr->sum / fr->calls, b[2], sizeof(b[2])),
+			fmt_duration(fr->min, b[3], sizeof(b[3])),
+			fmt_duration(fr->max, b[4], sizeof(b[4])),
+			fmt_duration(percentile(fr, 50), b[5], sizeof(b[5])),
+			fmt_duration(percentile(fr, 99), b[6], sizeof(b[6])), pct);
+		pretty_name(s, f, idx[i]);
+	}
+	if (n > top)
+		fprintf(f, "... %zu more functions (--top)\n", n - top);
+	free(idx);
+}
+
+static void pretty_node(struct report *r, const struct bp_session *s, FILE *f,
+			const uint32_t *chain, size_t depth, bool first)
+{
+	const struct path_row *p = node_stats(r, chain[depth - 1]);
+	char b[2][32];
+
+	if (first)
+		fprintf(f, "%10s %9s %9s  %s\n", "calls", "total", "self", "call tree");
+	fprintf(f, "%10" PRIu64 " %9s %9s  %*s", p->calls, fmt_duration(p->total, b[0], sizeof(b[0])),
+		fmt_duration(p->self, b[1], sizeof(b[1])), (int)(2 * (depth - 1)), "");
+	pretty_name(s, f, s->paths[chain[depth - 1]].func);
+}
+
+/* ---------------------------------------------------------------- json */
+
+static void json_flat(struct report *r, const struct bp_session *s, FILE *f)
+{
+	uint32_t *idx;
+	size_t n, i, top = r->o.top ? r->o.top : SIZE_MAX;
+
+	n = sorted_funcs(r, s, r->o.sort, &idx);
+	for (i = 0; i < n && i < top; i++) {
+		const struct func_row *fr = &r->funcs[idx[i]];
+
+		fputs(i ? ",\n  {\"name\":" : "\n  {\"name\":", f);
+		json_str(f, session__func_name(s, idx[i]));
+		fputs(",\"module\":", f);
+		json_str(f, func_module(s, idx[i]));
+		fprintf(f, ",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64
+			   ",\"avg_ns\":%" PRIu64 ",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
+			   ",\"p50_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64 ",\"pct_wall\":%.3f}",
+			fr->calls, fr->total, fr->self, fr->sum / fr->calls, fr->min, fr->max,
+			percentile(fr, 50), percentile(fr, 99), pct_wall(r, s, fr->total));
+	}
+	if (n)
+		fputc('\n', f);
+	free(idx);
+}
+
+static void json_node(struct report *r, const struct bp_session *s, FILE *f,
+		      const uint32_t *chain, size_t depth, bool first)
+{
+	const struct path_row *p = node_stats(r, chain[depth - 1]);
+	size_t i;
+
+	fputs(first ? "\n  {\"path\":[" : ",\n  {\"path\":[", f);
+	for (i = 0; i < depth; i++) {
+		if (i)
+			fputc(',', f);
+		json_str(f, session__func_name(s, s->paths[chain[i]].func));
+	}
+	fprintf(f, "],\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64 "}",
+		p->calls, p->total, p->self);
+}
+
+static void print_json(struct report *r, const struct bp_session *s, FILE *f)
+{
+	fputs("{\"command\":", f);
+	json_str(f, s->cmdline ? s->cmdline : "");
+	fprintf(f, ",\"duration_ns\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"unfinished\":%" PRIu64
+		   ",\"lost\":%" PRIu64, wall_ns(r, s), r->ncalls, r->nunfinished, lost_records(r, s));
+	if (r->o.pid)
+		fprintf(f, ",\"pid\":%u", r->o.pid);
+	if (r->o.tid)
+		fprintf(f, ",\"tid\":%u", r->o.tid);
+	/* both keys are always there, empty when left out, so readers need no case */
+	fputs(",\n\"functions\":[", f);
+	if (!r->o.tree_only)
+		json_flat(r, s, f);
+	fputs("],\n\"tree\":[", f);
+	if (!r->o.no_tree) {
+		walk_tree(r, s, f, json_node);
+		if (r->nrows)
+			fputc('\n', f);
+	}
+	fputs("]}\n", f);
+}
+
+/* ---------------------------------------------------------------- csv */
+
+/* RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
+static void csv_field(FILE *f, const char *v)
+{
+	if (!strpbrk(v, ",\"\r\n")) {
+		fputs(v, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *v; v++) {
+		if (*v == '"')
+			fputc('"', f);
+		fputc(*v, f);
+	}
+	fputc('"', f);
+}
+
+static void csv_flat(struct report *r, const struct bp_session *s, FILE *f)
+{
+	uint32_t *idx;
+	size_t n, i, top = r->o.top ? r->o.top : SIZE_MAX;
+
+	n = sorted_funcs(r, s, r->o.sort, &idx);
+	fputs("name,module,calls,total_ns,self_ns,avg_ns,min_ns,max_ns,p50_ns,p99_ns,pct_wall\r\n",
+	      f);
+	for (i = 0; i < n && i < top; i++) {
+		const struct func_row *fr = &r->funcs[idx[i]];
+
+		csv_field(f, session__func_name(s, idx[i]));
+		fputc(',', f);
+		csv_field(f, func_module(s, idx[i]));
+		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			   ",%" PRIu64 ",%" PRIu64 ",%.3f\r\n",
+			fr->calls, fr->total, fr->self, fr->sum / fr->calls, fr->min, fr->max,
+			percentile(fr, 50), percentile(fr, 99), pct_wall(r, s, fr->total));
+	}
+	free(idx);
+}
+
+static void csv_node(struct report *r, const struct bp_session *s, FILE *f,
+		     const uint32_t *chain, size_t depth, bool first)
+{
+	const struct path_row *p = node_stats(r, chain[depth - 1]);
+	char *path = NULL;
+	size_t len = 0, i;
+	FILE *m = open_memstream(&path, &len);
+
+	if (!m) {
+		fputs("[out of memory]", f);
+		return;
+	}
+	/* the path as folded stacks write it: outermost first, ';' between */
+	for (i = 0; i < depth; i++)
+		fprintf(m, "%s%s", i ? ";" : "", session__func_name(s, s->paths[chain[i]].func));
+	fclose(m);
+	csv_field(f, path ? path : "");
+	free(path);
+	fprintf(f, ",%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\r\n", depth, p->calls, p->total,
+		p->self);
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+int report__print(struct report *r, const struct bp_session *s, FILE *f)
+{
+	resolve(r, s);
+	switch (r->o.format) {
+	case REPORT_PRETTY:
+		pretty_header(r, s, f);
+		if (!r->o.tree_only) {
+			fputc('\n', f);
+			pretty_flat(r, s, f);
+		}
+		if (!r->o.no_tree && r->nrows) {
+			fputc('\n', f);
+			walk_tree(r, s, f, pretty_node);
+		}
+		break;
+	case REPORT_JSON:
+		print_json(r, s, f);
+		break;
+	case REPORT_CSV:
+		/* one table per CSV file: the tree only when asked for alone */
+		if (r->o.tree_only) {
+			fputs("path,depth,calls,total_ns,self_ns\r\n", f);
+			walk_tree(r, s, f, csv_node);
+		} else {
+			csv_flat(r, s, f);
+		}
+		break;
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+void report__print_summary(struct report *r, const struct bp_session *s, FILE *f, size_t top)
+{
+	char b[4][32];
+	uint32_t *idx;
+	size_t n, i;
+
+	resolve(r, s);
+	n = sorted_funcs(r, s, REPORT_SORT_TOTAL, &idx);
+	if (n)
+		fprintf(f, "  %10s  %9s  %9s  %9s  %9s  %s\n", "calls", "total", "self", "avg", "max",
+			"function");
+	for (i = 0; i < n && i < top; i++) {
+		const struct func_row *fr = &r->funcs[idx[i]];
+
+		fprintf(f, "  %10" PRIu64 "  %9s  %9s  %9s  %9s  %s\n", fr->calls,
+			fmt_duration(fr->total, b[0], sizeof(b[0])),
+			fmt_duration(fr->self, b[1], sizeof(b[1])),
+			fmt_duration(fr->sum / fr->calls, b[2], sizeof(b[2])),
+			fmt_duration(fr->max, b[3], sizeof(b[3])), session__func_name(s, idx[i]));
+	}
+	if (n > top)
+		fprintf(f, "  ... %zu more functions\n", n - top);
+	free(idx);
+}

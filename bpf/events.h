@@ -77,7 +77,7 @@ struct bp_rec_task {
 struct bp_rec_exec {
 	struct bp_rec_hdr h;
 	__u32 old_tid;		/* a non-leader thread that exec'd takes the leader's tid */
-	__u32 pad;
+	__u32 stopped;		/* SIGSTOP was sent: the loader attaches to the new image, then SIGCONT */
 	char filename[BP_PATH_LEN];
 };
 

@@ -20,6 +20,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Set by the loader before load. */
 const volatile bool follow_forks = true;	/* add forked children to the traced set */
 const volatile bool trace_all = false;		/* -a: every process */
+const volatile bool stop_on_exec = false;	/* hold exec'd images until probes are attached */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -319,8 +320,12 @@ int BPF_PROG(task_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	r->h.ts = bpf_ktime_get_ns();
 	r->h.pid_tgid = task_id(p);
 	r->old_tid = old_pid;
-	r->pad = 0;
+	/*
+	 * The new image's functions are not probed yet: stop the process before
+	 * its first instruction; the loader attaches (if needed) and resumes it.
+	 */
+	r->stopped = stop_on_exec && !bpf_send_signal(SIGSTOP);
 	bpf_probe_read_kernel_str(&r->filename, sizeof(r->filename), BPF_CORE_READ(bprm, filename));
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,6 +22,7 @@
 #include "decode.h"
 #include "exporter.h"
 #include "launch.h"
+#include "../bpf/events.h"
 #include "log.h"
 #include "select.h"
 #include "session.h"
@@ -47,6 +49,11 @@ struct record_opts {
 
 struct record_ctx {
 	struct bp_session s;
+	struct decoder *dec;
+	struct tracer *tr;
+	const struct select_opts *sopts;
+	struct stat *images;	/* executables already probed (dev, ino) */
+	size_t nimages;
 	struct exporter *exp;
 	struct stats stats;
 	uint64_t min_time;
@@ -85,9 +92,84 @@ static int sink(void *ctx, const struct bp_event *ev)
 	return exporter__event(rc->exp, &rc->s, ev);
 }
 
+static int pid_exe(pid_t pid, char **path);
+
+static bool is_script(const char *path)
+{
+	char magic[2] = { 0 };
+	FILE *f = fopen(path, "rb");
+	bool r;
+
+	if (!f)
+		return false;
+	r = fread(magic, 1, 2, f) == 2 && magic[0] == '#' && magic[1] == '!';
+	fclose(f);
+	return r;
+}
+
+static bool image_known(struct record_ctx *rc, const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < rc->nimages; i++)
+		if (rc->images[i].st_dev == st->st_dev && rc->images[i].st_ino == st->st_ino)
+			return true;
+	rc->images = xrealloc(rc->images, (rc->nimages + 1) * sizeof(*rc->images));
+	rc->images[rc->nimages++] = *st;
+	return false;
+}
+
+/*
+ * A traced process exec'd: probe the new image with the same patterns (the
+ * process is stopped at its first instruction), then let it run.
+ */
+static void follow_exec(struct record_ctx *rc, const struct bp_rec_exec *r)
+{
+	pid_t pid = r->h.pid_tgid >> 32;
+	struct select_opts so = *rc->sopts;
+	struct probe_set ps = { 0 };
+	char link[64];
+	struct stat st;
+	size_t i;
+
+	char *exe = NULL;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	if (stat(link, &st) || image_known(rc, &st) || pid_exe(pid, &exe))
+		goto resume;
+	so.exe = exe;
+	so.pid = pid;
+	so.lenient = true;
+	so.main_only = true;
+	so.no_exe = false;
+	if (select__resolve(&so, &rc->s, &ps))
+		goto resume;
+	for (i = 0; i < ps.nmods; i++) {
+		int err = tracer__attach(rc->tr, ps.mods[i].path, ps.mods[i].offsets,
+					 ps.mods[i].cookies, ps.mods[i].n);
+
+		if (err)
+			p_warn("pid %d exec'd %.*s: cannot attach %zu probes: %s", pid, BP_PATH_LEN,
+			       r->filename, ps.mods[i].n, strerror(-err));
+		else
+			p_dbg("pid %d exec'd %s: %zu functions traced", pid, ps.mods[i].path,
+			      ps.mods[i].n);
+	}
+	probe_set__free(&ps);
+resume:
+	free(exe);
+	if (r->stopped)
+		kill(pid, SIGCONT);
+}
+
 static int decode_record(void *ctx, const void *rec, size_t size)
 {
-	return decoder__feed(ctx, rec, size);
+	struct record_ctx *rc = ctx;
+	int err = decoder__feed(rc->dec, rec, size);
+
+	if (!err && ((const struct bp_rec_hdr *)rec)->type == BP_REC_EXEC)
+		follow_exec(rc, rec);
+	return err;
 }
 
 static void usage(FILE *f, bool attach)
@@ -375,7 +457,13 @@ static int run(struct record_opts *o)
 		}
 	}
 	sopts.exe = exe;
+	/* A script: its interpreter is rarely what the user wants; follow what it execs. */
+	sopts.lenient = sopts.no_exe = !o->attach && is_script(exe);
 	err = select__resolve(&sopts, &rc.s, &ps);
+	if (err && sopts.lenient) {
+		p_info("%s is a script: tracing the programs it executes", o->argv[0]);
+		err = 0;
+	}
 	if (err)
 		goto cleanup;
 	for (i = 1; o->attach && i < o->npids; i++) {
@@ -422,7 +510,17 @@ static int run(struct record_opts *o)
 	err = decoder__new(&rc.s, sink, &rc, &dec);
 	if (err)
 		goto cleanup;
-	err = tracer__new(&topts, decode_record, dec, &tr);
+	rc.dec = dec;
+	rc.sopts = &sopts;
+	topts.stop_on_exec = true;
+	{
+		struct stat st;
+
+		if (!stat(exe, &st))
+			image_known(&rc, &st);
+	}
+	err = tracer__new(&topts, decode_record, &rc, &tr);
+	rc.tr = tr;
 	if (err)
 		goto cleanup;
 	if (!o->attach) {
@@ -619,6 +717,7 @@ cleanup:
 	probe_set__free(&unw);
 	stats__free(&rc.stats);
 	session__free(&rc.s);
+	free(rc.images);
 	free(lost_seen);
 	free(lost_now);
 	free(exe);

@@ -197,10 +197,13 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 	memset(out, 0, sizeof(*out));
 	m = find_mod(&mods, &nmods, o->exe);	/* main executable is module 0 */
 
-	if (!o->nincludes) {
+	if (o->no_exe)
+		m->read_err = -ENOEXEC;	/* never read: plain patterns apply to exec'd images */
+	if (!o->nincludes && !o->no_exe) {
 		err = load_syms(m);
 		if (err) {
-			report_read_err(o->exe, err);
+			if (!o->lenient)
+				report_read_err(o->exe, err);
 			goto cleanup;
 		}
 		for (i = 0; i < m->syms.n; i++)
@@ -218,6 +221,10 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 			char **paths = NULL;
 			size_t npaths = 0, hits = 0;
 
+			if ((lib && o->main_only) || (!lib && o->no_exe)) {
+				free(copy);
+				continue;
+			}
 			if (lib) {
 				err = resolve_lib(lib, o->pid, &paths, &npaths);
 				if (err && pass == 0) {
@@ -259,12 +266,16 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 						err = 0;	/* e.g. a linker script named libc.so */
 						continue;
 					}
+					if (o->lenient) {
+						err = 0;
+						continue;
+					}
 					report_read_err(mm->path, err);
 					goto free_pat;
 				}
 				hits += apply(mm, glob, pass == 0);
 			}
-			if (pass == 0 && !hits) {
+			if (pass == 0 && !hits && !o->lenient) {
 				p_err("pattern '%s' matches no function in %s", pats[i],
 				      lib ? lib : o->exe);
 				err = -ESRCH;
@@ -318,7 +329,8 @@ free_pat:
 		out->nfuncs += pm.n;
 	}
 	if (!out->nfuncs) {
-		p_err("no function selected (every match was excluded by -N)");
+		if (!o->lenient)
+			p_err("no function selected (every match was excluded by -N)");
 		err = -ESRCH;
 	}
 cleanup:
@@ -353,13 +365,26 @@ static const char *const unwinder_syms[] = {
 	"_Unwind_Resume_or_Rethrow", "_Unwind_Backtrace", NULL,
 };
 
+static bool is_elf(const char *path)
+{
+	unsigned char magic[4] = { 0 };
+	FILE *f = fopen(path, "rb");
+	bool r;
+
+	if (!f)
+		return false;
+	r = fread(magic, 1, 4, f) == 4 && !memcmp(magic, "\177ELF", 4);
+	fclose(f);
+	return r;
+}
+
 static void add_unwinder_module(const char *path, struct probe_set *out)
 {
 	struct elf_funcs syms = { 0 };
 	struct probe_module pm = { 0 };
 	size_t i, j;
 
-	if (elfsym__read(path, &syms))
+	if (!is_elf(path) || elfsym__read(path, &syms))
 		return;
 	pm.offsets = xcalloc(sizeof(unwinder_syms) / sizeof(unwinder_syms[0]), sizeof(*pm.offsets));
 	for (i = 0; i < syms.n; i++)

@@ -36,6 +36,9 @@ struct select_opts {
 	size_t nincludes;
 	char **excludes;	/* -N */
 	size_t nexcludes;
+	bool lenient;		/* an image exec'd later: patterns that match nothing are not errors */
+	bool main_only;		/* only the main executable's patterns (libraries are done) */
+	bool no_exe;		/* exe is a script: only LIB: patterns apply now */
 };
 
 /*

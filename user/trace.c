@@ -96,6 +96,7 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 	}
 	t->skel->rodata->follow_forks = opts->follow_forks;
 	t->skel->rodata->trace_all = opts->trace_all;
+	t->skel->rodata->stop_on_exec = opts->stop_on_exec;
 	err = bpf_map__set_max_entries(t->skel->maps.rb, opts->buffer_size);
 	if (err) {
 		p_err("invalid buffer size %zu: %s", opts->buffer_size, strerror(-err));

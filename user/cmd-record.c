@@ -26,7 +26,7 @@
 #include "log.h"
 #include "select.h"
 #include "session.h"
-#include "stats.h"
+#include "report.h"
 #include "trace.h"
 #include "util.h"
 
@@ -55,7 +55,7 @@ struct record_ctx {
 	struct stat *images;	/* executables already probed (dev, ino) */
 	size_t nimages;
 	struct exporter *exp;
-	struct stats stats;
+	struct report *rep;
 	uint64_t min_time;
 	uint64_t exported;
 };
@@ -81,11 +81,12 @@ static int sink(void *ctx, const struct bp_event *ev)
 {
 	struct record_ctx *rc = ctx;
 
-	if (ev->kind == BP_EV_CALL) {
-		stats__add(&rc->stats, &ev->call);
-		if (ev->call.end - ev->call.begin < rc->min_time)
-			return 0;
-	}
+	int err = report__add(rc->rep, &rc->s, ev);
+
+	if (err)
+		return err;
+	if (ev->kind == BP_EV_CALL && ev->call.end - ev->call.begin < rc->min_time)
+		return 0;
 	if (!rc->exp)
 		return 0;
 	rc->exported++;
@@ -428,7 +429,9 @@ static int run(struct record_opts *o)
 	size_t i;
 
 	session__init(&rc.s);
-	stats__init(&rc.stats);
+	err = report__new(NULL, &rc.rep);
+	if (err)
+		goto cleanup;
 	fill_header(&rc.s, o);
 
 	/* 1. What to trace. */
@@ -695,7 +698,7 @@ static int run(struct record_opts *o)
 			fprintf(stderr, ", %llu too deep for return probes",
 				(unsigned long long)rc.s.nno_retprobe);
 		fputc('\n', stderr);
-		stats__print_top(&rc.stats, &rc.s, stderr, 10);
+		report__print_summary(rc.rep, &rc.s, stderr, 10);
 		if (rc.s.lost_total)
 			p_warn("%llu records lost: the ring buffer was full; try --buffer-size 256M",
 			       (unsigned long long)rc.s.lost_total);
@@ -715,7 +718,7 @@ cleanup:
 	exporter__free(rc.exp);
 	probe_set__free(&ps);
 	probe_set__free(&unw);
-	stats__free(&rc.stats);
+	report__free(rc.rep);
 	session__free(&rc.s);
 	free(rc.images);
 	free(lost_seen);

@@ -51,7 +51,7 @@ PROG_SRCS  := $(wildcard tests/progs/*.c) $(wildcard tests/progs/*.cc)
 PROG_BINS  := $(basename $(PROG_SRCS))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test-deps demo test unit e2e bench clean progs format
+.PHONY: all deps test-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke
 
 all: bpfprof progs
 
@@ -119,10 +119,36 @@ unit: $(UNIT_BINS)
 e2e: bpfprof progs
 	$(Q)$(PYTHON) -m pytest -q tests/e2e
 
+# Fuzzing the archive reader (libFuzzer; clang + libclang-rt-dev).  New inputs
+# go to $(OUTPUT)/fuzz/corpus, crashes to $(OUTPUT)/fuzz/crash-*; the seeds in
+# tests/fuzz/corpus stay as committed.
+FUZZ_CC    ?= clang
+FUZZ_TIME  ?= 600
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	      -D_GNU_SOURCE -Iuser
+FUZZ_SRCS  := user/archive.c user/session.c user/log.c
+FUZZ_HDRS  := user/archive.h user/archive-fmt.h user/session.h user/log.h
+FUZZ_RUN    = $(OUTPUT)/fuzz/fuzz_archive -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	      -artifact_prefix=$(OUTPUT)/fuzz/ $(OUTPUT)/fuzz/corpus tests/fuzz/corpus
+
+$(OUTPUT)/fuzz/fuzz_archive: tests/fuzz/fuzz_archive.c $(FUZZ_SRCS) $(FUZZ_HDRS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_SRCS) -lz -o $@
+
+fuzz: $(OUTPUT)/fuzz/fuzz_archive
+	$(Q)$(FUZZ_RUN) -max_total_time=$(FUZZ_TIME)
+
+fuzz-smoke: $(OUTPUT)/fuzz/fuzz_archive
+	$(Q)$(FUZZ_RUN) -max_total_time=30 > $(OUTPUT)/fuzz/smoke.log 2>&1 || \
+		{ tail -n 60 $(OUTPUT)/fuzz/smoke.log; echo "fuzz-smoke: failed, input in $(OUTPUT)/fuzz/" >&2; exit 1; }
+	$(Q)tail -n 1 $(OUTPUT)/fuzz/smoke.log
+
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory e2e
+	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 
 bench: bpfprof progs
 	$(Q)bash bench/run.sh

@@ -38,6 +38,9 @@ struct {
 /* Ring buffer reserve failures, per CPU; the loader reads .bss directly. */
 __u64 lost[BP_MAX_CPUS];
 
+/* Set by the loader when the recording ends, before the last drain. */
+volatile __u32 paused;
+
 /* The kernel keeps at most this many pending return instances per thread. */
 #define MAX_RETURN_INSTANCES BP_UNWIND_SLOTS
 #define SIGSTOP 19
@@ -49,6 +52,8 @@ static __always_inline unsigned long trampoline_vaddr(struct task_struct *t)
 
 static __always_inline bool is_traced(__u32 tgid)
 {
+	if (paused)
+		return false;
 	return trace_all || bpf_map_lookup_elem(&tgids, &tgid);
 }
 

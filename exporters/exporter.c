@@ -12,6 +12,12 @@
 
 const struct exporter_ops *const exporter_table[] = {
 	&chrome_exporter,
+	&speedscope_exporter,
+	&pprof_exporter,
+	&folded_exporter,
+	&csv_exporter,
+	&dot_exporter,
+	&archive_exporter,
 	NULL,
 };
 

@@ -57,5 +57,11 @@ void exporter__free(struct exporter *e);
 
 /* The formats. */
 extern const struct exporter_ops chrome_exporter;
+extern const struct exporter_ops speedscope_exporter;
+extern const struct exporter_ops pprof_exporter;
+extern const struct exporter_ops folded_exporter;
+extern const struct exporter_ops csv_exporter;
+extern const struct exporter_ops dot_exporter;
+extern const struct exporter_ops archive_exporter;
 
 #endif

@@ -27,7 +27,7 @@ fi
 
 pkgs_build="make gcc clang llvm pkg-config libelf-dev libdw-dev zlib1g-dev systemtap-sdt-dev libmicrohttpd-dev"
 pkgs_bp="libbpf-dev bpftool"
-pkgs_test="libcmocka-dev python3 python3-pytest graphviz bpftrace binutils sqlite3 libsqlite3-dev"
+pkgs_test="libcmocka-dev python3 python3-pytest graphviz bpftrace binutils sqlite3 libsqlite3-dev chromium golang-go python3-websocket"
 
 missing() {
 	local p out=""
@@ -60,3 +60,19 @@ if [ -n "$need" ] || ! libbpf_ok; then
 fi
 libbpf_ok || { echo "setup.sh: libbpf-dev >= 1.4 and bpftool are required" >&2; exit 1; }
 echo "setup.sh: build dependencies ok (libbpf $(dpkg-query -W -f='${Version}' libbpf-dev))"
+
+# The real clients the end-to-end tests load outputs into (besides chromium,
+# go tool pprof and dot above): the speedscope web app, at the version pinned
+# by tests/clients/package-lock.json, into tests/clients/node_modules.
+if [ $want_test = 1 ]; then
+	clients="$(cd "$(dirname "$0")/.." && pwd)/tests/clients"
+	# nodejs may come from elsewhere with its own npm: only a missing npm is installed.
+	if ! command -v npm >/dev/null; then
+		apt-get update -qq
+		apt-get install -y -qq --no-install-recommends npm
+	fi
+	if [ ! -e "$clients/node_modules/speedscope/dist/release/index.html" ]; then
+		npm ci --prefix "$clients" --no-audit --no-fund --loglevel=error
+	fi
+	echo "setup.sh: test clients ok (chromium, go tool pprof, dot, speedscope)"
+fi

@@ -655,7 +655,7 @@ static int decode_call(struct archive_reader *r, const unsigned char *p, size_t 
 	c->parent_id = v[1] ? c->id - v[1] : 0;
 	c->begin = r->prev.ts + (uint64_t)unzigzag(v[2]);
 	c->end = c->begin + v[3];
-	c->self = v[4];
+	c->self = v[3] - v[4];
 	pid = (int64_t)r->prev.pid + unzigzag(v[5]);
 	tid = (int64_t)r->prev.tid + unzigzag(v[6]);
 	if (pid < 0 || pid > UINT32_MAX || tid < 0 || tid > UINT32_MAX || v[8] > UINT32_MAX ||

@@ -6,8 +6,8 @@
  *
  * Reading never trusts the file: every length is bounded, every index is
  * checked against its table, and a corrupt, truncated or hostile file gives
- * -EBADMSG (or -ENOEXEC for "not an archive") with a message, never a crash
- * or an unbounded allocation.
+ * -EBADMSG (or -ENOEXEC for "not an archive", -ENOTSUP for a newer major
+ * version) with a message, never a crash or an unbounded allocation.
  */
 #ifndef BPFPROF_ARCHIVE_H
 #define BPFPROF_ARCHIVE_H

@@ -42,6 +42,7 @@ struct record_opts {
 	uint64_t min_time;	/* ns: shorter calls are left out of the output */
 	uint64_t buffer_size;
 	bool no_follow;
+	bool no_skip_endbr;
 	bool as_root;
 	bool args;
 	char **argv;		/* record: the command */
@@ -95,6 +96,51 @@ static int sink(void *ctx, const struct bp_event *ev)
 
 static int pid_exe(pid_t pid, char **path);
 
+/*
+ * Attaches one module's probes; functions the kernel refuses are named in a
+ * warning (never silently missing from the trace).
+ */
+static int attach_module(struct tracer *tr, const struct bp_session *s,
+			 const struct probe_module *pm)
+{
+	uint64_t *refused = xcalloc(pm->n, sizeof(*refused));
+	size_t nrefused = 0, i;
+	int err;
+
+	err = tracer__attach(tr, pm->path, pm->offsets, pm->cookies, pm->n, refused, &nrefused);
+	if (!err && nrefused) {
+		p_warn("the kernel refused to probe %zu function%s in %s (first instruction it "
+		       "cannot single-step, e.g. a lock prefix); not traced:", nrefused,
+		       nrefused == 1 ? "" : "s", pm->path);
+		for (i = 0; i < nrefused && i < 20; i++)
+			fprintf(stderr, "    %s\n", session__func_name(s, refused[i]));
+		if (nrefused > 20)
+			fprintf(stderr, "    ... and %zu more\n", nrefused - 20);
+	}
+	free(refused);
+	return err;
+}
+
+/* Warns when most selected functions take the kernel's single-step path. */
+static void warn_slow_probes(const struct bp_session *s)
+{
+	size_t i, slow = 0, skipped = 0;
+
+	for (i = 0; i < s->nfuncs; i++) {
+		const char *path = select__probe_path(&s->funcs[i]);
+
+		slow += !strcmp(path, "single-step");
+		skipped += !strcmp(path, "skip-endbr");
+	}
+	if (skipped)
+		p_dbg("%zu functions probed after their endbr64 (emulated path)", skipped);
+	if (s->nfuncs && slow * 2 > s->nfuncs)
+		p_warn("%zu of %zu functions start with an instruction the kernel single-steps: "
+		       "about %u ns per traced call instead of %u ns (see 'bpfprof list')",
+		       slow, s->nfuncs, select__probe_cost_ns(&(struct bp_func){ .flags = 0 }),
+		       select__probe_cost_ns(&(struct bp_func){ .flags = 1 }));
+}
+
 static bool is_script(const char *path)
 {
 	char magic[2] = { 0 };
@@ -146,8 +192,7 @@ static void follow_exec(struct record_ctx *rc, const struct bp_rec_exec *r)
 	if (select__resolve(&so, &rc->s, &ps))
 		goto resume;
 	for (i = 0; i < ps.nmods; i++) {
-		int err = tracer__attach(rc->tr, ps.mods[i].path, ps.mods[i].offsets,
-					 ps.mods[i].cookies, ps.mods[i].n);
+		int err = attach_module(rc->tr, &rc->s, &ps.mods[i]);
 
 		if (err)
 			p_warn("pid %d exec'd %.*s: cannot attach %zu probes: %s", pid, BP_PATH_LEN,
@@ -198,6 +243,8 @@ static void usage(FILE *f, bool attach)
 		"                         (they still count in the summary)\n"
 		"      --buffer-size SIZE ring buffer size (default 64M; more = fewer losses)\n"
 		"      --no-follow        do not trace processes forked by the targets\n"
+		"      --no-skip-endbr    probe endbr64 itself (single-stepped, ~10x dearer)\n"
+		"                         instead of the push/nop after it\n"
 		"  -d, --duration DUR     stop after DUR (e.g. 500ms, 10s, 2m)\n");
 	if (attach)
 		fprintf(f, "  -p, --pid PID[,PID]    processes to trace (repeatable)\n");
@@ -244,7 +291,8 @@ static void push_str(char ***arr, size_t *n, const char *s)
 /* Returns 0, 1 for --help (exit 0), or -EINVAL. */
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	enum { OPT_FORMAT = 256, OPT_MIN_TIME, OPT_BUFFER, OPT_NO_FOLLOW, OPT_AS_ROOT, OPT_ARGS };
+	enum { OPT_FORMAT = 256, OPT_MIN_TIME, OPT_BUFFER, OPT_NO_FOLLOW, OPT_AS_ROOT, OPT_ARGS,
+	       OPT_NO_SKIP_ENDBR };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -253,6 +301,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "min-time", required_argument, NULL, OPT_MIN_TIME },
 		{ "buffer-size", required_argument, NULL, OPT_BUFFER },
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
+		{ "no-skip-endbr", no_argument, NULL, OPT_NO_SKIP_ENDBR },
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -294,6 +343,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_NO_FOLLOW:
 			o->no_follow = true;
+			break;
+		case OPT_NO_SKIP_ENDBR:
+			o->no_skip_endbr = true;
 			break;
 		case OPT_AS_ROOT:
 			o->as_root = true;
@@ -415,6 +467,7 @@ static int run(struct record_opts *o)
 	struct select_opts sopts = {
 		.includes = o->includes, .nincludes = o->nincludes,
 		.excludes = o->excludes, .nexcludes = o->nexcludes,
+		.no_skip_endbr = o->no_skip_endbr,
 	};
 	const struct exporter_ops *ops = NULL;
 	struct record_ctx rc = { .min_time = o->min_time };
@@ -546,8 +599,7 @@ static int run(struct record_opts *o)
 	rc.s.t0 = now_ns(CLOCK_MONOTONIC);
 	rc.s.realtime_offset = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
 	for (i = 0; i < ps.nmods; i++) {
-		err = tracer__attach(tr, ps.mods[i].path, ps.mods[i].offsets, ps.mods[i].cookies,
-				     ps.mods[i].n);
+		err = attach_module(tr, &rc.s, &ps.mods[i]);
 		if (err) {
 			p_err("cannot attach %zu probes to %s: %s", ps.mods[i].n, ps.mods[i].path,
 			      strerror(-err));
@@ -563,6 +615,7 @@ static int run(struct record_opts *o)
 	}
 	err = 0;
 	t_attach = now_ns(CLOCK_MONOTONIC) - rc.s.t0;
+	warn_slow_probes(&rc.s);
 	p_info("traced %zu functions in %zu file%s (attached in %s)", ps.nfuncs, ps.nmods,
 	       ps.nmods == 1 ? "" : "s", fmt_duration(t_attach, buf, sizeof(buf)));
 
@@ -655,8 +708,9 @@ static int run(struct record_opts *o)
 	 * 5. Drain what is left, close open calls, finish the output.  Probes
 	 * are detached only afterwards: removing return probes waits for an
 	 * SRCU grace period that can take seconds, and the output must not
-	 * wait for it.
+	 * wait for it.  Pausing first bounds the drain when targets still run.
 	 */
+	tracer__pause(tr);
 	do {
 		err = tracer__poll(tr);
 	} while (err > 0);

@@ -81,7 +81,8 @@ int cmd_report(int argc, char **argv)
 	int c, err = 0;
 
 	session__init(&s);
-	while ((c = getopt_long(argc, argv, "s:n:p:t:h", longopts, NULL)) != -1) {
+	opterr = 0;	/* our own messages: one "bpfprof: " line, like every other error */
+	while ((c = getopt_long(argc, argv, ":s:n:p:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FORMAT:
 			err = report__parse_format(optarg, &o.format);
@@ -119,8 +120,13 @@ int cmd_report(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			goto cleanup;
+		case ':':
+			p_err("option '%s' needs a value (see 'bpfprof report --help')",
+			      argv[optind - 1]);
+			err = -EINVAL;
+			break;
 		default:
-			fprintf(stderr, "see 'bpfprof report --help'\n");
+			p_err("unknown option '%s' (see 'bpfprof report --help')", argv[optind - 1]);
 			err = -EINVAL;
 			break;
 		}

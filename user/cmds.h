@@ -7,5 +7,7 @@ int cmd_record(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 #endif

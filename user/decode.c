@@ -207,7 +207,7 @@ static bool same_stack(uint64_t a, uint64_t b)
  * unwound above them: every frame whose entry sp is below `sp`.  They ended
  * no later than the previous record of the thread.
  */
-static int close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool entry)
+static int close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool entry, uint32_t func)
 {
 	bool popped = false;
 	int err;
@@ -221,8 +221,14 @@ static int close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool ent
 		 * were just found dead: then the stack was unwound to here and the
 		 * same-sp frame is a finished sibling, not a tail-caller.
 		 */
+		/*
+		 * The same function again at the same sp is a new call after a
+		 * return record was lost (ring buffer full), not a tail call of
+		 * itself (compilers turn those into jumps past the entry).
+		 */
 		if (top->sp > sp ||
-		    (top->sp == sp && !(entry && (popped || (top->flags & FRAME_RESTORED)))) ||
+		    (top->sp == sp && !(entry && (popped || (top->flags & FRAME_RESTORED) ||
+						 top->func == func))) ||
 		    !same_stack(top->sp, sp))
 			break;
 		popped = true;
@@ -267,7 +273,7 @@ static int call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64
 	}
 
 	/* A new call's sp is below every live frame: frames below it are dead. */
-	err = close_dead(d, t, sp, true);
+	err = close_dead(d, t, sp, true, func);
 	if (err)
 		return err;
 	push(d, t, func, ts, sp, d->next_id++);
@@ -281,7 +287,7 @@ static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint6
 	int err;
 
 	/* Frames deeper than the one returning were skipped (longjmp, throw). */
-	err = close_dead(d, t, sp - 8, false);
+	err = close_dead(d, t, sp - 8, false, UINT32_MAX);
 	if (err)
 		return err;
 	if (t->depth && t->stack[t->depth - 1].func == func)

@@ -19,7 +19,7 @@
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 /* Enough bytes for every instruction pattern elfsym__classify_insn() knows. */
-#define INSN_PEEK 8
+#define INSN_PEEK 12	/* endbr64 (4) + the instruction after it */
 
 /* A function symbol before alias removal; names point into libelf's string table. */
 struct cand {
@@ -307,6 +307,9 @@ static void fill_func(struct elf_func *f, const struct cand *c, int fd, bool x86
 	got = pread(fd, code, want, (off_t)c->offset);
 	if (got > 0)
 		f->insn = elfsym__classify_insn(code, (size_t)got);
+	f->insn_next = ELFSYM_INSN_OTHER;
+	if (f->insn == ELFSYM_INSN_ENDBR64 && got > 4)
+		f->insn_next = elfsym__classify_insn(code + 4, (size_t)got - 4);
 }
 
 int elfsym__read(const char *path, struct elf_funcs *out)

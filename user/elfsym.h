@@ -21,6 +21,7 @@ struct elf_func {
 	uint64_t offset;	/* file offset of addr (via the PT_LOAD program header containing it) */
 	uint32_t insn;		/* ELFSYM_INSN_* class of the first instruction at addr */
 	uint32_t flags;		/* ELFSYM_F_* */
+	uint32_t insn_next;	/* after an endbr64: the class of the next instruction */
 };
 
 /*

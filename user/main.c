@@ -25,6 +25,8 @@ static const struct cmd {
 	{ "attach", cmd_attach, true, "trace running processes" },
 	{ "list", cmd_list, false, "list the functions that can be traced in a binary or process" },
 	{ "report", cmd_report, false, "print per-function times and the call tree of a recording" },
+	{ "convert", cmd_convert, false, "write a recording (.bpfprof archive) in another format" },
+	{ "merge", cmd_merge, false, "merge recordings of several runs or hosts on one time axis" },
 	{ NULL },
 };
 

@@ -39,6 +39,7 @@ struct select_opts {
 	bool lenient;		/* an image exec'd later: patterns that match nothing are not errors */
 	bool main_only;		/* only the main executable's patterns (libraries are done) */
 	bool no_exe;		/* exe is a script: only LIB: patterns apply now */
+	bool no_skip_endbr;	/* probe endbr64 itself (single-stepped) instead of after it */
 };
 
 /*
@@ -49,6 +50,11 @@ struct select_opts {
  */
 int select__resolve(const struct select_opts *o, struct bp_session *s, struct probe_set *out);
 void probe_set__free(struct probe_set *ps);
+
+/* "emulated", "single-step", "nop5" or "skip-endbr": how the probe on f fires. */
+const char *select__probe_path(const struct bp_func *f);
+/* Rough cost of one traced call (entry + return) in ns on f's probe path, as measured in bench/. */
+unsigned select__probe_cost_ns(const struct bp_func *f);
 
 /*
  * The exception unwinder's entry points (_Unwind_RaiseException and co.) in

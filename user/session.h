@@ -18,6 +18,15 @@ struct bp_module {
 	char *path;
 };
 
+/*
+ * bp_func.flags: the low byte is the class of the instruction the probe sits
+ * on (ELFSYM_INSN_*), which decides its cost: the kernel emulates push and
+ * nop, rewrites a 5-byte nop into a call, and single-steps everything else
+ * out of line (about 10x dearer).
+ */
+#define BP_FUNC_INSN_MASK	0xff
+#define BP_FUNC_SKIP_ENDBR	0x100	/* probed after the entry's endbr64 (4 bytes) */
+
 struct bp_func {
 	char *name;		/* demangled where possible */
 	uint32_t module;	/* index into session.modules */

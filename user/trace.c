@@ -13,6 +13,10 @@
 #include "log.h"
 #include "trace.h"
 
+#ifndef ENOTSUPP
+#define ENOTSUPP 524	/* the kernel's "instruction cannot be probed" */
+#endif
+
 struct tracer {
 	struct trace_bpf *skel;
 	struct ring_buffer *rb;
@@ -159,20 +163,53 @@ static int attach_one(struct tracer *t, struct bpf_program *prog, bool ret, cons
 	return 0;
 }
 
+/*
+ * Attaches a range; when the kernel refuses the whole link (one function it
+ * cannot probe, e.g. a first instruction with a lock prefix), splits it in
+ * halves to find the refused ones, which are reported through `refused`.
+ */
+static int attach_range(struct tracer *t, struct bpf_program *entry, struct bpf_program *ret,
+			const char *path, const unsigned long *offsets, const uint64_t *cookies,
+			size_t n, uint64_t *refused, size_t *nrefused, int depth)
+{
+	size_t half;
+	int err;
+
+	/* Return probes first: an entry without its return would nest later calls under it. */
+	err = attach_one(t, ret, true, path, offsets, cookies, n);
+	if (!err) {
+		err = attach_one(t, entry, false, path, offsets, cookies, n);
+		if (!err)
+			return 0;
+		bpf_link__destroy(t->links[--t->nlinks]);
+	}
+	if (err != -EINVAL && err != -ENOTSUPP && err != -EOPNOTSUPP && err != -EPERM)
+		return err;	/* not about one function: give up */
+	if (n == 1) {
+		refused[(*nrefused)++] = cookies[0];
+		return 0;
+	}
+	if (depth > 40)
+		return err;
+	half = n / 2;
+	err = attach_range(t, entry, ret, path, offsets, cookies, half, refused, nrefused,
+			   depth + 1);
+	if (err)
+		return err;
+	return attach_range(t, entry, ret, path, offsets + half, cookies + half, n - half, refused,
+			    nrefused, depth + 1);
+}
+
 int tracer__attach(struct tracer *t, const char *path, const unsigned long *offsets,
-		   const uint64_t *cookies, size_t n)
+		   const uint64_t *cookies, size_t n, uint64_t *refused, size_t *nrefused)
 {
 	struct bpf_program *entry = t->args ? t->skel->progs.call_entry_args : t->skel->progs.call_entry;
 	struct bpf_program *ret = t->args ? t->skel->progs.call_exit_ret : t->skel->progs.call_exit;
-	int err;
 
+	*nrefused = 0;
 	if (!n)
 		return 0;
-	/* Return probes first: an entry without its return would nest later calls under it. */
-	err = attach_one(t, ret, true, path, offsets, cookies, n);
-	if (err)
-		return err;
-	return attach_one(t, entry, false, path, offsets, cookies, n);
+	return attach_range(t, entry, ret, path, offsets, cookies, n, refused, nrefused, 0);
 }
 
 int tracer__attach_unwinder(struct tracer *t, const char *path, const unsigned long *offsets,
@@ -236,6 +273,11 @@ uint64_t tracer__lost(struct tracer *t, uint64_t *per_cpu, size_t ncpu)
 		sum += v;
 	}
 	return sum;
+}
+
+void tracer__pause(struct tracer *t)
+{
+	__atomic_store_n(&t->skel->bss->paused, 1, __ATOMIC_SEQ_CST);
 }
 
 void tracer__detach(struct tracer *t)

@@ -32,10 +32,11 @@ int tracer__add_pid(struct tracer *t, pid_t pid);
 /*
  * Attaches entry and return probes at `offsets` (file offsets) of `path`,
  * with cookies[i] the function id reported in the records.  One uprobe_multi
- * link per direction, whatever the count.
+ * link per direction, whatever the count.  Functions the kernel refuses to
+ * probe are skipped and their cookies stored in `refused` (room for n).
  */
 int tracer__attach(struct tracer *t, const char *path, const unsigned long *offsets,
-		   const uint64_t *cookies, size_t n);
+		   const uint64_t *cookies, size_t n, uint64_t *refused, size_t *nrefused);
 /*
  * Hooks the exception unwinder entry points at `offsets` of `path` (libgcc_s,
  * or an executable with libgcc_eh linked in), so that unwinding works through
@@ -53,6 +54,8 @@ int tracer__poll(struct tracer *t);
 size_t tracer__ntargets(struct tracer *t);
 /* Sum of reserve failures; per_cpu (ncpu entries) receives the per-CPU counts. */
 uint64_t tracer__lost(struct tracer *t, uint64_t *per_cpu, size_t ncpu);
+/* Stops recording (the probes stay attached but write nothing): the end of a recording. */
+void tracer__pause(struct tracer *t);
 /* Detaches every probe (records already in the buffer stay readable). */
 void tracer__detach(struct tracer *t);
 void tracer__free(struct tracer *t);

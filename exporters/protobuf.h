@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A minimal protocol buffers encoder: just the wire format pprof needs
+ * (varints, length-delimited fields, packed repeated integers).  No schema
+ * compiler and no library: profile.proto is small and stable, and its field
+ * numbers live as constants beside the one exporter that uses them.
+ *
+ * Messages are built bottom-up: a nested message is encoded into its own
+ * buffer first, then appended to its parent with its length in front.
+ */
+#ifndef BPFPROF_PROTOBUF_H
+#define BPFPROF_PROTOBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Wire types (the low three bits of a tag). */
+#define PB_VARINT	0
+#define PB_LEN		2
+
+struct pb_buf {
+	uint8_t *data;
+	size_t len, cap;
+};
+
+/* Empties the buffer, keeping its memory for the next message. */
+static inline void pb_reset(struct pb_buf *b)
+{
+	b->len = 0;
+}
+
+void pb_free(struct pb_buf *b);
+void pb_raw(struct pb_buf *b, const void *p, size_t n);
+/* Base-128 varint, least significant group first; an int64 is its two's complement. */
+void pb_varint(struct pb_buf *b, uint64_t v);
+void pb_tag(struct pb_buf *b, uint32_t field, unsigned int wire);
+/* A varint field.  proto3 omits zero scalars: callers that must not, use pb_tag + pb_varint. */
+void pb_uint(struct pb_buf *b, uint32_t field, uint64_t v);
+/* A length-delimited field (string, bytes); written even when empty. */
+void pb_bytes(struct pb_buf *b, uint32_t field, const void *p, size_t n);
+void pb_str(struct pb_buf *b, uint32_t field, const char *s);
+/* A nested message already encoded in `sub`. */
+void pb_msg(struct pb_buf *b, uint32_t field, const struct pb_buf *sub);
+/* A packed repeated varint field (omitted when n is 0). */
+void pb_packed(struct pb_buf *b, uint32_t field, const uint64_t *v, size_t n);
+/* Bytes a varint of v takes: 1..10. */
+size_t pb_varint_len(uint64_t v);
+
+#endif

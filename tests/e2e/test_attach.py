@@ -1,0 +1,273 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""`bpfprof attach --pid PID` end to end, on tests/progs/busy (see the facts
+at the top of busy.c: prints "busy: pid=PID", then calls tick() about 1000
+times a second from main until killed).
+
+attach ends at --duration, on SIGINT/SIGTERM, or when every traced process
+has exited; it must never kill or stop its target.
+"""
+
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from conftest import BPFPROF, REPO, load_trace, prog_path
+from trace_util import (counts, format_problems, nesting_problems, process_names, thread_names,
+                        xevents)
+
+
+def read_until(stream, pattern, timeout, what="output"):
+    """Reads the binary pipe `stream` until `pattern` matches; returns (match, bytes read)."""
+    buf = b""
+    fd = stream.fileno()
+    deadline = time.monotonic() + timeout
+    rx = re.compile(pattern.encode(), re.M)
+    while True:
+        m = rx.search(buf)
+        if m:
+            return m, buf
+        left = deadline - time.monotonic()
+        if left <= 0:
+            pytest.fail("no %r in %s within %ss; got %r" % (pattern, what, timeout, buf[-2000:]))
+        rd, _, _ = select.select([fd], [], [], left)
+        if rd:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                pytest.fail("%s closed before %r; got %r" % (what, pattern, buf[-2000:]))
+            buf += chunk
+
+
+def alive(pid):
+    """True when `pid` exists and is neither a zombie nor stopped."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X", "T", "t")
+
+
+@pytest.fixture
+def busy():
+    """busy(seconds=0): starts tests/progs/busy (until killed, or for
+    `seconds`), returns its Popen once it runs; all are killed at teardown."""
+    started = []
+
+    def _start(seconds=0):
+        p = subprocess.Popen([str(prog_path("busy")), str(seconds),
+                              "bpfprof-e2e-%s" % uuid.uuid4().hex],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, bufsize=0, start_new_session=True)
+        started.append(p)
+        m, _ = read_until(p.stdout, r"^busy: pid=(\d+)$", 20, "busy's stdout")
+        assert int(m.group(1)) == p.pid
+        return p
+
+    yield _start
+    for p in started:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+        p.stdout.close()
+
+
+def popen_attach(args):
+    return subprocess.Popen([str(BPFPROF), "attach"] + [str(a) for a in args], cwd=REPO,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, bufsize=0, start_new_session=True)
+
+
+def finish(p, timeout, already=b""):
+    """Waits for bpfprof; returns (stdout, stderr) as text.  Fails (after
+    killing it) if it is still running after `timeout` s."""
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        pytest.fail("bpfprof attach still running after %ss\n%s"
+                    % (timeout, (already + err).decode(errors="replace")))
+    return out.decode(errors="replace"), (already + err).decode(errors="replace")
+
+
+def run_attach(args, timeout=60):
+    p = popen_attach(args)
+    out, err = finish(p, timeout)
+    return p.returncode, out, err
+
+
+def valid_trace(path, err=""):
+    assert path.exists(), "no trace written at %s\n%s" % (path, err)
+    trace = load_trace(path)
+    probs = format_problems(trace)
+    assert not probs, "trace format:\n  " + "\n  ".join(probs[:30])
+    return trace
+
+
+def check_ticks(trace, pid):
+    """The calls of one busy process seen from outside: only tick (main began
+    before the attach and is still running), all complete, except that the
+    first may have begun before the attach and the last may still have been
+    running at the end."""
+    ev = sorted((e for e in xevents(trace) if e["pid"] == pid), key=lambda e: e["ts"])
+    c = counts(ev)
+    assert set(c) == {"tick"}, dict(c)
+    assert c["tick"] > 100, "busy ticks ~1000 times a second: %d ticks" % c["tick"]
+    assert {e["tid"] for e in ev} == {pid}, "busy is single-threaded"
+    for i, e in enumerate(ev):
+        a = e["args"]
+        allowed = set()
+        if i == 0:
+            allowed.add("began_before_recording")
+        if i == len(ev) - 1:
+            allowed.add("unfinished")
+        got = {k for k in ("unfinished", "began_before_recording", "unwound") if a.get(k)}
+        assert got <= allowed, "tick #%d of %d flagged %s: %s" % (i, len(ev), got, e)
+        assert a["depth"] == 0, e
+    _, probs = nesting_problems(ev, root_depth=0)
+    assert not probs, "\n".join(probs[:30])
+    return ev
+
+
+# ------------------------------------------------------------ --duration
+
+def test_attach_duration(busy, tmp_path):
+    p = busy()
+    out = tmp_path / "trace.json"
+    t0 = time.monotonic()
+    rc, _, err = run_attach(["--pid", p.pid, "-d", "1s", "-o", out])
+    took = time.monotonic() - t0
+    assert rc == 0, "exit %s\n%s" % (rc, err)
+    assert 1.0 <= took < 15, "attach -d 1s took %.2f s" % took
+    trace = valid_trace(out, err)
+    ev = check_ticks(trace, p.pid)
+    assert {e["pid"] for e in xevents(trace)} == {p.pid}
+    # the ticks span (most of) the second
+    assert ev[-1]["ts"] - ev[0]["ts"] > 500000, (ev[0]["ts"], ev[-1]["ts"])
+    m = re.search(r"^bpfprof: (\d+) calls recorded", err, re.M)
+    assert m, "no 'N calls recorded' summary\n" + err
+    assert int(m.group(1)) == len(xevents(trace)), err
+    assert alive(p.pid), "attach must leave its target running"
+
+
+@pytest.mark.xfail(strict=True, reason="tool bug: attach writes no process_name metadata and "
+                   "names the thread 'tid PID' instead of its comm (no fork/comm record is "
+                   "seen for a process that was already running)")
+def test_attach_names(busy, tmp_path):
+    """The process and thread names of an attached process are its comm, as
+    for a recorded one (README: process_name / thread_name metadata)."""
+    p = busy()
+    with open("/proc/%d/comm" % p.pid) as f:
+        comm = f.read().strip()
+    assert comm == "busy"
+    out = tmp_path / "trace.json"
+    rc, _, err = run_attach(["--pid", p.pid, "-d", "300ms", "-o", out])
+    assert rc == 0, err
+    trace = valid_trace(out, err)
+    assert process_names(trace).get(p.pid) == comm, process_names(trace)
+    assert thread_names(trace).get(p.pid) == comm, thread_names(trace)
+
+
+def test_attach_two_pids(busy, tmp_path):
+    """--pid A,B traces both processes (same executable)."""
+    a, b = busy(), busy()
+    out = tmp_path / "trace.json"
+    rc, _, err = run_attach(["--pid", "%d,%d" % (a.pid, b.pid), "-d", "1s", "-o", out])
+    assert rc == 0, "exit %s\n%s" % (rc, err)
+    trace = valid_trace(out, err)
+    assert {e["pid"] for e in xevents(trace)} == {a.pid, b.pid}
+    check_ticks(trace, a.pid)
+    check_ticks(trace, b.pid)
+    assert alive(a.pid) and alive(b.pid)
+
+
+# -------------------------------------------------------------- errors
+
+def test_attach_no_such_process(tmp_path):
+    """A pid that does not exist: one error line saying so, non-zero exit,
+    no output file.  The pid is that of a process we started and reaped."""
+    q = subprocess.Popen(["true"])
+    q.wait()
+    pid = q.pid
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    out = tmp_path / "trace.json"
+    rc, _, err = run_attach(["--pid", pid, "-o", out, "-d", "1s"])
+    lines = [l for l in err.splitlines() if l.strip()]
+    assert rc > 0, "exit %s\n%s" % (rc, err)
+    assert len(lines) == 1, "want exactly one error line:\n" + err
+    assert lines[0].startswith("bpfprof: ") and "no such process" in lines[0], err
+    assert str(pid) in lines[0], "the error names the pid\n" + err
+    assert not out.exists(), "a failed attach created %s" % out
+
+
+@pytest.mark.parametrize("args", [[], ["-d", "1s"], ["-o", "x.json"]])
+def test_attach_without_pid(tmp_path, args):
+    """attach without --pid is a usage error: exit 2, a message, no file."""
+    rc, _, err = run_attach(args + (["-o", tmp_path / "t.json"] if "-o" not in args else []))
+    assert rc == 2, "exit %s, want 2\n%s" % (rc, err)
+    assert "--pid" in err, err
+    assert not (tmp_path / "t.json").exists() and not (REPO / "x.json").exists()
+
+
+# -------------------------------------------------------- target exits
+
+def test_attach_target_killed(busy, tmp_path):
+    """No --duration: when the only target dies (SIGKILL here), attach
+    notices, writes the trace and exits 0 by itself."""
+    p = busy()
+    out = tmp_path / "trace.json"
+    a = popen_attach(["--pid", p.pid, "-o", out])
+    try:
+        _, early = read_until(a.stderr, r"^bpfprof: traced .*$", 30, "bpfprof's stderr")
+        time.sleep(0.5)
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        t0 = time.monotonic()
+        _, err = finish(a, 10, early)
+        took = time.monotonic() - t0
+    finally:
+        if a.poll() is None:
+            os.killpg(a.pid, signal.SIGKILL)
+            a.communicate()
+    assert a.returncode == 0, "exit %s\n%s" % (a.returncode, err)
+    assert took < 5, "attach took %.1f s to notice its target was gone" % took
+    trace = valid_trace(out, err)
+    check_ticks(trace, p.pid)
+
+
+# --------------------------------------------------------------- Ctrl-C
+
+def test_attach_sigint(busy, tmp_path):
+    """SIGINT (Ctrl-C) during attach: the trace of what was captured is
+    written, bpfprof exits 128 + SIGINT = 130 (as record does), and the
+    target keeps running unharmed: attach must not kill or stop it.  busy
+    runs for 4 s here and must then end normally (exit 0, "busy: ticks=N")."""
+    p = busy(4)
+    out = tmp_path / "trace.json"
+    a = popen_attach(["--pid", p.pid, "-F", "tick", "-o", out])
+    try:
+        _, early = read_until(a.stderr, r"^bpfprof: traced .*$", 30, "bpfprof's stderr")
+        time.sleep(0.7)
+        os.kill(a.pid, signal.SIGINT)
+        _, err = finish(a, 30, early)
+    finally:
+        if a.poll() is None:
+            os.killpg(a.pid, signal.SIGKILL)
+            a.communicate()
+    assert a.returncode == 130, "exit %s after SIGINT, want 130\n%s" % (a.returncode, err)
+    assert p.poll() is None and alive(p.pid), "busy was killed or stopped by attach"
+    trace = valid_trace(out, err)
+    check_ticks(trace, p.pid)
+    try:
+        rest = p.communicate(timeout=20)[0].decode()
+    except subprocess.TimeoutExpired:
+        pytest.fail("busy did not finish its 4 s after the attach ended")
+    assert p.returncode == 0, "busy ended with %s after the attach" % p.returncode
+    assert re.search(r"^busy: ticks=\d+$", rest, re.M), rest

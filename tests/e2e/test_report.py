@@ -1,0 +1,221 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""`bpfprof report` end to end: record tests/progs/calltree into an archive,
+then check the report's numbers against the facts calltree.c documents.
+
+Needs the archive exporter (`record -o X.bpfprof`); skipped with the reason
+when this build has none.
+"""
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from conftest import BPFPROF, REPO, prog_path, run_bpfprof
+
+CALLTREE_COUNTS = {"main": 1, "run": 1, "parse": 3, "compute": 5, "leaf_add": 20,
+                   "leaf_mul": 10, "fib": 177, "slow_io": 1}
+
+
+def _has_archive_format():
+    try:
+        p = subprocess.run([str(BPFPROF), "record", "--help"], capture_output=True, text=True,
+                           timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "archive" in p.stdout
+
+
+pytestmark = pytest.mark.skipif(not _has_archive_format(),
+                                reason="this bpfprof has no archive exporter (record -o X.bpfprof)")
+
+
+def describe(p):
+    return "command: %s\nexit: %s\n--- stdout\n%s--- stderr\n%s" % (
+        " ".join(map(str, p.args)), p.returncode, p.stdout[-3000:], p.stderr[-3000:])
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    """calltree recorded once into an archive, shared by the tests below."""
+    out = tmp_path_factory.mktemp("report") / "calltree.bpfprof"
+    p = run_bpfprof(["record", "-q", "-o", out, "--", prog_path("calltree")])
+    assert p.returncode == 0, describe(p)
+    assert out.exists(), "no archive written\n" + describe(p)
+    return out
+
+
+def report(*args):
+    p = run_bpfprof(["report"] + [str(a) for a in args])
+    assert p.returncode == 0, describe(p)
+    return p
+
+
+@pytest.fixture(scope="module")
+def rep(archive):
+    """report --format json: (whole object, {name: function}, {"a>b": tree node})."""
+    p = report("--format", "json", archive)
+    try:
+        d = json.loads(p.stdout)
+    except ValueError as e:
+        pytest.fail("report --format json is not JSON (%s):\n%s" % (e, p.stdout[:2000]))
+    funcs = {f["name"]: f for f in d["functions"]}
+    tree = {">".join(n["path"]): n for n in d["tree"]}
+    return d, funcs, tree
+
+
+def test_json_shape(rep):
+    d, funcs, tree = rep
+    for k in ("command", "duration_ns", "functions", "tree", "lost"):
+        assert k in d, "no %r in the report: %s" % (k, sorted(d))
+    assert "calltree" in d["command"]
+    assert d["duration_ns"] > 0 and d["lost"] == 0
+    for f in d["functions"]:
+        for k in ("name", "module", "calls", "total_ns", "self_ns", "avg_ns", "min_ns",
+                  "max_ns", "p50_ns", "p99_ns", "pct_wall"):
+            assert k in f, "function %s has no %r" % (f.get("name"), k)
+        assert f["module"] == "calltree", f
+        assert f["min_ns"] <= f["p50_ns"] <= f["p99_ns"] <= f["max_ns"], f
+        assert f["min_ns"] <= f["avg_ns"] <= f["max_ns"], f
+        assert f["self_ns"] <= f["avg_ns"] * f["calls"] + f["calls"], f
+        assert 0 <= f["pct_wall"] <= 100.0 + 1e-9, f
+    for n in d["tree"]:
+        assert n["self_ns"] <= n["total_ns"], n
+
+
+def test_exact_calls(rep):
+    _, funcs, _ = rep
+    got = {name: f["calls"] for name, f in funcs.items()}
+    assert got == CALLTREE_COUNTS
+
+
+def test_times(rep):
+    d, funcs, _ = rep
+    tot = {name: f["total_ns"] for name, f in funcs.items()}
+    assert tot["slow_io"] >= 20_000_000, "slow_io sleeps 20 ms: %s" % funcs["slow_io"]
+    # every function has a single caller, so a caller includes its callees' totals
+    assert tot["main"] >= tot["run"]
+    assert tot["run"] >= tot["parse"] + tot["compute"] + tot["fib"] + tot["slow_io"]
+    assert tot["compute"] >= tot["leaf_add"] + tot["leaf_mul"]
+    assert tot["main"] <= d["duration_ns"]
+    for name, f in funcs.items():
+        assert f["self_ns"] <= f["total_ns"], f
+    # self times add up to main's total (everything runs inside main)
+    assert sum(f["self_ns"] for f in funcs.values()) == tot["main"]
+
+
+def test_recursion_counted_once(rep):
+    """fib's flat total is the outermost fib call, not the sum over its 177 calls."""
+    _, funcs, tree = rep
+    fib = funcs["fib"]
+    outer = tree["main>run>fib"]
+    assert outer["calls"] == 1
+    assert fib["total_ns"] == outer["total_ns"]
+    assert fib["max_ns"] == outer["total_ns"]
+    # the sum over all calls (avg is per call) is several times more
+    assert fib["avg_ns"] * fib["calls"] > 2 * fib["total_ns"]
+    # fib's self time is all of the outermost call: fib calls nothing else
+    assert fib["self_ns"] == fib["total_ns"]
+
+
+def test_tree(rep):
+    _, funcs, tree = rep
+    assert tree["main>run>compute>leaf_add"]["calls"] == 20
+    assert tree["main>run>compute>leaf_mul"]["calls"] == 10
+    assert tree["main>run>compute"]["calls"] == 5
+    assert tree["main>run>parse"]["calls"] == 3
+    assert tree["main>run>slow_io"]["total_ns"] >= 20_000_000
+    assert tree["main"]["total_ns"] == funcs["main"]["total_ns"]
+    # fib(10): one path per recursion level, 177 calls in all
+    fibs = {k: n for k, n in tree.items() if k.startswith("main>run>fib")}
+    assert sum(n["calls"] for n in fibs.values()) == 177
+    assert max(k.count(">") for k in fibs) == 2 + 9  # fib(10) .. fib(1)
+    assert set(tree) == {"main", "main>run", "main>run>parse", "main>run>compute",
+                         "main>run>compute>leaf_add", "main>run>compute>leaf_mul",
+                         "main>run>slow_io"} | set(fibs)
+
+
+def test_options(archive, rep):
+    d, funcs, _ = rep
+    top = json.loads(report("--format", "json", "--sort", "calls", "--top", "2", archive).stdout)
+    assert [f["name"] for f in top["functions"]] == ["fib", "leaf_add"]
+    deep = json.loads(report("--format", "json", "--depth", "2", "--no-tree", archive).stdout)
+    assert deep["tree"] == [] and len(deep["functions"]) == len(funcs)
+    shallow = json.loads(report("--format", "json", "--depth", "2", "--tree-only", archive).stdout)
+    assert [n["path"] for n in shallow["tree"]] == [["main"], ["main", "run"]]
+    assert shallow["functions"] == []
+    nobody = json.loads(report("--format", "json", "--pid", "2147483647", archive).stdout)
+    assert nobody["functions"] == [] and nobody["tree"] == []
+
+
+def test_pretty(archive):
+    out = report(archive).stdout
+    lines = out.splitlines()
+    assert lines[0].startswith("command: ") and "calltree" in lines[0], out
+    assert "lost records: 0" in lines[0] and "calls: 218" in lines[0], out
+    assert any(l.rstrip().endswith("leaf_add") for l in lines), out
+    # the tree indents callees two spaces a level
+    assert any(l.endswith("        leaf_add") for l in lines), out
+
+
+def test_csv(archive):
+    out = report("--format", "csv", archive).stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert {r["name"]: int(r["calls"]) for r in rows} == CALLTREE_COUNTS
+    assert rows[0]["name"] == "main"  # sorted by total
+
+
+def test_default_file_and_no_root(archive):
+    """Without FILE, ./bpfprof.data; report needs no privileges (runs as nobody)."""
+    # not under tmp_path: pytest's base directory is 0700, closed to nobody
+    d = tempfile.mkdtemp(prefix="bpfprof-report-")
+    try:
+        os.chmod(d, 0o755)
+        shutil.copy(archive, os.path.join(d, "bpfprof.data"))
+        os.chmod(os.path.join(d, "bpfprof.data"), 0o644)
+        cmd = [str(BPFPROF), "report", "--format", "json"]
+        setpriv = shutil.which("setpriv")
+        if setpriv:
+            cmd = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] + cmd
+        p = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=30)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    if setpriv and p.returncode != 0 and "Permission denied" in p.stderr:
+        pytest.skip("%s is not executable by nobody: %s" % (BPFPROF, p.stderr.strip()))
+    assert p.returncode == 0, describe(p)
+    assert {f["name"]: f["calls"] for f in json.loads(p.stdout)["functions"]} == CALLTREE_COUNTS
+
+
+@pytest.mark.parametrize("args", [
+    ["/nonexistent/x.bpfprof"],
+    ["--sort", "bogus"],
+    ["--format", "xml"],
+    ["--top", "0"],
+    ["--depth", "-1"],
+    ["--no-tree", "--tree-only"],
+    ["a", "b"],
+    ["--bogus"],
+    ["--sort"],
+    [str(REPO / "README.md")],
+])
+def test_errors(args, archive):
+    p = run_bpfprof(["report"] + args)
+    assert p.returncode > 0, describe(p)
+    errs = [l for l in p.stderr.splitlines() if l.startswith("bpfprof: ")]
+    assert len(errs) == 1, "want one 'bpfprof: ' error line\n" + describe(p)
+    assert p.stdout == "", describe(p)
+
+
+def test_truncated_archive(archive, tmp_path):
+    cut = tmp_path / "cut.bpfprof"
+    data = archive.read_bytes()
+    cut.write_bytes(data[:len(data) // 2])
+    p = run_bpfprof(["report", cut])
+    assert p.returncode > 0, describe(p)
+    assert any(l.startswith("bpfprof: ") for l in p.stderr.splitlines()), describe(p)
+    assert p.stdout == "", "a report of half an archive was printed as complete\n" + describe(p)

@@ -97,7 +97,7 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 
 # Test target programs: known behaviour, frame pointers, no inlining so every
 # function in the source is a real call.  Per-program flags in tests/progs/flags.mk.
-PROG_CFLAGS := -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread
+PROG_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls -pthread
 -include tests/progs/flags.mk
 tests/progs/%: tests/progs/%.c
 	$(call msg,CC,$@)
@@ -150,7 +150,54 @@ test: test-deps
 	$(Q)$(MAKE) --no-print-directory e2e
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 
-bench: bpfprof progs
+# Benchmarks (bench/run.sh): the empty-probe floor loader, the decoder
+# throughput driver, uftrace's -pg target, 10,000 generated functions.
+BENCH_OUT  := $(OUTPUT)/bench
+BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/decode_bench $(BENCH_OUT)/insns $(BENCH_OUT)/uftrace_spin \
+	      $(BENCH_OUT)/uftrace_spin_pg $(BENCH_OUT)/many
+
+$(BENCH_OUT):
+	$(Q)mkdir -p $@
+
+$(BENCH_OUT)/floor.bpf.o: bench/floor.bpf.c bpf/events.h $(VMLINUX_H) | $(BENCH_OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(BENCH_OUT)/floor.skel.h: $(BENCH_OUT)/floor.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+$(BENCH_OUT)/floor: bench/floor.c $(BENCH_OUT)/floor.skel.h $(OUTPUT)/user/elfsym.o $(OUTPUT)/user/log.o
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(BENCH_OUT) $< $(OUTPUT)/user/elfsym.o $(OUTPUT)/user/log.o \
+		$(LDLIBS) -o $@
+
+$(BENCH_OUT)/decode_bench: bench/decode_bench.c $(LIB_OBJS) | $(BENCH_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+# Per-call targets timed in thread CPU time (bench/cputime.h): insns as in
+# tests/progs, and one tiny function built for uftrace (-pg: mcount) and without.
+BENCH_CC = $(CC) $(PROG_CFLAGS) -fno-shrink-wrap -include bench/cputime.h
+$(BENCH_OUT)/insns: tests/progs/insns.c bench/cputime.h | $(BENCH_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(BENCH_CC) $< -o $@
+$(BENCH_OUT)/uftrace_spin_pg: bench/uftrace_spin.c bench/cputime.h | $(BENCH_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(BENCH_CC) -pg $< -o $@
+$(BENCH_OUT)/uftrace_spin: bench/uftrace_spin.c bench/cputime.h | $(BENCH_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(BENCH_CC) $< -o $@
+
+$(BENCH_OUT)/many.c: bench/gen_many.sh | $(BENCH_OUT)
+	$(call msg,GEN,$@)
+	$(Q)bash $< 10000 > $@
+$(BENCH_OUT)/many: $(BENCH_OUT)/many.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O0 -fno-omit-frame-pointer $< -o $@
+
+bench: bpfprof progs $(BENCH_BINS)
 	$(Q)bash bench/run.sh
 
 format:

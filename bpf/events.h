@@ -24,8 +24,8 @@
 #define BP_REC_TASK_EXIT	6	/* struct bp_rec_task: a thread ended */
 #define BP_REC_COMM		7	/* struct bp_rec_task: thread (re)named */
 #define BP_REC_EXEC		8	/* struct bp_rec_exec: process exec'd a new image */
-#define BP_REC_SAMPLE		9	/* reserved: sampling issue */
-#define BP_REC_SWITCH		10	/* reserved: off-cpu / wakeup edges */
+#define BP_REC_SAMPLE		9	/* struct bp_rec_sample + stack: cpu sample or off-cpu start */
+#define BP_REC_SWITCH		10	/* struct bp_rec_switch: a thread back on cpu after blocking */
 #define BP_REC_WAKEUP		11	/* reserved: wakeup edges */
 #define BP_REC_USDT		12	/* reserved: annotations */
 #define BP_REC_UNWIND		13	/* struct bp_rec_unwind: exception unwinder entered */
@@ -99,6 +99,33 @@ struct bp_rec_unwind {
 	__u32 stopped;		/* SIGSTOP was sent: the loader must SIGCONT */
 	__u64 slot[BP_UNWIND_SLOTS];
 	__u64 orig[BP_UNWIND_SLOTS];
+};
+
+/* bp_rec_sample.h.flags */
+#define BP_SAMPLE_OFFCPU	0x1	/* the thread blocks here; the matching BP_REC_SWITCH ends it */
+
+#define BP_MAX_USER_FRAMES	127
+#define BP_MAX_KERN_FRAMES	64
+
+/*
+ * A stack sample: nuser user frames (innermost first, frame-pointer walk by
+ * the kernel) then nkern kernel frames.  The record is cut after the last
+ * frame: its size is sizeof(struct bp_rec_sample) + 8 * (nuser + nkern).
+ */
+struct bp_rec_sample {
+	struct bp_rec_hdr h;
+	__u32 nuser;
+	__u32 nkern;
+	__u64 period;		/* ns a cpu sample stands for (0 for off-cpu starts) */
+	char comm[BP_COMM_LEN];	/* the thread's name when sampled (system-wide mode) */
+	__u64 ips[BP_MAX_USER_FRAMES + BP_MAX_KERN_FRAMES];
+};
+#define BP_SAMPLE_HDR_SIZE	(sizeof(struct bp_rec_hdr) + 8 + 8 + BP_COMM_LEN)
+
+/* A thread that blocked (bp_rec_sample with BP_SAMPLE_OFFCPU) runs again. */
+struct bp_rec_switch {
+	struct bp_rec_hdr h;
+	__u64 blocked_ns;	/* time since it blocked */
 };
 
 /* Counters in the BPF object's .bss, read by the loader at the end. */

@@ -219,6 +219,56 @@ static void write_loss(struct exporter *e, const struct bp_loss *l)
 		l->cpu, l->count);
 }
 
+/*
+ * A stack sample: on-cpu ones are thread-scoped instant events named after
+ * the leaf function; off-cpu intervals are slices ("[off-cpu] leaf") on the
+ * thread's track, so blocked time shows inside the calls that blocked.  The
+ * stack (outermost first) is in args.stack.
+ */
+static int write_sample(struct exporter *e, const struct bp_session *s, const struct bp_sample *sm)
+{
+	struct chrome_priv *pr = e->priv;
+	uint32_t funcs[256];
+	size_t n = session__path_funcs(s, sm->path, funcs, 256), i;
+	bool off = sm->flags & BP_SAMPLE_F_OFFCPU;
+	FILE *f = e->out;
+	char name[600];
+
+	sep(e);
+	(void)pr;
+	/* off-cpu: named after where the program blocked, its innermost user frame */
+	i = n;
+	if (off)
+		while (i > 1 && funcs[i - 1] < s->nfuncs && (s->funcs[funcs[i - 1]].flags & BP_FUNC_KERNEL))
+			i--;
+	snprintf(name, sizeof(name), "%s%s", off ? "[off-cpu] " : "",
+		 i ? session__func_name(s, funcs[i - 1]) : "[no stack]");
+	fputs("{\"name\":", f);
+	json_str(f, name);
+	fprintf(f, ",\"cat\":\"%s\",\"ph\":\"%s\",", off ? "offcpu" : "sample", off ? "X" : "i");
+	if (!off)
+		fputs("\"s\":\"t\",", f);
+	fputs("\"ts\":", f);
+	json_us(f, sm->ts);
+	if (off) {
+		fputs(",\"dur\":", f);
+		json_us(f, sm->weight);
+	}
+	fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{\"weight_us\":", sm->pid,
+		sm->tid);
+	json_us(f, sm->weight);
+	if (sm->flags & BP_SAMPLE_F_TRUNCATED)
+		fputs(",\"truncated\":true", f);
+	fputs(",\"stack\":[", f);
+	for (i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		json_str(f, session__func_name(s, funcs[i]));
+	}
+	fputs("]}}", f);
+	return 0;
+}
+
 static int chrome_event(struct exporter *e, const struct bp_session *s, const struct bp_event *ev)
 {
 	switch (ev->kind) {
@@ -227,6 +277,8 @@ static int chrome_event(struct exporter *e, const struct bp_session *s, const st
 	case BP_EV_LOSS:
 		write_loss(e, &ev->loss);
 		break;
+	case BP_EV_SAMPLE:
+		return write_sample(e, s, &ev->sample);
 	default:
 		/* Kinds this format has no picture for yet are not an error. */
 		break;

@@ -27,6 +27,8 @@
 #include "select.h"
 #include "session.h"
 #include "report.h"
+#include "sample.h"
+#include "symbolize.h"
 #include "trace.h"
 #include "util.h"
 
@@ -43,6 +45,10 @@ struct record_opts {
 	uint64_t buffer_size;
 	bool no_follow;
 	bool no_skip_endbr;
+	unsigned sample_hz;	/* --sample[=HZ]; 0: off */
+	bool offcpu;
+	bool all;		/* -a: every process */
+	bool no_kernel_stacks;
 	bool as_root;
 	bool args;
 	char **argv;		/* record: the command */
@@ -54,6 +60,11 @@ struct record_ctx {
 	struct tracer *tr;
 	const struct select_opts *sopts;
 	struct stat *images;	/* executables already probed (dev, ino) */
+	struct proc_count {
+		uint32_t pid;
+		uint64_t samples;
+	} *top;			/* samples per process, for the summary */
+	size_t ntop;
 	size_t nimages;
 	struct exporter *exp;
 	struct report *rep;
@@ -83,9 +94,20 @@ static int sink(void *ctx, const struct bp_event *ev)
 	struct record_ctx *rc = ctx;
 
 	int err = report__add(rc->rep, &rc->s, ev);
+	size_t i;
 
 	if (err)
 		return err;
+	if (ev->kind == BP_EV_SAMPLE && !(ev->sample.flags & BP_SAMPLE_F_OFFCPU)) {
+		for (i = 0; i < rc->ntop && rc->top[i].pid != ev->sample.pid; i++)
+			;
+		if (i == rc->ntop) {
+			rc->top = xrealloc(rc->top, (rc->ntop + 1) * sizeof(*rc->top));
+			rc->top[rc->ntop].pid = ev->sample.pid;
+			rc->top[rc->ntop++].samples = 0;
+		}
+		rc->top[i].samples++;
+	}
 	if (ev->kind == BP_EV_CALL && ev->call.end - ev->call.begin < rc->min_time)
 		return 0;
 	if (!rc->exp)
@@ -208,6 +230,37 @@ resume:
 		kill(pid, SIGCONT);
 }
 
+static int by_samples(const void *a, const void *b)
+{
+	const struct proc_count *x = a, *y = b;
+
+	return x->samples < y->samples ? 1 : x->samples > y->samples ? -1 : 0;
+}
+
+static void print_top_processes(struct record_ctx *rc)
+{
+	size_t i;
+	uint64_t total = 0;
+
+	for (i = 0; i < rc->ntop; i++)
+		total += rc->top[i].samples;
+	if (!total)
+		return;
+	qsort(rc->top, rc->ntop, sizeof(*rc->top), by_samples);
+	fprintf(stderr, "  %8s  %6s  %8s  %s\n", "samples", "%", "pid", "process");
+	for (i = 0; i < rc->ntop && i < 10; i++) {
+		const struct bp_process *p = NULL;
+		size_t j;
+
+		for (j = 0; j < rc->s.nprocs; j++)
+			if (rc->s.procs[j].pid == rc->top[i].pid)
+				p = &rc->s.procs[j];
+		fprintf(stderr, "  %8llu  %5.1f%%  %8u  %s\n", (unsigned long long)rc->top[i].samples,
+			100.0 * rc->top[i].samples / total, rc->top[i].pid,
+			p && p->name ? p->name : "?");
+	}
+}
+
 static int decode_record(void *ctx, const void *rec, size_t size)
 {
 	struct record_ctx *rc = ctx;
@@ -245,7 +298,13 @@ static void usage(FILE *f, bool attach)
 		"      --no-follow        do not trace processes forked by the targets\n"
 		"      --no-skip-endbr    probe endbr64 itself (single-stepped, ~10x dearer)\n"
 		"                         instead of the push/nop after it\n"
-		"  -d, --duration DUR     stop after DUR (e.g. 500ms, 10s, 2m)\n");
+		"  -d, --duration DUR     stop after DUR (e.g. 500ms, 10s, 2m)\n"
+		"      --sample[=HZ]      sample stacks on cpu-clock (default 999 Hz); with no\n"
+		"                         -F, sampling only (no function probes)\n"
+		"      --offcpu           record where threads block, and for how long\n"
+		"      --no-kernel-stacks user stacks only\n"
+		"  -a, --all              every process on the system (with --sample/--offcpu,\n"
+		"                         or -F LIB:GLOB); COMMAND is then optional\n");
 	if (attach)
 		fprintf(f, "  -p, --pid PID[,PID]    processes to trace (repeatable)\n");
 	else
@@ -292,7 +351,7 @@ static void push_str(char ***arr, size_t *n, const char *s)
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_FORMAT = 256, OPT_MIN_TIME, OPT_BUFFER, OPT_NO_FOLLOW, OPT_AS_ROOT, OPT_ARGS,
-	       OPT_NO_SKIP_ENDBR };
+	       OPT_NO_SKIP_ENDBR, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -302,6 +361,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "buffer-size", required_argument, NULL, OPT_BUFFER },
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "no-skip-endbr", no_argument, NULL, OPT_NO_SKIP_ENDBR },
+		{ "sample", optional_argument, NULL, OPT_SAMPLE },
+		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
+		{ "no-kernel-stacks", no_argument, NULL, OPT_NO_KSTACKS },
+		{ "all", no_argument, NULL, 'a' },
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -314,7 +377,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 
 	o->buffer_size = 64ull << 20;
 	/* '+': stop at the first non-option, the command. */
-	while ((c = getopt_long(argc, argv, "+o:F:N:d:p:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:F:N:d:p:aqvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = optarg;
@@ -343,6 +406,26 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_NO_FOLLOW:
 			o->no_follow = true;
+			break;
+		case OPT_SAMPLE: {
+			char *end;
+			unsigned long hz = optarg ? strtoul(optarg, &end, 10) : 999;
+
+			if (optarg && (*end || hz < 1 || hz > 100000)) {
+				p_err("invalid --sample rate '%s' (1 to 100000 Hz)", optarg);
+				return -EINVAL;
+			}
+			o->sample_hz = hz;
+			break;
+		}
+		case OPT_OFFCPU:
+			o->offcpu = true;
+			break;
+		case OPT_NO_KSTACKS:
+			o->no_kernel_stacks = true;
+			break;
+		case 'a':
+			o->all = true;
 			break;
 		case OPT_NO_SKIP_ENDBR:
 			o->no_skip_endbr = true;
@@ -388,12 +471,32 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			p_err("attach needs --pid PID");
 			return -EINVAL;
 		}
-	} else {
-		if (optind >= argc) {
-			p_err("no command given: bpfprof record [options] -- COMMAND [ARGS...]");
+	} else if (optind < argc) {
+		o->argv = argv + optind;
+	} else if (!o->all) {
+		p_err("no command given: bpfprof record [options] -- COMMAND [ARGS...]");
+		return -EINVAL;
+	}
+	if (o->all) {
+		size_t i;
+
+		for (i = 0; i < o->nincludes; i++) {
+			const char *lib, *glob;
+			char *copy = select__split(o->includes[i], &lib, &glob);
+
+			free(copy);
+			if (!lib) {
+				p_err("-a traces every process: name the library, -F LIB:GLOB ('%s')",
+				      o->includes[i]);
+				return -EINVAL;
+			}
+		}
+		if (!o->sample_hz && !o->offcpu && !o->nincludes) {
+			p_err("-a needs --sample, --offcpu or -F LIB:GLOB");
 			return -EINVAL;
 		}
-		o->argv = argv + optind;
+		if (!o->argv && !o->duration)
+			p_info("recording every process until Ctrl-C (or use --duration)");
 	}
 	return 0;
 }
@@ -420,6 +523,8 @@ static void fill_header(struct bp_session *s, const struct record_opts *o)
 		len = sprintf(cmd, "attach --pid ");
 		for (i = 0; i < o->npids; i++)
 			len += sprintf(cmd + len, "%s%d", i ? "," : "", o->pids[i]);
+	} else if (!o->argv) {
+		cmd = xstrdup("record -a (system-wide)");
 	} else {
 		for (i = 0; o->argv[i]; i++)
 			len += strlen(o->argv[i]) + 1;
@@ -475,6 +580,9 @@ static int run(struct record_opts *o)
 	struct probe_set ps = { 0 }, unw = { 0 };
 	struct decoder *dec = NULL;
 	struct tracer *tr = NULL;
+	struct sampler *smp = NULL;
+	struct symbolizer *sym = NULL;
+	bool launching = !o->attach && o->argv;
 	uint64_t *lost_seen = NULL, *lost_now = NULL, t_attach, deadline = 0, kill_deadline = 0;
 	char *exe = NULL, buf[32];
 	int err, status = -1, exit_code = 0, ncpus;
@@ -503,7 +611,7 @@ static int run(struct record_opts *o)
 			goto cleanup;
 		}
 		sopts.pid = o->pids[0];
-	} else {
+	} else if (o->argv) {
 		err = launch__resolve(o->argv[0], &exe);
 		if (err) {
 			p_err("cannot run '%s': %s", o->argv[0],
@@ -512,11 +620,15 @@ static int run(struct record_opts *o)
 			goto cleanup;
 		}
 	}
-	sopts.exe = exe;
+	sopts.exe = exe ? exe : "/proc/self/exe";
 	/* A script: its interpreter is rarely what the user wants; follow what it execs. */
-	sopts.lenient = sopts.no_exe = !o->attach && is_script(exe);
-	err = select__resolve(&sopts, &rc.s, &ps);
-	if (err && sopts.lenient) {
+	sopts.lenient = sopts.no_exe = !exe || (!o->attach && is_script(exe));
+	/* Sampling without -F: no function probes at all. */
+	if ((o->sample_hz || o->offcpu) && !o->nincludes)
+		err = 0;
+	else
+		err = select__resolve(&sopts, &rc.s, &ps);
+	if (err && sopts.lenient && o->argv) {
 		p_info("%s is a script: tracing the programs it executes", o->argv[0]);
 		err = 0;
 	}
@@ -569,7 +681,8 @@ static int run(struct record_opts *o)
 	rc.dec = dec;
 	rc.sopts = &sopts;
 	topts.stop_on_exec = true;
-	{
+	topts.trace_all = o->all;
+	if (exe) {
 		struct stat st;
 
 		if (!stat(exe, &st))
@@ -579,7 +692,27 @@ static int run(struct record_opts *o)
 	rc.tr = tr;
 	if (err)
 		goto cleanup;
-	if (!o->attach) {
+	if (o->sample_hz || o->offcpu) {
+		struct sampler_opts so = {
+			.hz = o->sample_hz,
+			.offcpu = o->offcpu,
+			.trace_all = o->all,
+			.kernel_stacks = !o->no_kernel_stacks,
+		};
+		int rb_fd, tgids_fd;
+
+		tracer__map_fds(tr, &rb_fd, &tgids_fd);
+		err = sampler__new(&so, rb_fd, tgids_fd, &smp);
+		if (err)
+			goto cleanup;
+		err = symbolizer__new(&rc.s, &sym);
+		if (err)
+			goto cleanup;
+		decoder__set_symbolizer(dec, sym);
+		if (!o->no_kernel_stacks)
+			symbolizer__preload_kernel(sym);
+	}
+	if (launching) {
 		prctl(PR_SET_CHILD_SUBREAPER, 1);	/* orphaned descendants come back to us */
 		err = launch__start(&l, xstrdup(exe), o->argv, o->as_root);
 		if (err) {
@@ -590,6 +723,8 @@ static int run(struct record_opts *o)
 	} else {
 		for (i = 0; i < o->npids && !err; i++)
 			err = tracer__add_pid(tr, o->pids[i]);
+		for (i = 0; sym && i < o->npids; i++)
+			symbolizer__preload(sym, o->pids[i]);
 	}
 	if (err) {
 		p_err("cannot register the target: %s", strerror(-err));
@@ -606,7 +741,13 @@ static int run(struct record_opts *o)
 			goto cleanup;
 		}
 	}
-	select__unwinders(exe, o->attach ? o->pids[0] : 0, &unw);
+	if (smp) {
+		err = sampler__attach(smp);
+		if (err)
+			goto cleanup;
+	}
+	if (exe)
+		select__unwinders(exe, o->attach ? o->pids[0] : 0, &unw);
 	for (i = 0; i < unw.nmods; i++) {
 		err = tracer__attach_unwinder(tr, unw.mods[i].path, unw.mods[i].offsets, unw.mods[i].n);
 		if (err)	/* tracing works; only C++ exceptions through traced calls would not */
@@ -616,14 +757,19 @@ static int run(struct record_opts *o)
 	err = 0;
 	t_attach = now_ns(CLOCK_MONOTONIC) - rc.s.t0;
 	warn_slow_probes(&rc.s);
-	p_info("traced %zu functions in %zu file%s (attached in %s)", ps.nfuncs, ps.nmods,
-	       ps.nmods == 1 ? "" : "s", fmt_duration(t_attach, buf, sizeof(buf)));
+	if (ps.nfuncs || !smp)
+		p_info("traced %zu functions in %zu file%s (attached in %s)", ps.nfuncs, ps.nmods,
+		       ps.nmods == 1 ? "" : "s", fmt_duration(t_attach, buf, sizeof(buf)));
+	if (smp)
+		p_info("sampling%s%s%s", o->sample_hz ? " cpu stacks at " : "",
+		       o->sample_hz ? (snprintf(buf, sizeof(buf), "%u Hz", o->sample_hz), buf) : "",
+		       o->offcpu ? (o->sample_hz ? " and off-cpu time" : " off-cpu time") : "");
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	if (!o->attach) {
+	if (launching) {
 		err = launch__release(&l);
 		if (err) {
 			p_err("cannot execute '%s': %s", o->argv[0], strerror(-err));
@@ -655,6 +801,8 @@ static int run(struct record_opts *o)
 			goto cleanup;
 		}
 		tracer__lost(tr, lost_now, ncpus);
+		if (smp)
+			sampler__lost(smp, lost_now, ncpus);
 		for (i = 0; i < (size_t)ncpus; i++) {
 			if (lost_now[i] == lost_seen[i])
 				continue;
@@ -663,7 +811,10 @@ static int run(struct record_opts *o)
 				goto cleanup;
 			lost_seen[i] = lost_now[i];
 		}
-		if (!o->attach) {
+		if (!launching) {
+			/* -a with no command: only the clock or a signal ends it */
+			targets_gone = o->attach ? tgids_empty(tr) : false;
+		} else {
 			pid_t w;
 
 			while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
@@ -673,15 +824,14 @@ static int run(struct record_opts *o)
 						    128 + WTERMSIG(status);
 				}
 			}
-			targets_gone = !child_running && (o->no_follow || w < 0 || tgids_empty(tr));
-		} else {
-			targets_gone = tgids_empty(tr);
+			targets_gone = !child_running &&
+				       (o->no_follow || o->all || w < 0 || tgids_empty(tr));
 		}
 		if (targets_gone)
 			break;
 		if (stop_signal && !stopping) {
 			stopping = true;
-			if (o->attach)
+			if (!launching)
 				break;
 			/* Like perf: the command is ended with SIGTERM, its exit is recorded. */
 			if (child_running)
@@ -691,7 +841,7 @@ static int run(struct record_opts *o)
 		if (stopping && now >= kill_deadline)
 			break;
 		if (deadline && now >= deadline) {
-			if (o->attach)
+			if (!launching)
 				break;
 			if (!stopping) {
 				stopping = true;
@@ -711,12 +861,16 @@ static int run(struct record_opts *o)
 	 * wait for it.  Pausing first bounds the drain when targets still run.
 	 */
 	tracer__pause(tr);
+	if (smp)
+		sampler__pause(smp);
 	do {
 		err = tracer__poll(tr);
 	} while (err > 0);
 	if (err < 0)
 		goto cleanup;
 	rc.s.lost_total = tracer__lost(tr, lost_now, ncpus);
+	if (smp)
+		rc.s.lost_total += sampler__lost(smp, lost_now, ncpus);
 	for (i = 0; i < (size_t)ncpus; i++) {
 		if (lost_now[i] != lost_seen[i]) {
 			err = decoder__loss(dec, i, lost_now[i] - lost_seen[i]);
@@ -752,7 +906,14 @@ static int run(struct record_opts *o)
 			fprintf(stderr, ", %llu too deep for return probes",
 				(unsigned long long)rc.s.nno_retprobe);
 		fputc('\n', stderr);
-		report__print_summary(rc.rep, &rc.s, stderr, 10);
+		if (rc.s.nsamples || rc.s.noffcpu)
+			fprintf(stderr, "bpfprof: %llu cpu samples (%llu with truncated stacks), "
+				"%llu off-cpu intervals\n", (unsigned long long)rc.s.nsamples,
+				(unsigned long long)rc.s.ntruncated, (unsigned long long)rc.s.noffcpu);
+		if (rc.s.ncalls)
+			report__print_summary(rc.rep, &rc.s, stderr, 10);
+		if (o->all)
+			print_top_processes(&rc);
 		if (rc.s.lost_total)
 			p_warn("%llu records lost: the ring buffer was full; try --buffer-size 256M",
 			       (unsigned long long)rc.s.lost_total);
@@ -764,10 +925,12 @@ static int run(struct record_opts *o)
 	if (stop_signal)
 		exit_code = 128 + stop_signal;
 cleanup:
-	if (!o->attach && l.pid > 0 && l.release_fd >= 0)
+	if (launching && l.pid > 0 && l.release_fd >= 0)
 		launch__abort(&l);
 	launch__free(&l);
+	sampler__free(smp);
 	tracer__free(tr);
+	symbolizer__free(sym);
 	decoder__free(dec);
 	exporter__free(rc.exp);
 	probe_set__free(&ps);
@@ -775,6 +938,7 @@ cleanup:
 	report__free(rc.rep);
 	session__free(&rc.s);
 	free(rc.images);
+	free(rc.top);
 	free(lost_seen);
 	free(lost_now);
 	free(exe);

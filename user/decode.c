@@ -17,6 +17,7 @@
 #include "../bpf/events.h"
 #include "decode.h"
 #include "log.h"
+#include "symbolize.h"
 
 /* frame.flags (beside BP_CALL_*): its return address was put back for the
  * exception unwinder, so its return will not be seen */
@@ -45,6 +46,10 @@ struct tstate {
 	struct frame *stack;
 	uint32_t depth, cap;
 	bool unwinding;		/* in the exception unwinder: return probes were removed */
+	bool offcpu_pending;	/* blocked: the stack where, waiting for its BP_REC_SWITCH */
+	uint32_t offcpu_path;
+	uint32_t offcpu_flags;
+	uint64_t offcpu_ts;
 };
 
 struct decoder {
@@ -55,7 +60,13 @@ struct decoder {
 	size_t tab_cap, tab_used;
 	uint64_t next_id;
 	uint64_t last_ts;	/* latest record time, relative */
+	struct symbolizer *sy;
 };
+
+void decoder__set_symbolizer(struct decoder *d, struct symbolizer *sy)
+{
+	d->sy = sy;
+}
 
 int decoder__new(struct bp_session *s, decoder_sink_fn sink, void *ctx, struct decoder **out)
 {
@@ -407,7 +418,84 @@ static int on_exec(struct decoder *d, const struct bp_rec_exec *r, uint64_t ts)
 	path[BP_PATH_LEN] = 0;
 	base = strrchr(path, '/');
 	session__set_process_name(d->s, pid, base ? base + 1 : path);
+	if (d->sy)
+		symbolizer__forget(d->sy, pid);
 	return 0;
+}
+
+static void name_from_comm(struct decoder *d, uint32_t tid, uint32_t pid, const char *c)
+{
+	char comm[BP_COMM_LEN + 1];
+	struct bp_thread *bt = session__thread(d->s, tid, pid);
+
+	if (bt->name[0])
+		return;
+	memcpy(comm, c, BP_COMM_LEN);
+	comm[BP_COMM_LEN] = 0;
+	memcpy(bt->name, comm, sizeof(bt->name));
+	bt->name[sizeof(bt->name) - 1] = 0;
+	if (tid == pid && !session__process(d->s, pid)->name)
+		session__set_process_name(d->s, pid, comm);
+}
+
+static int on_sample(struct decoder *d, const struct bp_rec_sample *r, size_t size, uint64_t ts)
+{
+	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
+	struct bp_event ev = { .kind = BP_EV_SAMPLE };
+	struct tstate *t;
+	bool truncated;
+	uint32_t path;
+
+	if (size < BP_SAMPLE_HDR_SIZE || r->nuser > BP_MAX_USER_FRAMES ||
+	    r->nkern > BP_MAX_KERN_FRAMES || size < BP_SAMPLE_HDR_SIZE + 8ull * (r->nuser + r->nkern))
+		return -EINVAL;
+	t = thread_state(d, tid, pid, ts);
+	if (ts > t->last_ts)
+		t->last_ts = ts;
+	name_from_comm(d, tid, pid, r->comm);
+	if (!d->sy)
+		return 0;
+	path = symbolizer__stack(d->sy, pid, (const uint64_t *)r->ips, r->nuser, r->nkern, &truncated);
+	if (r->h.flags & BP_SAMPLE_OFFCPU) {
+		t->offcpu_pending = true;
+		t->offcpu_path = path;
+		t->offcpu_flags = BP_SAMPLE_F_OFFCPU | (truncated ? BP_SAMPLE_F_TRUNCATED : 0);
+		t->offcpu_ts = ts;
+		return 0;
+	}
+	ev.sample.ts = ts;
+	ev.sample.weight = r->period;
+	ev.sample.pid = pid;
+	ev.sample.tid = tid;
+	ev.sample.path = path;
+	ev.sample.cpu = r->h.cpu;
+	ev.sample.flags = truncated ? BP_SAMPLE_F_TRUNCATED : 0;
+	d->s->nsamples++;
+	if (truncated)
+		d->s->ntruncated++;
+	return d->sink(d->ctx, &ev);
+}
+
+static int on_switch(struct decoder *d, const struct bp_rec_switch *r, uint64_t ts)
+{
+	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
+	struct bp_event ev = { .kind = BP_EV_SAMPLE };
+	struct tstate *t = thread_state(d, tid, pid, ts);
+
+	if (ts > t->last_ts)
+		t->last_ts = ts;
+	if (!t->offcpu_pending)
+		return 0;	/* its start was lost or came before the recording */
+	t->offcpu_pending = false;
+	ev.sample.ts = t->offcpu_ts;
+	ev.sample.weight = r->blocked_ns;
+	ev.sample.pid = pid;
+	ev.sample.tid = tid;
+	ev.sample.path = t->offcpu_path;
+	ev.sample.cpu = r->h.cpu;
+	ev.sample.flags = t->offcpu_flags;
+	d->s->noffcpu++;
+	return d->sink(d->ctx, &ev);
 }
 
 int decoder__feed(struct decoder *d, const void *rec, size_t size)
@@ -450,6 +538,12 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		if (size < sizeof(struct bp_rec_exec))
 			return -EINVAL;
 		return on_exec(d, rec, ts);
+	case BP_REC_SAMPLE:
+		return on_sample(d, rec, size, ts);
+	case BP_REC_SWITCH:
+		if (size < sizeof(struct bp_rec_switch))
+			return -EINVAL;
+		return on_switch(d, rec, ts);
 	case BP_REC_UNWIND:
 		if (size < sizeof(struct bp_rec_unwind))
 			return -EINVAL;

@@ -26,6 +26,9 @@ typedef int (*decoder_sink_fn)(void *ctx, const struct bp_event *ev);
 #define DECODER_URETPROBE_DEPTH 64
 
 int decoder__new(struct bp_session *s, decoder_sink_fn sink, void *ctx, struct decoder **out);
+struct symbolizer;
+/* Stack samples are symbolized through sy (owned by the caller); without it they are dropped. */
+void decoder__set_symbolizer(struct decoder *d, struct symbolizer *sy);
 /* One ring buffer record.  Returns 0, -EINVAL for a malformed record, or the sink's error. */
 int decoder__feed(struct decoder *d, const void *rec, size_t size);
 /* `count` records were lost on `cpu`: emits a loss marker at the latest time seen. */

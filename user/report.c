@@ -52,6 +52,7 @@ struct report {
 	uint32_t *slots;	/* open addressing over rows: row index + 1, 0 = empty */
 	size_t nslots;
 	uint64_t ncalls, nunfinished, lost;
+	uint64_t nsamples, sample_weight;	/* stack samples: a table of their own (see print_samples) */
 	uint64_t last_end;	/* latest call end: the wall time when the session has none */
 
 	/* built by resolve() from the (complete) session paths */
@@ -267,6 +268,18 @@ static void add_call(struct report *r, const struct bp_call *c)
 		r->last_end = c->end;
 }
 
+/* Stack samples: self weight to the leaf, total weight once per function on the stack. */
+static int add_sample(struct report *r, const struct bp_session *s, const struct bp_sample *sm)
+{
+	if ((r->o.pid && sm->pid != r->o.pid) || (r->o.tid && sm->tid != r->o.tid))
+		return 0;
+	if (sm->path >= s->npaths)
+		return -EINVAL;
+	r->nsamples++;
+	r->sample_weight += sm->weight;
+	return 0;
+}
+
 int report__add(struct report *r, const struct bp_session *s, const struct bp_event *ev)
 {
 	const struct bp_call *c;
@@ -281,6 +294,8 @@ int report__add(struct report *r, const struct bp_session *s, const struct bp_ev
 			return -EINVAL;
 		add_call(r, c);
 		return 0;
+	case BP_EV_SAMPLE:
+		return add_sample(r, s, &ev->sample);
 	case BP_EV_LOSS:
 		/* a loss belongs to a CPU, not a thread: never filtered */
 		r->lost += ev->loss.count;

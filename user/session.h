@@ -26,6 +26,10 @@ struct bp_module {
  */
 #define BP_FUNC_INSN_MASK	0xff
 #define BP_FUNC_SKIP_ENDBR	0x100	/* probed after the entry's endbr64 (4 bytes) */
+#define BP_FUNC_SAMPLED		0x200	/* a symbol met in stack samples, not probed */
+#define BP_FUNC_KERNEL		0x400	/* a kernel function (module "[kernel]") */
+#define BP_FUNC_UNKNOWN		0x800	/* no symbol: the name is "[unknown] file+0xoffset" */
+#define BP_FUNC_MARKER		0x1000	/* not code: "[truncated]" at the root of a cut stack */
 
 struct bp_func {
 	char *name;		/* demangled where possible */
@@ -99,6 +103,9 @@ struct bp_session {
 	uint64_t nunwound;	/* frames skipped by longjmp/exceptions */
 	uint64_t nno_retprobe;	/* frames too deep for a return probe */
 	uint64_t nexceptions;	/* entries into the exception unwinder */
+	uint64_t nsamples;	/* cpu samples */
+	uint64_t noffcpu;	/* off-cpu intervals */
+	uint64_t ntruncated;	/* samples whose user stack is cut short */
 };
 
 /* call flags */
@@ -129,9 +136,28 @@ struct bp_loss {
 	uint32_t pad;
 };
 
+/*
+ * A stack sample: on-cpu (cpu-clock, weight = the sampling period) or
+ * off-cpu (weight = the time the thread was blocked, ts = when it blocked).
+ * The stack is a call path (session.paths), outermost frame first, user
+ * frames then kernel frames.
+ */
+struct bp_sample {
+	uint64_t ts;		/* ns since t0 */
+	uint64_t weight;	/* ns */
+	uint32_t pid, tid;
+	uint32_t path;
+	uint32_t cpu;
+	uint32_t flags;		/* BP_SAMPLE_F_* */
+	uint32_t pad;
+};
+#define BP_SAMPLE_F_OFFCPU	0x1
+#define BP_SAMPLE_F_TRUNCATED	0x2	/* the user stack did not reach a known root */
+
 enum bp_event_kind {
 	BP_EV_CALL = 1,
 	BP_EV_LOSS,
+	BP_EV_SAMPLE,
 };
 
 struct bp_event {
@@ -139,6 +165,7 @@ struct bp_event {
 	union {
 		struct bp_call call;
 		struct bp_loss loss;
+		struct bp_sample sample;
 	};
 };
 

@@ -137,6 +137,12 @@ cleanup:
 	return err;
 }
 
+void tracer__map_fds(struct tracer *t, int *rb_fd, int *tgids_fd)
+{
+	*rb_fd = bpf_map__fd(t->skel->maps.rb);
+	*tgids_fd = bpf_map__fd(t->skel->maps.tgids);
+}
+
 int tracer__add_pid(struct tracer *t, pid_t pid)
 {
 	__u32 key = pid;

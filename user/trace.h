@@ -29,6 +29,8 @@ typedef int (*tracer_record_fn)(void *ctx, const void *rec, size_t size);
 int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 		struct tracer **out);
 int tracer__add_pid(struct tracer *t, pid_t pid);
+/* The ring buffer and the traced-process set, for other BPF objects to share. */
+void tracer__map_fds(struct tracer *t, int *rb_fd, int *tgids_fd);
 /*
  * Attaches entry and return probes at `offsets` (file offsets) of `path`,
  * with cookies[i] the function id reported in the records.  One uprobe_multi

@@ -9,3 +9,7 @@ PROG_CFLAGS_nosyms := -s
 # spin: small_push must begin with push %rbp (see spin.c); without this GCC
 # may move the prologue past the early exit ("shrink-wrapping").
 PROG_CFLAGS_spin := -fno-shrink-wrap
+
+# cpusplit: sampled stacks must show every frame: -O0 keeps a frame pointer even in
+# leaf functions (GCC omits it there at -O1 whatever -fno-omit-frame-pointer says).
+PROG_CFLAGS_cpusplit := -O0

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Stack sampling (cpu-clock perf events on every CPU) and off-cpu intervals
+ * (sched_switch), written into the call tracer's ring buffer for the traced
+ * processes (or every process).  Lifecycle like the tracer's.
+ */
+#ifndef BPFPROF_SAMPLE_H
+#define BPFPROF_SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sampler;
+
+struct sampler_opts {
+	unsigned hz;		/* 0: no cpu sampling */
+	bool offcpu;
+	bool trace_all;
+	bool kernel_stacks;
+};
+
+/* rb_fd, tgids_fd: the tracer's maps, shared so the stream stays one. */
+int sampler__new(const struct sampler_opts *o, int rb_fd, int tgids_fd, struct sampler **out);
+int sampler__attach(struct sampler *s);
+/* Adds this object's per-CPU reserve failures into per_cpu; returns their sum. */
+uint64_t sampler__lost(struct sampler *s, uint64_t *per_cpu, size_t ncpu);
+void sampler__pause(struct sampler *s);
+void sampler__free(struct sampler *s);
+
+#endif

@@ -26,8 +26,8 @@ def is_number(v):
 
 
 def xevents(trace):
-    """The complete ("ph":"X") events: one per call."""
-    return [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    """The complete ("ph":"X") events of calls: one per call (not off-cpu slices)."""
+    return [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "call"]
 
 
 def loss_events(trace):
@@ -82,7 +82,17 @@ def format_problems(trace):
         if not isinstance(e, dict) or "ph" not in e:
             probs.append(where + ": not an object with ph")
             continue
-        if e["ph"] == "X":
+        if e["ph"] == "X" and e.get("cat") == "offcpu":
+            # an off-cpu slice: where a thread blocked, and for how long
+            for k in ("name", "ts", "dur", "pid", "tid"):
+                if k not in e:
+                    probs.append("%s: no %s" % (where, k))
+            st = e.get("args", {}).get("stack")
+            if not isinstance(st, list) or not all(isinstance(f, str) for f in st):
+                probs.append(where + ": off-cpu slice without args.stack list")
+            if not is_number(e.get("dur")) or e.get("dur", -1) < 0:
+                probs.append(where + ": dur is not a number >= 0")
+        elif e["ph"] == "X":
             for k in ("name", "cat", "ph", "ts", "dur", "pid", "tid", "args"):
                 if k not in e:
                     probs.append("%s: no %s" % (where, k))

@@ -13,3 +13,6 @@ PROG_CFLAGS_spin := -fno-shrink-wrap
 # cpusplit: sampled stacks must show every frame: -O0 keeps a frame pointer even in
 # leaf functions (GCC omits it there at -O1 whatever -fno-omit-frame-pointer says).
 PROG_CFLAGS_cpusplit := -O0
+
+# libwork: calls zlib
+PROG_LDLIBS_libwork := -lz

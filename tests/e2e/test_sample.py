@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Sampling: cpu-clock stacks, off-cpu time, system-wide mode, symbols.
+
+tests/progs/cpusplit spends its cpu time 3:1 in heavy() and light() (the
+same loop, 3x the iterations), then sleeps 200 ms in nap(); libwork spends
+its time in libz's adler32.
+"""
+
+import subprocess
+import time
+
+import pytest
+
+from conftest import prog_path, run_bpfprof
+
+
+def samples(trace):
+    return [e for e in trace["traceEvents"] if e.get("cat") == "sample"]
+
+
+def offcpu(trace):
+    return [e for e in trace["traceEvents"] if e.get("cat") == "offcpu"]
+
+
+def test_cpu_split_3_to_1(record):
+    r = record(str(prog_path("cpusplit")), "1500", opts=["--sample=999"])
+    assert r.rc == 0, r.describe()
+    ss = samples(r.trace)
+    heavy = sum(1 for e in ss if "heavy" in e["args"]["stack"])
+    light = sum(1 for e in ss if "light" in e["args"]["stack"])
+    assert heavy + light > 200, (heavy, light, r.describe())
+    share = heavy / (heavy + light)
+    assert 0.70 <= share <= 0.80, (heavy, light, share)
+    # the stacks are whole: main -> work -> heavy -> spin_units, outermost first
+    for e in ss:
+        st = e["args"]["stack"]
+        if "heavy" in st:
+            i = st.index("main")
+            assert st[i:i + 4] == ["main", "work", "heavy", "spin_units"], st
+            assert not e["args"].get("truncated"), st
+    # every sample stands for the period: 1/999 s
+    assert all(abs(e["args"]["weight_us"] - 1001.001) < 0.01 for e in ss)
+    assert "cpu samples" in r.proc.stderr
+
+
+def test_sampling_only_has_no_call_events(record):
+    r = record(str(prog_path("cpusplit")), "200", opts=["--sample"])
+    assert r.rc == 0, r.describe()
+    assert not [e for e in r.trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "call"]
+
+
+def test_sample_with_function_tracing(record):
+    r = record(str(prog_path("cpusplit")), "300", opts=["--sample", "-F", "work", "-F", "nap"])
+    assert r.rc == 0, r.describe()
+    calls = [e for e in r.trace["traceEvents"] if e.get("cat") == "call"]
+    assert sorted(e["name"] for e in calls) == ["nap", "work"]
+    work = [e for e in calls if e["name"] == "work"][0]
+    ss = samples(r.trace)
+    in_work = [e for e in ss if "work" in e["args"]["stack"]]
+    inside = [e for e in in_work
+              if work["ts"] <= e["ts"] <= work["ts"] + work["dur"] and e["tid"] == work["tid"]]
+    # every sample whose stack holds work() falls inside the traced work() call
+    # (how many there are depends on the machine's load, not on bpfprof)
+    assert len(in_work) > 20 and len(inside) == len(in_work), (len(inside), len(in_work))
+
+
+def test_offcpu_attributes_the_sleep(record):
+    r = record(str(prog_path("cpusplit")), "100", opts=["--offcpu"])
+    assert r.rc == 0, r.describe()
+    naps = [e for e in offcpu(r.trace) if "nap" in e["args"]["stack"]]
+    total_us = sum(e["dur"] for e in naps)
+    assert 195000 <= total_us <= 260000, (total_us, naps)
+    st = naps[0]["args"]["stack"]
+    i = st.index("main")
+    assert st[i:i + 2] == ["main", "nap"], st
+    # the kernel part of the stack is symbolized from kallsyms
+    assert any(f in st for f in ("do_nanosleep", "hrtimer_nanosleep", "__x64_sys_nanosleep")), st
+    assert all(e["name"] == "[off-cpu] nap" for e in naps)
+
+
+def test_shared_library_symbols(record):
+    r = record(str(prog_path("libwork")), "400", opts=["--sample"])
+    assert r.rc == 0, r.describe()
+    ss = samples(r.trace)
+    in_lib = [e for e in ss if e["args"]["stack"] and e["args"]["stack"][-1] in ("adler32", "adler32_z")]
+    assert len(in_lib) > 0.5 * len(ss), (len(in_lib), len(ss))
+
+
+def test_system_wide_catches_two_processes():
+    procs = [subprocess.Popen([str(prog_path("cpusplit")), "2500"], stdout=subprocess.DEVNULL)
+             for _ in range(2)]
+    try:
+        time.sleep(0.3)
+        import tempfile, json, os
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "all.json")
+            r = run_bpfprof(["record", "-a", "--sample", "-d", "1s", "-o", out])
+            assert r.returncode == 0, r.stderr
+            trace = json.load(open(out))
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "process_name"}
+    per_pid = {}
+    for e in samples(trace):
+        per_pid[e["pid"]] = per_pid.get(e["pid"], 0) + 1
+    for p in procs:
+        assert per_pid.get(p.pid, 0) > 50, (p.pid, per_pid)
+        assert names.get(p.pid) == "cpusplit", names.get(p.pid)
+    assert "cpusplit" in r.stderr   # the summary's top processes
+
+
+def test_all_requires_a_mode():
+    r = run_bpfprof(["record", "-a", "-d", "1s"])
+    assert r.returncode != 0
+    assert "bpfprof:" in r.stderr and "--sample" in r.stderr
+    r = run_bpfprof(["record", "-a", "-F", "work", "--sample", "-d", "1s"])
+    assert r.returncode != 0 and "LIB:GLOB" in r.stderr

@@ -51,7 +51,7 @@ PROG_SRCS  := $(wildcard tests/progs/*.c) $(wildcard tests/progs/*.cc)
 PROG_BINS  := $(basename $(PROG_SRCS))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke
+.PHONY: all deps test-deps bench-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke
 
 all: bpfprof progs
 
@@ -197,7 +197,11 @@ $(BENCH_OUT)/many: $(BENCH_OUT)/many.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O0 -fno-omit-frame-pointer $< -o $@
 
-bench: bpfprof progs $(BENCH_BINS)
+bench-deps:
+	$(Q)bash scripts/setup.sh --bench
+
+bench: bench-deps
+	$(Q)$(MAKE) --no-print-directory bpfprof progs $(BENCH_BINS)
 	$(Q)bash bench/run.sh
 
 format:

@@ -1,9 +1,320 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# All benchmarks (`make bench`); run from anywhere, as root.  Environment
-# variables are passed on (N, RUNS, FUNCS: see each script).
+#
+# All benchmarks in one table (`make bench`, as root, from the repo root):
+#
+#   per traced call   for each kind of first instruction (.output/bench/insns,
+#                     built from tests/progs/insns.c), and a tiny C function
+#                     (bench/uftrace_spin.c, also built with -pg for uftrace):
+#                     untraced ns/call, then ns added per call (entry + return)
+#                     by the empty-probe floor (bench/floor), the floor plus a
+#                     32-byte record per event (floor -m rb), bpfprof record,
+#                     bpftrace with empty uprobe+uretprobe actions, uftrace
+#   attach/detach     10,000 functions (bench/gen_many.sh), and
+#                     `bpfprof record -- exitcode`, whole process
+#   decoding          10 M records through decoder + Chrome exporter
+#                     (bench/decode_bench) vs `uftrace dump --chrome` of a
+#                     recording with the same number of records
+#
+# Per-call figures are the target thread's CPU time (bench/cputime.h), so
+# other load on the machine does not inflate them; medians of RUNS runs.
+# The table also goes to bench/results.txt.  Every binary is copied into a
+# private directory first: uprobes belong to an inode, so probes other
+# programs place on tests/progs/* (or a rebuild of ./bpfprof meanwhile)
+# cannot disturb the figures.
+#
+#   RUNS=3 N_FAST=200000 N_SLOW=20000 NDEC=10000000 NUFT=5000000 NMANY_RUNS=5
+#   SECTIONS="percall attach decode"   (a subset runs only those parts)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== overhead: per-call cost of tracing (bench/overhead.sh)"
-bash bench/overhead.sh
+RUNS=${RUNS:-3}
+N_FAST=${N_FAST:-200000}	# calls per run, emulated probes (~1 us each)
+N_SLOW=${N_SLOW:-20000}		# calls per run, single-stepped probes (~10 us each)
+NDEC=${NDEC:-10000000}		# records through the decoder
+NUFT=${NUFT:-5000000}		# calls in the uftrace recording that is dumped (2 records each)
+NMANY_RUNS=${NMANY_RUNS:-5}	# runs of the attach/detach measurements
+SECTIONS=${SECTIONS:-percall attach decode}
+want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
+OUT=.output/bench
+RESULTS=bench/results.txt
+
+die() { echo "run.sh: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "must run as root (uprobes)"
+for f in bpfprof $OUT/floor $OUT/decode_bench $OUT/insns $OUT/uftrace_spin $OUT/uftrace_spin_pg \
+	$OUT/many tests/progs/exitcode; do
+	[ -x "$f" ] || die "$f not built: run 'make bench'"
+done
+have_bpftrace=0; command -v bpftrace >/dev/null && have_bpftrace=1
+have_uftrace=0; command -v uftrace >/dev/null && have_uftrace=1
+[ $have_bpftrace = 1 ] || echo "run.sh: bpftrace not found (scripts/setup.sh --bench): column left empty" >&2
+[ $have_uftrace = 1 ] || echo "run.sh: uftrace not found (scripts/setup.sh --bench): column left empty" >&2
+
+tmp=$(mktemp -d /tmp/bpfprof-bench.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cp bpfprof $OUT/floor $OUT/decode_bench $OUT/insns $OUT/uftrace_spin $OUT/uftrace_spin_pg \
+	$OUT/many tests/progs/exitcode "$tmp/"
+T=$tmp
+BPFPROF=$T/bpfprof
+FLOOR=$T/floor
+notes=()
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+now() { date +%s%N; }
+progress() { printf '  %-60s\r' "$*" >&2; }
+
+# ns_per_call FILE: the target's own figure
+ns_per_call() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p' "$1" | tail -1; }
+
+# bpfprof's "N calls recorded in ..., L lost records" -> "N L"
+bp_counts() { sed -n 's/^bpfprof: \([0-9]*\) calls recorded in .*, \([0-9]*\) lost records.*/\1 \2/p' "$1"; }
+
+# bpfprof's "attached in 61.9 ms" -> ms
+bp_attach_ms() {
+	sed -n 's/.*(attached in \([0-9.]*\) \([a-z]*\)).*/\1 \2/p' "$1" |
+		awk '{ m = $2 == "s" ? 1000 : $2 == "ms" ? 1 : $2 == "us" ? 0.001 : 1e-6; print $1 * m }'
+}
+
+#
+# 1. Per traced call.
+#
+# percall KEY FUNC N TARGET "ARGS" FLOORSPEC [BPFPROF_OPTS]
+#   runs TARGET ARGS untraced and under each tool RUNS times; medians of the
+#   ns_per_call the target prints go to $T/KEY.TOOL
+percall() {
+	local key=$1 func=$2 n=$3 target=$4 args=$5 fspec=$6 bopts=${7:-} r tool
+	local tools="untraced floor floor_rec bpfprof"
+	[ $have_bpftrace = 1 ] && tools="$tools bpftrace"
+	for r in $(seq "$RUNS"); do
+		for tool in $tools; do
+			progress "per call: $key $tool ($r/$RUNS)"
+			local o=$T/o e=$T/e rc=0
+			case $tool in
+			untraced) "$target" $args >"$o" 2>"$e" || rc=$? ;;
+			floor) "$FLOOR" "$target" "$fspec" -- "$target" $args >"$o" 2>"$e" || rc=$? ;;
+			floor_rec) "$FLOOR" -m rb "$target" "$fspec" -- "$target" $args >"$o" 2>"$e" || rc=$? ;;
+			bpfprof)
+				# the default output (an archive), as `record` writes it without -o
+				"$BPFPROF" record $bopts -F "$func" -o "$T/x.bpfprof" -- "$target" $args \
+					>"$o" 2>"$e" || rc=$?
+				local c
+				c=$(bp_counts "$e")
+				[ "$c" = "$n 0" ] || notes+=("$key: bpfprof recorded '${c:-nothing}' (calls lost) instead of '$n 0'")
+				;;
+			bpftrace)
+				bpftrace -q -e "uprobe:$target:$func {} uretprobe:$target:$func {}" \
+					-c "$target $args" >"$o" 2>"$e" || rc=$? ;;
+			esac
+			local v
+			v=$(ns_per_call "$o")
+			if [ $rc != 0 ] || [ -z "$v" ]; then
+				notes+=("$key: $tool failed (exit $rc): $(tail -1 "$e")")
+				continue
+			fi
+			echo "$v" >>"$T/$key.$tool.all"
+		done
+	done
+	for tool in $tools; do
+		[ -e "$T/$key.$tool.all" ] && median <"$T/$key.$tool.all" >"$T/$key.$tool"
+	done
+	return 0
+}
+
+I=$T/insns
+if want percall; then
+percall push     f_push       $N_FAST "$I" "f_push $N_FAST"       f_push
+percall nop      f_nop        $N_FAST "$I" "f_nop $N_FAST"        f_nop
+percall nop5     f_nop5       $N_FAST "$I" "f_nop5 $N_FAST"       f_nop5
+# bpfprof probes past endbr64 (on the push): so does its floor
+percall endbr    f_endbr_push $N_FAST "$I" "f_endbr_push $N_FAST" f_endbr_push+4
+percall endbr_ns f_endbr_push $N_SLOW "$I" "f_endbr_push $N_SLOW" f_endbr_push --no-skip-endbr
+percall endbr_r  f_endbr_ret  $N_SLOW "$I" "f_endbr_ret $N_SLOW"  f_endbr_ret
+percall riprel   f_riprel     $N_SLOW "$I" "f_riprel $N_SLOW"     f_riprel
+percall sub      f_sub        $N_SLOW "$I" "f_sub $N_SLOW"        f_sub
+percall tiny     tiny         $N_FAST "$T/uftrace_spin" "$N_FAST" tiny
+
+# uftrace: the same tiny function, -pg build (mcount; no kernel entry)
+if [ $have_uftrace = 1 ]; then
+	for r in $(seq "$RUNS"); do
+		progress "per call: tiny uftrace ($r/$RUNS)"
+		rm -rf "$T/uft"
+		if uftrace record -d "$T/uft" "$T/uftrace_spin_pg" "$N_FAST" >"$T/o" 2>"$T/e"; then
+			ns_per_call "$T/o" >>"$T/tiny.uftrace.all"
+		else
+			notes+=("tiny: uftrace record failed: $(tail -1 "$T/e")")
+		fi
+	done
+	[ -e "$T/tiny.uftrace.all" ] && median <"$T/tiny.uftrace.all" >"$T/tiny.uftrace"
+	rm -rf "$T/uft"
+fi
+fi	# percall
+
+#
+# 2. Attach and detach: 10,000 functions; record -- exitcode.
+#
+want attach && for r in $(seq "$NMANY_RUNS"); do
+	progress "attach/detach: 10k functions ($r/$NMANY_RUNS)"
+	t0=$(now); "$T/many" >"$T/o"; t1=$(now)
+	echo $(((t1 - t0) / 1000)) >>"$T/many.untraced.whole"
+
+	t0=$(now); "$FLOOR" -t "$T/many" 'fn_*' -- "$T/many" >"$T/o" 2>"$T/e"; t1=$(now)
+	end=$(sed -n 's/many: end_ns=//p' "$T/o")
+	echo $(((t1 - t0) / 1000)) >>"$T/many.floor.whole"
+	echo $(((t1 - end) / 1000)) >>"$T/many.floor.exit"
+	sed -n 's/.* attach_ns=\([0-9]*\).*/\1/p' "$T/e" | awk '{ print $1 / 1000 }' >>"$T/many.floor.attach"
+	sed -n 's/.* detach_ns=\([0-9]*\).*/\1/p' "$T/e" | awk '{ print $1 / 1000 }' >>"$T/many.floor.detach"
+
+	t0=$(now)
+	"$BPFPROF" record -F 'fn_*' -o "$T/m.bpfprof" -- "$T/many" >"$T/o" 2>"$T/e" ||
+		notes+=("10k: bpfprof failed: $(tail -1 "$T/e")")
+	t1=$(now)
+	end=$(sed -n 's/many: end_ns=//p' "$T/o")
+	a=$(bp_attach_ms "$T/e")
+	c=$(bp_counts "$T/e")
+	[ "$c" = "10000 0" ] || notes+=("10k: bpfprof recorded '${c:-nothing}' instead of '10000 0'")
+	echo $(((t1 - t0) / 1000)) >>"$T/many.bpfprof.whole"
+	echo $(((t1 - end) / 1000)) >>"$T/many.bpfprof.exit"
+	awk -v a="$a" 'BEGIN { print a * 1000 }' >>"$T/many.bpfprof.attach"
+	awk -v a="$a" -v x=$(((t1 - end) / 1000)) 'BEGIN { print a * 1000 + x }' >>"$T/many.bpfprof.both"
+
+	progress "attach/detach: record -- exitcode ($r/$NMANY_RUNS)"
+	t0=$(now); "$T/exitcode" || true; t1=$(now)
+	echo $(((t1 - t0) / 1000)) >>"$T/exit.untraced.whole"
+	t0=$(now); "$FLOOR" "$T/exitcode" 'f' -- "$T/exitcode" || true; t1=$(now)
+	echo $(((t1 - t0) / 1000)) >>"$T/exit.floor.whole"
+	t0=$(now); "$BPFPROF" record -o "$T/e.bpfprof" -- "$T/exitcode" 2>"$T/e" || true; t1=$(now)
+	echo $(((t1 - t0) / 1000)) >>"$T/exit.bpfprof.whole"
+	if [ $have_bpftrace = 1 ]; then
+		t0=$(now)
+		bpftrace -q -e "uprobe:$T/exitcode:f {} uretprobe:$T/exitcode:f {}" -c "$T/exitcode" \
+			>/dev/null 2>&1 || true
+		t1=$(now)
+		echo $(((t1 - t0) / 1000)) >>"$T/exit.bpftrace.whole"
+	fi
+done
+for f in "$T"/many.* "$T"/exit.*; do
+	[ -e "$f" ] || continue
+	median <"$f" | awk '{ print $1 / 1000 }' >"$f.ms"	# us -> ms
+done
+
+#
+# 3. Decoding: decoder + Chrome exporter on one core, vs uftrace dump --chrome.
+#
+uft_rate="" uft_rss=""
+if want decode; then
+progress "decode: $NDEC records -> Chrome JSON"
+"$T/decode_bench" -n "$NDEC" -f chrome >/dev/null 2>"$T/dec.chrome" ||
+	notes+=("decode_bench failed: $(tail -1 "$T/dec.chrome")")
+progress "decode: $((NDEC / 10)) records -> Chrome JSON"
+"$T/decode_bench" -n $((NDEC / 10)) -f chrome >/dev/null 2>"$T/dec.chrome_small" || true
+progress "decode: $NDEC records -> archive + report"
+"$T/decode_bench" -n "$NDEC" -f archive -r -o "$T/dec.bpfprof" 2>"$T/dec.archive" ||
+	notes+=("decode_bench -f archive failed: $(tail -1 "$T/dec.archive")")
+rm -f "$T/dec.bpfprof"
+dec_field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" "$T/$1"; }
+
+if [ $have_uftrace = 1 ]; then
+	progress "decode: uftrace record $NUFT calls"
+	if uftrace record -d "$T/uftd" "$T/uftrace_spin_pg" "$NUFT" >/dev/null 2>"$T/e"; then
+		progress "decode: uftrace dump --chrome"
+		# user+sys CPU of the dump and its peak RSS (GNU time), else bash's times
+		if [ -x /usr/bin/time ]; then
+			/usr/bin/time -f '%U %S %M' -o "$T/uft.time" \
+				uftrace dump --chrome -d "$T/uftd" >/dev/null 2>"$T/e"
+			read -r u s m <"$T/uft.time"
+			uft_rss=$(awk -v m="$m" 'BEGIN { printf "%.1f", m / 1024 }')
+		else
+			(uftrace dump --chrome -d "$T/uftd" >/dev/null 2>"$T/e"; times) | tail -1 >"$T/uft.time"
+			read -r u s <"$T/uft.time"
+			u=$(echo "$u" | awk -Fm '{ print $1 * 60 + $2 }') s=$(echo "$s" | awk -Fm '{ print $1 * 60 + $2 }')
+		fi
+		# entry + exit per call of tiny, plus main's
+		uft_rate=$(awk -v u="$u" -v s="$s" -v n="$NUFT" 'BEGIN { print 2 * (n + 1) / (u + s) }')
+	else
+		notes+=("uftrace record for the dump failed: $(tail -1 "$T/e")")
+	fi
+	rm -rf "$T/uftd"
+fi
+fi	# decode
+
+#
+# The table.
+#
+val() { [ -s "$T/$1" ] && cat "$T/$1" || echo ""; }
+
+{
+echo "bpfprof benchmarks  $(date -u +%Y-%m-%d)  kernel $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
+echo "medians of $RUNS runs (attach/detach: $NMANY_RUNS); per-call figures in the target thread's CPU time"
+echo
+printf '%-40s %9s %9s %9s %9s %9s %9s %7s %9s\n' "" untraced floor floor+rec bpfprof bpftrace uftrace ratio goal
+echo "per traced call, entry+return: ns added (untraced: ns per call); ratio = bpfprof / floor"
+row_call() {
+	local key=$1 label=$2 b
+	b=$(val "$key.untraced")
+	awk -v l="$label" -v b="$b" -v f="$(val "$key.floor")" -v fr="$(val "$key.floor_rec")" \
+		-v bp="$(val "$key.bpfprof")" -v bt="$(val "$key.bpftrace")" -v u="$(val "$key.uftrace")" '
+	function d(x) { return x == "" ? "-" : sprintf("%.0f", x - b) }
+	BEGIN {
+		r = (f != "" && bp != "" && f - b > 0) ? sprintf("%.2f", (bp - b) / (f - b)) : "-"
+		g = r == "-" ? "" : (r <= 1.15 ? "<=1.15 ok" : "<=1.15 MISS")
+		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", l, (b == "" ? "-" : sprintf("%.1f", b)),
+			d(f), d(fr), d(bp), d(bt), d(u), r, g
+	}'
+}
+row_call push     "f_push        push (emulated)"
+row_call nop      "f_nop         nop (emulated)"
+row_call nop5     "f_nop5        5-byte nop"
+row_call endbr    "f_endbr_push  endbr64;push, probed +4"
+row_call endbr_ns "f_endbr_push  --no-skip-endbr (1-step)"
+row_call endbr_r  "f_endbr_ret   endbr64;ret (1-step)"
+row_call riprel   "f_riprel      rip-relative (1-step)"
+row_call sub      "f_sub         sub \$8,%rsp (1-step)"
+row_call tiny     "tiny()        C, push; uftrace: -pg"
+
+echo "attach/detach, ms; ratio = bpfprof / floor"
+row_ms() {
+	local label=$1 u=$2 f=$3 bp=$4 bt=$5 goal=$6
+	awk -v l="$label" -v u="$u" -v f="$f" -v bp="$bp" -v bt="$bt" -v goal="$goal" '
+	function v(x) { return x == "" ? "-" : sprintf("%.1f", x) }
+	BEGIN {
+		r = (f != "" && bp != "" && f > 0) ? sprintf("%.2f", bp / f) : "-"
+		g = ""
+		if (goal != "" && bp != "") g = "<" goal (bp < goal ? " ok" : " MISS")
+		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", l, v(u), v(f), "-", v(bp), v(bt), "-", r, g
+	}'
+}
+row_ms "10k functions: attach"               "" "$(val many.floor.attach.ms)" "$(val many.bpfprof.attach.ms)" "" ""
+row_ms "10k functions: workload end -> exit" "" "$(val many.floor.exit.ms)" "$(val many.bpfprof.exit.ms)" "" ""
+row_ms "  (floor: the detach alone)"         "" "$(val many.floor.detach.ms)" "" "" ""
+row_ms "10k functions: attach + end->exit"   "" "" "$(val many.bpfprof.both.ms)" "" 200
+row_ms "10k functions: whole process"        "$(val many.untraced.whole.ms)" "$(val many.floor.whole.ms)" "$(val many.bpfprof.whole.ms)" "" ""
+row_ms "record -- exitcode: whole process"   "$(val exit.untraced.whole.ms)" "$(val exit.floor.whole.ms)" "$(val exit.bpfprof.whole.ms)" "$(val exit.bpftrace.whole.ms)" 150
+
+echo "decoding to Chrome JSON, one core: M records/s (CPU time); ratio = bpfprof / uftrace dump"
+awk -v bp="$(dec_field dec.chrome records_per_cpu_s)" -v u="$uft_rate" -v n="$NDEC" '
+	BEGIN {
+		r = (u != "" && bp != "") ? sprintf("%.1f", bp / u) : "-"
+		g = bp == "" ? "" : ">=10" (bp >= 1e7 ? " ok" : " MISS")
+		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", sprintf("%.0fM records -> Chrome JSON", n / 1e6),
+			"-", "-", "-", bp == "" ? "-" : sprintf("%.1f", bp / 1e6), "-",
+			u == "" ? "-" : sprintf("%.1f", u / 1e6), r, g
+	}'
+awk -v a="$(dec_field dec.chrome maxrss_kb)" -v s="$(dec_field dec.chrome_small maxrss_kb)" -v u="$uft_rss" -v n="$NDEC" '
+	BEGIN {
+		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", "  peak RSS, MB (" n / 1e7 "M / " n / 1e6 "M records)",
+			"-", "-", "-", sprintf("%.1f/%.1f", s / 1024, a / 1024), "-", u == "" ? "-" : u, "-", ""
+	}'
+awk -v bp="$(dec_field dec.archive records_per_cpu_s)" -v n="$NDEC" '
+	BEGIN {
+		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", sprintf("%.0fM records -> archive + summary", n / 1e6),
+			"-", "-", "-", bp == "" ? "-" : sprintf("%.1f", bp / 1e6), "-", "-", "-", ""
+	}'
+if [ ${#notes[@]} -gt 0 ]; then
+	echo
+	echo "problems:"
+	for n in "${notes[@]}"; do echo "  $n"; done
+fi
+} >"$T/table"
+printf '%-70s\r' "" >&2
+cat "$T/table"
+cp "$T/table" "$RESULTS"

@@ -26,7 +26,7 @@
 #define BP_REC_EXEC		8	/* struct bp_rec_exec: process exec'd a new image */
 #define BP_REC_SAMPLE		9	/* struct bp_rec_sample + stack: cpu sample or off-cpu start */
 #define BP_REC_SWITCH		10	/* struct bp_rec_switch: a thread back on cpu after blocking */
-#define BP_REC_WAKEUP		11	/* reserved: wakeup edges */
+#define BP_REC_WAKEUP		11	/* struct bp_rec_wakeup: a traced thread woke another */
 #define BP_REC_USDT		12	/* reserved: annotations */
 #define BP_REC_UNWIND		13	/* struct bp_rec_unwind: exception unwinder entered */
 #define BP_REC_MAX		14
@@ -126,6 +126,21 @@ struct bp_rec_sample {
 struct bp_rec_switch {
 	struct bp_rec_hdr h;
 	__u64 blocked_ns;	/* time since it blocked */
+};
+
+/*
+ * Wakeups between traced threads.  BP_WAKE_WAKING comes from the waker's
+ * context (h.pid_tgid = waker, other = wakee) when it wakes the wakee;
+ * BP_WAKE_RUNNING when the wakee is switched in (h.pid_tgid = wakee,
+ * other = the waker, waking_ts = when it was woken).  The decoder ties the
+ * waker's call at WAKING to the call the wakee resumes in.
+ */
+#define BP_WAKE_WAKING		1
+#define BP_WAKE_RUNNING		2
+struct bp_rec_wakeup {
+	struct bp_rec_hdr h;	/* h.flags: BP_WAKE_* */
+	__u64 other;		/* pid_tgid of the other side */
+	__u64 waking_ts;
 };
 
 /* Counters in the BPF object's .bss, read by the loader at the end. */

@@ -21,6 +21,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile bool follow_forks = true;	/* add forked children to the traced set */
 const volatile bool trace_all = false;		/* -a: every process */
 const volatile bool stop_on_exec = false;	/* hold exec'd images until probes are attached */
+const volatile bool wakeups = false;		/* wakeup edges between traced threads */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -37,6 +38,18 @@ struct {
 
 /* Ring buffer reserve failures, per CPU; the loader reads .bss directly. */
 __u64 lost[BP_MAX_CPUS];
+
+/* Woken traced threads not yet run again: wakee tid -> who woke it, when. */
+struct waking {
+	__u64 waker;
+	__u64 ts;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct waking);
+} wakings SEC(".maps");
 
 /* Set by the loader when the recording ends, before the last drain. */
 volatile __u32 paused;
@@ -190,7 +203,10 @@ int BPF_KPROBE(unwind_enter)
 	struct task_struct *t;
 	struct bp_rec_unwind *r;
 
-	if (!is_traced(id >> 32))
+	/* Not is_traced(): even after the recording is paused, return trampolines
+	 * stay on the stacks until those calls return, and the unwinder must not
+	 * meet them. */
+	if (!trace_all && !bpf_map_lookup_elem(&tgids, &(__u32){ id >> 32 }))
 		return 0;
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
@@ -332,5 +348,62 @@ int BPF_PROG(task_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	r->stopped = stop_on_exec && !bpf_send_signal(SIGSTOP);
 	bpf_probe_read_kernel_str(&r->filename, sizeof(r->filename), BPF_CORE_READ(bprm, filename));
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+static __always_inline void emit_wakeup(__u16 kind, __u64 who, __u64 other, __u64 waking_ts)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct bp_rec_wakeup *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+
+	if (!r) {
+		count_lost(cpu);
+		return;
+	}
+	r->h.type = BP_REC_WAKEUP;
+	r->h.flags = kind;
+	r->h.cpu = cpu;
+	r->h.ts = bpf_ktime_get_ns();
+	r->h.pid_tgid = who;
+	r->other = other;
+	r->waking_ts = waking_ts;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * sched_waking runs in the waker's context (sched_wakeup may run on the
+ * wakee's CPU, in an interrupt): the waker's current call is the cause.
+ */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(wake_waking, struct task_struct *p)
+{
+	__u64 waker = bpf_get_current_pid_tgid();
+	__u32 wakee_tid = BPF_CORE_READ(p, pid);
+	struct waking w;
+
+	if (!wakeups || !is_traced(waker >> 32) || !is_traced(BPF_CORE_READ(p, tgid)) ||
+	    wakee_tid == (__u32)waker)
+		return 0;
+	w.waker = waker;
+	w.ts = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&wakings, &wakee_tid, &w, BPF_ANY))
+		return 0;
+	emit_wakeup(BP_WAKE_WAKING, waker, task_id(p), w.ts);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(wake_running, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 tid = BPF_CORE_READ(next, pid);
+	struct waking *w;
+
+	if (!wakeups)
+		return 0;
+	w = bpf_map_lookup_elem(&wakings, &tid);
+	if (!w)
+		return 0;
+	emit_wakeup(BP_WAKE_RUNNING, task_id(next), w->waker, w->ts);
+	bpf_map_delete_elem(&wakings, &tid);
 	return 0;
 }

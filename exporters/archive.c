@@ -3,7 +3,8 @@
  * The .bpfprof archive writer: one recording, written streaming, read back
  * by user/archive.c (convert, merge, report).
  *
- * Byte layout, version 1.0.  All integers little-endian.
+ * Byte layout, version 1.1 (1.0 lacked function file:line, call arguments,
+ * samples and edges; this reader reads both).  All integers little-endian.
  *
  *   file    = magic "\x89BPFPROF" (8 bytes), u16 major, u16 minor, u32 flags (0),
  *             section*
@@ -29,7 +30,9 @@
  *                append, so it must equal the entries read so far.  A reader
  *                ignores fixed bytes beyond the fields it knows.
  *     module:  (fixed 0) string path
- *     func:    (fixed 32) u32 module, u32 flags, u64 addr, u64 size, u64 offset; string name
+ *     func:    (fixed 40) u32 module, u32 flags, u64 addr, u64 size, u64 offset,
+ *              i32 nparams, u32 line; string name, string file
+ *              (1.0: fixed 32, without nparams, line and file)
  *     path:    (fixed 8) u32 parent, u32 func     (index 0, the root, is implicit;
  *                                                  parent < own index)
  *     thread:  (fixed 48) u32 tid, u32 pid, u64 first_ts, u64 last_ts, u32 exited,
@@ -44,14 +47,21 @@
  *              id - parent_id), zigzag(begin - prev.ts), end - begin,
  *              (end - begin) - self,
  *              zigzag(pid - prev.pid), zigzag(tid - prev.tid), func, depth,
- *              flags, path
+ *              flags, path; then args[6] if flags & 0x10 (BP_CALL_HAS_ARGS),
+ *              then ret if flags & 0x20 (BP_CALL_HAS_RET)
  *     LOSS (2), varints: zigzag(ts - prev.ts), count, cpu
+ *     SAMPLE (3), varints: zigzag(ts - prev.ts), weight, zigzag(pid - prev.pid),
+ *              zigzag(tid - prev.tid), path, cpu, flags
+ *     EDGE (4), varints: kind, src_call, dst_call, zigzag(src_ts - prev.ts),
+ *              zigzag(dst_ts - src_ts), src_pid, src_tid, dst_pid, dst_tid,
+ *              src_func, dst_func, value
  *              `prev` (id, ts, pid, tid) starts at 0 in each block and is
  *              the last event's; arithmetic wraps modulo 2^64.
  *   LOSSES   (8) u64 lost_total, u32 ncpus, u32 reserved, u64 lost[ncpus]
  *   COUNTERS (9) u32 n, u32 reserved, u64 x n: duration, nrecords, ncalls,
- *                nunfinished, nno_entry, nunwound, nno_retprobe, nexceptions
- *                (a reader ignores counters beyond those it knows)
+ *                nunfinished, nno_entry, nunwound, nno_retprobe, nexceptions,
+ *                nsamples, noffcpu, ntruncated, nedges[4] (a reader ignores
+ *                counters beyond those it knows; missing ones are 0)
  *   END (0x454e44) u64 sections before END, u64 events, u32 crc32 of every
  *                byte before the END section, u32 reserved.  A file without
  *                END, or whose counts or checksum differ, is truncated or
@@ -227,7 +237,10 @@ static int write_table_deltas(struct exporter *e, const struct bp_session *s)
 			put_u64(b, f->addr);
 			put_u64(b, f->size);
 			put_u64(b, f->offset);
+			put_u32(b, (uint32_t)f->nparams);
+			put_u32(b, f->line);
 			put_str(b, f->name);
+			put_str(b, f->file);
 		}
 		err = write_section(e, ARCHIVE_SEC_FUNCS, 0, b->p, b->len);
 		if (err)
@@ -316,6 +329,12 @@ static void encode_call(struct archive_priv *a, const struct bp_call *c, struct 
 	put_varint(b, c->depth);
 	put_varint(b, c->flags);
 	put_varint(b, c->path);
+	/* --args: the registers, only when recorded (the flags say so) */
+	if (c->flags & BP_CALL_HAS_ARGS)
+		for (int i = 0; i < 6; i++)
+			put_varint(b, c->args[i]);
+	if (c->flags & BP_CALL_HAS_RET)
+		put_varint(b, c->ret);
 	a->prev.id = c->id;
 	a->prev.ts = c->begin;
 	a->prev.pid = c->pid;
@@ -330,11 +349,42 @@ static void encode_loss(struct archive_priv *a, const struct bp_loss *l, struct 
 	a->prev.ts = l->ts;
 }
 
+static void encode_sample(struct archive_priv *a, const struct bp_sample *sm, struct abuf *b)
+{
+	put_varint(b, zigzag((int64_t)(sm->ts - a->prev.ts)));
+	put_varint(b, sm->weight);
+	put_varint(b, zigzag((int64_t)sm->pid - a->prev.pid));
+	put_varint(b, zigzag((int64_t)sm->tid - a->prev.tid));
+	put_varint(b, sm->path);
+	put_varint(b, sm->cpu);
+	put_varint(b, sm->flags);
+	a->prev.ts = sm->ts;
+	a->prev.pid = sm->pid;
+	a->prev.tid = sm->tid;
+}
+
+static void encode_edge(struct archive_priv *a, const struct bp_edge *ed, struct abuf *b)
+{
+	put_varint(b, ed->kind);
+	put_varint(b, ed->src_call);
+	put_varint(b, ed->dst_call);
+	put_varint(b, zigzag((int64_t)(ed->src_ts - a->prev.ts)));
+	put_varint(b, zigzag((int64_t)(ed->dst_ts - ed->src_ts)));
+	put_varint(b, ed->src_pid);
+	put_varint(b, ed->src_tid);
+	put_varint(b, ed->dst_pid);
+	put_varint(b, ed->dst_tid);
+	put_varint(b, ed->src_func);
+	put_varint(b, ed->dst_func);
+	put_varint(b, ed->value);
+	a->prev.ts = ed->src_ts;
+}
+
 static int archive_event(struct exporter *e, const struct bp_session *s, const struct bp_event *ev)
 {
 	struct archive_priv *a = e->priv;
-	unsigned char body[128];
-	struct abuf tmp = { body, 0, sizeof(body) };	/* never grows: at most 11 varints */
+	unsigned char body[256];
+	struct abuf tmp = { body, 0, sizeof(body) };	/* never grows: at most 18 varints */
 	uint32_t kind;
 
 	switch (ev->kind) {
@@ -345,6 +395,14 @@ static int archive_event(struct exporter *e, const struct bp_session *s, const s
 	case BP_EV_LOSS:
 		kind = ARCHIVE_EV_LOSS;
 		encode_loss(a, &ev->loss, &tmp);
+		break;
+	case BP_EV_SAMPLE:
+		kind = ARCHIVE_EV_SAMPLE;
+		encode_sample(a, &ev->sample, &tmp);
+		break;
+	case BP_EV_EDGE:
+		kind = ARCHIVE_EV_EDGE;
+		encode_edge(a, &ev->edge, &tmp);
 		break;
 	default:
 		/* A kind without an encoding yet: an old writer simply has none. */
@@ -418,6 +476,11 @@ static int archive_end(struct exporter *e, const struct bp_session *s)
 	put_u64(b, s->nunwound);
 	put_u64(b, s->nno_retprobe);
 	put_u64(b, s->nexceptions);
+	put_u64(b, s->nsamples);
+	put_u64(b, s->noffcpu);
+	put_u64(b, s->ntruncated);
+	for (i = 0; i < 4; i++)
+		put_u64(b, s->nedges[i]);
 	err = write_section(e, ARCHIVE_SEC_COUNTERS, 0, b->p, b->len);
 	if (err)
 		return err;

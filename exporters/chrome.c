@@ -26,6 +26,7 @@ struct chrome_priv {
 	char **head;		/* per function: {"name":"...","cat":"call","ph":"X","ts": */
 	char **tail;		/* per function: ,"module":"..." or "" */
 	size_t nhead;
+	uint64_t nflows;	/* flow ids */
 };
 
 /* Starts an array element on its own line, so the file reads and greps well. */
@@ -202,6 +203,12 @@ static int write_call(struct exporter *e, const struct bp_session *s, const stru
 		fputs(",\"unwound\":true", e->out);
 	if (c->flags & BP_CALL_NO_RETPROBE)
 		fputs(",\"end_inferred\":true", e->out);
+	if (c->flags & BP_CALL_HAS_ARGS)
+		fprintf(e->out, ",\"arg\":[\"%#" PRIx64 "\",\"%#" PRIx64 "\",\"%#" PRIx64 "\",\"%#" PRIx64
+			"\",\"%#" PRIx64 "\",\"%#" PRIx64 "\"]", c->args[0], c->args[1], c->args[2], c->args[3],
+			c->args[4], c->args[5]);
+	if (c->flags & BP_CALL_HAS_RET)
+		fprintf(e->out, ",\"ret\":\"%#" PRIx64 "\"", c->ret);
 	fputs_unlocked("}}", e->out);
 	return 0;
 }
@@ -269,6 +276,44 @@ static int write_sample(struct exporter *e, const struct bp_session *s, const st
 	return 0;
 }
 
+/*
+ * A dependency edge as a flow: "s" on the source thread at the cause, "f"
+ * with "bp":"e" on the destination thread where the effect starts, so
+ * Perfetto and chrome://tracing bind each end to the enclosing call slice
+ * and draw the arrow.  Flow ids only need to be unique within the file.
+ */
+static int write_edge(struct exporter *e, const struct bp_session *s, const struct bp_edge *ed)
+{
+	struct chrome_priv *pr = e->priv;
+	const char *kind = session__edge_kind(ed->kind);
+	uint64_t id = ++pr->nflows;
+	FILE *f = e->out;
+
+	sep(e);
+	fprintf(f, "{\"name\":\"%s\",\"cat\":\"edge\",\"ph\":\"s\",\"id\":%" PRIu64 ",\"ts\":",
+		kind, id);
+	json_us(f, ed->src_ts);
+	fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{\"from\":", ed->src_pid,
+		ed->src_tid);
+	json_str(f, session__func_name(s, ed->src_func));
+	fprintf(f, ",\"from_id\":%" PRIu64 ",\"to\":", ed->src_call);
+	json_str(f, session__func_name(s, ed->dst_func));
+	fprintf(f, ",\"to_id\":%" PRIu64, ed->dst_call);
+	if (ed->kind == BP_EDGE_DATA)
+		fprintf(f, ",\"value\":\"%#" PRIx64 "\"", ed->value);
+	if (ed->kind == BP_EDGE_WAKEUP) {
+		fputs(",\"latency_us\":", f);
+		json_us(f, ed->dst_ts > ed->src_ts ? ed->dst_ts - ed->src_ts : 0);
+	}
+	fputs("}}", f);
+	sep(e);
+	fprintf(f, "{\"name\":\"%s\",\"cat\":\"edge\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64
+		",\"ts\":", kind, id);
+	json_us(f, ed->dst_ts);
+	fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 "}", ed->dst_pid, ed->dst_tid);
+	return 0;
+}
+
 static int chrome_event(struct exporter *e, const struct bp_session *s, const struct bp_event *ev)
 {
 	switch (ev->kind) {
@@ -279,6 +324,8 @@ static int chrome_event(struct exporter *e, const struct bp_session *s, const st
 		break;
 	case BP_EV_SAMPLE:
 		return write_sample(e, s, &ev->sample);
+	case BP_EV_EDGE:
+		return write_edge(e, s, &ev->edge);
 	default:
 		/* Kinds this format has no picture for yet are not an error. */
 		break;

@@ -4,10 +4,12 @@
 # Idempotent: re-running only checks what is there.  Called by `make deps`.
 #   scripts/setup.sh          build + run dependencies
 #   scripts/setup.sh --test   also the test dependencies and the real clients
+#   scripts/setup.sh --bench  also what `make bench` compares against (uftrace, bpftrace)
 set -euo pipefail
 
-want_test=0
+want_test=0 want_bench=0
 [ "${1:-}" = "--test" ] && want_test=1
+[ "${1:-}" = "--bench" ] && want_bench=1
 
 if [ "$(id -u)" != 0 ]; then
 	echo "setup.sh: must run as root (installs Debian packages)" >&2
@@ -27,6 +29,7 @@ fi
 
 pkgs_build="make gcc clang llvm pkg-config libelf-dev libdw-dev zlib1g-dev systemtap-sdt-dev libmicrohttpd-dev"
 pkgs_bp="libbpf-dev bpftool"
+pkgs_bench="uftrace bpftrace time"
 pkgs_test="libcmocka-dev python3 python3-pytest graphviz bpftrace binutils sqlite3 libsqlite3-dev chromium golang-go python3-websocket"
 
 missing() {
@@ -46,6 +49,7 @@ libbpf_ok() {
 
 need=$(missing $pkgs_build)
 [ $want_test = 1 ] && need="$need$(missing $pkgs_test)"
+[ $want_bench = 1 ] && need="$need$(missing $pkgs_bench)"
 if [ -n "$need" ] || ! libbpf_ok; then
 	if [ ! -e /var/lib/bpfprof-apt-updated ] || [ -n "$(find /var/lib/bpfprof-apt-updated -mmin +600 2>/dev/null)" ]; then
 		apt-get update -qq

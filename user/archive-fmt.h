@@ -21,7 +21,7 @@
 
 /* A new major version is unreadable by older readers; a minor one only adds. */
 #define ARCHIVE_MAJOR		1
-#define ARCHIVE_MINOR		0
+#define ARCHIVE_MINOR		1	/* 1: samples, edges, call arguments, function file:line */
 
 enum archive_section {
 	ARCHIVE_SEC_HEADER = 1,
@@ -41,15 +41,18 @@ enum archive_section {
 /* Event kinds inside an events block: the wire tags, not enum bp_event_kind. */
 #define ARCHIVE_EV_CALL		1
 #define ARCHIVE_EV_LOSS		2
+#define ARCHIVE_EV_SAMPLE	3
+#define ARCHIVE_EV_EDGE		4
 
 /* Fixed part of one table record; a reader skips what follows the fields it knows. */
 #define ARCHIVE_MODULE_FIXED	0
-#define ARCHIVE_FUNC_FIXED	32
+#define ARCHIVE_FUNC_FIXED	40	/* module flags addr size offset nparams line; then name, file */
+#define ARCHIVE_FUNC_FIXED_1_0	32	/* 1.0: no nparams, line; only the name */
 #define ARCHIVE_PATH_FIXED	8
 #define ARCHIVE_THREAD_FIXED	48
 #define ARCHIVE_PROC_FIXED	8
 #define ARCHIVE_HEADER_FIXED	16
-#define ARCHIVE_NCOUNTERS	8
+#define ARCHIVE_NCOUNTERS	15
 
 /* u32 length of a NULL string (as opposed to an empty one). */
 #define ARCHIVE_STR_NULL	0xffffffffu

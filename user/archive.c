@@ -144,6 +144,14 @@ static uint64_t le64(const unsigned char *p)
 	return le32(p) | (uint64_t)le32(p + 4) << 32;
 }
 
+static void put_le32(unsigned char *p, uint32_t v)
+{
+	p[0] = v;
+	p[1] = v >> 8;
+	p[2] = v >> 16;
+	p[3] = v >> 24;
+}
+
 static int rd_u32(struct archive_reader *r, uint32_t *v)
 {
 	unsigned char b[4];
@@ -303,23 +311,35 @@ static int read_funcs(struct archive_reader *r)
 	unsigned char b[ARCHIVE_FUNC_FIXED];
 	struct table_hdr t;
 	struct bp_func f;
-	uint32_t i;
+	uint32_t i, known;
 	int err;
 
-	err = rd_table(r, s->nfuncs, ARCHIVE_MAX_FUNCS, ARCHIVE_FUNC_FIXED, &t);
+	/* 1.0 records are shorter and have no file: known only from the fixed size. */
+	err = rd_table(r, s->nfuncs, ARCHIVE_MAX_FUNCS, ARCHIVE_FUNC_FIXED_1_0, &t);
+	known = t.fixed < ARCHIVE_FUNC_FIXED ? ARCHIVE_FUNC_FIXED_1_0 : ARCHIVE_FUNC_FIXED;
 	for (i = 0; !err && i < t.count; i++) {
-		err = rd_fixed(r, &t, b, sizeof(b));
+		memset(&f, 0, sizeof(f));
+		memset(b, 0, sizeof(b));
+		put_le32(b + 32, (uint32_t)-1);	/* nparams: unknown */
+		err = rd_fixed(r, &t, b, known);
 		if (!err)
 			err = rd_str(r, &f.name);
-		if (err)
+		if (!err && known >= ARCHIVE_FUNC_FIXED)
+			err = rd_str(r, &f.file);
+		if (err) {
+			free(f.name);
 			break;
+		}
 		f.module = le32(b);
 		f.flags = le32(b + 4);
 		f.addr = le64(b + 8);
 		f.size = le64(b + 16);
 		f.offset = le64(b + 24);
+		f.nparams = (int32_t)le32(b + 32);
+		f.line = le32(b + 36);
 		if (!f.name || f.module >= s->nmodules) {
 			free(f.name);
+			free(f.file);
 			return corrupt(r, "function %zu names module %" PRIu32 " of %zu", s->nfuncs,
 				       f.module, s->nmodules);
 		}
@@ -444,6 +464,8 @@ static int read_counters(struct archive_reader *r)
 	uint64_t *dst[ARCHIVE_NCOUNTERS] = {
 		&s->duration, &s->nrecords, &s->ncalls, &s->nunfinished,
 		&s->nno_entry, &s->nunwound, &s->nno_retprobe, &s->nexceptions,
+		&s->nsamples, &s->noffcpu, &s->ntruncated,
+		&s->nedges[0], &s->nedges[1], &s->nedges[2], &s->nedges[3],
 	};
 	uint32_t n, reserved, i;
 	int err;
@@ -672,6 +694,13 @@ static int decode_call(struct archive_reader *r, const unsigned char *p, size_t 
 	c->depth = v[8];
 	c->flags = v[9];
 	c->path = v[10];
+	/* the registers follow when the flags say they were recorded */
+	if (c->flags & BP_CALL_HAS_ARGS)
+		for (i = 0; i < 6; i++)
+			if (!ev_varint(p, len, &pos, &c->args[i]))
+				return corrupt(r, "a call event's arguments are cut short");
+	if ((c->flags & BP_CALL_HAS_RET) && !ev_varint(p, len, &pos, &c->ret))
+		return corrupt(r, "a call event's return value is cut short");
 	r->prev.id = c->id;
 	r->prev.ts = c->begin;
 	r->prev.pid = c->pid;
@@ -695,6 +724,69 @@ static int decode_loss(struct archive_reader *r, const unsigned char *p, size_t 
 	l->count = v[1];
 	l->cpu = v[2];
 	r->prev.ts = l->ts;
+	return 0;
+}
+
+static int decode_sample(struct archive_reader *r, const unsigned char *p, size_t len,
+			 struct bp_sample *sm)
+{
+	uint64_t v[7];
+	int64_t pid, tid;
+	size_t pos = 0, i;
+
+	for (i = 0; i < 7; i++)
+		if (!ev_varint(p, len, &pos, &v[i]))
+			return corrupt(r, "a sample event in the events block at byte %" PRIu64
+				       " is cut short", r->sec_off);
+	pid = (int64_t)r->prev.pid + unzigzag(v[2]);
+	tid = (int64_t)r->prev.tid + unzigzag(v[3]);
+	if (pid < 0 || pid > UINT32_MAX || tid < 0 || tid > UINT32_MAX || v[5] > UINT32_MAX ||
+	    v[6] > UINT32_MAX)
+		return corrupt(r, "a sample event is out of range");
+	if (v[4] >= r->s->npaths && v[4])
+		return corrupt(r, "a sample names call path %" PRIu64 " of %zu", v[4], r->s->npaths);
+	sm->ts = r->prev.ts + (uint64_t)unzigzag(v[0]);
+	sm->weight = v[1];
+	sm->pid = pid;
+	sm->tid = tid;
+	sm->path = v[4];
+	sm->cpu = v[5];
+	sm->flags = v[6];
+	r->prev.ts = sm->ts;
+	r->prev.pid = sm->pid;
+	r->prev.tid = sm->tid;
+	return 0;
+}
+
+static int decode_edge(struct archive_reader *r, const unsigned char *p, size_t len,
+		       struct bp_edge *ed)
+{
+	uint64_t v[12];
+	size_t pos = 0, i;
+
+	for (i = 0; i < 12; i++)
+		if (!ev_varint(p, len, &pos, &v[i]))
+			return corrupt(r, "an edge event in the events block at byte %" PRIu64
+				       " is cut short", r->sec_off);
+	for (i = 5; i < 9; i++)
+		if (v[i] > UINT32_MAX)
+			return corrupt(r, "an edge event is out of range");
+	if (v[0] > UINT32_MAX || v[9] >= r->s->nfuncs || v[10] >= r->s->nfuncs)
+		return corrupt(r, "an edge names function %" PRIu64 "/%" PRIu64 " of %zu", v[9],
+			       v[10], r->s->nfuncs);
+	ed->kind = v[0];
+	ed->src_call = v[1];
+	ed->dst_call = v[2];
+	ed->src_ts = r->prev.ts + (uint64_t)unzigzag(v[3]);
+	ed->dst_ts = ed->src_ts + (uint64_t)unzigzag(v[4]);
+	ed->src_pid = v[5];
+	ed->src_tid = v[6];
+	ed->dst_pid = v[7];
+	ed->dst_tid = v[8];
+	ed->src_func = v[9];
+	ed->dst_func = v[10];
+	ed->value = v[11];
+	r->prev.ts = ed->src_ts;
 	return 0;
 }
 
@@ -728,6 +820,14 @@ static int decode_event(struct archive_reader *r, struct bp_event *ev)
 	case ARCHIVE_EV_LOSS:
 		ev->kind = BP_EV_LOSS;
 		err = decode_loss(r, p, len, &ev->loss);
+		break;
+	case ARCHIVE_EV_SAMPLE:
+		ev->kind = BP_EV_SAMPLE;
+		err = decode_sample(r, p, len, &ev->sample);
+		break;
+	case ARCHIVE_EV_EDGE:
+		ev->kind = BP_EV_EDGE;
+		err = decode_edge(r, p, len, &ev->edge);
 		break;
 	default:
 		/* A kind from a newer writer: its length lets us step over it. */

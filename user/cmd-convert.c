@@ -160,17 +160,35 @@ static const struct exporter_ops *output_ops(const char *format, const char *out
 	return ops;
 }
 
+static bool keep_task(const struct convert_opts *o, uint32_t pid, uint32_t tid)
+{
+	return (!o->npids || has_id(o->pids, o->npids, pid)) &&
+	       (!o->ntids || has_id(o->tids, o->ntids, tid));
+}
+
 static bool keep_call(const struct convert_opts *o, const struct bp_call *c)
 {
 	uint64_t dur = c->end > c->begin ? c->end - c->begin : 0;
 
 	if (dur < o->min_time)
 		return false;
-	if (o->npids && !has_id(o->pids, o->npids, c->pid))
-		return false;
-	if (o->ntids && !has_id(o->tids, o->ntids, c->tid))
-		return false;
-	return true;
+	return keep_task(o, c->pid, c->tid);
+}
+
+static bool keep_event(const struct convert_opts *o, const struct bp_event *ev)
+{
+	switch (ev->kind) {
+	case BP_EV_CALL:
+		return keep_call(o, &ev->call);
+	case BP_EV_SAMPLE:
+		return keep_task(o, ev->sample.pid, ev->sample.tid);
+	case BP_EV_EDGE:
+		/* Causality across the filter's border is the point of an edge: either end. */
+		return keep_task(o, ev->edge.src_pid, ev->edge.src_tid) ||
+		       keep_task(o, ev->edge.dst_pid, ev->edge.dst_tid);
+	default:
+		return true;	/* losses concern every process */
+	}
 }
 
 /*
@@ -231,7 +249,7 @@ static int convert(const struct convert_opts *o)
 	if (err)
 		goto cleanup;
 	while ((err = archive__next(r, &ev)) > 0) {
-		if (ev.kind == BP_EV_CALL && !keep_call(o, &ev.call))
+		if (!keep_event(o, &ev))
 			continue;
 		err = exporter__event(e, &s, &ev);
 		if (err)

@@ -262,6 +262,11 @@ static void merge_tables(struct merge *g, struct input *in, const struct bp_sess
 	m->nunwound += s->nunwound;
 	m->nno_retprobe += s->nno_retprobe;
 	m->nexceptions += s->nexceptions;
+	m->nsamples += s->nsamples;
+	m->noffcpu += s->noffcpu;
+	m->ntruncated += s->ntruncated;
+	for (i = 0; i < 4; i++)
+		m->nedges[i] += s->nedges[i];
 	if (s->duration + in->shift > m->duration)
 		m->duration = s->duration + in->shift;
 	if (idx == 0) {
@@ -368,6 +373,39 @@ static int pass2(struct merge *g, struct input *in, struct exporter *e, uint64_t
 			c->path = in->pathmap[c->path];
 		} else if (ev.kind == BP_EV_LOSS) {
 			ev.loss.ts += in->shift;
+		} else if (ev.kind == BP_EV_SAMPLE) {
+			struct bp_sample *sm = &ev.sample;
+
+			if (sm->path >= in->npaths) {
+				p_err("%s: changed while merging", in->path);
+				err = -EAGAIN;
+				break;
+			}
+			sm->ts += in->shift;
+			sm->pid = map_id(g, in, sm->pid);
+			sm->tid = map_id(g, in, sm->tid);
+			sm->path = in->pathmap[sm->path];
+		} else if (ev.kind == BP_EV_EDGE) {
+			struct bp_edge *ed = &ev.edge;
+
+			if (ed->src_func >= in->nfuncs || ed->dst_func >= in->nfuncs) {
+				p_err("%s: changed while merging", in->path);
+				err = -EAGAIN;
+				break;
+			}
+			/* Edges name calls by id: the same offset as the calls'. */
+			if (ed->src_call)
+				ed->src_call += *id_base;
+			if (ed->dst_call)
+				ed->dst_call += *id_base;
+			ed->src_ts += in->shift;
+			ed->dst_ts += in->shift;
+			ed->src_pid = map_id(g, in, ed->src_pid);
+			ed->src_tid = map_id(g, in, ed->src_tid);
+			ed->dst_pid = map_id(g, in, ed->dst_pid);
+			ed->dst_tid = map_id(g, in, ed->dst_tid);
+			ed->src_func = in->funcmap[ed->src_func];
+			ed->dst_func = in->funcmap[ed->dst_func];
 		}
 		err = exporter__event(e, &g->m, &ev);
 		if (err)

@@ -48,6 +48,8 @@ struct record_opts {
 	unsigned sample_hz;	/* --sample[=HZ]; 0: off */
 	bool offcpu;
 	bool all;		/* -a: every process */
+	bool no_wakeups;
+	bool deps;		/* data edges (implies argument capture) */
 	bool no_kernel_stacks;
 	bool as_root;
 	bool args;
@@ -163,6 +165,25 @@ static void warn_slow_probes(const struct bp_session *s)
 		       select__probe_cost_ns(&(struct bp_func){ .flags = 1 }));
 }
 
+/* Do -F/-N patterns (or the default) select main-executable functions? */
+static bool follows_exec(const struct record_opts *o)
+{
+	size_t i;
+
+	if (!o->nincludes)
+		return !(o->sample_hz || o->offcpu);	/* default: every function of the exe */
+	for (i = 0; i < o->nincludes; i++) {
+		const char *lib, *glob;
+		char *copy = select__split(o->includes[i], &lib, &glob);
+		bool plain = !lib;
+
+		free(copy);
+		if (plain)
+			return true;
+	}
+	return false;
+}
+
 static bool is_script(const char *path)
 {
 	char magic[2] = { 0 };
@@ -266,7 +287,8 @@ static int decode_record(void *ctx, const void *rec, size_t size)
 	struct record_ctx *rc = ctx;
 	int err = decoder__feed(rc->dec, rec, size);
 
-	if (!err && ((const struct bp_rec_hdr *)rec)->type == BP_REC_EXEC)
+	if (!err && ((const struct bp_rec_hdr *)rec)->type == BP_REC_EXEC &&
+	    ((const struct bp_rec_exec *)rec)->stopped)
 		follow_exec(rc, rec);
 	return err;
 }
@@ -303,6 +325,11 @@ static void usage(FILE *f, bool attach)
 		"                         -F, sampling only (no function probes)\n"
 		"      --offcpu           record where threads block, and for how long\n"
 		"      --no-kernel-stacks user stacks only\n"
+		"      --args             record the six integer argument registers and the\n"
+		"                         return value of each call (shown in the output)\n"
+		"      --deps             data edges: a call that returned a pointer -> the later\n"
+		"                         calls that received it (implies --args)\n"
+		"      --no-wakeups       no wakeup edges (on by default when tracing calls)\n"
 		"  -a, --all              every process on the system (with --sample/--offcpu,\n"
 		"                         or -F LIB:GLOB); COMMAND is then optional\n");
 	if (attach)
@@ -351,7 +378,7 @@ static void push_str(char ***arr, size_t *n, const char *s)
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_FORMAT = 256, OPT_MIN_TIME, OPT_BUFFER, OPT_NO_FOLLOW, OPT_AS_ROOT, OPT_ARGS,
-	       OPT_NO_SKIP_ENDBR, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS };
+	       OPT_NO_SKIP_ENDBR, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS, OPT_NO_WAKEUPS, OPT_DEPS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -365,6 +392,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
 		{ "no-kernel-stacks", no_argument, NULL, OPT_NO_KSTACKS },
 		{ "all", no_argument, NULL, 'a' },
+		{ "args", no_argument, NULL, OPT_ARGS },
+		{ "deps", no_argument, NULL, OPT_DEPS },
+		{ "no-wakeups", no_argument, NULL, OPT_NO_WAKEUPS },
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -420,6 +450,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		}
 		case OPT_OFFCPU:
 			o->offcpu = true;
+			break;
+		case OPT_ARGS:
+			o->args = true;
+			break;
+		case OPT_DEPS:
+			o->deps = o->args = true;
+			break;
+		case OPT_NO_WAKEUPS:
+			o->no_wakeups = true;
 			break;
 		case OPT_NO_KSTACKS:
 			o->no_kernel_stacks = true;
@@ -680,8 +719,18 @@ static int run(struct record_opts *o)
 		goto cleanup;
 	rc.dec = dec;
 	rc.sopts = &sopts;
-	topts.stop_on_exec = true;
+	if (o->deps)
+		decoder__enable_data_edges(dec);
+	/*
+	 * Hold exec'd images for probing only when main-executable patterns
+	 * apply: never system-wide (-a would probe every program on the machine,
+	 * and return probes on processes that call continuously can hold off
+	 * the kernel's uprobe SRCU grace periods for every other tracer), and
+	 * not when only sampling or only library functions are asked for.
+	 */
+	topts.stop_on_exec = !o->all && follows_exec(o);
 	topts.trace_all = o->all;
+	topts.wakeups = !o->no_wakeups && ps.nfuncs > 0;
 	if (exe) {
 		struct stat st;
 
@@ -733,6 +782,19 @@ static int run(struct record_opts *o)
 
 	rc.s.t0 = now_ns(CLOCK_MONOTONIC);
 	rc.s.realtime_offset = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
+	/*
+	 * The exception-unwinder hooks before any return probe: a running
+	 * target may throw through a trampoline the moment it is armed.
+	 */
+	if (exe && ps.nfuncs)
+		select__unwinders(exe, o->attach ? o->pids[0] : 0, &unw);
+	for (i = 0; i < unw.nmods; i++) {
+		err = tracer__attach_unwinder(tr, unw.mods[i].path, unw.mods[i].offsets, unw.mods[i].n);
+		if (err)	/* tracing works; only C++ exceptions through traced calls would not */
+			p_warn("cannot hook the exception unwinder in %s: %s", unw.mods[i].path,
+			       strerror(-err));
+	}
+	err = 0;
 	for (i = 0; i < ps.nmods; i++) {
 		err = attach_module(tr, &rc.s, &ps.mods[i]);
 		if (err) {
@@ -745,14 +807,6 @@ static int run(struct record_opts *o)
 		err = sampler__attach(smp);
 		if (err)
 			goto cleanup;
-	}
-	if (exe)
-		select__unwinders(exe, o->attach ? o->pids[0] : 0, &unw);
-	for (i = 0; i < unw.nmods; i++) {
-		err = tracer__attach_unwinder(tr, unw.mods[i].path, unw.mods[i].offsets, unw.mods[i].n);
-		if (err)	/* tracing works; only C++ exceptions through traced calls would not */
-			p_warn("cannot hook the exception unwinder in %s: %s", unw.mods[i].path,
-			       strerror(-err));
 	}
 	err = 0;
 	t_attach = now_ns(CLOCK_MONOTONIC) - rc.s.t0;

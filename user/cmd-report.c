@@ -33,6 +33,8 @@ static void usage(FILE *f)
 		   "  -t, --tid TID      only calls of thread TID\n"
 		   "      --no-tree      only the flat table\n"
 		   "      --tree-only    only the call tree\n"
+		   "      --edges        only the dependency edges (fork, wakeup, data): source\n"
+		   "                     -> target function, kind, count, wake-to-run latency\n"
 		   "  -h, --help         this help\n\n"
 		   "columns: total is inclusive time, counted once for recursive functions\n"
 		   "(nested activations are inside the outermost one); self excludes traced\n"
@@ -58,7 +60,7 @@ static int parse_count(const char *opt, const char *arg, unsigned long max, unsi
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_FORMAT = 256, OPT_DEPTH, OPT_NO_TREE, OPT_TREE_ONLY };
+	enum { OPT_FORMAT = 256, OPT_DEPTH, OPT_NO_TREE, OPT_TREE_ONLY, OPT_EDGES };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "sort", required_argument, NULL, 's' },
@@ -68,6 +70,7 @@ int cmd_report(int argc, char **argv)
 		{ "tid", required_argument, NULL, 't' },
 		{ "no-tree", no_argument, NULL, OPT_NO_TREE },
 		{ "tree-only", no_argument, NULL, OPT_TREE_ONLY },
+		{ "edges", no_argument, NULL, OPT_EDGES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL },
 	};
@@ -113,6 +116,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_NO_TREE:
 			o.no_tree = true;
+			break;
+		case OPT_EDGES:
+			o.edges = true;
 			break;
 		case OPT_TREE_ONLY:
 			o.tree_only = true;

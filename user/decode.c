@@ -11,6 +11,7 @@
  * be live: it is closed there and flagged.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/types.h>
@@ -36,6 +37,8 @@ struct frame {
 	uint32_t flags;
 	uint32_t path;		/* interned call path (session.paths) */
 	uint32_t pad;
+	uint64_t args[6];	/* with BP_CALL_HAS_ARGS */
+	uint64_t ret;		/* with BP_CALL_HAS_RET */
 };
 
 struct tstate {
@@ -46,6 +49,9 @@ struct tstate {
 	struct frame *stack;
 	uint32_t depth, cap;
 	bool unwinding;		/* in the exception unwinder: return probes were removed */
+	/* an edge waiting for its far end: the thread's first call (fork) or its
+	 * resumption (wakeup); src_call 0 = none */
+	struct bp_edge pend_fork, pend_wake;
 	bool offcpu_pending;	/* blocked: the stack where, waiting for its BP_REC_SWITCH */
 	uint32_t offcpu_path;
 	uint32_t offcpu_flags;
@@ -61,11 +67,33 @@ struct decoder {
 	uint64_t next_id;
 	uint64_t last_ts;	/* latest record time, relative */
 	struct symbolizer *sy;
+	bool data_edges;
+
+	/* data edges: pointers returned by calls, value -> producing call */
+	struct ptr_slot {
+		uint64_t value;
+		uint64_t call, ts;
+		uint32_t pid, tid, func, pad;
+	} *ptrs;
+	size_t ptrs_cap;
+	/* per-process address ranges: what can be a pointer */
+	struct pid_ranges {
+		uint32_t pid;
+		uint32_t n;
+		uint64_t (*r)[2];
+		int misses;
+	} *ranges;
+	size_t nranges;
 };
 
 void decoder__set_symbolizer(struct decoder *d, struct symbolizer *sy)
 {
 	d->sy = sy;
+}
+
+void decoder__enable_data_edges(struct decoder *d)
+{
+	d->data_edges = true;
 }
 
 int decoder__new(struct bp_session *s, decoder_sink_fn sink, void *ctx, struct decoder **out)
@@ -88,6 +116,10 @@ void decoder__free(struct decoder *d)
 
 	if (!d)
 		return;
+	for (i = 0; i < d->nranges; i++)
+		free(d->ranges[i].r);
+	free(d->ranges);
+	free(d->ptrs);
 	for (i = 0; i < d->tab_cap; i++)
 		free(d->tab[i].stack);
 	free(d->tab);
@@ -184,6 +216,9 @@ static int emit_call(struct decoder *d, struct tstate *t, const struct frame *f,
 	c->depth = depth;
 	c->flags = (f->flags & ~FRAME_RESTORED) | flags;
 	c->path = f->path;
+	if (f->flags & BP_CALL_HAS_ARGS)
+		memcpy(c->args, f->args, sizeof(c->args));
+	c->ret = f->ret;
 	if (depth)
 		t->stack[depth - 1].child_ns += dur;
 	else
@@ -264,7 +299,142 @@ static int close_all(struct decoder *d, struct tstate *t, uint64_t end, uint32_t
 	return 0;
 }
 
-static int call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp)
+static int emit_edge(struct decoder *d, const struct bp_edge *e)
+{
+	struct bp_event ev = { .kind = BP_EV_EDGE };
+
+	ev.edge = *e;
+	if (e->kind < 4)
+		d->s->nedges[e->kind]++;
+	return d->sink(d->ctx, &ev);
+}
+
+static void read_ranges(struct pid_ranges *pr)
+{
+	char path[64], line[512];
+	FILE *f;
+
+	pr->n = 0;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pr->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, b;
+
+		if (sscanf(line, "%llx-%llx", &a, &b) != 2)
+			continue;
+		if ((pr->n & (pr->n - 1)) == 0)
+			pr->r = xrealloc(pr->r, (pr->n ? pr->n * 2 : 64) * sizeof(*pr->r));
+		pr->r[pr->n][0] = a;
+		pr->r[pr->n][1] = b;
+		pr->n++;
+	}
+	fclose(f);
+}
+
+/* Could v be a pointer in pid's address space?  Small integers never are. */
+static bool pointer_like(struct decoder *d, uint32_t pid, uint64_t v)
+{
+	struct pid_ranges *pr = NULL;
+	size_t i;
+
+	if (v < 0x10000 || v >= 0x800000000000ull)
+		return false;
+	for (i = 0; i < d->nranges; i++)
+		if (d->ranges[i].pid == pid)
+			pr = &d->ranges[i];
+	if (!pr) {
+		d->ranges = xrealloc(d->ranges, (d->nranges + 1) * sizeof(*d->ranges));
+		pr = &d->ranges[d->nranges++];
+		memset(pr, 0, sizeof(*pr));
+		pr->pid = pid;
+		read_ranges(pr);
+	}
+	/* Gone before we could read its mappings: the canonical user range is all we know. */
+	if (!pr->n)
+		return true;
+	for (int pass = 0; pass < 2; pass++) {
+		for (i = 0; i < pr->n; i++)
+			if (v >= pr->r[i][0] && v < pr->r[i][1])
+				return true;
+		if (pass || pr->misses > 256)
+			break;
+		pr->misses++;	/* the heap may have grown since: look again, a bounded number of times */
+		read_ranges(pr);
+	}
+	return false;
+}
+
+static struct ptr_slot *ptr_slot(struct decoder *d, uint32_t pid, uint64_t v)
+{
+	if (!d->ptrs) {
+		d->ptrs_cap = 1 << 16;	/* bounded: a newer pointer overwrites an older one */
+		d->ptrs = xcalloc(d->ptrs_cap, sizeof(*d->ptrs));
+	}
+	return &d->ptrs[((v ^ pid) * 0x9e3779b97f4a7c15ull >> 40) & (d->ptrs_cap - 1)];
+}
+
+/* A call received these arguments: edges from the calls that returned them. */
+static int data_edges(struct decoder *d, struct tstate *t, const struct frame *f,
+		      const uint64_t *regs)
+{
+	uint64_t seen[6];
+	int i, j, n = 0, err, nregs = 6;
+
+	/* Only registers that carry arguments: others hold leftovers of earlier calls. */
+	if (f->func < d->s->nfuncs && d->s->funcs[f->func].nparams >= 0)
+		nregs = d->s->funcs[f->func].nparams < 6 ? d->s->funcs[f->func].nparams : 6;
+	for (i = 0; i < nregs; i++) {
+		struct ptr_slot *p;
+		struct bp_edge e = { .kind = BP_EDGE_DATA };
+
+		if (regs[i] < 0x10000 || !d->ptrs)
+			continue;
+		for (j = 0; j < n && seen[j] != regs[i]; j++)
+			;
+		if (j < n)
+			continue;	/* one edge per value, however many arguments carry it */
+		seen[n++] = regs[i];
+		p = ptr_slot(d, t->pid, regs[i]);
+		if (p->value != regs[i] || p->pid != t->pid)
+			continue;
+		e.src_call = p->call;
+		e.src_ts = p->ts;
+		e.src_pid = p->pid;
+		e.src_tid = p->tid;
+		e.src_func = p->func;
+		e.dst_call = f->id;
+		e.dst_ts = f->begin;
+		e.dst_pid = t->pid;
+		e.dst_tid = t->tid;
+		e.dst_func = f->func;
+		e.value = regs[i];
+		err = emit_edge(d, &e);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* A call returned v: remember it if it can be a pointer. */
+static void note_return(struct decoder *d, struct tstate *t, const struct bp_call *c, uint64_t v)
+{
+	struct ptr_slot *p;
+
+	if (!pointer_like(d, t->pid, v))
+		return;
+	p = ptr_slot(d, t->pid, v);
+	p->value = v;
+	p->call = c->id;
+	p->ts = c->end;
+	p->pid = t->pid;
+	p->tid = t->tid;
+	p->func = c->func;
+}
+
+static int call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+		      const uint64_t *args)
 {
 	int err;
 
@@ -288,10 +458,51 @@ static int call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64
 	if (err)
 		return err;
 	push(d, t, func, ts, sp, d->next_id++);
+	if (t->pend_fork.src_call) {
+		/* the first call of a forked process or new thread */
+		t->pend_fork.dst_call = t->stack[t->depth - 1].id;
+		t->pend_fork.dst_ts = ts;
+		t->pend_fork.dst_pid = t->pid;
+		t->pend_fork.dst_tid = t->tid;
+		t->pend_fork.dst_func = func;
+		err = emit_edge(d, &t->pend_fork);
+		t->pend_fork.src_call = 0;
+		if (err)
+			return err;
+	}
+	if (args) {
+		struct frame *top = &t->stack[t->depth - 1];
+
+		memcpy(top->args, args, sizeof(top->args));
+		top->flags |= BP_CALL_HAS_ARGS;
+		if (d->data_edges)
+			return data_edges(d, t, top, args);
+	}
 	return 0;
 }
 
-static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp)
+/* The returning frame is the top one: emit it, and remember its pointer result. */
+static int pop_return(struct decoder *d, struct tstate *t, uint64_t ts, const uint64_t *ret)
+{
+	struct frame f;
+	int err;
+
+	if (ret) {
+		t->stack[t->depth - 1].ret = *ret;
+		t->stack[t->depth - 1].flags |= BP_CALL_HAS_RET;
+	}
+	f = t->stack[t->depth - 1];
+	err = pop_emit(d, t, ts, 0);
+	if (!err && ret && d->data_edges) {
+		struct bp_call c = { .id = f.id, .func = f.func, .end = ts };
+
+		note_return(d, t, &c, *ret);
+	}
+	return err;
+}
+
+static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+		       const uint64_t *ret)
 {
 	struct frame f;
 	uint32_t i;
@@ -302,7 +513,7 @@ static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint6
 	if (err)
 		return err;
 	if (t->depth && t->stack[t->depth - 1].func == func)
-		return pop_emit(d, t, ts, 0);
+		return pop_return(d, t, ts, ret);
 
 	/* Search down for the function: frames above it were skipped. */
 	for (i = t->depth; i-- > 0;) {
@@ -315,7 +526,7 @@ static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint6
 			if (err)
 				return err;
 		}
-		return pop_emit(d, t, ts, 0);
+		return pop_return(d, t, ts, ret);
 	}
 
 	/*
@@ -351,8 +562,23 @@ static int on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts)
 	comm[BP_COMM_LEN] = 0;
 
 	switch (r->h.type) {
-	case BP_REC_FORK:
+	case BP_REC_FORK: {
+		uint32_t ptid = (uint32_t)r->parent_pid_tgid;
+		struct tstate *pt = thread_state(d, ptid, r->parent_pid_tgid >> 32, ts);
+
 		t = thread_state(d, tid, pid, ts);
+		pt = thread_state(d, ptid, r->parent_pid_tgid >> 32, ts);	/* t's insert may move it */
+		if (pt->depth) {
+			const struct frame *src = &pt->stack[pt->depth - 1];
+
+			memset(&t->pend_fork, 0, sizeof(t->pend_fork));
+			t->pend_fork.kind = BP_EDGE_FORK;
+			t->pend_fork.src_call = src->id;
+			t->pend_fork.src_ts = ts;
+			t->pend_fork.src_pid = pt->pid;
+			t->pend_fork.src_tid = pt->tid;
+			t->pend_fork.src_func = src->func;
+		}
 		bt = session__thread(d->s, tid, pid);
 		memcpy(bt->name, comm, sizeof(bt->name));
 		bt->name[sizeof(bt->name) - 1] = 0;
@@ -364,6 +590,7 @@ static int on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts)
 				p->name = xstrdup(comm);
 		}
 		break;
+	}
 	case BP_REC_COMM:
 		t = thread_state(d, tid, pid, ts);
 		bt = session__thread(d->s, tid, pid);
@@ -498,6 +725,45 @@ static int on_switch(struct decoder *d, const struct bp_rec_switch *r, uint64_t 
 	return d->sink(d->ctx, &ev);
 }
 
+static int on_wakeup(struct decoder *d, const struct bp_rec_wakeup *r, uint64_t ts)
+{
+	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
+	uint32_t otid = (uint32_t)r->other, opid = r->other >> 32;
+	struct tstate *t, *o;
+	int err = 0;
+
+	if (r->h.flags == BP_WAKE_WAKING) {
+		/* in the waker: its innermost open call is the cause */
+		o = thread_state(d, otid, opid, ts);
+		t = thread_state(d, tid, pid, ts);	/* after o: inserting may move entries */
+		o = thread_state(d, otid, opid, ts);
+		memset(&o->pend_wake, 0, sizeof(o->pend_wake));
+		if (!t->depth)
+			return 0;
+		o->pend_wake.kind = BP_EDGE_WAKEUP;
+		o->pend_wake.src_call = t->stack[t->depth - 1].id;
+		o->pend_wake.src_func = t->stack[t->depth - 1].func;
+		o->pend_wake.src_ts = ts;
+		o->pend_wake.src_pid = pid;
+		o->pend_wake.src_tid = tid;
+		return 0;
+	}
+	if (r->h.flags != BP_WAKE_RUNNING)
+		return -EINVAL;
+	/* the wakee runs again, inside the call it blocked in */
+	t = thread_state(d, tid, pid, ts);
+	if (t->pend_wake.src_call && t->depth) {
+		t->pend_wake.dst_call = t->stack[t->depth - 1].id;
+		t->pend_wake.dst_func = t->stack[t->depth - 1].func;
+		t->pend_wake.dst_ts = ts;
+		t->pend_wake.dst_pid = pid;
+		t->pend_wake.dst_tid = tid;
+		err = emit_edge(d, &t->pend_wake);
+	}
+	t->pend_wake.src_call = 0;
+	return err;
+}
+
 int decoder__feed(struct decoder *d, const void *rec, size_t size)
 {
 	const struct bp_rec_hdr *h = rec;
@@ -519,14 +785,18 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		if (size < sizeof(*c) || c->func_id >= d->s->nfuncs)
 			return -EINVAL;
 		t = thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
-		err = call_entry(d, t, c->func_id, ts, c->sp);
+		err = call_entry(d, t, c->func_id, ts, c->sp,
+				 h->type == BP_REC_ENTRY_ARGS && size >= sizeof(struct bp_rec_call_args) ?
+				 (const uint64_t *)((const struct bp_rec_call_args *)rec)->regs : NULL);
 		break;
 	case BP_REC_EXIT:
 	case BP_REC_EXIT_RET:
 		if (size < sizeof(*c) || c->func_id >= d->s->nfuncs)
 			return -EINVAL;
 		t = thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
-		err = call_return(d, t, c->func_id, ts, c->sp);
+		err = call_return(d, t, c->func_id, ts, c->sp,
+				  h->type == BP_REC_EXIT_RET && size >= sizeof(struct bp_rec_call_args) ?
+				  (const uint64_t *)((const struct bp_rec_call_args *)rec)->regs : NULL);
 		break;
 	case BP_REC_FORK:
 	case BP_REC_TASK_EXIT:
@@ -540,6 +810,10 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		return on_exec(d, rec, ts);
 	case BP_REC_SAMPLE:
 		return on_sample(d, rec, size, ts);
+	case BP_REC_WAKEUP:
+		if (size < sizeof(struct bp_rec_wakeup))
+			return -EINVAL;
+		return on_wakeup(d, rec, ts);
 	case BP_REC_SWITCH:
 		if (size < sizeof(struct bp_rec_switch))
 			return -EINVAL;

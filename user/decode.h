@@ -29,6 +29,8 @@ int decoder__new(struct bp_session *s, decoder_sink_fn sink, void *ctx, struct d
 struct symbolizer;
 /* Stack samples are symbolized through sy (owned by the caller); without it they are dropped. */
 void decoder__set_symbolizer(struct decoder *d, struct symbolizer *sy);
+/* Data edges from the argument and return registers of BP_REC_*_ARGS records (--deps). */
+void decoder__enable_data_edges(struct decoder *d);
 /* One ring buffer record.  Returns 0, -EINVAL for a malformed record, or the sink's error. */
 int decoder__feed(struct decoder *d, const void *rec, size_t size);
 /* `count` records were lost on `cpu`: emits a loss marker at the latest time seen. */

@@ -53,6 +53,19 @@ struct report {
 	size_t nslots;
 	uint64_t ncalls, nunfinished, lost;
 	uint64_t nsamples, sample_weight;	/* stack samples: a table of their own (see print_samples) */
+	/* per function, [0] cpu samples, [1] off-cpu intervals: leaf (self) and anywhere on the stack */
+	struct samp_row {
+		uint64_t self_n, total_n, self_w, total_w;
+		uint64_t last;		/* serial of the last sample that counted it in total */
+	} *samp[2];
+	size_t nsamp[2];
+	uint64_t samp_n[2], samp_w[2];
+	/* dependency edges by (kind, source function, destination function) */
+	struct edge_row {
+		uint32_t kind, src, dst, used;
+		uint64_t count, latency;
+	} *edges;
+	size_t edges_cap, nedges;
 	uint64_t last_end;	/* latest call end: the wall time when the session has none */
 
 	/* built by resolve() from the (complete) session paths */
@@ -177,6 +190,9 @@ void report__free(struct report *r)
 	free(r->funcs);
 	free(r->rows);
 	free(r->slots);
+	free(r->samp[0]);
+	free(r->samp[1]);
+	free(r->edges);
 	free_tree(r);
 	free(r);
 }
@@ -268,15 +284,99 @@ static void add_call(struct report *r, const struct bp_call *c)
 		r->last_end = c->end;
 }
 
+static struct samp_row *samp_row(struct report *r, int k, uint32_t func)
+{
+	if (func >= r->nsamp[k]) {
+		size_t n = r->nsamp[k] ? r->nsamp[k] : 64;
+
+		while (n <= func)
+			n *= 2;
+		r->samp[k] = xrealloc(r->samp[k], n * sizeof(*r->samp[k]));
+		memset(r->samp[k] + r->nsamp[k], 0, (n - r->nsamp[k]) * sizeof(*r->samp[k]));
+		r->nsamp[k] = n;
+	}
+	return &r->samp[k][func];
+}
+
 /* Stack samples: self weight to the leaf, total weight once per function on the stack. */
 static int add_sample(struct report *r, const struct bp_session *s, const struct bp_sample *sm)
 {
+	int k = sm->flags & BP_SAMPLE_F_OFFCPU ? 1 : 0;
+	uint32_t p;
+	bool leaf = true;
+
 	if ((r->o.pid && sm->pid != r->o.pid) || (r->o.tid && sm->tid != r->o.tid))
 		return 0;
 	if (sm->path >= s->npaths)
 		return -EINVAL;
 	r->nsamples++;
 	r->sample_weight += sm->weight;
+	r->samp_n[k]++;
+	r->samp_w[k] += sm->weight;
+	for (p = sm->path; p && p < s->npaths; p = s->paths[p].parent) {
+		uint32_t func = s->paths[p].func;
+		struct samp_row *row;
+
+		if (func >= s->nfuncs)
+			return -EINVAL;
+		row = samp_row(r, k, func);
+		if (leaf) {
+			row->self_n++;
+			row->self_w += sm->weight;
+			leaf = false;
+		}
+		if (row->last != r->samp_n[k]) {	/* recursion: once per sample */
+			row->last = r->samp_n[k];
+			row->total_n++;
+			row->total_w += sm->weight;
+		}
+	}
+	return 0;
+}
+
+static int add_edge(struct report *r, const struct bp_session *s, const struct bp_edge *e)
+{
+	struct edge_row *row;
+	size_t i;
+
+	if (e->src_func >= s->nfuncs || e->dst_func >= s->nfuncs)
+		return -EINVAL;
+	if ((r->o.pid && e->src_pid != r->o.pid && e->dst_pid != r->o.pid) ||
+	    (r->o.tid && e->src_tid != r->o.tid && e->dst_tid != r->o.tid))
+		return 0;
+	if ((r->nedges + 1) * 2 > r->edges_cap) {
+		struct edge_row *old = r->edges;
+		size_t oldcap = r->edges_cap;
+
+		r->edges_cap = oldcap ? oldcap * 2 : 64;
+		r->edges = xcalloc(r->edges_cap, sizeof(*r->edges));
+		for (i = 0; i < oldcap; i++) {
+			size_t j;
+
+			if (!old[i].used)
+				continue;
+			j = (old[i].kind * 31u + old[i].src * 2654435761u + old[i].dst) & (r->edges_cap - 1);
+			while (r->edges[j].used)
+				j = (j + 1) & (r->edges_cap - 1);
+			r->edges[j] = old[i];
+		}
+		free(old);
+	}
+	i = (e->kind * 31u + e->src_func * 2654435761u + e->dst_func) & (r->edges_cap - 1);
+	while (r->edges[i].used && (r->edges[i].kind != e->kind || r->edges[i].src != e->src_func ||
+				    r->edges[i].dst != e->dst_func))
+		i = (i + 1) & (r->edges_cap - 1);
+	row = &r->edges[i];
+	if (!row->used) {
+		row->used = 1;
+		row->kind = e->kind;
+		row->src = e->src_func;
+		row->dst = e->dst_func;
+		r->nedges++;
+	}
+	row->count++;
+	if (e->dst_ts > e->src_ts)
+		row->latency += e->dst_ts - e->src_ts;
 	return 0;
 }
 
@@ -296,6 +396,8 @@ int report__add(struct report *r, const struct bp_session *s, const struct bp_ev
 		return 0;
 	case BP_EV_SAMPLE:
 		return add_sample(r, s, &ev->sample);
+	case BP_EV_EDGE:
+		return add_edge(r, s, &ev->edge);
 	case BP_EV_LOSS:
 		/* a loss belongs to a CPU, not a thread: never filtered */
 		r->lost += ev->loss.count;
@@ -709,6 +811,9 @@ static void json_node(struct report *r, const struct bp_session *s, FILE *f,
 		p->calls, p->total, p->self);
 }
 
+static void json_samples(const struct report *r, const struct bp_session *s, FILE *f, int k);
+static void json_edges(const struct report *r, const struct bp_session *s, FILE *f);
+
 static void print_json(struct report *r, const struct bp_session *s, FILE *f)
 {
 	fputs("{\"command\":", f);
@@ -729,6 +834,12 @@ static void print_json(struct report *r, const struct bp_session *s, FILE *f)
 		if (r->nrows)
 			fputc('\n', f);
 	}
+	fprintf(f, "],\n\"cpu_samples\":%" PRIu64 ",\"samples\":[", r->samp_n[0]);
+	json_samples(r, s, f, 0);
+	fprintf(f, "],\n\"offcpu_ns\":%" PRIu64 ",\"offcpu\":[", r->samp_w[1]);
+	json_samples(r, s, f, 1);
+	fputs("],\n\"edges\":[", f);
+	json_edges(r, s, f);
 	fputs("]}\n", f);
 }
 
@@ -794,6 +905,166 @@ static void csv_node(struct report *r, const struct bp_session *s, FILE *f,
 		p->self);
 }
 
+/* ---------------------------------------------------------------- samples and edges */
+
+static const struct report *sort_r;
+static int sort_k;
+
+static int by_samp_total(const void *a, const void *b)
+{
+	const struct samp_row *x = &sort_r->samp[sort_k][*(const uint32_t *)a];
+	const struct samp_row *y = &sort_r->samp[sort_k][*(const uint32_t *)b];
+
+	if (x->total_w != y->total_w)
+		return x->total_w < y->total_w ? 1 : -1;
+	if (x->self_w != y->self_w)
+		return x->self_w < y->self_w ? 1 : -1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* Functions with samples of kind k, by total weight; returns how many (caller frees *out). */
+static size_t sorted_samples(const struct report *r, int k, uint32_t **out)
+{
+	uint32_t *idx = xcalloc(r->nsamp[k] + 1, sizeof(*idx));
+	size_t n = 0, i;
+
+	for (i = 0; i < r->nsamp[k]; i++)
+		if (r->samp[k][i].total_n)
+			idx[n++] = i;
+	sort_r = r;
+	sort_k = k;
+	qsort(idx, n, sizeof(*idx), by_samp_total);
+	*out = idx;
+	return n;
+}
+
+static void pretty_samples(const struct report *r, const struct bp_session *s, FILE *f, int k)
+{
+	uint32_t *idx;
+	size_t n = sorted_samples(r, k, &idx), i, top = r->o.top ? r->o.top : n;
+	char a[32], b[32];
+
+	if (!n) {
+		free(idx);
+		return;
+	}
+	if (k == 0)
+		fprintf(f, "\ncpu samples: %" PRIu64 " (%s of cpu time)\n", r->samp_n[0],
+			fmt_duration(r->samp_w[0], a, sizeof(a)));
+	else
+		fprintf(f, "\noff-cpu: %" PRIu64 " blocked intervals, %s in all\n", r->samp_n[1],
+			fmt_duration(r->samp_w[1], a, sizeof(a)));
+	fprintf(f, "  %7s %7s  %10s %10s  %s\n", "self%", "total%", k ? "self" : "self", "total",
+		"function");
+	for (i = 0; i < n && i < top; i++) {
+		const struct samp_row *row = &r->samp[k][idx[i]];
+
+		fprintf(f, "  %6.2f%% %6.2f%%  %10s %10s  %s\n",
+			100.0 * row->self_w / (r->samp_w[k] ? r->samp_w[k] : 1),
+			100.0 * row->total_w / (r->samp_w[k] ? r->samp_w[k] : 1),
+			fmt_duration(row->self_w, a, sizeof(a)), fmt_duration(row->total_w, b, sizeof(b)),
+			session__func_name(s, idx[i]));
+	}
+	free(idx);
+}
+
+static int by_edge_count(const void *a, const void *b)
+{
+	const struct edge_row *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return x->src != y->src ? (x->src < y->src ? -1 : 1) : (x->dst < y->dst ? -1 : x->dst > y->dst);
+}
+
+/* The edges, most frequent first (a compact copy of the hash table). */
+static struct edge_row *sorted_edges(const struct report *r)
+{
+	struct edge_row *v = xcalloc(r->nedges + 1, sizeof(*v));
+	size_t i, n = 0;
+
+	for (i = 0; i < r->edges_cap; i++)
+		if (r->edges[i].used)
+			v[n++] = r->edges[i];
+	qsort(v, n, sizeof(*v), by_edge_count);
+	return v;
+}
+
+static void pretty_edges(const struct report *r, const struct bp_session *s, FILE *f)
+{
+	struct edge_row *v;
+	size_t i, top;
+	char a[32], b[32];
+
+	if (!r->nedges)
+		return;
+	v = sorted_edges(r);
+	top = r->o.top ? r->o.top : r->nedges;
+	fprintf(f, "\nedges: %zu kinds of cause -> effect\n", r->nedges);
+	fprintf(f, "  %-7s %8s  %10s %10s  %s\n", "kind", "count", "latency", "avg", "source -> target");
+	for (i = 0; i < r->nedges && i < top; i++) {
+		fprintf(f, "  %-7s %8" PRIu64 "  %10s %10s  %s -> %s\n", session__edge_kind(v[i].kind),
+			v[i].count, fmt_duration(v[i].latency, a, sizeof(a)),
+			fmt_duration(v[i].latency / v[i].count, b, sizeof(b)),
+			session__func_name(s, v[i].src), session__func_name(s, v[i].dst));
+	}
+	free(v);
+}
+
+static void json_samples(const struct report *r, const struct bp_session *s, FILE *f, int k)
+{
+	uint32_t *idx;
+	size_t n = sorted_samples(r, k, &idx), i;
+
+	for (i = 0; i < n; i++) {
+		const struct samp_row *row = &r->samp[k][idx[i]];
+
+		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", f);
+		json_str(f, session__func_name(s, idx[i]));
+		fprintf(f, ",\"self_samples\":%" PRIu64 ",\"total_samples\":%" PRIu64
+			",\"self_ns\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_pct\":%.4f"
+			",\"total_pct\":%.4f}", row->self_n, row->total_n, row->self_w, row->total_w,
+			100.0 * row->self_w / (r->samp_w[k] ? r->samp_w[k] : 1),
+			100.0 * row->total_w / (r->samp_w[k] ? r->samp_w[k] : 1));
+	}
+	free(idx);
+}
+
+static void json_edges(const struct report *r, const struct bp_session *s, FILE *f)
+{
+	struct edge_row *v = r->nedges ? sorted_edges(r) : NULL;
+	size_t i;
+
+	for (i = 0; i < r->nedges; i++) {
+		fprintf(f, "%s{\"kind\":\"%s\",\"from\":", i ? ",\n" : "\n",
+			session__edge_kind(v[i].kind));
+		json_str(f, session__func_name(s, v[i].src));
+		fputs(",\"to\":", f);
+		json_str(f, session__func_name(s, v[i].dst));
+		fprintf(f, ",\"count\":%" PRIu64 ",\"latency_ns\":%" PRIu64 "}", v[i].count,
+			v[i].latency);
+	}
+	free(v);
+}
+
+static void csv_edges(const struct report *r, const struct bp_session *s, FILE *f)
+{
+	struct edge_row *v = r->nedges ? sorted_edges(r) : NULL;
+	size_t i;
+
+	fputs("kind,from,to,count,latency_ns\r\n", f);
+	for (i = 0; i < r->nedges; i++) {
+		fprintf(f, "%s,", session__edge_kind(v[i].kind));
+		csv_field(f, session__func_name(s, v[i].src));
+		fputc(',', f);
+		csv_field(f, session__func_name(s, v[i].dst));
+		fprintf(f, ",%" PRIu64 ",%" PRIu64 "\r\n", v[i].count, v[i].latency);
+	}
+	free(v);
+}
+
 /* ---------------------------------------------------------------- entry points */
 
 int report__print(struct report *r, const struct bp_session *s, FILE *f)
@@ -802,7 +1073,11 @@ int report__print(struct report *r, const struct bp_session *s, FILE *f)
 	switch (r->o.format) {
 	case REPORT_PRETTY:
 		pretty_header(r, s, f);
-		if (!r->o.tree_only) {
+		if (r->o.edges) {
+			pretty_edges(r, s, f);
+			break;
+		}
+		if (!r->o.tree_only && r->ncalls) {
 			fputc('\n', f);
 			pretty_flat(r, s, f);
 		}
@@ -810,13 +1085,20 @@ int report__print(struct report *r, const struct bp_session *s, FILE *f)
 			fputc('\n', f);
 			walk_tree(r, s, f, pretty_node);
 		}
+		if (!r->o.tree_only) {
+			pretty_samples(r, s, f, 0);
+			pretty_samples(r, s, f, 1);
+			pretty_edges(r, s, f);
+		}
 		break;
 	case REPORT_JSON:
 		print_json(r, s, f);
 		break;
 	case REPORT_CSV:
 		/* one table per CSV file: the tree only when asked for alone */
-		if (r->o.tree_only) {
+		if (r->o.edges) {
+			csv_edges(r, s, f);
+		} else if (r->o.tree_only) {
 			fputs("path,depth,calls,total_ns,self_ns\r\n", f);
 			walk_tree(r, s, f, csv_node);
 		} else {

@@ -46,6 +46,7 @@ struct report_opts {
 	uint32_t pid, tid;	/* only calls of this process / thread, 0: any */
 	bool no_tree;		/* flat table only */
 	bool tree_only;		/* call tree only */
+	bool edges;		/* the dependency edge table only (pretty, csv) */
 };
 
 /* opts may be NULL (pretty, by total, everything).  0 or -EINVAL. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "dwarfinfo.h"
 #include "elfsym.h"
 #include "log.h"
 #include "select.h"
@@ -293,6 +294,7 @@ free_pat:
 	/* Build the probe set and the session's function table. */
 	for (i = 0; i < nmods; i++) {
 		struct probe_module pm = { 0 };
+		struct dwarf_funcs dw = { 0 };
 		uint32_t mid;
 
 		m = &mods[i];
@@ -303,6 +305,7 @@ free_pat:
 		if (!pm.n)
 			continue;
 		mid = session__add_module(s, m->path);
+		dwarfinfo__read(m->path, &dw);
 		pm.path = xstrdup(m->path);
 		pm.offsets = xcalloc(pm.n, sizeof(*pm.offsets));
 		pm.cookies = xcalloc(pm.n, sizeof(*pm.cookies));
@@ -318,8 +321,17 @@ free_pat:
 				.offset = ef->offset,
 			};
 
+			const struct dwarf_func *df;
+
 			if (!m->chosen[j])
 				continue;
+			f.nparams = -1;
+			df = dwarfinfo__find(&dw, ef->addr);
+			if (df) {
+				f.nparams = df->nparams;
+				f.file = df->file;
+				f.line = df->line;
+			}
 			/*
 			 * endbr64 is single-stepped by the kernel; the instruction after
 			 * it, if push or nop, is emulated: ~6x cheaper.  Probing there is
@@ -337,6 +349,7 @@ free_pat:
 			pm.cookies[pm.n] = session__add_func(s, &f);
 			pm.n++;
 		}
+		dwarfinfo__free(&dw);
 		out->mods = xrealloc(out->mods, (out->nmods + 1) * sizeof(*out->mods));
 		out->mods[out->nmods++] = pm;
 		out->nfuncs += pm.n;

@@ -17,8 +17,10 @@ void session__free(struct bp_session *s)
 		return;
 	for (i = 0; i < s->nmodules; i++)
 		free(s->modules[i].path);
-	for (i = 0; i < s->nfuncs; i++)
+	for (i = 0; i < s->nfuncs; i++) {
 		free(s->funcs[i].name);
+		free(s->funcs[i].file);
+	}
 	for (i = 0; i < s->nprocs; i++)
 		free(s->procs[i].name);
 	free(s->modules);
@@ -59,6 +61,7 @@ uint32_t session__add_func(struct bp_session *s, const struct bp_func *f)
 	s->funcs = grow(s->funcs, s->nfuncs, sizeof(*s->funcs));
 	s->funcs[s->nfuncs] = *f;
 	s->funcs[s->nfuncs].name = xstrdup(f->name);
+	s->funcs[s->nfuncs].file = f->file ? xstrdup(f->file) : NULL;
 	return s->nfuncs++;
 }
 
@@ -195,4 +198,18 @@ size_t session__path_funcs(const struct bp_session *s, uint32_t path, uint32_t *
 	for (p = path; p && p < s->npaths && i; p = s->paths[p].parent)
 		funcs[--i] = s->paths[p].func;
 	return n;
+}
+
+const char *session__edge_kind(uint32_t kind)
+{
+	switch (kind) {
+	case BP_EDGE_FORK:
+		return "fork";
+	case BP_EDGE_WAKEUP:
+		return "wakeup";
+	case BP_EDGE_DATA:
+		return "data";
+	default:
+		return "unknown";
+	}
 }

@@ -38,6 +38,9 @@ struct bp_func {
 	uint64_t addr;		/* symbol value (link-time virtual address) */
 	uint64_t size;
 	uint64_t offset;	/* file offset the probe is placed at */
+	int32_t nparams;	/* from DWARF; -1: unknown or variadic */
+	uint32_t line;		/* definition line from DWARF, 0: unknown */
+	char *file;		/* definition file from DWARF, NULL: unknown */
 };
 
 struct bp_thread {
@@ -106,12 +109,15 @@ struct bp_session {
 	uint64_t nsamples;	/* cpu samples */
 	uint64_t noffcpu;	/* off-cpu intervals */
 	uint64_t ntruncated;	/* samples whose user stack is cut short */
+	uint64_t nedges[4];	/* per BP_EDGE_* kind */
 };
 
 /* call flags */
 #define BP_CALL_UNFINISHED	0x1	/* no return seen: closed at the thread's last time */
 #define BP_CALL_NO_ENTRY	0x2	/* return seen without entry: began before the recording */
 #define BP_CALL_UNWOUND		0x4	/* skipped by longjmp/exception: closed when detected */
+#define BP_CALL_HAS_ARGS	0x10	/* args[] holds the argument registers (--args) */
+#define BP_CALL_HAS_RET		0x20	/* ret holds the return value (--args) */
 #define BP_CALL_NO_RETPROBE	0x8	/* nested too deep for a kernel return probe: the end is
 					 * the last event before the frame was seen gone */
 
@@ -126,6 +132,8 @@ struct bp_call {
 	uint32_t depth;		/* 0 for a call with no traced caller */
 	uint32_t flags;		/* BP_CALL_* */
 	uint32_t path;		/* index into session.paths: this call's call path */
+	uint64_t args[6];	/* with BP_CALL_HAS_ARGS: rdi rsi rdx rcx r8 r9 at entry */
+	uint64_t ret;		/* with BP_CALL_HAS_RET: rax at return */
 };
 
 /* A gap: records lost on a CPU, noticed at time ts. */
@@ -154,10 +162,30 @@ struct bp_sample {
 #define BP_SAMPLE_F_OFFCPU	0x1
 #define BP_SAMPLE_F_TRUNCATED	0x2	/* the user stack did not reach a known root */
 
+/*
+ * A dependency edge: the call src caused the call dst.  fork: src forked the
+ * process or thread whose first call is dst; wakeup: src woke the thread that
+ * resumed in dst (src_ts: the wakeup, dst_ts: when it ran again); data: src
+ * returned `value`, a pointer that dst received as an argument.
+ */
+struct bp_edge {
+	uint64_t src_call, dst_call;	/* bp_call.id of each end */
+	uint64_t src_ts, dst_ts;	/* ns since t0 */
+	uint64_t value;			/* data: the pointer */
+	uint32_t src_pid, src_tid, dst_pid, dst_tid;
+	uint32_t src_func, dst_func;
+	uint32_t kind;			/* BP_EDGE_* */
+	uint32_t pad;
+};
+#define BP_EDGE_FORK		1
+#define BP_EDGE_WAKEUP		2
+#define BP_EDGE_DATA		3
+
 enum bp_event_kind {
 	BP_EV_CALL = 1,
 	BP_EV_LOSS,
 	BP_EV_SAMPLE,
+	BP_EV_EDGE,
 };
 
 struct bp_event {
@@ -166,6 +194,7 @@ struct bp_event {
 		struct bp_call call;
 		struct bp_loss loss;
 		struct bp_sample sample;
+		struct bp_edge edge;
 	};
 };
 
@@ -180,6 +209,8 @@ struct bp_thread *session__find_thread(const struct bp_session *s, uint32_t tid)
 struct bp_process *session__process(struct bp_session *s, uint32_t pid);
 void session__set_process_name(struct bp_session *s, uint32_t pid, const char *name);
 const char *session__func_name(const struct bp_session *s, uint32_t func);
+/* "fork", "wakeup", "data" */
+const char *session__edge_kind(uint32_t kind);
 /* The path node (parent, func), created if new. */
 uint32_t session__path(struct bp_session *s, uint32_t parent, uint32_t func);
 /* Fills funcs[] with the path's functions, outermost first; returns the depth (<= max). */

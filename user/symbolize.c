@@ -278,6 +278,7 @@ static uint32_t add_func(struct symbolizer *sy, const char *name, uint32_t modul
 		.flags = flags,
 		.addr = addr,
 		.size = size,
+		.nparams = -1,
 	};
 	uint32_t id = session__add_func(sy->s, &f);
 

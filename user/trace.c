@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -21,6 +22,7 @@ struct tracer {
 	struct trace_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;
+	unsigned char *kinds;	/* LINK_* of each link */
 	size_t nlinks;
 	tracer_record_fn fn;
 	void *ctx;
@@ -28,6 +30,8 @@ struct tracer {
 	size_t budget;		/* records left in this tracer__poll() call */
 	uint64_t unwind_restored, unwind_failed;
 };
+
+enum { LINK_ENTRY, LINK_RETURN, LINK_UNWIND };
 
 /* Private "stop, more is pending" code: libbpf stops consuming at a negative return. */
 #define POLL_BUDGET_DONE (-EINPROGRESS)
@@ -75,6 +79,8 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(struct bp_rec_unwind) && ((struct bp_rec_hdr *)data)->type == BP_REC_UNWIND)
 		restore_unwind(t, data);
+	if (!t->fn)
+		return 0;	/* detaching: only threads stopped for the unwinder matter now */
 
 	err = t->fn(t->ctx, data, size);
 	if (err)
@@ -101,6 +107,10 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 	t->skel->rodata->follow_forks = opts->follow_forks;
 	t->skel->rodata->trace_all = opts->trace_all;
 	t->skel->rodata->stop_on_exec = opts->stop_on_exec;
+	t->skel->rodata->wakeups = opts->wakeups;
+	/* not even loaded when off: they would run on every context switch */
+	bpf_program__set_autoload(t->skel->progs.wake_waking, opts->wakeups);
+	bpf_program__set_autoload(t->skel->progs.wake_running, opts->wakeups);
 	err = bpf_map__set_max_entries(t->skel->maps.rb, opts->buffer_size);
 	if (err) {
 		p_err("invalid buffer size %zu: %s", opts->buffer_size, strerror(-err));
@@ -165,6 +175,9 @@ static int attach_one(struct tracer *t, struct bpf_program *prog, bool ret, cons
 	if (!link)
 		return -errno;
 	t->links = xrealloc(t->links, (t->nlinks + 1) * sizeof(*t->links));
+	t->kinds = xrealloc(t->kinds, (t->nlinks + 1) * sizeof(*t->kinds));
+	t->kinds[t->nlinks] = prog == t->skel->progs.unwind_enter ? LINK_UNWIND :
+			      ret ? LINK_RETURN : LINK_ENTRY;
 	t->links[t->nlinks++] = link;
 	return 0;
 }
@@ -187,7 +200,7 @@ static int attach_range(struct tracer *t, struct bpf_program *entry, struct bpf_
 		err = attach_one(t, entry, false, path, offsets, cookies, n);
 		if (!err)
 			return 0;
-		bpf_link__destroy(t->links[--t->nlinks]);
+		bpf_link__destroy(t->links[--t->nlinks]);	/* the return link just made */
 	}
 	if (err != -EINVAL && err != -ENOTSUPP && err != -EOPNOTSUPP && err != -EPERM)
 		return err;	/* not about one function: give up */
@@ -286,17 +299,51 @@ void tracer__pause(struct tracer *t)
 	__atomic_store_n(&t->skel->bss->paused, 1, __ATOMIC_SEQ_CST);
 }
 
-void tracer__detach(struct tracer *t)
+static void destroy_kind(struct tracer *t, int kind)
 {
 	size_t i;
 
+	for (i = 0; i < t->nlinks; i++)
+		if (t->links[i] && t->kinds[i] == kind) {
+			bpf_link__destroy(t->links[i]);
+			t->links[i] = NULL;
+		}
+}
+
+/* Serves threads stopped at the exception unwinder for about `ms`. */
+static void serve_unwinder(struct tracer *t, int ms)
+{
+	uint64_t end;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = ts.tv_sec * 1000ull + ts.tv_nsec / 1000000 + ms;
+	do {
+		t->budget = POLL_BUDGET;
+		ring_buffer__consume(t->rb);
+		tracer__wait(t, 1);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	} while ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 < end);
+}
+
+void tracer__detach(struct tracer *t)
+{
 	/*
-	 * Entry probes go first (they were attached last): once no new return
-	 * instance is armed, the kernel can retire the pending ones, and removing
-	 * the return probes does not wait behind a target that keeps calling.
+	 * Records are no longer decoded, but a thread that throws through a
+	 * return trampoline still stops at the unwinder hook and must be resumed
+	 * with its return addresses put back.  Entry probes go first: then no
+	 * new trampoline is armed, and removing the return probes does not wait
+	 * behind a target that keeps calling.  The unwinder hooks go last, and
+	 * the ring buffer is served until they are gone.
 	 */
-	for (i = t->nlinks; i-- > 0;)
-		bpf_link__destroy(t->links[i]);
+	t->fn = NULL;
+	destroy_kind(t, LINK_ENTRY);
+	serve_unwinder(t, 5);
+	destroy_kind(t, LINK_RETURN);
+	serve_unwinder(t, 5);
+	destroy_kind(t, LINK_UNWIND);
+	t->budget = POLL_BUDGET;
+	ring_buffer__consume(t->rb);
 	t->nlinks = 0;
 }
 
@@ -306,6 +353,7 @@ void tracer__free(struct tracer *t)
 		return;
 	tracer__detach(t);
 	free(t->links);
+	free(t->kinds);
 	ring_buffer__free(t->rb);
 	trace_bpf__destroy(t->skel);
 	free(t);

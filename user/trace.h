@@ -21,6 +21,7 @@ struct tracer_opts {
 	bool trace_all;		/* every process (-a) */
 	bool args;		/* capture argument registers and return values */
 	bool stop_on_exec;	/* SIGSTOP a traced process at exec (see bp_rec_exec) */
+	bool wakeups;		/* wakeup edges between traced threads */
 };
 
 /* Called for each ring buffer record; a negative return stops tracer__poll(). */

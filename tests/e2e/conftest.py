@@ -134,7 +134,7 @@ def record(tmp_path):
         argv = ["record"] + (["-o", outp] if outp is not None else []) + list(opts) + ["--"] + cmd + list(args)
         proc = run_bpfprof(argv, timeout=timeout)
         trace = None
-        if outp is not None and outp.exists():
+        if outp is not None and outp.exists() and outp.suffix == ".json":
             trace = load_trace(outp)
         r = Run(proc, outp, trace)
         if check and trace is not None:

@@ -116,8 +116,10 @@ IMPORTER = {
     "folded": "Importing as collapsed stack format",
 }
 
-# The sandwich view is a DOM table (the flame graphs are WebGL canvases).
-SHOWN = "document.body && /Symbol Name/.test(document.body.innerText) && document.body.innerText"
+# The sandwich view is a DOM table (the flame graphs are WebGL canvases); its
+# header shows before its rows, so wait for a row ("20.12ms (97%)").
+SHOWN = ("document.body && /Symbol Name\\s+[\\d.,]+/.test(document.body.innerText)"
+         " && document.body.innerText")
 FAILED = "document.body && /Something went wrong/.test(document.body.innerText)"
 
 
@@ -130,6 +132,13 @@ def open_in_speedscope(srv, fmt, path):
     with cdp.Browser() as b:
         b.navigate(srv.app(url, view="sandwich"))
         text = b.wait_for("(%s) || (%s)" % (SHOWN, FAILED), timeout=30)
+        # Rows may still be coming in: read until the table stops changing.
+        for _ in range(20):
+            time.sleep(0.25)
+            again = b.evaluate("document.body.innerText")
+            if again == text:
+                break
+            text = again
         b.screenshot(ARTIFACTS / ("speedscope-%s-sandwich.png" % fmt))
         # The time-ordered flame chart, for a person to look at.
         b.navigate("about:blank")
@@ -174,7 +183,7 @@ def test_speedscope_imports(outputs, speedscope, fmt):
     rows = sandwich_rows(text)
     names = {re.sub(r" \{.*$", "", n) for n in rows}  # Chrome: speedscope appends args to names
     for fn in ("main", "run", "compute", "leaf_add", "leaf_mul", "fib", "parse", "slow_io"):
-        assert fn in names, "speedscope does not list %s: %s" % (fn, sorted(names))
+        assert fn in names, "speedscope does not list %s: %s\n%s" % (fn, sorted(names), text)
     if fmt == "speedscope":
         # self time of slow_io is its 20 ms sleep; main holds everything
         slow_total, slow_self = rows["slow_io"]

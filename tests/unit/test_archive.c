@@ -124,7 +124,13 @@ static void build_session(struct bp_session *s, const char *host, uint32_t pid)
 	f.addr = 0x401000;
 	f.size = 77;
 	f.offset = 0x1000;
+	f.nparams = 2;
+	f.line = 10;
+	f.file = "/src/demo.c";
 	fmain = session__add_func(s, &f);
+	f.nparams = -1;
+	f.line = 0;
+	f.file = NULL;
 	f.name = "work\xff\n";
 	f.addr = UINT64_MAX;
 	f.size = 0;
@@ -167,6 +173,11 @@ static void build_session(struct bp_session *s, const char *host, uint32_t pid)
 	s->nunwound = 5;
 	s->nno_retprobe = 6;
 	s->nexceptions = 7;
+	s->nsamples = 8;
+	s->noffcpu = 9;
+	s->ntruncated = 10;
+	s->nedges[1] = 11;
+	s->nedges[3] = UINT64_MAX;
 }
 
 /* Deterministic pseudo-random events, some with extreme values. */
@@ -186,6 +197,33 @@ static struct bp_event make_event(size_t i, const struct bp_session *s, uint32_t
 	uint64_t r = rnd();
 
 	memset(&ev, 0, sizeof(ev));
+	if (i % 89 == 7) {
+		ev.kind = BP_EV_SAMPLE;
+		ev.sample.ts = r % 3 ? i * 1000 : rnd();
+		ev.sample.weight = rnd() >> (r & 63);
+		ev.sample.pid = r % 5 ? pid : UINT32_MAX;
+		ev.sample.tid = pid + r % 2;
+		ev.sample.path = (r >> 8) % s->npaths;
+		ev.sample.cpu = (r >> 16) % 64;
+		ev.sample.flags = (r >> 24) % 4;
+		return ev;
+	}
+	if (i % 83 == 11) {
+		ev.kind = BP_EV_EDGE;
+		ev.edge.kind = 1 + r % 3;
+		ev.edge.src_call = r % 2 ? i : 0;
+		ev.edge.dst_call = i + 1;
+		ev.edge.src_ts = i * 1000;
+		ev.edge.dst_ts = r % 7 ? i * 1000 + r % 999 : rnd();
+		ev.edge.value = r % 3 == 0 ? rnd() : 0;
+		ev.edge.src_pid = pid;
+		ev.edge.src_tid = pid + 1;
+		ev.edge.dst_pid = r % 11 ? pid : UINT32_MAX;
+		ev.edge.dst_tid = pid;
+		ev.edge.src_func = (r >> 8) % s->nfuncs;
+		ev.edge.dst_func = (r >> 16) % s->nfuncs;
+		return ev;
+	}
 	if (i % 97 == 5) {
 		ev.kind = BP_EV_LOSS;
 		ev.loss.ts = i % 2 ? rnd() : i * 1000;
@@ -205,8 +243,17 @@ static struct bp_event make_event(size_t i, const struct bp_session *s, uint32_t
 	ev.call.tid = r % 19 == 0 ? 0 : pid + (r >> 4) % 2;
 	ev.call.func = (r >> 12) % s->nfuncs;
 	ev.call.depth = r % 23 == 0 ? UINT32_MAX : (r >> 16) % 10;
-	ev.call.flags = (r >> 24) % 16;
-	ev.call.path = (r >> 28) % s->npaths;
+	ev.call.flags = (r >> 24) % 64;
+	ev.call.path = (r >> 30) % s->npaths;
+	/* --args: the registers exist only when the flags say so. */
+	if (ev.call.flags & BP_CALL_HAS_ARGS) {
+		int k;
+
+		for (k = 0; k < 6; k++)
+			ev.call.args[k] = k % 2 ? rnd() : (uint64_t)k;
+	}
+	if (ev.call.flags & BP_CALL_HAS_RET)
+		ev.call.ret = r % 2 ? rnd() : (uint64_t)-1;
 	return ev;
 }
 
@@ -255,6 +302,29 @@ static void assert_event_eq(const struct bp_event *a, const struct bp_event *b)
 		assert_int_equal(a->call.depth, b->call.depth);
 		assert_int_equal(a->call.flags, b->call.flags);
 		assert_int_equal(a->call.path, b->call.path);
+		assert_memory_equal(a->call.args, b->call.args, sizeof(a->call.args));
+		assert_int_equal(a->call.ret, b->call.ret);
+	} else if (a->kind == BP_EV_SAMPLE) {
+		assert_int_equal(a->sample.ts, b->sample.ts);
+		assert_int_equal(a->sample.weight, b->sample.weight);
+		assert_int_equal(a->sample.pid, b->sample.pid);
+		assert_int_equal(a->sample.tid, b->sample.tid);
+		assert_int_equal(a->sample.path, b->sample.path);
+		assert_int_equal(a->sample.cpu, b->sample.cpu);
+		assert_int_equal(a->sample.flags, b->sample.flags);
+	} else if (a->kind == BP_EV_EDGE) {
+		assert_int_equal(a->edge.kind, b->edge.kind);
+		assert_int_equal(a->edge.src_call, b->edge.src_call);
+		assert_int_equal(a->edge.dst_call, b->edge.dst_call);
+		assert_int_equal(a->edge.src_ts, b->edge.src_ts);
+		assert_int_equal(a->edge.dst_ts, b->edge.dst_ts);
+		assert_int_equal(a->edge.value, b->edge.value);
+		assert_int_equal(a->edge.src_pid, b->edge.src_pid);
+		assert_int_equal(a->edge.src_tid, b->edge.src_tid);
+		assert_int_equal(a->edge.dst_pid, b->edge.dst_pid);
+		assert_int_equal(a->edge.dst_tid, b->edge.dst_tid);
+		assert_int_equal(a->edge.src_func, b->edge.src_func);
+		assert_int_equal(a->edge.dst_func, b->edge.dst_func);
 	} else {
 		assert_int_equal(a->loss.ts, b->loss.ts);
 		assert_int_equal(a->loss.count, b->loss.count);
@@ -283,6 +353,9 @@ static void assert_session_eq(const struct bp_session *a, const struct bp_sessio
 		assert_int_equal(a->funcs[i].addr, b->funcs[i].addr);
 		assert_int_equal(a->funcs[i].size, b->funcs[i].size);
 		assert_int_equal(a->funcs[i].offset, b->funcs[i].offset);
+		assert_int_equal(a->funcs[i].nparams, b->funcs[i].nparams);
+		assert_int_equal(a->funcs[i].line, b->funcs[i].line);
+		assert_str_eq(a->funcs[i].file, b->funcs[i].file);
 	}
 	assert_int_equal(a->npaths, b->npaths);
 	for (i = 0; i < a->npaths; i++) {
@@ -315,6 +388,10 @@ static void assert_session_eq(const struct bp_session *a, const struct bp_sessio
 	assert_int_equal(a->nunwound, b->nunwound);
 	assert_int_equal(a->nno_retprobe, b->nno_retprobe);
 	assert_int_equal(a->nexceptions, b->nexceptions);
+	assert_int_equal(a->nsamples, b->nsamples);
+	assert_int_equal(a->noffcpu, b->noffcpu);
+	assert_int_equal(a->ntruncated, b->ntruncated);
+	assert_memory_equal(a->nedges, b->nedges, sizeof(a->nedges));
 }
 
 /*
@@ -365,31 +442,59 @@ static void test_round_trip(void **state)
 
 	assert_non_null(evs);
 	build_session(&s, "host1", 100);
-	for (i = 0; i < N; i++) {
-		/* From N/2 on, events may use what was added at N/2. */
-		if (i == N / 2) {
-			struct bp_session tmp = s;
-
-			tmp.nfuncs++;
-			tmp.npaths++;
-			evs[i] = make_event(i, &tmp, 100);
-		} else {
-			evs[i] = make_event(i, &s, 100);
-		}
-	}
+	for (i = 0; i < N; i++)
+		evs[i] = make_event(i, &s, 100);
+	/* A call of "late", defined mid-stream (at N/2) with its call path. */
+	memset(&evs[N / 2], 0, sizeof(evs[N / 2]));
 	evs[N / 2].kind = BP_EV_CALL;
-	evs[N / 2].call.func = 3;	/* "late": defined mid-stream */
-	evs[N / 2].call.path = 4;
+	evs[N / 2].call = (struct bp_call){ .id = 7, .begin = 1, .end = 2, .pid = 1, .tid = 1,
+					    .func = 3, .depth = 3, .path = 4 };
 	path_in(path, sizeof(path), "round.bpfprof");
 	write_archive(path, &s, evs, N, N / 2);
 	assert_true(archive__probe(path));
 	read_back(path, &s, evs, N);
-
-	buf = slurp(path, &len);
-	/* Compressed: well under the 56 bytes of struct bp_call per event. */
-	assert_true(len < (size_t)N * 30);
-	free(buf);
 	free(evs);
+	session__free(&s);
+}
+
+/*
+ * Size: a million-call loop of one leaf function with timing jitter, like
+ * tests/progs/spin, stays under 8 bytes a call (struct bp_call is 112).
+ */
+static void test_size(void **state)
+{
+	enum { N = 200000 };
+	struct exporter *e = NULL;
+	struct bp_session s;
+	struct bp_event ev;
+	char path[128];
+	unsigned char *buf;
+	size_t len, i;
+	uint64_t t = 1000000;
+
+	build_session(&s, "host1", 100);
+	path_in(path, sizeof(path), "size.bpfprof");
+	assert_int_equal(exporter__new(&archive_exporter, path, &s, &e), 0);
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = BP_EV_CALL;
+	for (i = 0; i < N; i++) {
+		uint64_t dur = 12000 + rnd() % 4000, gap = 500 + rnd() % 300;
+
+		ev.call.id = i + 1;
+		ev.call.begin = t;
+		ev.call.end = t + dur;
+		ev.call.self = dur;
+		ev.call.pid = ev.call.tid = 100;
+		ev.call.func = 1;
+		ev.call.path = 1;
+		t += dur + gap;
+		assert_int_equal(exporter__event(e, &s, &ev), 0);
+	}
+	assert_int_equal(exporter__finish(e, &s), 0);
+	exporter__free(e);
+	buf = slurp(path, &len);
+	assert_true(len < (size_t)N * 8);
+	free(buf);
 	session__free(&s);
 }
 
@@ -618,7 +723,7 @@ static void test_hostile_lengths(void **state)
 	spit(bad, buf, len);
 	assert_int_equal(read_all_limited(bad), 0);
 	put_le32(buf + off + 4, 3);
-	put_le32(buf + off + 16 + 32, 0xfffffff0u);	/* first name's length */
+	put_le32(buf + off + 16 + ARCHIVE_FUNC_FIXED, 0xfffffff0u);	/* first name's length */
 	spit(bad, buf, len);
 	assert_int_equal(read_all_limited(bad), 0);
 	free(buf);
@@ -977,6 +1082,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_truncated_everywhere),
 		cmocka_unit_test(test_not_archive),

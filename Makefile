@@ -28,9 +28,12 @@ endif
 CFLAGS   ?= -O2 -g
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	    -D_GNU_SOURCE -MMD -MP -Iuser -Iexporters -Iskel -I.
-LDLIBS   += -lbpf -lelf -ldw -lz -lstdc++
+LDLIBS   += -lbpf -lelf -ldw -lz -lmicrohttpd -lstdc++
+# libbpf's usdt.bpf.h includes <linux/errno.h>: the multiarch asm/ headers must be found
+# (after vmlinux.h's own definitions), as libbpf-bootstrap does with clang's system dirs.
+MULTIARCH  := $(shell $(CC) -dumpmachine 2>/dev/null)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Ivmlinux -Ibpf \
-	      -I$(dir $(VMLINUX_H))
+	      -I$(dir $(VMLINUX_H)) -idirafter /usr/include/$(MULTIARCH)
 
 ifeq ($(V),1)
 Q :=

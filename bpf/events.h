@@ -27,7 +27,7 @@
 #define BP_REC_SAMPLE		9	/* struct bp_rec_sample + stack: cpu sample or off-cpu start */
 #define BP_REC_SWITCH		10	/* struct bp_rec_switch: a thread back on cpu after blocking */
 #define BP_REC_WAKEUP		11	/* struct bp_rec_wakeup: a traced thread woke another */
-#define BP_REC_USDT		12	/* reserved: annotations */
+#define BP_REC_USDT		12	/* struct bp_rec_usdt: a USDT probe fired (bpfprof.h or -U) */
 #define BP_REC_UNWIND		13	/* struct bp_rec_unwind: exception unwinder entered */
 #define BP_REC_MAX		14
 
@@ -142,6 +142,38 @@ struct bp_rec_wakeup {
 	__u64 other;		/* pid_tgid of the other side */
 	__u64 waking_ts;
 };
+
+/*
+ * USDT probes.  The attach cookie says which: the low byte is a BP_USDT_*
+ * kind, the rest the index of a -U probe.  For the bpfprof.h probes the
+ * strings they pass (label, key, name, value) are copied into s0/s1.
+ */
+#define BP_USDT_MARK		1	/* (label) */
+#define BP_USDT_INFO		2	/* (key, int64) */
+#define BP_USDT_INFO_STR	3	/* (key, string) */
+#define BP_USDT_EVENT		4	/* (name, int64) */
+#define BP_USDT_SPAN_BEGIN	5	/* (name) */
+#define BP_USDT_SPAN_END	6	/* (name) */
+#define BP_USDT_START		7	/* () open the capture window (--gated) */
+#define BP_USDT_STOP		8	/* () close it */
+#define BP_USDT_OTHER		9	/* -U: any probe; cookie >> 8 = its index */
+
+#define BP_USDT_STR		64
+
+struct bp_rec_usdt {
+	struct bp_rec_hdr h;
+	__u64 cookie;
+	__u64 sp;		/* the stack pointer at the probe: spans nest with calls by it */
+	__s64 args[6];
+	__u32 nargs;
+	__u32 pad;
+	char s0[BP_USDT_STR];
+	char s1[BP_USDT_STR];
+};
+
+/* tgids map values: traced and recording, or traced but outside a --gated window */
+#define BP_TGID_RECORDING	1
+#define BP_TGID_GATED		2
 
 /* Counters in the BPF object's .bss, read by the loader at the end. */
 #define BP_MAX_CPUS		512

@@ -51,12 +51,19 @@ struct {
 __u64 lost[BP_MAX_CPUS];
 volatile __u32 paused;
 
+/* Is this process being recorded now (traced, and inside its --gated window)? */
 static __always_inline bool is_traced(__u32 tgid)
 {
+	__u8 *v;
+
 	if (paused)
 		return false;
-	return trace_all || bpf_map_lookup_elem(&tgids, &tgid);
+	if (trace_all)
+		return true;
+	v = bpf_map_lookup_elem(&tgids, &tgid);
+	return v && *v == BP_TGID_RECORDING;
 }
+
 
 static __always_inline void count_lost(__u32 cpu)
 {

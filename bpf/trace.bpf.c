@@ -63,10 +63,22 @@ static __always_inline unsigned long trampoline_vaddr(struct task_struct *t)
 	return BPF_CORE_READ(t, mm, uprobes_state.xol_area, vaddr);
 }
 
+/* Is this process being recorded now (traced, and inside its --gated window)? */
 static __always_inline bool is_traced(__u32 tgid)
 {
+	__u8 *v;
+
 	if (paused)
 		return false;
+	if (trace_all)
+		return true;
+	v = bpf_map_lookup_elem(&tgids, &tgid);
+	return v && *v == BP_TGID_RECORDING;
+}
+
+/* Is this process one of ours at all (for fork/exit/exec bookkeeping)? */
+static __always_inline bool is_member(__u32 tgid)
+{
 	return trace_all || bpf_map_lookup_elem(&tgids, &tgid);
 }
 
@@ -206,7 +218,7 @@ int BPF_KPROBE(unwind_enter)
 	/* Not is_traced(): even after the recording is paused, return trampolines
 	 * stay on the stacks until those calls return, and the unwinder must not
 	 * meet them. */
-	if (!trace_all && !bpf_map_lookup_elem(&tgids, &(__u32){ id >> 32 }))
+	if (!is_member(id >> 32))
 		return 0;
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
@@ -263,14 +275,17 @@ int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
 	struct bp_rec_task *r;
-	__u8 one = 1;
+	__u8 *state;
 
-	if (!is_traced(ptgid))
+	if (paused || !is_member(ptgid))
 		return 0;
 	if (ctgid != ptgid) {
 		if (!follow_forks)
 			return 0;
-		bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY);
+		/* the child starts inside or outside the capture window like its parent */
+		state = bpf_map_lookup_elem(&tgids, &ptgid);
+		if (state)
+			bpf_map_update_elem(&tgids, &ctgid, state, BPF_ANY);
 	}
 	r = task_rec(BP_REC_FORK, child);
 	if (!r)
@@ -291,7 +306,7 @@ int BPF_PROG(task_exit, struct task_struct *p)
 	struct bp_rec_task *r;
 	bool group_dead;
 
-	if (!is_traced(tgid))
+	if (paused || !is_member(tgid))
 		return 0;
 	/* signal->live was decremented before this tracepoint: 0 means last thread. */
 	group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
@@ -312,7 +327,7 @@ int BPF_PROG(task_rename, struct task_struct *t, const char *comm)
 {
 	struct bp_rec_task *r;
 
-	if (!is_traced(BPF_CORE_READ(t, tgid)))
+	if (paused || !is_member(BPF_CORE_READ(t, tgid)))
 		return 0;
 	r = task_rec(BP_REC_COMM, t);
 	if (!r)
@@ -328,7 +343,7 @@ int BPF_PROG(task_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct bp_rec_exec *r;
 
-	if (!is_traced(BPF_CORE_READ(p, tgid)))
+	if (paused || !is_member(BPF_CORE_READ(p, tgid)))
 		return 0;
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
@@ -381,7 +396,7 @@ int BPF_PROG(wake_waking, struct task_struct *p)
 	__u32 wakee_tid = BPF_CORE_READ(p, pid);
 	struct waking w;
 
-	if (!wakeups || !is_traced(waker >> 32) || !is_traced(BPF_CORE_READ(p, tgid)) ||
+	if (!wakeups || !is_traced(waker >> 32) || !is_member(BPF_CORE_READ(p, tgid)) ||
 	    wakee_tid == (__u32)waker)
 		return 0;
 	w.waker = waker;

@@ -94,6 +94,7 @@ struct archive_priv {
 	uint32_t blk_events;
 	struct archive_delta prev;
 	struct abuf tab;	/* scratch: table sections, compressed blocks */
+	struct abuf ev;		/* scratch: one encoded event */
 };
 
 static unsigned char *room(struct abuf *b, size_t n)
@@ -315,6 +316,8 @@ static int archive_begin(struct exporter *e, const struct bp_session *s)
 	return write_raw(e, hdr, sizeof(hdr));
 }
 
+static void put_bytes_str(struct abuf *b, const char *s);
+
 static void encode_call(struct archive_priv *a, const struct bp_call *c, struct abuf *b)
 {
 	put_varint(b, zigzag((int64_t)(c->id - a->prev.id)));
@@ -335,10 +338,49 @@ static void encode_call(struct archive_priv *a, const struct bp_call *c, struct 
 			put_varint(b, c->args[i]);
 	if (c->flags & BP_CALL_HAS_RET)
 		put_varint(b, c->ret);
+	if (c->flags & BP_CALL_HAS_INFOS) {
+		uint32_t i, n = c->ninfos < ARCHIVE_MAX_INFOS ? c->ninfos : ARCHIVE_MAX_INFOS;
+
+		put_varint(b, n);
+		for (i = 0; i < n; i++) {
+			put_bytes_str(b, c->infos[i].key);
+			put_varint(b, c->infos[i].is_str);
+			if (c->infos[i].is_str)
+				put_bytes_str(b, c->infos[i].str);
+			else
+				put_varint(b, zigzag(c->infos[i].value));
+		}
+	}
 	a->prev.id = c->id;
 	a->prev.ts = c->begin;
 	a->prev.pid = c->pid;
 	a->prev.tid = c->tid;
+}
+
+/* A short string inside an event: varint length, bytes. */
+static void put_bytes_str(struct abuf *b, const char *s)
+{
+	size_t n = strnlen(s, 64);	/* every event string field is char[64] */
+
+	put_varint(b, n);
+	put_bytes(b, s, n);
+}
+
+static void encode_annot(struct archive_priv *a, const struct bp_annot *an, struct abuf *b)
+{
+	uint32_t i;
+
+	put_varint(b, zigzag((int64_t)(an->ts - a->prev.ts)));
+	put_varint(b, an->pid);
+	put_varint(b, an->tid);
+	put_varint(b, an->kind);
+	put_varint(b, an->call);
+	put_varint(b, zigzag(an->value));
+	put_varint(b, an->nargs);
+	for (i = 0; i < an->nargs && i < 6; i++)
+		put_varint(b, zigzag(an->args[i]));
+	put_bytes_str(b, an->name);
+	a->prev.ts = an->ts;
 }
 
 static void encode_loss(struct archive_priv *a, const struct bp_loss *l, struct abuf *b)
@@ -383,34 +425,38 @@ static void encode_edge(struct archive_priv *a, const struct bp_edge *ed, struct
 static int archive_event(struct exporter *e, const struct bp_session *s, const struct bp_event *ev)
 {
 	struct archive_priv *a = e->priv;
-	unsigned char body[256];
-	struct abuf tmp = { body, 0, sizeof(body) };	/* never grows: at most 18 varints */
+	struct abuf *tmp = &a->ev;
 	uint32_t kind;
 
+	tmp->len = 0;
 	switch (ev->kind) {
 	case BP_EV_CALL:
 		kind = ARCHIVE_EV_CALL;
-		encode_call(a, &ev->call, &tmp);
+		encode_call(a, &ev->call, tmp);
 		break;
 	case BP_EV_LOSS:
 		kind = ARCHIVE_EV_LOSS;
-		encode_loss(a, &ev->loss, &tmp);
+		encode_loss(a, &ev->loss, tmp);
 		break;
 	case BP_EV_SAMPLE:
 		kind = ARCHIVE_EV_SAMPLE;
-		encode_sample(a, &ev->sample, &tmp);
+		encode_sample(a, &ev->sample, tmp);
 		break;
 	case BP_EV_EDGE:
 		kind = ARCHIVE_EV_EDGE;
-		encode_edge(a, &ev->edge, &tmp);
+		encode_edge(a, &ev->edge, tmp);
+		break;
+	case BP_EV_ANNOT:
+		kind = ARCHIVE_EV_ANNOT;
+		encode_annot(a, &ev->annot, tmp);
 		break;
 	default:
 		/* A kind without an encoding yet: an old writer simply has none. */
 		return 0;
 	}
 	put_varint(&a->blk, kind);
-	put_varint(&a->blk, tmp.len);
-	put_bytes(&a->blk, tmp.p, tmp.len);
+	put_varint(&a->blk, tmp->len);
+	put_bytes(&a->blk, tmp->p, tmp->len);
 	a->blk_events++;
 	a->nevents++;
 	if (a->blk.len >= ARCHIVE_BLOCK_TARGET)
@@ -502,6 +548,7 @@ static void archive_free(struct exporter *e)
 		return;
 	free(a->blk.p);
 	free(a->tab.p);
+	free(a->ev.p);
 }
 
 const struct exporter_ops archive_exporter = {

@@ -140,6 +140,8 @@ static int cache_func(struct chrome_priv *p, const struct bp_session *s, uint32_
 		p->nhead = want;
 	}
 	p->head[func] = escaped("{\"name\":", session__func_name(s, func),
+				func < s->nfuncs && (s->funcs[func].flags & BP_FUNC_SPAN) ?
+				",\"cat\":\"span\",\"ph\":\"X\",\"ts\":" :
 				",\"cat\":\"call\",\"ph\":\"X\",\"ts\":");
 	if (func < s->nfuncs && s->funcs[func].module < s->nmodules)
 		p->tail[func] = escaped(",\"module\":",
@@ -209,6 +211,23 @@ static int write_call(struct exporter *e, const struct bp_session *s, const stru
 			c->args[4], c->args[5]);
 	if (c->flags & BP_CALL_HAS_RET)
 		fprintf(e->out, ",\"ret\":\"%#" PRIx64 "\"", c->ret);
+	/* BPFPROF_INFO keys join the call's args; a repeated key keeps its last value */
+	for (uint32_t i = 0; i < c->ninfos; i++) {
+		const struct bp_info *in = &c->infos[i];
+		uint32_t j;
+
+		for (j = i + 1; j < c->ninfos && strcmp(c->infos[j].key, in->key); j++)
+			;
+		if (j < c->ninfos)
+			continue;
+		fputc(',', e->out);
+		json_str(e->out, in->key);
+		fputc(':', e->out);
+		if (in->is_str)
+			json_str(e->out, in->str);
+		else
+			fprintf(e->out, "%" PRId64, in->value);
+	}
 	fputs_unlocked("}}", e->out);
 	return 0;
 }
@@ -314,6 +333,45 @@ static int write_edge(struct exporter *e, const struct bp_session *s, const stru
 	return 0;
 }
 
+/*
+ * Annotations: instant events on the thread; an event's value also feeds a
+ * counter track named after it ("ph":"C"), so a numeric series plots.
+ */
+static int write_annot(struct exporter *e, const struct bp_annot *a)
+{
+	static const char *const cat[] = { "", "mark", "event", "capture", "capture", "usdt" };
+	FILE *f = e->out;
+	uint32_t i;
+
+	sep(e);
+	fputs("{\"name\":", f);
+	json_str(f, a->name);
+	fprintf(f, ",\"cat\":\"%s\",\"ph\":\"i\",\"s\":\"t\",\"ts\":",
+		a->kind < 6 ? cat[a->kind] : "usdt");
+	json_us(f, a->ts);
+	fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{", a->pid, a->tid);
+	if (a->kind == BP_ANNOT_EVENT)
+		fprintf(f, "\"value\":%" PRId64 ",", a->value);
+	if (a->kind == BP_ANNOT_PROBE) {
+		fputs("\"args\":[", f);
+		for (i = 0; i < a->nargs && i < 6; i++)
+			fprintf(f, "%s%" PRId64, i ? "," : "", a->args[i]);
+		fputs("],", f);
+	}
+	fprintf(f, "\"call_id\":%" PRIu64 "}}", a->call);
+	if (a->kind == BP_ANNOT_EVENT) {
+		sep(e);
+		fputs("{\"name\":", f);
+		json_str(f, a->name);
+		fputs(",\"cat\":\"event\",\"ph\":\"C\",\"ts\":", f);
+		json_us(f, a->ts);
+		fprintf(f, ",\"pid\":%" PRIu32 ",\"args\":{", a->pid);
+		json_str(f, a->name);
+		fprintf(f, ":%" PRId64 "}}", a->value);
+	}
+	return 0;
+}
+
 static int chrome_event(struct exporter *e, const struct bp_session *s, const struct bp_event *ev)
 {
 	switch (ev->kind) {
@@ -326,6 +384,8 @@ static int chrome_event(struct exporter *e, const struct bp_session *s, const st
 		return write_sample(e, s, &ev->sample);
 	case BP_EV_EDGE:
 		return write_edge(e, s, &ev->edge);
+	case BP_EV_ANNOT:
+		return write_annot(e, &ev->annot);
 	default:
 		/* Kinds this format has no picture for yet are not an error. */
 		break;

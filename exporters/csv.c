@@ -15,6 +15,12 @@
  * tid are 0, start_ns is when the loss was noticed, duration_ns 0, and flags
  * is `lost|count=N|cpu=C`.  A reader that counts calls skips rows whose
  * function is empty.
+ *
+ * Stack samples and dependency edges are not rows: a CSV file is one table,
+ * and theirs would need other columns (a stack, a weight; two ends and a
+ * kind).  `bpfprof report --edges --format csv` writes the edges aggregated
+ * (kind,from,to,count,latency_ns), `report --format json` the sampled
+ * functions, and the Chrome trace every sample and edge one by one.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -5,8 +5,17 @@
  *
  *   main;run;compute;leaf_add 1234
  *
- * outermost frame first, the value the path's SELF time in nanoseconds, so
- * that a flame graph's widths are inclusive time and its tips self time.
+ * outermost frame first.  The value depends on what was recorded:
+ *
+ *  - calls only (function tracing): the call path's SELF time in ns, so
+ *    that a flame graph's widths are inclusive time and its tips self time;
+ *  - stack samples (--sample, --offcpu, with or without calls): the sampled
+ *    stacks' weight in ns, a CPU flame graph: an on-cpu stack's value is its
+ *    samples times the sampling period, and an off-cpu stack's is the time
+ *    blocked, with a last frame "[off-cpu]" so that the two never merge
+ *    (filter on it to see one kind alone).  Calls are then left out: their
+ *    exact times and the sampled ones would count the same time twice.
+ *
  * Lines are sorted, so two recordings diff well.
  *
  * Stacks hold functions only: the process and thread are not frames, so the
@@ -16,11 +25,12 @@
  * on stderr and the Chrome trace have them).  A function name's `;` is
  * written as `:`.  Stacks deeper than PATH_MAX_STACK are cut (pathagg.h).
  *
- * Paths are aggregated as calls end; the lines are built and sorted at end():
- * memory is bounded by the distinct call paths and their depth.
+ * Paths are aggregated as events arrive; the lines are built and sorted at
+ * end(): memory is bounded by the distinct paths and their depth.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +48,11 @@ struct line {
 	uint64_t value;
 };
 
+#define OFFCPU_FRAME	"[off-cpu]"
+
 struct lines {
 	const struct bp_session *s;
+	bool samples;		/* values are sample weights, not self time */
 	FILE *mem;		/* every stack, NUL-separated */
 	struct line *v;
 	size_t n, cap;
@@ -54,9 +67,10 @@ static int folded_event(struct exporter *e, const struct bp_session *s, const st
 	return 0;
 }
 
-static int add_line(void *ctx, const struct path_sample *ps)
+/* One line: the stack of ps, then `last` as its innermost frame if not NULL. */
+static int add_line(struct lines *l, const struct path_sample *ps, const char *last,
+		    uint64_t value)
 {
-	struct lines *l = ctx;
 	size_t n, i;
 	long off;
 
@@ -71,6 +85,8 @@ static int add_line(void *ctx, const struct path_sample *ps)
 	}
 	if (ps->truncated)
 		fputs(";" PATH_TRUNCATED_NAME, l->mem);
+	if (last)
+		fprintf(l->mem, ";%s", last);
 	putc('\0', l->mem);
 	if (ferror(l->mem))
 		return -ENOMEM;
@@ -80,9 +96,23 @@ static int add_line(void *ctx, const struct path_sample *ps)
 		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
 	}
 	l->v[l->n].off = (size_t)off;
-	l->v[l->n].value = ps->self;
+	l->v[l->n].value = value;
 	l->n++;
 	return 0;
+}
+
+static int add_path(void *ctx, const struct path_sample *ps)
+{
+	struct lines *l = ctx;
+	int err = 0;
+
+	if (!l->samples)
+		return ps->calls ? add_line(l, ps, NULL, ps->self) : 0;
+	if (ps->cpu_samples)
+		err = add_line(l, ps, NULL, ps->cpu_ns);
+	if (!err && ps->offcpu)
+		err = add_line(l, ps, OFFCPU_FRAME, ps->offcpu_ns);
+	return err;
 }
 
 static int cmp_line(const void *a, const void *b, void *text)
@@ -95,7 +125,7 @@ static int cmp_line(const void *a, const void *b, void *text)
 static int folded_end(struct exporter *e, const struct bp_session *s)
 {
 	struct folded_priv *p = e->priv;
-	struct lines l = { .s = s };
+	struct lines l = { .s = s, .samples = p->agg.nsamples || p->agg.noffcpu };
 	char *text = NULL;
 	size_t size = 0, i, j;
 	int err;
@@ -106,7 +136,7 @@ static int folded_end(struct exporter *e, const struct bp_session *s)
 		err = -errno;
 		goto cleanup;
 	}
-	err = path_agg__for_each(&p->agg, s, PATH_MAX_STACK, add_line, &l);
+	err = path_agg__for_each(&p->agg, s, PATH_MAX_STACK, add_path, &l);
 	if (fclose(l.mem) && !err)
 		err = -ENOMEM;
 	l.mem = NULL;
@@ -142,7 +172,8 @@ static void folded_free(struct exporter *e)
 const struct exporter_ops folded_exporter = {
 	.name = "folded",
 	.suffix = ".folded",
-	.help = "folded stacks, self time in ns (flamegraph.pl, speedscope, inferno)",
+	.help = "folded stacks: sampled ns per stack, or self ns per call path (flamegraph.pl, "
+		"speedscope, inferno)",
 	.priv_size = sizeof(struct folded_priv),
 	.event = folded_event,
 	.end = folded_end,

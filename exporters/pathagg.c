@@ -4,6 +4,21 @@
 #include "log.h"
 #include "pathagg.h"
 
+/* The counters of path p, the table grown to hold it. */
+static struct path_stat *stat_of(struct path_agg *a, uint32_t p)
+{
+	if (p >= a->cap) {
+		size_t cap = a->cap ? a->cap : 1024;
+
+		while (cap <= p)
+			cap *= 2;
+		a->st = xrealloc(a->st, cap * sizeof(*a->st));
+		memset(a->st + a->cap, 0, (cap - a->cap) * sizeof(*a->st));
+		a->cap = cap;
+	}
+	return &a->st[p];
+}
+
 static void add_call(struct path_agg *a, const struct bp_session *s, const struct bp_call *c)
 {
 	uint64_t dur = c->end > c->begin ? c->end - c->begin : 0;
@@ -16,19 +31,39 @@ static void add_call(struct path_agg *a, const struct bp_session *s, const struc
 		a->nopath++;
 		return;
 	}
-	if (c->path >= a->cap) {
-		size_t cap = a->cap ? a->cap : 1024;
-
-		while (cap <= c->path)
-			cap *= 2;
-		a->st = xrealloc(a->st, cap * sizeof(*a->st));
-		memset(a->st + a->cap, 0, (cap - a->cap) * sizeof(*a->st));
-		a->cap = cap;
-	}
-	st = &a->st[c->path];
+	st = stat_of(a, c->path);
 	st->calls++;
 	st->self += c->self;
 	st->total += dur;
+}
+
+static void add_sample(struct path_agg *a, const struct bp_session *s, const struct bp_sample *sm)
+{
+	bool off = sm->flags & BP_SAMPLE_F_OFFCPU;
+	uint64_t end = sm->ts + (off ? sm->weight : 0);
+	struct path_stat *st;
+
+	if (off) {
+		a->noffcpu++;
+		a->offcpu_ns += sm->weight;
+	} else {
+		a->nsamples++;
+		a->cpu_ns += sm->weight;
+	}
+	if (end > a->end)
+		a->end = end;
+	if (sm->path == 0 || sm->path >= s->npaths) {
+		a->nopath++;
+		return;
+	}
+	st = stat_of(a, sm->path);
+	if (off) {
+		st->offcpu++;
+		st->offcpu_ns += sm->weight;
+	} else {
+		st->cpu_samples++;
+		st->cpu_ns += sm->weight;
+	}
 }
 
 void path_agg__event(struct path_agg *a, const struct bp_session *s, const struct bp_event *ev)
@@ -36,6 +71,9 @@ void path_agg__event(struct path_agg *a, const struct bp_session *s, const struc
 	switch (ev->kind) {
 	case BP_EV_CALL:
 		add_call(a, s, &ev->call);
+		break;
+	case BP_EV_SAMPLE:
+		add_sample(a, s, &ev->sample);
 		break;
 	case BP_EV_LOSS:
 		a->lost += ev->loss.count;
@@ -59,13 +97,46 @@ static uint32_t parent_of(const struct bp_session *s, uint32_t p)
 	return par < p ? par : 0;
 }
 
+/* A path that goes into some output: it has calls or samples. */
+static bool stat_used(const struct path_stat *st)
+{
+	return st->calls || st->cpu_samples || st->offcpu;
+}
+
+static void stat_add(struct path_stat *to, const struct path_stat *from)
+{
+	to->calls += from->calls;
+	to->self += from->self;
+	to->total += from->total;
+	to->cpu_samples += from->cpu_samples;
+	to->cpu_ns += from->cpu_ns;
+	to->offcpu += from->offcpu;
+	to->offcpu_ns += from->offcpu_ns;
+}
+
+static int visit(path_sample_fn fn, void *ctx, uint32_t p, bool truncated,
+		 const struct path_stat *st)
+{
+	struct path_sample ps = {
+		.path = p,
+		.truncated = truncated,
+		.calls = st->calls,
+		.self = st->self,
+		.cpu_samples = st->cpu_samples,
+		.cpu_ns = st->cpu_ns,
+		.offcpu = st->offcpu,
+		.offcpu_ns = st->offcpu_ns,
+	};
+
+	return fn(ctx, &ps);
+}
+
 int path_agg__for_each(const struct path_agg *a, const struct bp_session *s, size_t max_depth,
 		       path_sample_fn fn, void *ctx)
 {
 	size_t n = s->npaths < a->cap ? s->npaths : a->cap;
 	struct path_stat *cut = NULL;	/* per anchor: merged stats of the cut paths */
 	uint32_t *depth = NULL, *anchor = NULL;
-	struct path_sample ps;
 	size_t keep;
 	uint32_t p;
 	int err = 0;
@@ -89,32 +160,19 @@ int path_agg__for_each(const struct path_agg *a, const struct bp_session *s, siz
 		depth[p] = depth[par] + 1;
 		if (depth[p] > keep)
 			anchor[p] = depth[par] == keep ? par : anchor[par];
-		if (depth[p] > max_depth && a->st[p].calls) {
+		if (depth[p] > max_depth && stat_used(&a->st[p])) {
 			if (!cut)
 				cut = xcalloc(n, sizeof(*cut));
-			cut[anchor[p]].calls += a->st[p].calls;
-			cut[anchor[p]].self += a->st[p].self;
+			stat_add(&cut[anchor[p]], &a->st[p]);
 		}
 	}
 
-	for (p = 1; p < n && !err; p++) {
-		if (depth[p] > max_depth || !a->st[p].calls)
-			continue;
-		ps.path = p;
-		ps.truncated = false;
-		ps.calls = a->st[p].calls;
-		ps.self = a->st[p].self;
-		err = fn(ctx, &ps);
-	}
-	for (p = 1; cut && p < n && !err; p++) {
-		if (!cut[p].calls)
-			continue;
-		ps.path = p;
-		ps.truncated = true;
-		ps.calls = cut[p].calls;
-		ps.self = cut[p].self;
-		err = fn(ctx, &ps);
-	}
+	for (p = 1; p < n && !err; p++)
+		if (depth[p] <= max_depth && stat_used(&a->st[p]))
+			err = visit(fn, ctx, p, false, &a->st[p]);
+	for (p = 1; cut && p < n && !err; p++)
+		if (stat_used(&cut[p]))
+			err = visit(fn, ctx, p, true, &cut[p]);
 	free(cut);
 	free(anchor);
 	free(depth);

@@ -2,9 +2,16 @@
 /*
  * Per-call-path aggregates, shared by the formats that summarise a recording
  * instead of replaying it (pprof, folded stacks, DOT).  Every call carries
- * its interned call path (bp_call.path); adding a call only bumps that
- * path's counters, so memory grows with the number of distinct call paths,
- * never with the number of calls, and the exporters can stream.
+ * its interned call path (bp_call.path), and so does every stack sample
+ * (bp_sample.path: the stack, outermost frame first); adding either only
+ * bumps that path's counters, so memory grows with the number of distinct
+ * paths, never with the number of calls or samples, and the exporters can
+ * stream.
+ *
+ * Calls and samples are counted apart: a call path holds traced calls (from
+ * the outermost traced function down), a sample path a whole stack (from the
+ * thread's entry point, kernel frames last), and one path node can hold both
+ * when the two chains happen to be the same functions.
  */
 #ifndef BPFPROF_PATHAGG_H
 #define BPFPROF_PATHAGG_H
@@ -18,15 +25,24 @@ struct path_stat {
 	uint64_t calls;
 	uint64_t self;		/* ns: time in this path's function, not in traced callees */
 	uint64_t total;		/* ns: inclusive */
+	/* stack samples whose whole stack is this path (the leaf is its function) */
+	uint64_t cpu_samples;	/* on-cpu samples */
+	uint64_t cpu_ns;	/* their weight: the sampling period each */
+	uint64_t offcpu;	/* off-cpu intervals */
+	uint64_t offcpu_ns;	/* their weight: the time blocked */
 };
 
 struct path_agg {
 	struct path_stat *st;	/* indexed by path id */
 	size_t cap;
 	uint64_t ncalls;	/* calls added */
-	uint64_t nopath;	/* calls without a valid path: counted, but in no stack */
+	uint64_t nopath;	/* calls and samples without a valid path: counted, in no stack */
+	uint64_t nsamples;	/* on-cpu samples added */
+	uint64_t cpu_ns;	/* their summed weight */
+	uint64_t noffcpu;	/* off-cpu intervals added */
+	uint64_t offcpu_ns;	/* their summed weight */
 	uint64_t lost;		/* records lost, summed over the loss markers */
-	uint64_t end;		/* latest call end, ns since t0 */
+	uint64_t end;		/* latest call end or sample, ns since t0 */
 };
 
 /*
@@ -38,7 +54,7 @@ struct path_agg {
 #define PATH_MAX_STACK		512
 #define PATH_TRUNCATED_NAME	"[deeper frames truncated]"
 
-/* Takes a call or loss event into the aggregates. */
+/* Takes a call, sample or loss event into the aggregates (edges are not per path). */
 void path_agg__event(struct path_agg *a, const struct bp_session *s, const struct bp_event *ev);
 void path_agg__free(struct path_agg *a);
 
@@ -46,15 +62,19 @@ struct path_sample {
 	uint32_t path;		/* the stack's innermost kept path */
 	bool truncated;		/* deeper frames were cut: a marker frame goes below `path` */
 	uint64_t calls;
-	uint64_t self;
+	uint64_t self;		/* ns */
+	uint64_t cpu_samples;
+	uint64_t cpu_ns;
+	uint64_t offcpu;
+	uint64_t offcpu_ns;
 };
 
 typedef int (*path_sample_fn)(void *ctx, const struct path_sample *ps);
 
 /*
- * Calls fn once per stack with calls (paths deeper than max_depth merged
- * into their truncated ancestor), in path id order.  Returns 0 or the first
- * error fn returned.
+ * Calls fn once per stack with calls or samples (paths deeper than max_depth
+ * merged into their truncated ancestor), in path id order.  Returns 0 or the
+ * first error fn returned.
  */
 int path_agg__for_each(const struct path_agg *a, const struct bp_session *s, size_t max_depth,
 		       path_sample_fn fn, void *ctx);

@@ -4,18 +4,31 @@
  * (github.com/google/pprof proto/profile.proto), for `go tool pprof`,
  * pprof's web UI, Pyroscope, Parca, speedscope...
  *
- * Tracing is not sampling, so each distinct call path is one sample with two
- * exact values: calls (how many calls ended on that path) and wall (the
- * path's SELF time in ns).  pprof sums a sample's values into every frame of
- * its stack, so flat = self time and cum = inclusive time per function, as
- * in a profiler, and `-sample_index=calls` counts calls exactly.
+ * Each distinct path (a call path, or a sampled stack) is one pprof sample,
+ * and every sample carries the same five values, zero where one does not
+ * apply:
  *
- * One function (and one location: no addresses, no lines) per traced
- * function, one mapping per module.  Threads and processes are summed, as
- * in a CPU profile.  Paths are aggregated as calls end and the profile is
- * encoded at end(), streamed through zlib one top-level field at a time:
- * memory is bounded by the distinct call paths.  Stacks deeper than
- * PATH_MAX_STACK are cut (pathagg.h).
+ *   calls/count        calls that ended on this call path (exact: tracing)
+ *   wall/nanoseconds   those calls' SELF time
+ *   samples/count      on-cpu stack samples with this stack (--sample)
+ *   cpu/nanoseconds    their weight, the sampling period each
+ *   offcpu/nanoseconds time blocked with this stack (--offcpu)
+ *
+ * pprof sums a sample's values into every frame of its stack, so for wall
+ * flat = self time and cum = inclusive time per function, as in a profiler;
+ * `-sample_index=calls` counts calls exactly, `-sample_index=cpu` is a CPU
+ * profile and `-sample_index=offcpu` shows where threads blocked.  The
+ * default is cpu for a recording of samples without calls (offcpu when it
+ * has only off-cpu intervals), else wall.
+ *
+ * One function (and one location: no addresses, no lines) per function of
+ * the session, one mapping per module: traced functions, and the frames
+ * met in samples, kernel functions (mapping "[kernel]") and frames with no
+ * symbol ("[unknown] libc.so.6+0x2724a") alike.  Threads and processes are
+ * summed, as in a CPU profile.  Paths are aggregated as events arrive and
+ * the profile is encoded at end(), streamed through zlib one top-level
+ * field at a time: memory is bounded by the distinct paths.  Stacks deeper
+ * than PATH_MAX_STACK are cut (pathagg.h).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -63,6 +76,21 @@ enum {
 	FUNCTION_SYSTEM_NAME = 3,
 	FUNCTION_FILENAME = 4,
 };
+
+/* The sample types, in the order of every sample's values. */
+static const struct {
+	const char *type, *unit;
+} value_types[] = {
+	{ "calls", "count" },
+	{ "wall", "nanoseconds" },
+	{ "samples", "count" },
+	{ "cpu", "nanoseconds" },
+	{ "offcpu", "nanoseconds" },
+};
+#define NVALUES		(sizeof(value_types) / sizeof(value_types[0]))
+#define V_WALL		1
+#define V_CPU		3
+#define V_OFFCPU	4
 
 /*
  * Ids are any unique non-zero numbers: function and location ids are the
@@ -194,7 +222,8 @@ static uint64_t func_id(uint32_t func)
 static int emit_sample(void *ctx, const struct path_sample *ps)
 {
 	struct enc *x = ctx;
-	uint64_t values[2] = { ps->calls, ps->self };
+	uint64_t values[NVALUES] = { ps->calls, ps->self, ps->cpu_samples, ps->cpu_ns,
+				     ps->offcpu_ns };
 	size_t n, i, nloc = 0;
 
 	n = session__path_funcs(x->s, ps->path, x->funcs, PATH_MAX_STACK);
@@ -220,7 +249,7 @@ static int emit_sample(void *ctx, const struct path_sample *ps)
 	}
 	pb_reset(&x->sub);
 	pb_packed(&x->sub, SAMPLE_LOCATION_ID, x->locs, nloc);
-	pb_packed(&x->sub, SAMPLE_VALUE, values, 2);
+	pb_packed(&x->sub, SAMPLE_VALUE, values, NVALUES);
 	pb_msg(&x->msg, PROFILE_SAMPLE, &x->sub);
 	return emit(x);
 }
@@ -232,25 +261,50 @@ static const char *module_path(const struct bp_session *s, uint32_t func)
 	return NULL;
 }
 
+/*
+ * The rank of a module among the mappings: pprof takes the first mapping for
+ * the main binary ("File:" in its reports), so that goes first (the module
+ * of `main`, or else the first file), then the other files, then pseudo
+ * modules such as "[kernel]".
+ */
+static int module_rank(const struct enc *x, uint32_t m, uint32_t main_mod)
+{
+	const char *path = x->s->modules[m].path;
+
+	if (m == main_mod)
+		return 0;
+	return path && path[0] == '[' ? 2 : 1;
+}
+
 static int emit_tables(struct enc *x)
 {
 	const struct bp_session *s = x->s;
 	bool *mod_used = xcalloc(s->nmodules + 1, sizeof(*mod_used));
+	uint32_t main_mod = UINT32_MAX;
 	size_t i;
-	int err = 0;
+	int rank, err = 0;
 
-	for (i = 0; i < x->nused; i++)
-		if (x->used[i] && i < s->nfuncs && s->funcs[i].module < s->nmodules)
-			mod_used[s->funcs[i].module] = true;
-	for (i = 0; i < s->nmodules && !err; i++) {
-		if (!mod_used[i])
+	for (i = 0; i < x->nused; i++) {
+		if (!x->used[i] || i >= s->nfuncs || s->funcs[i].module >= s->nmodules)
 			continue;
-		pb_reset(&x->sub);
-		pb_uint(&x->sub, MAPPING_ID, i + 1);
-		pb_uint(&x->sub, MAPPING_FILENAME, intern(&x->st, s->modules[i].path));
-		pb_uint(&x->sub, MAPPING_HAS_FUNCTIONS, 1);
-		pb_msg(&x->msg, PROFILE_MAPPING, &x->sub);
-		err = emit(x);
+		mod_used[s->funcs[i].module] = true;
+		if (main_mod == UINT32_MAX && strcmp(s->funcs[i].name, "main") == 0)
+			main_mod = s->funcs[i].module;
+	}
+	for (i = 0; i < s->nmodules && main_mod == UINT32_MAX; i++)
+		if (mod_used[i] && module_rank(x, i, main_mod) == 1)
+			main_mod = i;
+	for (rank = 0; rank < 3; rank++) {
+		for (i = 0; i < s->nmodules && !err; i++) {
+			if (!mod_used[i] || module_rank(x, i, main_mod) != rank)
+				continue;
+			pb_reset(&x->sub);
+			pb_uint(&x->sub, MAPPING_ID, i + 1);
+			pb_uint(&x->sub, MAPPING_FILENAME, intern(&x->st, s->modules[i].path));
+			pb_uint(&x->sub, MAPPING_HAS_FUNCTIONS, 1);
+			pb_msg(&x->msg, PROFILE_MAPPING, &x->sub);
+			err = emit(x);
+		}
 	}
 	free(mod_used);
 
@@ -294,10 +348,10 @@ static int pprof_end(struct exporter *e, const struct bp_session *s)
 	struct pprof_priv *p = e->priv;
 	struct enc *x = xcalloc(1, sizeof(*x));
 	char *comment = NULL;
-	int64_t comment_idx = 0, wall_idx;
-	uint64_t duration;
-	size_t i;
-	int err;
+	int64_t comment_idx = 0, dflt_idx;
+	uint64_t duration, period = 1;
+	size_t i, dflt = V_WALL;
+	int err = 0;
 
 	x->s = s;
 	x->out = e->out;
@@ -311,10 +365,23 @@ static int pprof_end(struct exporter *e, const struct bp_session *s)
 	}
 	x->z_ready = true;
 
+	/*
+	 * What `go tool pprof` shows without -sample_index: what the recording
+	 * is about.  Calls are exact, so a recording with calls shows wall time
+	 * even when it sampled too; a sampling-only one is a CPU profile, whose
+	 * period is the sampling period.
+	 */
+	if (!p->agg.ncalls && p->agg.nsamples) {
+		dflt = V_CPU;
+		period = p->agg.cpu_ns / p->agg.nsamples;
+	} else if (!p->agg.ncalls && p->agg.noffcpu) {
+		dflt = V_OFFCPU;
+	}
+
 	intern(&x->st, "");	/* string_table[0] must be the empty string */
-	err = emit_value_type(x, PROFILE_SAMPLE_TYPE, "calls", "count");
-	if (!err)
-		err = emit_value_type(x, PROFILE_SAMPLE_TYPE, "wall", "nanoseconds");
+	for (i = 0; i < NVALUES && !err; i++)
+		err = emit_value_type(x, PROFILE_SAMPLE_TYPE, value_types[i].type,
+				      value_types[i].unit);
 	if (!err)
 		err = path_agg__for_each(&p->agg, s, PATH_MAX_STACK, emit_sample, x);
 	if (!err)
@@ -326,7 +393,7 @@ static int pprof_end(struct exporter *e, const struct bp_session *s)
 		comment_idx = intern(&x->st, comment);
 	else
 		comment = NULL;
-	wall_idx = intern(&x->st, "wall");
+	dflt_idx = intern(&x->st, value_types[dflt].type);
 	/* Every string is interned by now: the table can go out. */
 	for (i = 0; i < x->st.n && !err; i++) {
 		pb_str(&x->msg, PROFILE_STRING_TABLE, x->st.v[i]);
@@ -340,14 +407,14 @@ static int pprof_end(struct exporter *e, const struct bp_session *s)
 	pb_uint(&x->msg, PROFILE_DURATION_NANOS, duration);
 	err = emit(x);
 	if (!err)
-		err = emit_value_type(x, PROFILE_PERIOD_TYPE, "wall", "nanoseconds");
+		err = emit_value_type(x, PROFILE_PERIOD_TYPE, value_types[dflt].type,
+				      value_types[dflt].unit);
 	if (err)
 		goto cleanup;
-	pb_uint(&x->msg, PROFILE_PERIOD, 1);
+	pb_uint(&x->msg, PROFILE_PERIOD, period ? period : 1);
 	if (comment_idx)
 		pb_uint(&x->msg, PROFILE_COMMENT, comment_idx);
-	/* `go tool pprof` shows wall time unless told -sample_index=calls. */
-	pb_uint(&x->msg, PROFILE_DEFAULT_SAMPLE_TYPE, wall_idx);
+	pb_uint(&x->msg, PROFILE_DEFAULT_SAMPLE_TYPE, dflt_idx);
 	err = emit(x);
 	if (!err)
 		err = z_write(x, NULL, 0, Z_FINISH);
@@ -378,7 +445,8 @@ static void pprof_free(struct exporter *e)
 const struct exporter_ops pprof_exporter = {
 	.name = "pprof",
 	.suffix = ".pb.gz",
-	.help = "pprof profile, gzipped protobuf: calls and self time per call path (go tool pprof)",
+	.help = "pprof profile, gzipped protobuf: calls, self time, cpu and off-cpu samples per "
+		"stack (go tool pprof)",
 	.priv_size = sizeof(struct pprof_priv),
 	.event = pprof_event,
 	.end = pprof_end,

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * speedscope's own file format (https://www.speedscope.app/file-format-schema.json):
- * one "evented" profile per thread, with an open ("O") and a close ("C")
- * event per call, in nanoseconds since the start of the recording.
+ * one "evented" profile per thread that made traced calls, with an open
+ * ("O") and a close ("C") event per call, in nanoseconds since the start of
+ * the recording; and per thread with stack samples, a "sampled" profile
+ * "<thread> (cpu samples)" (each sample its stack, outermost frame first,
+ * weighted by the sampling period) and one "<thread> (off-cpu)" for the
+ * blocked intervals (weighted by the time blocked), so that speedscope's
+ * flame graph, left heavy and sandwich views work on them as on perf data.
+ * The profiles of a thread follow each other: calls, cpu, off-cpu.
  *
  * speedscope replays each profile as a stack: events must be in time order
  * and every close must match the innermost open frame, or the import fails.
@@ -15,6 +21,11 @@
  * pointing back to the thread's previous block, so any number of threads
  * needs one file descriptor.  At end(), one thread's calls at a time are
  * read back into memory (24 bytes per call), sorted and written.
+ *
+ * Samples are kept in memory until end() (24 bytes each, the stack being an
+ * interned path): O(samples), unlike the calls.  That is acceptable here:
+ * a sampler makes a thousand samples per second and cpu, not millions of
+ * calls, and this format holds every sample anyway.
  *
  * Lost records cannot be placed on a per-thread stack: their total is in the
  * file's name.  Frames are the functions called, with the module as "file".
@@ -50,12 +61,23 @@ struct block_hdr {
 	uint32_t pad;
 };
 
+/* One stack sample as kept until end(). */
+struct srec {
+	uint64_t ts;		/* ns since t0 */
+	uint64_t weight;	/* ns */
+	uint32_t path;		/* the stack: session.paths */
+	uint32_t off;		/* an off-cpu interval */
+};
+
 struct sthread {
 	uint32_t tid, pid;
 	uint64_t ncalls;	/* buffered + on disk */
 	uint64_t last_block;	/* offset of the newest block on disk, or NO_BLOCK */
 	struct rec *buf;
 	uint32_t nbuf, capbuf;
+	struct srec *samples;	/* on-cpu and off-cpu, as they came */
+	size_t nsamples, capsamples;
+	uint64_t ncpu, noff;	/* of each kind */
 };
 
 struct speedscope_priv {
@@ -68,8 +90,14 @@ struct speedscope_priv {
 	size_t nframe_of;
 	uint32_t *frames;		/* frame index -> function id */
 	size_t nframes;
+	bool *path_seen;		/* path id -> its functions have frames */
+	size_t npath_seen;
+	uint32_t *stack;		/* MAX_STACK functions of one sample */
 	uint64_t lost;
 };
+
+/* Frames of one sample written out; deeper stacks keep their innermost frames. */
+#define MAX_STACK	1024
 
 static struct sthread *find_thread(struct speedscope_priv *p, uint32_t tid, uint32_t pid)
 {
@@ -171,6 +199,54 @@ static int add_call(struct speedscope_priv *p, const struct bp_call *c)
 	return 0;
 }
 
+/*
+ * Gives every function of the path a frame.  Paths share their prefixes, so
+ * the walk stops at the first node already done: O(distinct paths) overall.
+ */
+static void use_path_frames(struct speedscope_priv *p, const struct bp_session *s, uint32_t path)
+{
+	uint32_t q;
+
+	if (path >= p->npath_seen) {
+		size_t n = p->npath_seen ? p->npath_seen : 1024;
+
+		while (n <= path)
+			n *= 2;
+		p->path_seen = xrealloc(p->path_seen, n * sizeof(*p->path_seen));
+		memset(p->path_seen + p->npath_seen, 0, (n - p->npath_seen) * sizeof(*p->path_seen));
+		p->npath_seen = n;
+	}
+	for (q = path; q && q < s->npaths && !p->path_seen[q]; q = s->paths[q].parent) {
+		p->path_seen[q] = true;
+		use_frame(p, s->paths[q].func);
+		if (s->paths[q].parent >= q)
+			break;	/* a corrupt link: paths point to older nodes */
+	}
+}
+
+static int add_sample(struct speedscope_priv *p, const struct bp_session *s,
+		      const struct bp_sample *sm)
+{
+	struct sthread *t = find_thread(p, sm->tid, sm->pid);
+	struct srec *r;
+
+	if (t->nsamples == t->capsamples) {
+		t->capsamples = t->capsamples ? t->capsamples * 2 : 64;
+		t->samples = xrealloc(t->samples, t->capsamples * sizeof(*t->samples));
+	}
+	r = &t->samples[t->nsamples++];
+	r->ts = sm->ts;
+	r->weight = sm->weight;
+	r->path = sm->path < s->npaths ? sm->path : 0;
+	r->off = !!(sm->flags & BP_SAMPLE_F_OFFCPU);
+	if (r->off)
+		t->noff++;
+	else
+		t->ncpu++;
+	use_path_frames(p, s, r->path);
+	return 0;
+}
+
 static int speedscope_event(struct exporter *e, const struct bp_session *s,
 			    const struct bp_event *ev)
 {
@@ -179,6 +255,8 @@ static int speedscope_event(struct exporter *e, const struct bp_session *s,
 	switch (ev->kind) {
 	case BP_EV_CALL:
 		return add_call(p, &ev->call);
+	case BP_EV_SAMPLE:
+		return add_sample(p, s, &ev->sample);
 	case BP_EV_LOSS:
 		p->lost += ev->loss.count;
 		return 0;
@@ -245,7 +323,8 @@ static void write_ev(FILE *f, char type, uint32_t frame, uint64_t at, bool *firs
 	*first = false;
 }
 
-static void profile_name(FILE *f, const struct bp_session *s, const struct sthread *t)
+static void profile_name(FILE *f, const struct bp_session *s, const struct sthread *t,
+			 const char *suffix)
 {
 	const struct bp_thread *bt = session__find_thread(s, t->tid);
 	char name[sizeof(bt->name) + 1] = "";
@@ -256,8 +335,8 @@ static void profile_name(FILE *f, const struct bp_session *s, const struct sthre
 		memcpy(name, bt->name, sizeof(bt->name));
 		name[sizeof(bt->name)] = '\0';
 	}
-	if (asprintf(&buf, "%s (pid %" PRIu32 ", tid %" PRIu32 ")", name[0] ? name : "thread",
-		     t->pid, t->tid) < 0) {
+	if (asprintf(&buf, "%s (pid %" PRIu32 ", tid %" PRIu32 ")%s", name[0] ? name : "thread",
+		     t->pid, t->tid, suffix) < 0) {
 		fputs("\"thread\"", f);
 		return;
 	}
@@ -286,7 +365,7 @@ static int write_thread(struct exporter *e, const struct bp_session *s, struct s
 		if (v[i].end > end)
 			end = v[i].end;
 	fputs("{\"type\":\"evented\",\"name\":", f);
-	profile_name(f, s, t);
+	profile_name(f, s, t, "");
 	fprintf(f, ",\"unit\":\"nanoseconds\",\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64
 		",\"events\":[\n", start, end);
 
@@ -328,18 +407,101 @@ static int write_thread(struct exporter *e, const struct bp_session *s, struct s
 	return 0;
 }
 
+/* Time order, so that speedscope's time-ordered view reads as the thread ran. */
+static int cmp_srec(const void *a, const void *b)
+{
+	const struct srec *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->path != y->path)
+		return x->path < y->path ? -1 : 1;
+	return 0;
+}
+
+/*
+ * One thread's samples of one kind (off: off-cpu) as a sampled profile:
+ * "samples" lists each stack as frame indices, outermost first, "weights"
+ * its weight in ns; the profile spans the summed weights (speedscope lays
+ * sampled profiles out by weight, not by time).
+ */
+static void write_sampled(struct exporter *e, const struct bp_session *s, const struct sthread *t,
+			  uint32_t off)
+{
+	struct speedscope_priv *p = e->priv;
+	uint64_t sum = 0, i;
+	size_t n, k, col = 0;
+	FILE *f = e->out;
+
+	for (i = 0; i < t->nsamples; i++)
+		if (t->samples[i].off == off)
+			sum += t->samples[i].weight;
+	fputs("{\"type\":\"sampled\",\"name\":", f);
+	profile_name(f, s, t, off ? " (off-cpu)" : " (cpu samples)");
+	fprintf(f, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%" PRIu64
+		",\"samples\":[\n", sum);
+	for (i = 0; i < t->nsamples; i++) {
+		if (t->samples[i].off != off)
+			continue;
+		n = session__path_funcs(s, t->samples[i].path, p->stack, MAX_STACK);
+		fputs(col++ ? ",[" : "[", f);
+		for (k = 0; k < n; k++)
+			fprintf(f, "%s%" PRId32, k ? "," : "", p->frame_of[p->stack[k]]);
+		putc(']', f);
+		if (col % 64 == 0)
+			putc('\n', f);
+	}
+	fputs("\n],\"weights\":[\n", f);
+	col = 0;
+	for (i = 0; i < t->nsamples; i++) {
+		if (t->samples[i].off != off)
+			continue;
+		fprintf(f, "%s%" PRIu64, col++ ? "," : "", t->samples[i].weight);
+		if (col % 64 == 0)
+			putc('\n', f);
+	}
+	fputs("\n]}", f);
+}
+
+/*
+ * The profile speedscope opens first: the calls of the thread that made the
+ * most, or without calls the cpu samples of the most sampled thread, or
+ * else its off-cpu time.  Profiles are numbered in the order written.
+ */
+static size_t active_profile(const struct speedscope_priv *p)
+{
+	uint64_t best[3] = { 0, 0, 0 };	/* calls, cpu samples, off-cpu intervals */
+	size_t at[3] = { 0, 0, 0 }, idx = 0, i;
+	int k;
+
+	for (i = 0; i < p->nthreads; i++) {
+		const struct sthread *t = &p->threads[i];
+		uint64_t n[3] = { t->ncalls, t->ncpu, t->noff };
+
+		for (k = 0; k < 3; k++) {
+			if (!n[k])
+				continue;
+			if (n[k] > best[k]) {
+				best[k] = n[k];
+				at[k] = idx;
+			}
+			idx++;
+		}
+	}
+	for (k = 0; k < 3; k++)
+		if (best[k])
+			return at[k];
+	return 0;
+}
+
 static int speedscope_end(struct exporter *e, const struct bp_session *s)
 {
 	struct speedscope_priv *p = e->priv;
-	size_t i, active = 0;
+	size_t i, nprofiles = 0;
 	FILE *f = e->out;
 	char *name = NULL;
 	int err = 0;
 
-	/* The busiest thread opens first. */
-	for (i = 1; i < p->nthreads; i++)
-		if (p->threads[i].ncalls > p->threads[active].ncalls)
-			active = i;
 	if (p->tmp && fflush(p->tmp))
 		return -errno;
 
@@ -352,7 +514,7 @@ static int speedscope_end(struct exporter *e, const struct bp_session *s)
 	} else {
 		json_str(f, s->cmdline ? s->cmdline : "bpfprof");
 	}
-	fprintf(f, ",\"activeProfileIndex\":%zu,\"shared\":{\"frames\":[", active);
+	fprintf(f, ",\"activeProfileIndex\":%zu,\"shared\":{\"frames\":[", active_profile(p));
 	for (i = 0; i < p->nframes; i++) {
 		uint32_t func = p->frames[i];
 
@@ -366,23 +528,38 @@ static int speedscope_end(struct exporter *e, const struct bp_session *s)
 	}
 	fputs("\n]},\"profiles\":[\n", f);
 
+	p->stack = xcalloc(MAX_STACK, sizeof(*p->stack));
 	for (i = 0; i < p->nthreads && !err; i++) {
 		struct sthread *t = &p->threads[i];
 		struct rec *v = NULL;
 
-		err = load_thread(p, t, &v);
-		if (err)
-			break;
-		qsort(v, t->ncalls, sizeof(*v), cmp_rec);
-		if (i)
-			fputs(",\n", f);
-		err = write_thread(e, s, t, v, t->ncalls);
-		free(v);
+		if (t->ncalls) {
+			err = load_thread(p, t, &v);
+			if (err)
+				break;
+			qsort(v, t->ncalls, sizeof(*v), cmp_rec);
+			if (nprofiles++)
+				fputs(",\n", f);
+			err = write_thread(e, s, t, v, t->ncalls);
+			free(v);
+		}
+		if (t->nsamples)
+			qsort(t->samples, t->nsamples, sizeof(*t->samples), cmp_srec);
+		if (t->ncpu) {
+			if (nprofiles++)
+				fputs(",\n", f);
+			write_sampled(e, s, t, 0);
+		}
+		if (t->noff) {
+			if (nprofiles++)
+				fputs(",\n", f);
+			write_sampled(e, s, t, 1);
+		}
 	}
 	if (err)
 		return err;
 	/* speedscope needs a profile to show: an empty recording gets an empty one. */
-	if (!p->nthreads)
+	if (!nprofiles)
 		fprintf(f, "{\"type\":\"evented\",\"name\":\"no calls\",\"unit\":\"nanoseconds\","
 			"\"startValue\":0,\"endValue\":%" PRIu64 ",\"events\":[]}", s->duration);
 	fputs("\n]}\n", f);
@@ -396,19 +573,24 @@ static void speedscope_free(struct exporter *e)
 
 	if (!p)
 		return;
-	for (i = 0; i < p->nthreads; i++)
+	for (i = 0; i < p->nthreads; i++) {
 		free(p->threads[i].buf);
+		free(p->threads[i].samples);
+	}
 	free(p->threads);
 	if (p->tmp)
 		fclose(p->tmp);
 	free(p->frame_of);
 	free(p->frames);
+	free(p->path_seen);
+	free(p->stack);
 }
 
 const struct exporter_ops speedscope_exporter = {
 	.name = "speedscope",
 	.suffix = ".speedscope.json",
-	.help = "speedscope JSON, one evented profile per thread (speedscope.app)",
+	.help = "speedscope JSON: per thread, its calls (evented), cpu and off-cpu samples "
+		"(sampled) (speedscope.app)",
 	.priv_size = sizeof(struct speedscope_priv),
 	.event = speedscope_event,
 	.end = speedscope_end,

@@ -21,7 +21,7 @@
 
 /* A new major version is unreadable by older readers; a minor one only adds. */
 #define ARCHIVE_MAJOR		1
-#define ARCHIVE_MINOR		1	/* 1: samples, edges, call arguments, function file:line */
+#define ARCHIVE_MINOR		1	/* 1: samples, edges, call arguments and infos, annotations, file:line */
 
 enum archive_section {
 	ARCHIVE_SEC_HEADER = 1,
@@ -43,6 +43,8 @@ enum archive_section {
 #define ARCHIVE_EV_LOSS		2
 #define ARCHIVE_EV_SAMPLE	3
 #define ARCHIVE_EV_EDGE		4
+#define ARCHIVE_EV_ANNOT	5
+#define ARCHIVE_MAX_INFOS	256	/* BPFPROF_INFOs of one call */
 
 /* Fixed part of one table record; a reader skips what follows the fields it knows. */
 #define ARCHIVE_MODULE_FIXED	0

@@ -49,6 +49,8 @@ struct archive_reader {
 	uint32_t blk_events, blk_seen;
 	struct archive_delta prev;
 
+	struct bp_info infos[ARCHIVE_MAX_INFOS];	/* the current call's, valid until the next */
+
 	bool header_seen;
 	bool done;		/* END read and checked */
 	int err;		/* sticky: the first error */
@@ -661,6 +663,49 @@ static bool ev_varint(const unsigned char *p, size_t len, size_t *pos, uint64_t 
 	return n != 0;
 }
 
+/* A short string of an event: varint length, bytes; kept up to cap - 1. */
+static int ev_str(const unsigned char *p, size_t len, size_t *pos, char *out, size_t cap)
+{
+	uint64_t n;
+
+	if (!ev_varint(p, len, pos, &n) || n > len - *pos)
+		return -1;
+	memcpy(out, p + *pos, n < cap - 1 ? n : cap - 1);
+	out[n < cap - 1 ? n : cap - 1] = 0;
+	*pos += n;
+	return 0;
+}
+
+static int decode_annot(struct archive_reader *r, const unsigned char *p, size_t len,
+			struct bp_annot *a)
+{
+	uint64_t v[7], x;
+	size_t pos = 0, i;
+
+	for (i = 0; i < 7; i++)
+		if (!ev_varint(p, len, &pos, &v[i]))
+			return corrupt(r, "an annotation in the events block at byte %" PRIu64
+				       " is cut short", r->sec_off);
+	if (v[1] > UINT32_MAX || v[2] > UINT32_MAX || v[3] > UINT32_MAX || v[6] > 6)
+		return corrupt(r, "an annotation is out of range");
+	a->ts = r->prev.ts + (uint64_t)unzigzag(v[0]);
+	a->pid = v[1];
+	a->tid = v[2];
+	a->kind = v[3];
+	a->call = v[4];
+	a->value = unzigzag(v[5]);
+	a->nargs = v[6];
+	for (i = 0; i < a->nargs; i++) {
+		if (!ev_varint(p, len, &pos, &x))
+			return corrupt(r, "an annotation's arguments are cut short");
+		a->args[i] = unzigzag(x);
+	}
+	if (ev_str(p, len, &pos, a->name, sizeof(a->name)))
+		return corrupt(r, "an annotation's name is cut short");
+	r->prev.ts = a->ts;
+	return 0;
+}
+
 static int decode_call(struct archive_reader *r, const unsigned char *p, size_t len,
 		       struct bp_call *c)
 {
@@ -701,6 +746,28 @@ static int decode_call(struct archive_reader *r, const unsigned char *p, size_t 
 				return corrupt(r, "a call event's arguments are cut short");
 	if ((c->flags & BP_CALL_HAS_RET) && !ev_varint(p, len, &pos, &c->ret))
 		return corrupt(r, "a call event's return value is cut short");
+	if (c->flags & BP_CALL_HAS_INFOS) {
+		uint64_t n, is_str, v;
+
+		if (!ev_varint(p, len, &pos, &n) || n > ARCHIVE_MAX_INFOS)
+			return corrupt(r, "a call event's infos are cut short or too many");
+		for (i = 0; i < n; i++) {
+			struct bp_info *in = &r->infos[i];
+
+			memset(in, 0, sizeof(*in));
+			if (ev_str(p, len, &pos, in->key, sizeof(in->key)) ||
+			    !ev_varint(p, len, &pos, &is_str))
+				return corrupt(r, "a call event's info is cut short");
+			in->is_str = is_str != 0;
+			if (in->is_str ? ev_str(p, len, &pos, in->str, sizeof(in->str)) :
+					 !ev_varint(p, len, &pos, &v))
+				return corrupt(r, "a call event's info value is cut short");
+			if (!in->is_str)
+				in->value = unzigzag(v);
+		}
+		c->infos = r->infos;
+		c->ninfos = n;
+	}
 	r->prev.id = c->id;
 	r->prev.ts = c->begin;
 	r->prev.pid = c->pid;
@@ -828,6 +895,10 @@ static int decode_event(struct archive_reader *r, struct bp_event *ev)
 	case ARCHIVE_EV_EDGE:
 		ev->kind = BP_EV_EDGE;
 		err = decode_edge(r, p, len, &ev->edge);
+		break;
+	case ARCHIVE_EV_ANNOT:
+		ev->kind = BP_EV_ANNOT;
+		err = decode_annot(r, p, len, &ev->annot);
 		break;
 	default:
 		/* A kind from a newer writer: its length lets us step over it. */

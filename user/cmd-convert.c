@@ -182,6 +182,8 @@ static bool keep_event(const struct convert_opts *o, const struct bp_event *ev)
 		return keep_call(o, &ev->call);
 	case BP_EV_SAMPLE:
 		return keep_task(o, ev->sample.pid, ev->sample.tid);
+	case BP_EV_ANNOT:
+		return keep_task(o, ev->annot.pid, ev->annot.tid);
 	case BP_EV_EDGE:
 		/* Causality across the filter's border is the point of an edge: either end. */
 		return keep_task(o, ev->edge.src_pid, ev->edge.src_tid) ||

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "select.h"
 #include "session.h"
+#include "usdt.h"
 
 static void usage(FILE *f)
 {
@@ -26,6 +27,65 @@ static void usage(FILE *f)
 		   "  -p, --pid PID   a running process (its executable and mapped libraries)\n"
 		   "  -N GLOB         leave out matches of GLOB\n"
 		   "  -h, --help      this help\n");
+}
+
+/* USDT probes of the executable and the listed libraries (or all a pid maps). */
+static void list_usdt(const struct bp_session *s, const char *exe, pid_t pid)
+{
+	char **files = NULL, line[4200], path[64];
+	size_t nfiles = 0, i, j, total = 0;
+	FILE *f;
+
+	files = xrealloc(files, sizeof(*files));
+	files[nfiles++] = xstrdup(exe);
+	for (i = 0; i < s->nmodules; i++) {
+		files = xrealloc(files, (nfiles + 1) * sizeof(*files));
+		files[nfiles++] = xstrdup(s->modules[i].path);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = pid ? fopen(path, "re") : NULL;
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+
+		if (!p)
+			continue;
+		p[strcspn(p, "\n")] = 0;
+		for (j = 0; j < nfiles && strcmp(files[j], p); j++)
+			;
+		if (j < nfiles)
+			continue;
+		files = xrealloc(files, (nfiles + 1) * sizeof(*files));
+		files[nfiles++] = xstrdup(p);
+	}
+	if (f)
+		fclose(f);
+	for (i = 0; i < nfiles; i++) {
+		struct usdt_notes notes;
+		const char *base = strrchr(files[i], '/');
+		bool dup = false;
+
+		for (j = 0; j < i; j++)
+			dup |= !strcmp(files[j], files[i]);
+		if (dup || usdt__notes(files[i], &notes) || !notes.n)
+			continue;
+		if (!total)
+			printf("\n%-18s %-30s %-30s %s\n", "usdt address", "file", "probe", "arguments");
+		for (j = 0; j < notes.n; j++) {
+			char probe[256];
+
+			snprintf(probe, sizeof(probe), "%s:%s", notes.v[j].provider, notes.v[j].name);
+			printf("%#-18llx %-30s %-30s %s\n", (unsigned long long)notes.v[j].pc,
+			       base ? base + 1 : files[i], probe, notes.v[j].args);
+		}
+		total += notes.n;
+		usdt__notes_free(&notes);
+	}
+	if (total)
+		fprintf(stderr, "bpfprof: %zu USDT probe sites (trace with -U [LIB:]PROVIDER:NAME)\n",
+			total);
+	for (i = 0; i < nfiles; i++)
+		free(files[i]);
+	free(files);
 }
 
 int cmd_list(int argc, char **argv)
@@ -115,6 +175,7 @@ int cmd_list(int argc, char **argv)
 	}
 	fprintf(stderr, "bpfprof: %zu functions in %zu file%s\n", s.nfuncs, s.nmodules,
 		s.nmodules == 1 ? "" : "s");
+	list_usdt(&s, exe, pid);
 cleanup:
 	probe_set__free(&ps);
 	session__free(&s);

@@ -406,6 +406,14 @@ static int pass2(struct merge *g, struct input *in, struct exporter *e, uint64_t
 			ed->dst_tid = map_id(g, in, ed->dst_tid);
 			ed->src_func = in->funcmap[ed->src_func];
 			ed->dst_func = in->funcmap[ed->dst_func];
+		} else if (ev.kind == BP_EV_ANNOT) {
+			struct bp_annot *an = &ev.annot;
+
+			if (an->call)
+				an->call += *id_base;
+			an->ts += in->shift;
+			an->pid = map_id(g, in, an->pid);
+			an->tid = map_id(g, in, an->tid);
 		}
 		err = exporter__event(e, &g->m, &ev);
 		if (err)

@@ -4,6 +4,7 @@
  * ring buffer through the decoder into the output, end cleanly on target
  * exit, --duration, or a signal.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -29,6 +30,7 @@
 #include "report.h"
 #include "sample.h"
 #include "symbolize.h"
+#include "usdt.h"
 #include "trace.h"
 #include "util.h"
 
@@ -49,6 +51,9 @@ struct record_opts {
 	bool offcpu;
 	bool all;		/* -a: every process */
 	bool no_wakeups;
+	bool gated;
+	char **usdts;		/* -U [LIB:]PROVIDER:NAME */
+	size_t nusdts;
 	bool deps;		/* data edges (implies argument capture) */
 	bool no_kernel_stacks;
 	bool as_root;
@@ -61,6 +66,7 @@ struct record_ctx {
 	struct decoder *dec;
 	struct tracer *tr;
 	const struct select_opts *sopts;
+	struct usdt_tracer *usd;
 	struct stat *images;	/* executables already probed (dev, ino) */
 	struct proc_count {
 		uint32_t pid;
@@ -119,6 +125,70 @@ static int sink(void *ctx, const struct bp_event *ev)
 }
 
 static int pid_exe(pid_t pid, char **path);
+
+/*
+ * The bpfprof.h probes of every traced binary (no flag needed), and the
+ * -U probes: PROVIDER:NAME in the main executable or LIB:PROVIDER:NAME in
+ * the shared libraries LIB names.
+ */
+static int attach_usdts(const struct record_opts *o, struct record_ctx *rc, const char *exe,
+			const struct probe_set *ps)
+{
+	size_t i, j;
+	int err;
+
+	if (exe)
+		usdt__attach_bpfprof(rc->usd, exe);
+	for (i = 0; i < ps->nmods; i++)
+		if (!exe || strcmp(ps->mods[i].path, exe))
+			usdt__attach_bpfprof(rc->usd, ps->mods[i].path);
+	for (i = 0; i < o->nusdts; i++) {
+		char *copy = xstrdup(o->usdts[i]), *parts[3] = { NULL }, **paths = NULL, *p;
+		size_t np = 0, npaths = 0, nok = 0;
+
+		for (p = copy; np < 3 && p; np++) {
+			parts[np] = p;
+			p = strchr(p, ':');
+			if (p)
+				*p++ = 0;
+		}
+		if ((np != 2 && np != 3) || p || !*parts[np - 1] || !*parts[np - 2]) {
+			p_err("invalid -U '%s': PROVIDER:NAME or LIB:PROVIDER:NAME", o->usdts[i]);
+			free(copy);
+			return -EINVAL;
+		}
+		if (np == 3) {
+			err = select__libraries(parts[0], o->attach ? o->pids[0] : 0, &paths, &npaths);
+			if (err) {
+				p_err("no shared library matches '%s' (in -U '%s')", parts[0], o->usdts[i]);
+				free(copy);
+				return -ENOENT;
+			}
+		} else if (exe) {
+			paths = xmalloc(sizeof(*paths));
+			paths[npaths++] = xstrdup(exe);
+		}
+		rc->s.probes = xrealloc(rc->s.probes, (rc->s.nprobes + 1) * sizeof(*rc->s.probes));
+		rc->s.probes[rc->s.nprobes] = xmalloc(strlen(parts[np - 2]) + strlen(parts[np - 1]) + 2);
+		sprintf(rc->s.probes[rc->s.nprobes], "%s:%s", parts[np - 2], parts[np - 1]);
+		for (j = 0; j < npaths; j++) {
+			if (!usdt__attach(rc->usd, paths[j], parts[np - 2], parts[np - 1],
+					  BP_USDT_OTHER | rc->s.nprobes << 8))
+				nok++;
+			free(paths[j]);
+		}
+		rc->s.nprobes++;
+		free(paths);
+		if (!nok) {
+			p_err("no USDT probe %s:%s in %s", parts[np - 2], parts[np - 1],
+			      np == 3 ? parts[0] : (exe ? exe : "the executable"));
+			free(copy);
+			return -ESRCH;
+		}
+		free(copy);
+	}
+	return 0;
+}
 
 /*
  * Attaches one module's probes; functions the kernel refuses are named in a
@@ -184,6 +254,51 @@ static bool follows_exec(const struct record_opts *o)
 	return false;
 }
 
+static void read_comm(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	if (fgets(buf, len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+/*
+ * attach: the process and its threads existed before the recording, so no
+ * fork or rename record will name them: take their names from /proc now.
+ */
+static void name_existing(struct bp_session *s, pid_t pid)
+{
+	char path[96], comm[32];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	read_comm(path, comm, sizeof(comm));
+	if (comm[0])
+		session__set_process_name(s, pid, comm);
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		pid_t tid = atoi(de->d_name);
+		struct bp_thread *t;
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+		read_comm(path, comm, sizeof(comm));
+		t = session__thread(s, tid, pid);
+		if (comm[0] && !t->name[0])
+			snprintf(t->name, sizeof(t->name), "%.15s", comm);
+	}
+	closedir(d);
+}
+
 static bool is_script(const char *path)
 {
 	char magic[2] = { 0 };
@@ -234,6 +349,8 @@ static void follow_exec(struct record_ctx *rc, const struct bp_rec_exec *r)
 	so.no_exe = false;
 	if (select__resolve(&so, &rc->s, &ps))
 		goto resume;
+	if (rc->usd)
+		usdt__attach_bpfprof(rc->usd, exe);
 	for (i = 0; i < ps.nmods; i++) {
 		int err = attach_module(rc->tr, &rc->s, &ps.mods[i]);
 
@@ -330,6 +447,10 @@ static void usage(FILE *f, bool attach)
 		"      --deps             data edges: a call that returned a pointer -> the later\n"
 		"                         calls that received it (implies --args)\n"
 		"      --no-wakeups       no wakeup edges (on by default when tracing calls)\n"
+		"  -U, --usdt [LIB:]PROVIDER:NAME  trace this USDT probe (its arguments are\n"
+		"                         recorded); bpfprof.h probes are traced without -U\n"
+		"      --gated            record only inside BPFPROF_START()/BPFPROF_STOP()\n"
+		"                         windows (process-wide)\n"
 		"  -a, --all              every process on the system (with --sample/--offcpu,\n"
 		"                         or -F LIB:GLOB); COMMAND is then optional\n");
 	if (attach)
@@ -378,7 +499,8 @@ static void push_str(char ***arr, size_t *n, const char *s)
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_FORMAT = 256, OPT_MIN_TIME, OPT_BUFFER, OPT_NO_FOLLOW, OPT_AS_ROOT, OPT_ARGS,
-	       OPT_NO_SKIP_ENDBR, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS, OPT_NO_WAKEUPS, OPT_DEPS };
+	       OPT_NO_SKIP_ENDBR, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS, OPT_NO_WAKEUPS, OPT_DEPS,
+	       OPT_GATED };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -395,6 +517,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "args", no_argument, NULL, OPT_ARGS },
 		{ "deps", no_argument, NULL, OPT_DEPS },
 		{ "no-wakeups", no_argument, NULL, OPT_NO_WAKEUPS },
+		{ "usdt", required_argument, NULL, 'U' },
+		{ "gated", no_argument, NULL, OPT_GATED },
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -407,7 +531,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 
 	o->buffer_size = 64ull << 20;
 	/* '+': stop at the first non-option, the command. */
-	while ((c = getopt_long(argc, argv, "+o:F:N:d:p:aqvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:F:N:U:d:p:aqvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = optarg;
@@ -459,6 +583,12 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_NO_WAKEUPS:
 			o->no_wakeups = true;
+			break;
+		case 'U':
+			push_str(&o->usdts, &o->nusdts, optarg);
+			break;
+		case OPT_GATED:
+			o->gated = true;
 			break;
 		case OPT_NO_KSTACKS:
 			o->no_kernel_stacks = true;
@@ -514,6 +644,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		o->argv = argv + optind;
 	} else if (!o->all) {
 		p_err("no command given: bpfprof record [options] -- COMMAND [ARGS...]");
+		return -EINVAL;
+	}
+	if (o->gated && o->all) {
+		p_err("--gated needs the targets' BPFPROF_START/STOP, not -a");
 		return -EINVAL;
 	}
 	if (o->all) {
@@ -620,6 +754,7 @@ static int run(struct record_opts *o)
 	struct decoder *dec = NULL;
 	struct tracer *tr = NULL;
 	struct sampler *smp = NULL;
+	struct usdt_tracer *usd = NULL;
 	struct symbolizer *sym = NULL;
 	bool launching = !o->attach && o->argv;
 	uint64_t *lost_seen = NULL, *lost_now = NULL, t_attach, deadline = 0, kill_deadline = 0;
@@ -730,6 +865,7 @@ static int run(struct record_opts *o)
 	 */
 	topts.stop_on_exec = !o->all && follows_exec(o);
 	topts.trace_all = o->all;
+	topts.gated = o->gated;
 	topts.wakeups = !o->no_wakeups && ps.nfuncs > 0;
 	if (exe) {
 		struct stat st;
@@ -761,6 +897,16 @@ static int run(struct record_opts *o)
 		if (!o->no_kernel_stacks)
 			symbolizer__preload_kernel(sym);
 	}
+	{
+		struct usdt_opts uo = { .trace_all = o->all, .gated = o->gated };
+		int rb_fd, tgids_fd;
+
+		tracer__map_fds(tr, &rb_fd, &tgids_fd);
+		err = usdt__new(&uo, rb_fd, tgids_fd, &usd);
+		if (err)
+			goto cleanup;
+		rc.usd = usd;
+	}
 	if (launching) {
 		prctl(PR_SET_CHILD_SUBREAPER, 1);	/* orphaned descendants come back to us */
 		err = launch__start(&l, xstrdup(exe), o->argv, o->as_root);
@@ -774,6 +920,8 @@ static int run(struct record_opts *o)
 			err = tracer__add_pid(tr, o->pids[i]);
 		for (i = 0; sym && i < o->npids; i++)
 			symbolizer__preload(sym, o->pids[i]);
+		for (i = 0; i < o->npids; i++)
+			name_existing(&rc.s, o->pids[i]);
 	}
 	if (err) {
 		p_err("cannot register the target: %s", strerror(-err));
@@ -794,7 +942,9 @@ static int run(struct record_opts *o)
 			p_warn("cannot hook the exception unwinder in %s: %s", unw.mods[i].path,
 			       strerror(-err));
 	}
-	err = 0;
+	err = attach_usdts(o, &rc, exe, &ps);
+	if (err)
+		goto cleanup;
 	for (i = 0; i < ps.nmods; i++) {
 		err = attach_module(tr, &rc.s, &ps.mods[i]);
 		if (err) {
@@ -857,6 +1007,7 @@ static int run(struct record_opts *o)
 		tracer__lost(tr, lost_now, ncpus);
 		if (smp)
 			sampler__lost(smp, lost_now, ncpus);
+		usdt__lost(usd, lost_now, ncpus);
 		for (i = 0; i < (size_t)ncpus; i++) {
 			if (lost_now[i] == lost_seen[i])
 				continue;
@@ -917,6 +1068,7 @@ static int run(struct record_opts *o)
 	tracer__pause(tr);
 	if (smp)
 		sampler__pause(smp);
+	usdt__pause(usd);
 	do {
 		err = tracer__poll(tr);
 	} while (err > 0);
@@ -925,6 +1077,7 @@ static int run(struct record_opts *o)
 	rc.s.lost_total = tracer__lost(tr, lost_now, ncpus);
 	if (smp)
 		rc.s.lost_total += sampler__lost(smp, lost_now, ncpus);
+	rc.s.lost_total += usdt__lost(usd, lost_now, ncpus);
 	for (i = 0; i < (size_t)ncpus; i++) {
 		if (lost_now[i] != lost_seen[i]) {
 			err = decoder__loss(dec, i, lost_now[i] - lost_seen[i]);
@@ -983,6 +1136,7 @@ cleanup:
 		launch__abort(&l);
 	launch__free(&l);
 	sampler__free(smp);
+	usdt__free(usd);
 	tracer__free(tr);
 	symbolizer__free(sym);
 	decoder__free(dec);
@@ -1020,6 +1174,7 @@ static int record_main(int argc, char **argv, bool attach)
 out:
 	free(o.includes);
 	free(o.excludes);
+	free(o.usdts);
 	free(o.pids);
 	return err;
 }

@@ -33,6 +33,8 @@ static void usage(FILE *f)
 		   "  -t, --tid TID      only calls of thread TID\n"
 		   "      --no-tree      only the flat table\n"
 		   "      --tree-only    only the call tree\n"
+		   "      --marks        only the BPFPROF_MARK checkpoints, per thread: time\n"
+		   "                     since the previous mark and since the first\n"
 		   "      --edges        only the dependency edges (fork, wakeup, data): source\n"
 		   "                     -> target function, kind, count, wake-to-run latency\n"
 		   "  -h, --help         this help\n\n"
@@ -60,7 +62,7 @@ static int parse_count(const char *opt, const char *arg, unsigned long max, unsi
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_FORMAT = 256, OPT_DEPTH, OPT_NO_TREE, OPT_TREE_ONLY, OPT_EDGES };
+	enum { OPT_FORMAT = 256, OPT_DEPTH, OPT_NO_TREE, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "sort", required_argument, NULL, 's' },
@@ -71,6 +73,7 @@ int cmd_report(int argc, char **argv)
 		{ "no-tree", no_argument, NULL, OPT_NO_TREE },
 		{ "tree-only", no_argument, NULL, OPT_TREE_ONLY },
 		{ "edges", no_argument, NULL, OPT_EDGES },
+		{ "marks", no_argument, NULL, OPT_MARKS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL },
 	};
@@ -119,6 +122,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_EDGES:
 			o.edges = true;
+			break;
+		case OPT_MARKS:
+			o.marks = true;
 			break;
 		case OPT_TREE_ONLY:
 			o.tree_only = true;

@@ -39,6 +39,8 @@ struct frame {
 	uint32_t pad;
 	uint64_t args[6];	/* with BP_CALL_HAS_ARGS */
 	uint64_t ret;		/* with BP_CALL_HAS_RET */
+	uint32_t info_first;	/* its BPFPROF_INFOs: tstate.infos[info_first .. next frame's) */
+	uint32_t pad3;
 };
 
 struct tstate {
@@ -48,6 +50,8 @@ struct tstate {
 	uint64_t orphan_ns;	/* time of completed depth-0 calls: self time of a no-entry caller */
 	struct frame *stack;
 	uint32_t depth, cap;
+	struct bp_info *infos;	/* a stack like the frames': the innermost frame's are last */
+	uint32_t ninfos, infos_cap;
 	bool unwinding;		/* in the exception unwinder: return probes were removed */
 	/* an edge waiting for its far end: the thread's first call (fork) or its
 	 * resumption (wakeup); src_call 0 = none */
@@ -68,6 +72,13 @@ struct decoder {
 	uint64_t last_ts;	/* latest record time, relative */
 	struct symbolizer *sy;
 	bool data_edges;
+	bool had_loss;		/* records were lost: a return without entry is no attach artefact */
+	/* span names -> their session function */
+	struct span_func {
+		char *name;
+		uint32_t func;
+	} *spans;
+	size_t nspans;
 
 	/* data edges: pointers returned by calls, value -> producing call */
 	struct ptr_slot {
@@ -120,8 +131,13 @@ void decoder__free(struct decoder *d)
 		free(d->ranges[i].r);
 	free(d->ranges);
 	free(d->ptrs);
-	for (i = 0; i < d->tab_cap; i++)
+	for (i = 0; i < d->tab_cap; i++) {
 		free(d->tab[i].stack);
+		free(d->tab[i].infos);
+	}
+	for (i = 0; i < d->nspans; i++)
+		free(d->spans[i].name);
+	free(d->spans);
 	free(d->tab);
 	free(d);
 }
@@ -189,6 +205,7 @@ static void push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts
 	f->sp = sp;
 	f->child_ns = 0;
 	f->func = func;
+	f->info_first = t->ninfos;
 	f->path = session__path(d->s, t->depth > 1 ? t->stack[t->depth - 2].path : 0, func);
 	/* The kernel keeps a bounded number of pending return probes per thread. */
 	f->flags = t->depth > DECODER_URETPROBE_DEPTH ? BP_CALL_NO_RETPROBE : 0;
@@ -219,6 +236,11 @@ static int emit_call(struct decoder *d, struct tstate *t, const struct frame *f,
 	if (f->flags & BP_CALL_HAS_ARGS)
 		memcpy(c->args, f->args, sizeof(c->args));
 	c->ret = f->ret;
+	if (f->info_first < t->ninfos && depth == t->depth) {
+		c->infos = &t->infos[f->info_first];
+		c->ninfos = t->ninfos - f->info_first;
+		c->flags |= BP_CALL_HAS_INFOS;
+	}
 	if (depth)
 		t->stack[depth - 1].child_ns += dur;
 	else
@@ -239,8 +261,11 @@ static int emit_call(struct decoder *d, struct tstate *t, const struct frame *f,
 static int pop_emit(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags)
 {
 	struct frame f = t->stack[--t->depth];
+	int err = emit_call(d, t, &f, t->depth, end, flags);
 
-	return emit_call(d, t, &f, t->depth, end, flags);
+	if (f.info_first < t->ninfos)
+		t->ninfos = f.info_first;	/* its infos went out with it */
+	return err;
 }
 
 static bool same_stack(uint64_t a, uint64_t b)
@@ -538,9 +563,14 @@ static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint6
 	f.func = func;
 	f.sp = sp - 8;
 	f.flags = BP_CALL_NO_ENTRY;
+	f.info_first = t->ninfos;	/* no infos of its own */
 	f.path = session__path(d->s, t->depth ? t->stack[t->depth - 1].path : 0, func);
 	if (t->depth) {
 		f.begin = t->stack[t->depth - 1].begin;
+		f.child_ns = 0;
+	} else if (d->had_loss) {
+		/* its entry may be among the lost records: it began after the last record seen */
+		f.begin = t->last_ts;
 		f.child_ns = 0;
 	} else {
 		f.begin = 0;	/* the start of the recording */
@@ -764,6 +794,127 @@ static int on_wakeup(struct decoder *d, const struct bp_rec_wakeup *r, uint64_t 
 	return err;
 }
 
+/* The session function standing for span `name` (created on first use). */
+static uint32_t span_func(struct decoder *d, const char *name)
+{
+	struct bp_func f = { .nparams = -1, .flags = BP_FUNC_SPAN };
+	size_t i;
+
+	for (i = 0; i < d->nspans; i++)
+		if (!strcmp(d->spans[i].name, name))
+			return d->spans[i].func;
+	f.name = (char *)name;
+	f.module = session__add_module(d->s, "[span]");
+	d->spans = xrealloc(d->spans, (d->nspans + 1) * sizeof(*d->spans));
+	d->spans[d->nspans].name = xstrdup(name);
+	d->spans[d->nspans].func = session__add_func(d->s, &f);
+	return d->spans[d->nspans++].func;
+}
+
+static int on_usdt(struct decoder *d, const struct bp_rec_usdt *r, uint64_t ts)
+{
+	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
+	struct tstate *t = thread_state(d, tid, pid, ts);
+	struct bp_event ev = { .kind = BP_EV_ANNOT };
+	struct bp_annot *a = &ev.annot;
+	char s0[BP_USDT_STR + 1], s1[BP_USDT_STR + 1];
+	uint32_t i, func;
+	int err = 0;
+
+	memcpy(s0, r->s0, BP_USDT_STR);
+	s0[BP_USDT_STR] = 0;
+	memcpy(s1, r->s1, BP_USDT_STR);
+	s1[BP_USDT_STR] = 0;
+	switch (r->h.flags) {
+	case BP_USDT_INFO:
+	case BP_USDT_INFO_STR: {
+		struct bp_info *in;
+
+		/* merged into the innermost open call; dropped outside any call */
+		if (!t->depth)
+			break;
+		if (t->ninfos == t->infos_cap) {
+			t->infos_cap = t->infos_cap ? t->infos_cap * 2 : 8;
+			t->infos = xrealloc(t->infos, t->infos_cap * sizeof(*t->infos));
+		}
+		in = &t->infos[t->ninfos++];
+		memset(in, 0, sizeof(*in));
+		snprintf(in->key, sizeof(in->key), "%.63s", s0);
+		if (r->h.flags == BP_USDT_INFO_STR) {
+			in->is_str = 1;
+			snprintf(in->str, sizeof(in->str), "%.63s", s1);
+		} else {
+			in->value = r->nargs > 1 ? r->args[1] : 0;
+		}
+		break;
+	}
+	case BP_USDT_SPAN_BEGIN:
+		/* a span is a frame: it nests with the calls around and inside it */
+		func = span_func(d, s0[0] ? s0 : "[span]");
+		push(d, t, func, ts, r->sp, d->next_id++);
+		break;
+	case BP_USDT_SPAN_END:
+		func = span_func(d, s0[0] ? s0 : "[span]");
+		for (i = t->depth; i-- > 0;) {
+			if (t->stack[i].func != func)
+				continue;
+			/* calls still open inside the span end with it */
+			while (t->depth > i + 1 && !err)
+				err = pop_emit(d, t, ts, BP_CALL_UNWOUND);
+			if (!err)
+				err = pop_emit(d, t, ts, 0);
+			break;
+		}
+		break;
+	case BP_USDT_MARK:
+	case BP_USDT_EVENT:
+	case BP_USDT_START:
+	case BP_USDT_STOP:
+	case BP_USDT_OTHER:
+		a->ts = ts;
+		a->pid = pid;
+		a->tid = tid;
+		a->call = t->depth ? t->stack[t->depth - 1].id : 0;
+		a->nargs = r->nargs > 6 ? 6 : r->nargs;
+		for (i = 0; i < 6; i++)
+			a->args[i] = r->args[i];
+		switch (r->h.flags) {
+		case BP_USDT_MARK:
+			a->kind = BP_ANNOT_MARK;
+			snprintf(a->name, sizeof(a->name), "%.63s", s0);
+			break;
+		case BP_USDT_EVENT:
+			a->kind = BP_ANNOT_EVENT;
+			snprintf(a->name, sizeof(a->name), "%.63s", s0);
+			a->value = r->nargs > 1 ? r->args[1] : 0;
+			break;
+		case BP_USDT_START:
+			a->kind = BP_ANNOT_START;
+			snprintf(a->name, sizeof(a->name), "capture start");
+			break;
+		case BP_USDT_STOP:
+			a->kind = BP_ANNOT_STOP;
+			snprintf(a->name, sizeof(a->name), "capture stop");
+			break;
+		default:
+			a->kind = BP_ANNOT_PROBE;
+			i = r->cookie >> 8;
+			snprintf(a->name, sizeof(a->name), "%s",
+				 i < d->s->nprobes ? d->s->probes[i] : "usdt");
+			a->value = r->args[0];
+			break;
+		}
+		d->s->nannots++;
+		err = d->sink(d->ctx, &ev);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (ts > t->last_ts)
+		t->last_ts = ts;
+	return err;
+}
+
 int decoder__feed(struct decoder *d, const void *rec, size_t size)
 {
 	const struct bp_rec_hdr *h = rec;
@@ -814,6 +965,10 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		if (size < sizeof(struct bp_rec_wakeup))
 			return -EINVAL;
 		return on_wakeup(d, rec, ts);
+	case BP_REC_USDT:
+		if (size < sizeof(struct bp_rec_usdt))
+			return -EINVAL;
+		return on_usdt(d, rec, ts);
 	case BP_REC_SWITCH:
 		if (size < sizeof(struct bp_rec_switch))
 			return -EINVAL;
@@ -842,6 +997,7 @@ int decoder__loss(struct decoder *d, uint32_t cpu, uint64_t count)
 {
 	struct bp_event ev = { .kind = BP_EV_LOSS };
 
+	d->had_loss = true;
 	ev.loss.ts = d->last_ts;
 	ev.loss.cpu = cpu;
 	ev.loss.count = count;

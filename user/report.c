@@ -66,6 +66,13 @@ struct report {
 		uint64_t count, latency;
 	} *edges;
 	size_t edges_cap, nedges;
+	/* BPFPROF_MARK checkpoints, in arrival order (per thread: in time order) */
+	struct mark_row {
+		uint64_t ts;
+		uint32_t pid, tid;
+		char label[64];
+	} *marks;
+	size_t nmarks, marks_cap;
 	uint64_t last_end;	/* latest call end: the wall time when the session has none */
 
 	/* built by resolve() from the (complete) session paths */
@@ -193,6 +200,7 @@ void report__free(struct report *r)
 	free(r->samp[0]);
 	free(r->samp[1]);
 	free(r->edges);
+	free(r->marks);
 	free_tree(r);
 	free(r);
 }
@@ -398,6 +406,21 @@ int report__add(struct report *r, const struct bp_session *s, const struct bp_ev
 		return add_sample(r, s, &ev->sample);
 	case BP_EV_EDGE:
 		return add_edge(r, s, &ev->edge);
+	case BP_EV_ANNOT:
+		if (ev->annot.kind != BP_ANNOT_MARK ||
+		    (r->o.pid && ev->annot.pid != r->o.pid) || (r->o.tid && ev->annot.tid != r->o.tid))
+			return 0;
+		if (r->nmarks == r->marks_cap) {
+			r->marks_cap = r->marks_cap ? r->marks_cap * 2 : 64;
+			r->marks = xrealloc(r->marks, r->marks_cap * sizeof(*r->marks));
+		}
+		r->marks[r->nmarks].ts = ev->annot.ts;
+		r->marks[r->nmarks].pid = ev->annot.pid;
+		r->marks[r->nmarks].tid = ev->annot.tid;
+		memcpy(r->marks[r->nmarks].label, ev->annot.name, sizeof(r->marks[0].label));
+		r->marks[r->nmarks].label[63] = 0;
+		r->nmarks++;
+		return 0;
 	case BP_EV_LOSS:
 		/* a loss belongs to a CPU, not a thread: never filtered */
 		r->lost += ev->loss.count;
@@ -812,6 +835,7 @@ static void json_node(struct report *r, const struct bp_session *s, FILE *f,
 }
 
 static void json_samples(const struct report *r, const struct bp_session *s, FILE *f, int k);
+static void json_marks(struct report *r, FILE *f);
 static void json_edges(const struct report *r, const struct bp_session *s, FILE *f);
 
 static void print_json(struct report *r, const struct bp_session *s, FILE *f)
@@ -840,6 +864,8 @@ static void print_json(struct report *r, const struct bp_session *s, FILE *f)
 	json_samples(r, s, f, 1);
 	fputs("],\n\"edges\":[", f);
 	json_edges(r, s, f);
+	fputs("],\n\"marks\":[", f);
+	json_marks(r, f);
 	fputs("]}\n", f);
 }
 
@@ -1065,6 +1091,66 @@ static void csv_edges(const struct report *r, const struct bp_session *s, FILE *
 	free(v);
 }
 
+static int by_thread_time(const void *a, const void *b)
+{
+	const struct mark_row *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/*
+ * The checkpoint view (piker's profiler output): per thread, each mark with
+ * the time since the thread's previous mark and since its first one.
+ */
+static void pretty_marks(struct report *r, const struct bp_session *s, FILE *f)
+{
+	size_t i;
+	char a[32], b[32];
+
+	qsort(r->marks, r->nmarks, sizeof(*r->marks), by_thread_time);
+	for (i = 0; i < r->nmarks; i++) {
+		const struct mark_row *m = &r->marks[i];
+		bool first = !i || r->marks[i - 1].tid != m->tid;
+		bool last = i + 1 == r->nmarks || r->marks[i + 1].tid != m->tid;
+		size_t start = i;
+		const struct bp_thread *t = session__find_thread(s, m->tid);
+
+		if (first) {
+			fprintf(f, "> Entering thread %u (%.16s) of pid %u\n", m->tid,
+				t && t->name[0] ? t->name : "?", m->pid);
+		} else {
+			while (start > 0 && r->marks[start - 1].tid == m->tid)
+				start--;
+		}
+		fprintf(f, "  %s: %s, tot: %s\n", m->label,
+			fmt_duration(first ? 0 : m->ts - r->marks[i - 1].ts, a, sizeof(a)),
+			fmt_duration(m->ts - r->marks[first ? i : start].ts, b, sizeof(b)));
+		if (last)
+			fprintf(f, "< Exiting thread %u, total %s\n", m->tid,
+				fmt_duration(m->ts - r->marks[first ? i : start].ts, b, sizeof(b)));
+	}
+}
+
+static void json_marks(struct report *r, FILE *f)
+{
+	size_t i, start = 0;
+
+	qsort(r->marks, r->nmarks, sizeof(*r->marks), by_thread_time);
+	for (i = 0; i < r->nmarks; i++) {
+		const struct mark_row *m = &r->marks[i];
+		bool first = !i || r->marks[i - 1].tid != m->tid;
+
+		if (first)
+			start = i;
+		fprintf(f, "%s{\"pid\":%u,\"tid\":%u,\"label\":", i ? ",\n" : "\n", m->pid, m->tid);
+		json_str(f, m->label);
+		fprintf(f, ",\"ts_ns\":%" PRIu64 ",\"delta_ns\":%" PRIu64 ",\"total_ns\":%" PRIu64 "}",
+			m->ts, first ? 0 : m->ts - r->marks[i - 1].ts, m->ts - r->marks[start].ts);
+	}
+}
+
 /* ---------------------------------------------------------------- entry points */
 
 int report__print(struct report *r, const struct bp_session *s, FILE *f)
@@ -1073,6 +1159,10 @@ int report__print(struct report *r, const struct bp_session *s, FILE *f)
 	switch (r->o.format) {
 	case REPORT_PRETTY:
 		pretty_header(r, s, f);
+		if (r->o.marks) {
+			pretty_marks(r, s, f);
+			break;
+		}
 		if (r->o.edges) {
 			pretty_edges(r, s, f);
 			break;

@@ -47,6 +47,7 @@ struct report_opts {
 	bool no_tree;		/* flat table only */
 	bool tree_only;		/* call tree only */
 	bool edges;		/* the dependency edge table only (pretty, csv) */
+	bool marks;		/* the BPFPROF_MARK checkpoint view only (pretty) */
 };
 
 /* opts may be NULL (pretty, by total, everything).  0 or -EINVAL. */

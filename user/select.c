@@ -99,6 +99,8 @@ static void scan_maps(pid_t pid, const char *glob, char ***paths, size_t *n)
 	fclose(f);
 }
 
+int select__libraries(const char *lib, pid_t pid, char ***paths, size_t *n);
+
 /* The library files LIB names: a path, or a glob over file names. */
 static int resolve_lib(const char *lib, pid_t pid, char ***paths, size_t *n)
 {
@@ -462,4 +464,11 @@ unsigned select__probe_cost_ns(const struct bp_func *f)
 {
 	/* bench/insns.sh on the development VM (6.18, 2 vCPUs); see README */
 	return strcmp(select__probe_path(f), "single-step") ? 1200 : 12000;
+}
+
+int select__libraries(const char *lib, pid_t pid, char ***paths, size_t *n)
+{
+	*paths = NULL;
+	*n = 0;
+	return resolve_lib(lib, pid, paths, n);
 }

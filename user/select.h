@@ -64,6 +64,9 @@ unsigned select__probe_cost_ns(const struct bp_func *f);
  */
 void select__unwinders(const char *exe, pid_t pid, struct probe_set *out);
 
+/* The shared library files LIB (a file-name glob or a path) names: realpaths, -ENOENT if none. */
+int select__libraries(const char *lib, pid_t pid, char ***paths, size_t *n);
+
 /* Splits "LIB:GLOB"; *lib is NULL for a plain glob.  Returns a malloc'd copy to free. */
 char *select__split(const char *pattern, const char **lib, const char **glob);
 

@@ -29,6 +29,9 @@ void session__free(struct bp_session *s)
 	free(s->path_hash);
 	free(s->threads);
 	free(s->procs);
+	for (i = 0; i < s->nprobes; i++)
+		free(s->probes[i]);
+	free(s->probes);
 	free(s->lost_per_cpu);
 	free(s->cmdline);
 	free(s->hostname);

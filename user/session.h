@@ -30,6 +30,7 @@ struct bp_module {
 #define BP_FUNC_KERNEL		0x400	/* a kernel function (module "[kernel]") */
 #define BP_FUNC_UNKNOWN		0x800	/* no symbol: the name is "[unknown] file+0xoffset" */
 #define BP_FUNC_MARKER		0x1000	/* not code: "[truncated]" at the root of a cut stack */
+#define BP_FUNC_SPAN		0x2000	/* a BPFPROF_SPAN_BEGIN/END range, nested like a call */
 
 struct bp_func {
 	char *name;		/* demangled where possible */
@@ -93,6 +94,9 @@ struct bp_session {
 	struct bp_process *procs;
 	size_t nprocs;
 
+	char **probes;		/* -U probes, "provider:name", by index (the cookie >> 8) */
+	size_t nprobes;
+
 	/* losses: records the BPF side could not reserve, per CPU */
 	uint64_t lost_total;
 	uint64_t *lost_per_cpu;
@@ -110,6 +114,7 @@ struct bp_session {
 	uint64_t noffcpu;	/* off-cpu intervals */
 	uint64_t ntruncated;	/* samples whose user stack is cut short */
 	uint64_t nedges[4];	/* per BP_EDGE_* kind */
+	uint64_t nannots;	/* marks, events, probes */
 };
 
 /* call flags */
@@ -118,8 +123,19 @@ struct bp_session {
 #define BP_CALL_UNWOUND		0x4	/* skipped by longjmp/exception: closed when detected */
 #define BP_CALL_HAS_ARGS	0x10	/* args[] holds the argument registers (--args) */
 #define BP_CALL_HAS_RET		0x20	/* ret holds the return value (--args) */
+#define BP_CALL_HAS_INFOS	0x40	/* infos[] holds BPFPROF_INFO key/values */
 #define BP_CALL_NO_RETPROBE	0x8	/* nested too deep for a kernel return probe: the end is
 					 * the last event before the frame was seen gone */
+
+/* A BPFPROF_INFO key/value merged into the innermost call of its thread. */
+#define BP_INFO_STR_LEN 64
+struct bp_info {
+	char key[BP_INFO_STR_LEN];
+	char str[BP_INFO_STR_LEN];	/* BPFPROF_INFO_STR's value; "" for a number */
+	int64_t value;
+	uint32_t is_str;
+	uint32_t pad;
+};
 
 /* A completed call, emitted when it ends (children are emitted before parents). */
 struct bp_call {
@@ -134,6 +150,9 @@ struct bp_call {
 	uint32_t path;		/* index into session.paths: this call's call path */
 	uint64_t args[6];	/* with BP_CALL_HAS_ARGS: rdi rsi rdx rcx r8 r9 at entry */
 	uint64_t ret;		/* with BP_CALL_HAS_RET: rax at return */
+	const struct bp_info *infos;	/* BPFPROF_INFO during the call; valid in the sink only */
+	uint32_t ninfos;
+	uint32_t pad2;
 };
 
 /* A gap: records lost on a CPU, noticed at time ts. */
@@ -181,11 +200,33 @@ struct bp_edge {
 #define BP_EDGE_WAKEUP		2
 #define BP_EDGE_DATA		3
 
+/*
+ * An annotation from the program (bpfprof.h) or a -U probe: a checkpoint
+ * (mark), a free-standing event with a value, the --gated window opening or
+ * closing, or any other USDT probe with its numeric arguments.
+ */
+struct bp_annot {
+	uint64_t ts;
+	uint64_t call;		/* the innermost open call of the thread, 0 if none */
+	int64_t value;		/* event: its value */
+	int64_t args[6];	/* other probes: their arguments */
+	uint32_t pid, tid;
+	uint32_t kind;		/* BP_ANNOT_* */
+	uint32_t nargs;
+	char name[64];		/* mark label, event name, or "provider:probe" */
+};
+#define BP_ANNOT_MARK		1
+#define BP_ANNOT_EVENT		2
+#define BP_ANNOT_START		3
+#define BP_ANNOT_STOP		4
+#define BP_ANNOT_PROBE		5
+
 enum bp_event_kind {
 	BP_EV_CALL = 1,
 	BP_EV_LOSS,
 	BP_EV_SAMPLE,
 	BP_EV_EDGE,
+	BP_EV_ANNOT,
 };
 
 struct bp_event {
@@ -195,6 +236,7 @@ struct bp_event {
 		struct bp_loss loss;
 		struct bp_sample sample;
 		struct bp_edge edge;
+		struct bp_annot annot;
 	};
 };
 

@@ -27,6 +27,7 @@ struct tracer {
 	tracer_record_fn fn;
 	void *ctx;
 	bool args;
+	bool gated;
 	size_t budget;		/* records left in this tracer__poll() call */
 	uint64_t unwind_restored, unwind_failed;
 };
@@ -98,6 +99,7 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 	t->fn = fn;
 	t->ctx = ctx;
 	t->args = opts->args;
+	t->gated = opts->gated;
 	t->skel = trace_bpf__open();
 	if (!t->skel) {
 		err = -errno;
@@ -156,10 +158,10 @@ void tracer__map_fds(struct tracer *t, int *rb_fd, int *tgids_fd)
 int tracer__add_pid(struct tracer *t, pid_t pid)
 {
 	__u32 key = pid;
-	__u8 one = 1;
+	__u8 state = t->gated ? BP_TGID_GATED : BP_TGID_RECORDING;
 	int err;
 
-	err = bpf_map__update_elem(t->skel->maps.tgids, &key, sizeof(key), &one, sizeof(one),
+	err = bpf_map__update_elem(t->skel->maps.tgids, &key, sizeof(key), &state, sizeof(state),
 				   BPF_ANY);
 	return err ? -errno : 0;
 }

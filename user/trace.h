@@ -22,6 +22,7 @@ struct tracer_opts {
 	bool args;		/* capture argument registers and return values */
 	bool stop_on_exec;	/* SIGSTOP a traced process at exec (see bp_rec_exec) */
 	bool wakeups;		/* wakeup edges between traced threads */
+	bool gated;		/* targets start outside the capture window (BPFPROF_START opens it) */
 };
 
 /* Called for each ring buffer record; a negative return stops tracer__poll(). */

@@ -224,3 +224,26 @@ def test_convert_usage_errors(recorded, tmp_path):
     assert_one_error(p, tmp_path / "x.unknown", "--format")
     p = bpfprof(["merge", "-o", tmp_path / "m.json"])
     assert p.returncode == 2, describe(p)
+
+
+def test_archive_keeps_edges_and_samples(tmp_path):
+    """What a direct Chrome export shows (data edges, samples) survives the archive."""
+    def kinds(trace):
+        from collections import Counter
+        return Counter((e.get("ph"), e.get("cat"), e.get("name")) for e in trace["traceEvents"]
+                       if e.get("ph") != "M" and e.get("cat") != "loss")
+
+    for opts, prog in ((["--deps"], "deps"), (["--sample=999"], "cpusplit")):
+        direct, arch, conv = tmp_path / "d.json", tmp_path / "a.bpfprof", tmp_path / "c.json"
+        ok(bpfprof(["record", "-q"] + opts + ["-o", direct, "--", prog_path(prog)]))
+        ok(bpfprof(["record", "-q"] + opts + ["-o", arch, "--", prog_path(prog)]))
+        ok(bpfprof(["convert", "-q", "-o", conv, arch]))
+        want, got = kinds(load_trace(direct)), kinds(load_trace(conv))
+        if prog == "deps":
+            assert got == want, (got, want)
+            assert any(k[0] == "s" for k in got), got
+        else:
+            # Samples land where the clock ticks: about as many, mostly in the same place.
+            n_got, n_want = sum(got.values()), sum(want.values())
+            assert n_got > 100 and abs(n_got - n_want) < 0.2 * n_want, (got, want)
+            assert got.most_common(1)[0][0] == want.most_common(1)[0][0], (got, want)

@@ -187,9 +187,6 @@ def test_attach_duration(busy, tmp_path):
     assert alive(p.pid), "attach must leave its target running"
 
 
-@pytest.mark.xfail(strict=True, reason="tool bug: attach writes no process_name metadata and "
-                   "names the thread 'tid PID' instead of its comm (no fork/comm record is "
-                   "seen for a process that was already running)")
 def test_attach_names(busy, tmp_path):
     """The process and thread names of an attached process are its comm, as
     for a recorded one (README: process_name / thread_name metadata)."""

@@ -281,13 +281,16 @@ def test_pprof_wall(outputs, go_env):
 def test_pprof_raw(outputs, go_env):
     """The profile's own fields, as pprof decodes them."""
     out = pprof(go_env, "-raw", outputs["pprof"])
-    assert "calls/count wall/nanoseconds[dflt]" in out, out[:2000]
+    # five values per sample; a recording of calls only has no samples: zeros there
+    assert "calls/count wall/nanoseconds[dflt] samples/count cpu/nanoseconds " \
+        "offcpu/nanoseconds" in out, out[:2000]
     assert "PeriodType: wall nanoseconds" in out
     assert "bpfprof record: " in out and "calltree" in out
     # one mapping, the traced executable, with function names
     assert re.search(r"^1: 0x0/0x0/0x0 \S*tests/progs/calltree\s+\[FN\]", out, re.M), out[-1500:]
     # leaf-first stacks: leaf_add is called from compute, from run, from main
-    assert re.search(r"^\s+20\s+\d+: (\d+) (\d+) (\d+) (\d+)\s*$", out, re.M), out[:2000]
+    assert re.search(r"^\s+20\s+\d+\s+0\s+0\s+0: (\d+) (\d+) (\d+) (\d+)\s*$", out, re.M), \
+        out[:2000]
 
 
 # ------------------------------------------------------------ DOT

@@ -100,8 +100,8 @@ def format_problems(trace):
                 continue
             if not isinstance(e["name"], str) or not e["name"]:
                 probs.append(where + ": empty or non-string name")
-            if e.get("cat") != "call":
-                probs.append(where + ": cat is not 'call'")
+            if e.get("cat") not in ("call", "span"):
+                probs.append(where + ": cat is not 'call' or 'span'")
             for k in ("ts", "dur"):
                 if not is_number(e[k]) or e[k] < 0:
                     probs.append("%s: %s is not a number >= 0" % (where, k))

@@ -16,3 +16,6 @@ PROG_CFLAGS_cpusplit := -O0
 
 # libwork: calls zlib
 PROG_LDLIBS_libwork := -lz
+
+# annotate: uses include/bpfprof.h
+PROG_CFLAGS_annotate := -Iinclude

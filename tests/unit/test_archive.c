@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,8 +438,7 @@ static void test_round_trip(void **state)
 	struct bp_event *evs = calloc(N, sizeof(*evs));
 	struct bp_session s;
 	char path[128];
-	size_t i, len;
-	unsigned char *buf;
+	size_t i;
 
 	assert_non_null(evs);
 	build_session(&s, "host1", 100);
@@ -459,7 +459,7 @@ static void test_round_trip(void **state)
 
 /*
  * Size: a million-call loop of one leaf function with timing jitter, like
- * tests/progs/spin, stays under 8 bytes a call (struct bp_call is 112).
+ * tests/progs/spin, stays under 8 bytes a call (a struct bp_call is 120 bytes).
  */
 static void test_size(void **state)
 {
@@ -919,6 +919,71 @@ static void test_forward_compat(void **state)
 	free(im);
 }
 
+/* A 1.0 archive: 32-byte function records without nparams, line and file. */
+static void test_version_1_0(void **state)
+{
+	struct image *im = calloc(1, sizeof(*im));
+	struct rawblock b = { .len = 0 };
+	const uint64_t call[] = { 2, 0, 20, 5, 0, 14, 14, 0, 0, 0, 0 };
+	unsigned char p[256] = { 0 };
+	struct archive_reader *r = NULL;
+	struct bp_session s;
+	struct bp_event ev;
+	char path[128];
+	size_t n;
+
+	assert_non_null(im);
+	memcpy(im->buf, ARCHIVE_MAGIC, ARCHIVE_MAGIC_LEN);
+	im->buf[8] = 1;		/* 1.0 */
+	im->len = ARCHIVE_FILE_HDR_LEN;
+	/* header: fixed 16, t0 5, offset 0, three NULL strings */
+	put_le32(p, 16);
+	put_le64(p + 4, 5);
+	memset(p + 20, 0xff, 12);
+	img_section(im, ARCHIVE_SEC_HEADER, 0, p, 32);
+	/* modules: first 0, count 1, fixed 0; "m" */
+	memset(p, 0, sizeof(p));
+	put_le32(p + 4, 1);
+	put_le32(p + 16, 1);
+	p[20] = 'm';
+	img_section(im, ARCHIVE_SEC_MODULES, 0, p, 21);
+	/* funcs: first 0, count 1, fixed 32; module 0, flags 0, addr 0x10, size 3, offset 0x10; "f" */
+	memset(p, 0, sizeof(p));
+	put_le32(p + 4, 1);
+	put_le32(p + 8, 32);
+	put_le64(p + 16 + 8, 0x10);
+	put_le64(p + 16 + 16, 3);
+	put_le64(p + 16 + 24, 0x10);
+	put_le32(p + 16 + 32, 1);
+	p[16 + 36] = 'f';
+	n = 16 + 32 + 5;
+	img_section(im, ARCHIVE_SEC_FUNCS, 0, p, n);
+	rb_event(&b, ARCHIVE_EV_CALL, call, 11, 0);
+	img_block(im, &b);
+	img_finish(im);
+	path_in(path, sizeof(path), "v1.0.bpfprof");
+	spit(path, im->buf, im->len);
+
+	assert_int_equal(archive__open(path, &s, &r), 0);
+	assert_int_equal(s.nfuncs, 1);
+	assert_string_equal(s.funcs[0].name, "f");
+	assert_int_equal(s.funcs[0].addr, 0x10);
+	assert_int_equal(s.funcs[0].size, 3);
+	assert_int_equal(s.funcs[0].nparams, -1);
+	assert_int_equal(s.funcs[0].line, 0);
+	assert_null(s.funcs[0].file);
+	assert_int_equal(archive__next(r, &ev), 1);
+	assert_int_equal(ev.call.id, 1);
+	assert_int_equal(ev.call.begin, 10);
+	assert_int_equal(ev.call.end, 15);
+	assert_int_equal(ev.call.self, 5);
+	assert_int_equal(ev.call.pid, 7);
+	assert_int_equal(archive__next(r, &ev), 0);
+	archive__close(r);
+	session__free(&s);
+	free(im);
+}
+
 /* An event that names a function, call path or value out of range is an error. */
 static void test_bad_index(void **state)
 {
@@ -1004,10 +1069,11 @@ static void test_end_checks(void **state)
 static void test_merge(void **state)
 {
 	struct bp_session a, b, m;
-	struct bp_event ea[2], eb[2], ev;
+	struct bp_event ea[4], eb[4], ev;
 	struct archive_reader *r = NULL;
 	char pa[128], pb[128], pm[128];
 	char *argv[] = { "merge", "-q", "-o", pm, pa, pb, NULL };
+	uint32_t pid2 = 0, tid2 = 0;
 	size_t i, n = 0;
 	int err;
 
@@ -1020,15 +1086,23 @@ static void test_merge(void **state)
 	b.t0 = 5000000000ull;
 	b.realtime_offset = (int64_t)(a.t0 + (uint64_t)a.realtime_offset) + 1000000 -
 			    (int64_t)b.t0;
+	memset(ea, 0, sizeof(ea));
 	for (i = 0; i < 2; i++) {
-		memset(&ea[i], 0, sizeof(ea[i]));
 		ea[i].kind = BP_EV_CALL;
 		ea[i].call = (struct bp_call){ .id = i + 1, .begin = 10, .end = 20, .pid = 100,
 					       .tid = 100 + i, .func = 1, .path = 2 };
-		eb[i] = ea[i];
 	}
-	write_archive(pa, &a, ea, 2, 99);
-	write_archive(pb, &b, eb, 2, 99);
+	ea[2].kind = BP_EV_SAMPLE;
+	ea[2].sample = (struct bp_sample){ .ts = 15, .weight = 1000, .pid = 100, .tid = 101,
+					   .path = 3, .cpu = 1 };
+	ea[3].kind = BP_EV_EDGE;
+	ea[3].edge = (struct bp_edge){ .kind = BP_EDGE_WAKEUP, .src_call = 1, .dst_call = 2,
+				       .src_ts = 12, .dst_ts = 14, .src_pid = 100, .src_tid = 100,
+				       .dst_pid = 100, .dst_tid = 101, .src_func = 0,
+				       .dst_func = 2 };
+	memcpy(eb, ea, sizeof(ea));
+	write_archive(pa, &a, ea, 4, 99);
+	write_archive(pb, &b, eb, 4, 99);
 
 	optind = 0;
 	assert_int_equal(cmd_merge(6, argv), 0);
@@ -1038,24 +1112,54 @@ static void test_merge(void **state)
 	/* The same binary on both hosts: functions are shared. */
 	assert_int_equal(m.nfuncs, a.nfuncs);
 	while ((err = archive__next(r, &ev)) > 0) {
-		assert_int_equal(ev.kind, BP_EV_CALL);
-		assert_string_equal(session__func_name(&m, ev.call.func), "work\xff\n");
-		assert_int_equal(m.paths[ev.call.path].func, ev.call.func);
-		if (n < 2) {
-			assert_int_equal(ev.call.begin, 10);
-			assert_int_equal(ev.call.pid, 100);
-			assert_int_equal(ev.call.id, n + 1);
-		} else {
-			assert_int_equal(ev.call.begin, 10 + 1000000);
-			assert_int_equal(ev.call.end, 20 + 1000000);
-			assert_true(ev.call.pid != 100);
-			assert_true(ev.call.tid != 100 && ev.call.tid != 101);
-			assert_int_equal(ev.call.id, n + 1);	/* ids stay unique */
+		bool second = n >= 4;
+		uint64_t shift = second ? 1000000 : 0, ids = second ? 2 : 0;
+
+		switch (n % 4) {
+		case 0:
+		case 1:
+			assert_int_equal(ev.kind, BP_EV_CALL);
+			assert_string_equal(session__func_name(&m, ev.call.func), "work\xff\n");
+			assert_int_equal(m.paths[ev.call.path].func, ev.call.func);
+			assert_int_equal(ev.call.begin, 10 + shift);
+			assert_int_equal(ev.call.end, 20 + shift);
+			assert_int_equal(ev.call.id, n % 4 + 1 + ids);	/* ids stay unique */
+			if (!second) {
+				assert_int_equal(ev.call.pid, 100);
+			} else {
+				assert_true(ev.call.pid != 100 && ev.call.pid != 101);
+				assert_true(ev.call.tid != 100 && ev.call.tid != 101);
+				if (n % 4 == 0)
+					assert_int_equal(ev.call.tid, ev.call.pid);
+				pid2 = ev.call.pid;
+				if (n % 4 == 1)
+					tid2 = ev.call.tid;
+			}
+			break;
+		case 2:
+			assert_int_equal(ev.kind, BP_EV_SAMPLE);
+			assert_int_equal(ev.sample.ts, 15 + shift);
+			assert_int_equal(ev.sample.pid, second ? pid2 : 100);
+			assert_int_equal(ev.sample.tid, second ? tid2 : 101);
+			/* main > work > "" */
+			assert_string_equal(session__func_name(&m, m.paths[ev.sample.path].func), "");
+			break;
+		case 3:
+			assert_int_equal(ev.kind, BP_EV_EDGE);
+			assert_int_equal(ev.edge.src_call, 1 + ids);
+			assert_int_equal(ev.edge.dst_call, 2 + ids);
+			assert_int_equal(ev.edge.src_ts, 12 + shift);
+			assert_int_equal(ev.edge.dst_ts, 14 + shift);
+			assert_int_equal(ev.edge.src_pid, second ? pid2 : 100);
+			assert_int_equal(ev.edge.dst_tid, second ? tid2 : 101);
+			assert_string_equal(session__func_name(&m, ev.edge.src_func), "main");
+			assert_string_equal(session__func_name(&m, ev.edge.dst_func), "");
+			break;
 		}
 		n++;
 	}
 	assert_int_equal(err, 0);
-	assert_int_equal(n, 4);
+	assert_int_equal(n, 8);
 	/* 2 processes each (100, 107), 2 threads each */
 	assert_int_equal(m.nprocs, 4);
 	assert_int_equal(m.nthreads, 4);
@@ -1063,14 +1167,18 @@ static void test_merge(void **state)
 		int found = 0;
 
 		for (i = 0; i < m.nprocs; i++)
-			if (m.procs[i].name && !strcmp(m.procs[i].name, "demo (host2:100)"))
+			if (m.procs[i].name && !strcmp(m.procs[i].name, "demo (host2:100)")) {
+				assert_int_equal(m.procs[i].pid, pid2);
 				found++;
-			else if (m.procs[i].pid == 100)
+			} else if (m.procs[i].pid == 100) {
 				assert_string_equal(m.procs[i].name, "demo");
+			}
 		assert_int_equal(found, 1);
 	}
 	assert_string_equal(m.hostname, "host1,host2");
 	assert_int_equal(m.ncalls, 4);
+	assert_int_equal(m.nsamples, 16);
+	assert_int_equal(m.nedges[1], 22);
 	assert_int_equal(m.lost_per_cpu[1], 18);
 	archive__close(r);
 	session__free(&m);
@@ -1090,6 +1198,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_pipe),
 		cmocka_unit_test(test_newer_version),
 		cmocka_unit_test(test_forward_compat),
+		cmocka_unit_test(test_version_1_0),
 		cmocka_unit_test(test_bad_index),
 		cmocka_unit_test(test_end_checks),
 		cmocka_unit_test(test_merge),

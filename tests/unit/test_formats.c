@@ -4,7 +4,9 @@
  * exact output where the format is text, a hand-written protobuf decoder for
  * pprof (the varint and length-delimited wire format read back field by
  * field, independently of the encoder), hostile names escaped for each
- * syntax, and the per-path aggregates (recursion, deep stacks).
+ * syntax, and the per-path aggregates (recursion, deep stacks, cpu and
+ * off-cpu samples); stack samples in pprof, folded and speedscope, and
+ * dependency edges in DOT.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -138,6 +140,83 @@ static struct bp_event loss(uint64_t ts, uint64_t count, uint32_t cpu)
 	ev.loss.count = count;
 	ev.loss.cpu = cpu;
 	return ev;
+}
+
+static struct bp_event sample(uint64_t ts, uint64_t weight, uint32_t tid, uint32_t path,
+			      uint32_t flags)
+{
+	struct bp_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = BP_EV_SAMPLE;
+	ev.sample.ts = ts;
+	ev.sample.weight = weight;
+	ev.sample.pid = 100;
+	ev.sample.tid = tid;
+	ev.sample.path = path;
+	ev.sample.flags = flags;
+	return ev;
+}
+
+static struct bp_event edge(uint32_t kind, uint32_t src_func, uint32_t dst_func, uint64_t src_ts,
+			    uint64_t dst_ts)
+{
+	struct bp_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = BP_EV_EDGE;
+	ev.edge.kind = kind;
+	ev.edge.src_func = src_func;
+	ev.edge.dst_func = dst_func;
+	ev.edge.src_ts = src_ts;
+	ev.edge.dst_ts = dst_ts;
+	ev.edge.src_pid = ev.edge.src_tid = 100;
+	ev.edge.dst_pid = 100;
+	ev.edge.dst_tid = 101;
+	return ev;
+}
+
+/* Sampled stacks: from libc's start (no symbol) through main, kernel frames last. */
+struct stacks {
+	uint32_t f_unknown, f_kernel;
+	uint32_t s_main, s_malloc, s_sleep;	/* U>main, U>main>run>malloc, U>main>do_nanosleep */
+};
+
+static void make_stacks(struct fixture *fx, struct stacks *st)
+{
+	struct bp_func f = { 0 };
+	uint32_t u_main;
+
+	f.name = "[unknown] libc.so.6+0x2724a";
+	f.module = 1;
+	f.flags = BP_FUNC_UNKNOWN | BP_FUNC_SAMPLED;
+	st->f_unknown = session__add_func(&fx->s, &f);
+	f.name = "do_nanosleep";
+	f.module = session__add_module(&fx->s, "[kernel]");
+	f.flags = BP_FUNC_KERNEL | BP_FUNC_SAMPLED;
+	st->f_kernel = session__add_func(&fx->s, &f);
+	u_main = session__path(&fx->s, session__path(&fx->s, 0, st->f_unknown), fx->f_main);
+	st->s_main = u_main;
+	st->s_malloc = session__path(&fx->s, session__path(&fx->s, u_main, fx->f_run), fx->f_malloc);
+	st->s_sleep = session__path(&fx->s, u_main, st->f_kernel);
+}
+
+/*
+ * cpu: 3 samples in malloc and 1 in main on tid 100, 1 in malloc on tid 101
+ * (1000 ns each); off-cpu: 5000 ns asleep in the kernel, 700 ns in malloc.
+ */
+static int sample_events(struct fixture *fx, const struct stacks *st, struct bp_event *ev)
+{
+	int n = 0;
+
+	ev[n++] = sample(300, 1000, 100, st->s_malloc, 0);
+	ev[n++] = sample(100, 1000, 100, st->s_malloc, 0);
+	ev[n++] = sample(200, 1000, 100, st->s_main, 0);
+	ev[n++] = sample(400, 1000, 100, st->s_malloc, BP_SAMPLE_F_TRUNCATED);
+	ev[n++] = sample(500, 5000, 100, st->s_sleep, BP_SAMPLE_F_OFFCPU);
+	ev[n++] = sample(150, 1000, 101, st->s_malloc, 0);
+	ev[n++] = sample(600, 700, 101, st->s_malloc, BP_SAMPLE_F_OFFCPU);
+	return n;
 }
 
 /*
@@ -329,6 +408,28 @@ static void test_csv_flags(void **state)
 	free(out);
 }
 
+/* Samples and edges are not CSV rows: the file is the same without them. */
+static void test_csv_calls_only(void **state)
+{
+	struct fixture *fx = *state;
+	struct bp_event ev[32];
+	struct stacks st;
+	char *want, *got;
+	int n;
+
+	make_stacks(fx, &st);
+	write_standard(fx, &csv_exporter, "calls.csv");
+	want = slurp(fx->path, NULL);
+	n = standard_events(fx, ev);
+	n += sample_events(fx, &st, ev + n);
+	ev[n++] = edge(BP_EDGE_WAKEUP, fx->f_run, fx->f_malloc, 10, 20);
+	write_out(fx, &csv_exporter, "all.csv", ev, n);
+	got = slurp(fx->path, NULL);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+}
+
 /* ------------------------------------------------------------ folded */
 
 static void test_folded(void **state)
@@ -378,6 +479,36 @@ static void test_folded_empty(void **state)
 	free(out);
 }
 
+/* With samples, values are sampled ns; off-cpu stacks end in "[off-cpu]". */
+static void test_folded_samples(void **state)
+{
+	static const char want[] =
+		"[unknown] libc.so.6+0x2724a;main 1000\n"
+		"[unknown] libc.so.6+0x2724a;main;do_nanosleep;[off-cpu] 5000\n"
+		"[unknown] libc.so.6+0x2724a;main;run;malloc 4000\n"
+		"[unknown] libc.so.6+0x2724a;main;run;malloc;[off-cpu] 700\n";
+	struct fixture *fx = *state;
+	struct bp_event ev[32];
+	struct stacks st;
+	char *out;
+	int n;
+
+	make_stacks(fx, &st);
+	n = sample_events(fx, &st, ev);
+	write_out(fx, &folded_exporter, "s.folded", ev, n);
+	out = slurp(fx->path, NULL);
+	assert_string_equal(out, want);
+	free(out);
+
+	/* calls recorded beside the samples are left out: no time counted twice */
+	n = standard_events(fx, ev);
+	n += sample_events(fx, &st, ev + n);
+	write_out(fx, &folded_exporter, "m.folded", ev, n);
+	out = slurp(fx->path, NULL);
+	assert_string_equal(out, want);
+	free(out);
+}
+
 /* ------------------------------------------------------------ DOT */
 
 static void test_dot(void **state)
@@ -411,6 +542,57 @@ static void test_dot(void **state)
 	}
 	snprintf(cmd, sizeof(cmd), "/usr/bin/dot -Tsvg '%s' > '%s.svg' 2> '%s.err' && test ! -s "
 		 "'%s.err'", fx->path, fx->path, fx->path, fx->path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Dependency edges: dashed, one per (kind, source, target), coloured by kind. */
+static void test_dot_edges(void **state)
+{
+	struct fixture *fx = *state;
+	struct bp_event ev[32];
+	char cmd[1024];
+	char *out;
+	int n;
+
+	n = standard_events(fx, ev);
+	ev[n++] = edge(BP_EDGE_WAKEUP, fx->f_run, fx->f_malloc, 100, 110);
+	ev[n++] = edge(BP_EDGE_WAKEUP, fx->f_run, fx->f_malloc, 200, 230);
+	ev[n++] = edge(BP_EDGE_FORK, fx->f_main, fx->f_run, 5, 50);
+	ev[n++] = edge(BP_EDGE_DATA, fx->f_malloc, fx->f_odd, 300, 700);
+	ev[n++] = edge(BP_EDGE_WAKEUP, fx->f_bad, 12345, 1, 2);	/* no such function: left out */
+	write_out(fx, &dot_exporter, "e.dot", ev, n);
+	out = slurp(fx->path, NULL);
+	/* the title counts the edges drawn */
+	assert_contains(out, "\\n8 calls, 4 dependency edges, 42 records lost\"");
+	assert_contains(out, "\tf0 -> f1 [label=\"fork 1\", style=dashed, color=\"#1f77b4\", "
+			"fontcolor=\"#1f77b4\", constraint=false];\n");
+	assert_contains(out, "\tf1 -> f2 [label=\"wakeup 2\", style=dashed, color=\"#e6550d\", "
+			"fontcolor=\"#e6550d\", constraint=false, tooltip=\"wakeup: 2, mean "
+			"wake-to-run 20 ns\"];\n");
+	assert_contains(out, "\tf2 -> f3 [label=\"data 1\", style=dashed, color=\"#2ca02c\", "
+			"fontcolor=\"#2ca02c\", constraint=false];\n");
+	/* the call graph is still there */
+	assert_contains(out, "\tf1 -> f2 [label=\"2\"");
+	assert_null(strstr(out, "12345"));
+	free(out);
+
+	/* a function only an edge names still gets its node */
+	n = 0;
+	ev[n++] = call(1, 0, fx->f_main, fx->p_main, 100, 0, 10, 10, 0);
+	ev[n++] = edge(BP_EDGE_WAKEUP, fx->f_main, fx->f_bad, 3, 4);
+	write_out(fx, &dot_exporter, "n.dot", ev, n);
+	out = slurp(fx->path, NULL);
+	assert_contains(out, "\tf4 [label=\"bad?\\n0 calls\\n");
+	assert_contains(out, "\tf0 -> f4 [label=\"wakeup 1\"");
+	free(out);
+
+	if (access("/usr/bin/dot", X_OK)) {
+		skip();
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "/usr/bin/dot -Tsvg '%s/e.dot' > '%s/e.svg' 2> '%s/e.err' && "
+		 "test ! -s '%s/e.err' && grep -q '>wakeup 2</text>' '%s/e.svg'", fx->dir, fx->dir,
+		 fx->dir, fx->dir, fx->dir);
 	assert_int_equal(system(cmd), 0);
 }
 
@@ -528,6 +710,118 @@ static void test_deep_folded(void **state)
 	free(out);
 	free(paths);
 	free(ev);
+}
+
+/* ------------------------------------------------------------ sample counters */
+
+struct seen {
+	uint32_t path[8];
+	struct path_sample ps[8];
+	size_t n;
+};
+
+static int remember(void *ctx, const struct path_sample *ps)
+{
+	struct seen *v = ctx;
+
+	assert_true(v->n < 8);
+	v->path[v->n] = ps->path;
+	v->ps[v->n++] = *ps;
+	return 0;
+}
+
+static const struct path_sample *seen_path(const struct seen *v, uint32_t path)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (v->path[i] == path)
+			return &v->ps[i];
+	fail_msg("path %u not visited", path);
+	return NULL;
+}
+
+static void test_path_agg_samples(void **state)
+{
+	struct fixture *fx = *state;
+	struct path_agg a = { 0 };
+	struct seen v = { 0 };
+	struct bp_event ev[32];
+	const struct path_sample *ps;
+	struct stacks st;
+	int n, i;
+
+	make_stacks(fx, &st);
+	n = sample_events(fx, &st, ev);
+	ev[n++] = sample(700, 1000, 100, 0, 0);			/* no stack */
+	ev[n++] = call(1, 0, fx->f_main, fx->p_main, 100, 0, 800, 800, 0);
+	for (i = 0; i < n; i++)
+		path_agg__event(&a, &fx->s, &ev[i]);
+	assert_int_equal(a.ncalls, 1);
+	assert_int_equal(a.nsamples, 6);
+	assert_int_equal(a.cpu_ns, 6000);
+	assert_int_equal(a.noffcpu, 2);
+	assert_int_equal(a.offcpu_ns, 5700);
+	assert_int_equal(a.nopath, 1);
+	assert_int_equal(a.end, 500 + 5000);	/* the end of the longest off-cpu interval */
+
+	/* paths with calls or samples, nothing else (not U, nor U>main>run) */
+	assert_int_equal(path_agg__for_each(&a, &fx->s, PATH_MAX_STACK, remember, &v), 0);
+	assert_int_equal(v.n, 4);
+	ps = seen_path(&v, fx->p_main);
+	assert_int_equal(ps->calls, 1);
+	assert_int_equal(ps->self, 800);
+	assert_int_equal(ps->cpu_samples + ps->offcpu, 0);
+	ps = seen_path(&v, st.s_malloc);
+	assert_int_equal(ps->calls, 0);
+	assert_int_equal(ps->cpu_samples, 4);
+	assert_int_equal(ps->cpu_ns, 4000);
+	assert_int_equal(ps->offcpu, 1);
+	assert_int_equal(ps->offcpu_ns, 700);
+	ps = seen_path(&v, st.s_main);
+	assert_int_equal(ps->cpu_samples, 1);
+	assert_int_equal(ps->offcpu, 0);
+	ps = seen_path(&v, st.s_sleep);
+	assert_int_equal(ps->cpu_samples, 0);
+	assert_int_equal(ps->offcpu_ns, 5000);
+	assert_false(ps->truncated);
+	path_agg__free(&a);
+}
+
+/* Sample stacks deeper than the cut are merged like calls, counters and all. */
+static void test_path_agg_samples_cut(void **state)
+{
+	struct fixture *fx = *state;
+	struct path_agg a = { 0 };
+	struct collected c = { 0 };
+	struct seen v = { 0 };
+	uint32_t p = 0, anchor = 0;
+	struct bp_event ev;
+	size_t i;
+
+	for (i = 1; i <= 6; i++) {
+		p = session__path(&fx->s, p, fx->f_run);
+		if (i == 3)
+			anchor = p;
+		if (i >= 4) {	/* depths 4, 5, 6: below a cut at 4 frames */
+			ev = sample(i, 10 * i, 100, p, i == 6 ? BP_SAMPLE_F_OFFCPU : 0);
+			path_agg__event(&a, &fx->s, &ev);
+		}
+	}
+	assert_int_equal(path_agg__for_each(&a, &fx->s, 4, collect, &c), 0);
+	assert_int_equal(c.calls, 0);
+	assert_int_equal(path_agg__for_each(&a, &fx->s, 4, remember, &v), 0);
+	/* depth 4 as is; 5 and 6 under the marker below the first 3 frames */
+	assert_int_equal(v.n, 2);
+	assert_false(v.ps[0].truncated);
+	assert_int_equal(v.ps[0].cpu_ns, 40);
+	assert_true(v.ps[1].truncated);
+	assert_int_equal(v.path[1], anchor);
+	assert_int_equal(v.ps[1].cpu_samples, 1);
+	assert_int_equal(v.ps[1].cpu_ns, 50);
+	assert_int_equal(v.ps[1].offcpu, 1);
+	assert_int_equal(v.ps[1].offcpu_ns, 60);
+	path_agg__free(&a);
 }
 
 /* ------------------------------------------------------------ protobuf */
@@ -654,14 +948,14 @@ static size_t rd_ints(const struct rd *sub, uint64_t v, uint64_t *out, size_t ma
 struct dsample {
 	uint64_t locs[PATH_MAX_STACK + 1];
 	size_t nlocs;
-	uint64_t vals[4];
+	uint64_t vals[8];
 	size_t nvals;
 };
 
 struct dprof {
 	char *str[64];
 	size_t nstr;
-	uint64_t st_type[4], st_unit[4];
+	uint64_t st_type[8], st_unit[8];
 	size_t nst;
 	struct dsample *samples;
 	size_t nsamples;
@@ -701,7 +995,7 @@ static void decode(const uint8_t *buf, size_t len, struct dprof *d)
 	while (rd_field(&r, &f, &v, &sub)) {
 		switch (f) {
 		case 1:
-			assert_true(d->nst < 4);
+			assert_true(d->nst < 8);
 			decode_value_type(&sub, &d->st_type[d->nst], &d->st_unit[d->nst]);
 			d->nst++;
 			break;
@@ -715,7 +1009,7 @@ static void decode(const uint8_t *buf, size_t len, struct dprof *d)
 							    PATH_MAX_STACK + 1 - s->nlocs);
 				else if (f2 == 2)
 					s->nvals += rd_ints(&sub2, v2, s->vals + s->nvals,
-							    4 - s->nvals);
+							    8 - s->nvals);
 			}
 			break;
 		}
@@ -869,6 +1163,22 @@ static const struct dsample *find_sample(const struct dprof *d, const char *name
 	return NULL;
 }
 
+/* The five sample types, in the order of every sample's values. */
+static void check_sample_types(const struct dprof *d)
+{
+	static const char *const want[][2] = {
+		{ "calls", "count" }, { "wall", "nanoseconds" }, { "samples", "count" },
+		{ "cpu", "nanoseconds" }, { "offcpu", "nanoseconds" },
+	};
+	size_t i;
+
+	assert_int_equal(d->nst, 5);
+	for (i = 0; i < 5; i++) {
+		assert_string_equal(S(d, d->st_type[i]), want[i][0]);
+		assert_string_equal(S(d, d->st_unit[i]), want[i][1]);
+	}
+}
+
 static void test_pprof(void **state)
 {
 	struct fixture *fx = *state;
@@ -886,11 +1196,7 @@ static void test_pprof(void **state)
 	for (i = 0; i < d.nstr; i++)		/* interned: no string twice */
 		for (j = i + 1; j < d.nstr; j++)
 			assert_string_not_equal(d.str[i], d.str[j]);
-	assert_int_equal(d.nst, 2);
-	assert_string_equal(S(&d, d.st_type[0]), "calls");
-	assert_string_equal(S(&d, d.st_unit[0]), "count");
-	assert_string_equal(S(&d, d.st_type[1]), "wall");
-	assert_string_equal(S(&d, d.st_unit[1]), "nanoseconds");
+	check_sample_types(&d);
 	assert_string_equal(S(&d, d.dflt), "wall");
 	assert_string_equal(S(&d, d.pt_type), "wall");
 	assert_string_equal(S(&d, d.pt_unit), "nanoseconds");
@@ -901,8 +1207,13 @@ static void test_pprof(void **state)
 
 	/* five distinct paths; both threads' main in one sample */
 	assert_int_equal(d.nsamples, 6);
-	for (i = 0; i < d.nsamples; i++)
-		assert_int_equal(d.samples[i].nvals, 2);
+	for (i = 0; i < d.nsamples; i++) {
+		/* every sample has all five values; no samples were recorded */
+		assert_int_equal(d.samples[i].nvals, 5);
+		assert_int_equal(d.samples[i].vals[2], 0);
+		assert_int_equal(d.samples[i].vals[3], 0);
+		assert_int_equal(d.samples[i].vals[4], 0);
+	}
 	sm = find_sample(&d, "main");
 	assert_int_equal(sm->vals[0], 2);
 	assert_int_equal(sm->vals[1], 1002);
@@ -956,8 +1267,113 @@ static void test_pprof_empty(void **state)
 	raw = gunzip(fx->path, &len);
 	decode(raw, len, &d);
 	assert_int_equal(d.nsamples, 0);
-	assert_int_equal(d.nst, 2);
+	check_sample_types(&d);
+	assert_string_equal(S(&d, d.dflt), "wall");
 	assert_string_equal(d.str[0], "");
+	dprof_free(&d);
+	free(raw);
+}
+
+/* The profile's mapping file names, in order. */
+static const char *map_file(const struct dprof *d, size_t i)
+{
+	assert_true(i < d->nmap);
+	return S(d, d->map_file[i]);
+}
+
+/* A sampling-only recording is a CPU profile: five values, cpu by default. */
+static void test_pprof_samples(void **state)
+{
+	struct fixture *fx = *state;
+	const struct dsample *sm;
+	struct bp_event ev[32];
+	struct stacks st;
+	struct dprof d;
+	uint8_t *raw;
+	size_t len, i;
+	int n;
+
+	make_stacks(fx, &st);
+	n = sample_events(fx, &st, ev);
+	write_out(fx, &pprof_exporter, "s.pb.gz", ev, n);
+	raw = gunzip(fx->path, &len);
+	decode(raw, len, &d);
+	check_sample_types(&d);
+	assert_string_equal(S(&d, d.dflt), "cpu");
+	assert_string_equal(S(&d, d.pt_type), "cpu");
+	assert_string_equal(S(&d, d.pt_unit), "nanoseconds");
+	assert_int_equal(d.period, 1000);
+
+	assert_int_equal(d.nsamples, 3);
+	sm = find_sample(&d, "malloc,run,main,[unknown] libc.so.6+0x2724a");
+	assert_int_equal(sm->nvals, 5);
+	assert_int_equal(sm->vals[0], 0);
+	assert_int_equal(sm->vals[1], 0);
+	assert_int_equal(sm->vals[2], 4);
+	assert_int_equal(sm->vals[3], 4000);
+	assert_int_equal(sm->vals[4], 700);
+	sm = find_sample(&d, "main,[unknown] libc.so.6+0x2724a");
+	assert_int_equal(sm->vals[2], 1);
+	assert_int_equal(sm->vals[3], 1000);
+	assert_int_equal(sm->vals[4], 0);
+	sm = find_sample(&d, "do_nanosleep,main,[unknown] libc.so.6+0x2724a");
+	assert_int_equal(sm->vals[2], 0);
+	assert_int_equal(sm->vals[3], 0);
+	assert_int_equal(sm->vals[4], 5000);
+
+	/* kernel and unknown frames are functions of their own mappings; main's binary first */
+	assert_int_equal(d.nmap, 3);
+	assert_string_equal(map_file(&d, 0), "/usr/bin/demo");
+	assert_string_equal(map_file(&d, 1), "/lib/x86_64-linux-gnu/libc.so.6");
+	assert_string_equal(map_file(&d, 2), "[kernel]");
+	for (i = 0; i < d.nfn; i++) {
+		if (strcmp(S(&d, d.fn_name[i]), "do_nanosleep") == 0)
+			assert_string_equal(S(&d, d.fn_file[i]), "[kernel]");
+		if (strcmp(S(&d, d.fn_name[i]), "[unknown] libc.so.6+0x2724a") == 0)
+			assert_string_equal(S(&d, d.fn_file[i]), "/lib/x86_64-linux-gnu/libc.so.6");
+	}
+	dprof_free(&d);
+	free(raw);
+}
+
+/* Off-cpu only: offcpu by default; calls and samples together: wall, both kinds of stack. */
+static void test_pprof_default_type(void **state)
+{
+	struct fixture *fx = *state;
+	const struct dsample *sm;
+	struct bp_event ev[32];
+	struct stacks st;
+	struct dprof d;
+	uint8_t *raw;
+	size_t len;
+	int n;
+
+	make_stacks(fx, &st);
+	ev[0] = sample(500, 5000, 100, st.s_sleep, BP_SAMPLE_F_OFFCPU);
+	write_out(fx, &pprof_exporter, "o.pb.gz", ev, 1);
+	raw = gunzip(fx->path, &len);
+	decode(raw, len, &d);
+	assert_string_equal(S(&d, d.dflt), "offcpu");
+	assert_string_equal(S(&d, d.pt_type), "offcpu");
+	dprof_free(&d);
+	free(raw);
+
+	n = standard_events(fx, ev);
+	n += sample_events(fx, &st, ev + n);
+	write_out(fx, &pprof_exporter, "m.pb.gz", ev, n);
+	raw = gunzip(fx->path, &len);
+	decode(raw, len, &d);
+	assert_string_equal(S(&d, d.dflt), "wall");
+	assert_string_equal(S(&d, d.pt_type), "wall");
+	assert_int_equal(d.period, 1);
+	assert_int_equal(d.nsamples, 6 + 3);
+	sm = find_sample(&d, "malloc,run,main");	/* a call path */
+	assert_int_equal(sm->vals[0], 2);
+	assert_int_equal(sm->vals[1], 300);
+	assert_int_equal(sm->vals[3], 0);
+	sm = find_sample(&d, "malloc,run,main,[unknown] libc.so.6+0x2724a");	/* a stack */
+	assert_int_equal(sm->vals[0], 0);
+	assert_int_equal(sm->vals[3], 4000);
 	dprof_free(&d);
 	free(raw);
 }
@@ -1068,6 +1484,71 @@ static void test_speedscope(void **state)
 	free(out);
 }
 
+/*
+ * Samples: per thread, after its evented profile, a sampled profile of its
+ * cpu samples and one of its off-cpu time, stacks outermost first, in time
+ * order; a checker replays them with a real JSON parser.
+ */
+static const char sampled_checker[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1]))\n"
+	"names = [f['name'] for f in d['shared']['frames']]\n"
+	"ps = d['profiles']\n"
+	"got = [(p['type'], p['name']) for p in ps]\n"
+	"assert got == [('evented', 'demo (pid 100, tid 100)'),\n"
+	"               ('sampled', 'demo (pid 100, tid 100) (cpu samples)'),\n"
+	"               ('sampled', 'demo (pid 100, tid 100) (off-cpu)'),\n"
+	"               ('sampled', 'worker (pid 100, tid 101) (cpu samples)'),\n"
+	"               ('sampled', 'worker (pid 100, tid 101) (off-cpu)')], got\n"
+	"assert d['activeProfileIndex'] == int(sys.argv[2]), d['activeProfileIndex']\n"
+	"def stacks(p):\n"
+	"    assert p['unit'] == 'nanoseconds' and len(p['samples']) == len(p['weights'])\n"
+	"    assert p['startValue'] == 0 and p['endValue'] == sum(p['weights'])\n"
+	"    return [(';'.join(names[i] for i in s), w) for s, w in zip(p['samples'], p['weights'])]\n"
+	"U = '[unknown] libc.so.6+0x2724a'\n"
+	"M = U + ';main;run;malloc'\n"
+	"assert stacks(ps[1]) == [(M, 1000), (U + ';main', 1000), (M, 1000), (M, 1000)], stacks(ps[1])\n"
+	"assert stacks(ps[2]) == [(U + ';main;do_nanosleep', 5000)], stacks(ps[2])\n"
+	"assert stacks(ps[3]) == [(M, 1000)], stacks(ps[3])\n"
+	"assert stacks(ps[4]) == [(M, 700)], stacks(ps[4])\n";
+
+static void test_speedscope_samples(void **state)
+{
+	struct fixture *fx = *state;
+	struct bp_event ev[32];
+	char script[128], cmd[512];
+	struct stacks st;
+	char *out;
+	FILE *f;
+	int n;
+
+	make_stacks(fx, &st);
+	snprintf(script, sizeof(script), "%s/check.py", fx->dir);
+	f = fopen(script, "w");
+	assert_non_null(f);
+	fputs(sampled_checker, f);
+	fclose(f);
+
+	n = 0;
+	ev[n++] = call(1, 0, fx->f_main, fx->p_main, 100, 0, 1000, 1000, 0);
+	n += sample_events(fx, &st, ev + n);
+	write_out(fx, &speedscope_exporter, "s.speedscope.json", ev, n);
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 '%s' '%s' 0", script, fx->path);
+	assert_int_equal(system(cmd), 0);
+
+	/* without calls the busiest thread's cpu samples open first; no "no calls" placeholder */
+	n = sample_events(fx, &st, ev);
+	ev[n++] = call(1, 0, fx->f_main, fx->p_main, 100, 0, 1000, 1000, 0);
+	write_out(fx, &speedscope_exporter, "t.speedscope.json", ev, n - 1);
+	out = slurp(fx->path, NULL);
+	assert_contains(out, "\"activeProfileIndex\":0,");
+	assert_contains(out, "{\"type\":\"sampled\",\"name\":\"demo (pid 100, tid 100) (cpu samples)\","
+			"\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":4000,\"samples\":[\n");
+	assert_null(strstr(out, "no calls"));
+	assert_null(strstr(out, "evented"));
+	free(out);
+}
+
 static void test_speedscope_empty(void **state)
 {
 	struct fixture *fx = *state;
@@ -1146,9 +1627,14 @@ static void test_write_errors(void **state)
 		&dot_exporter,
 	};
 	struct fixture *fx = *state;
-	struct bp_event evs[16];
+	struct bp_event evs[32];
 	int n = standard_events(fx, evs);
+	struct stacks st;
 	size_t k;
+
+	make_stacks(fx, &st);
+	n += sample_events(fx, &st, evs + n);
+	evs[n++] = edge(BP_EDGE_WAKEUP, fx->f_run, fx->f_malloc, 10, 20);
 
 	for (k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
 		pid_t pid = fork();
@@ -1187,17 +1673,25 @@ int main(void)
 		cmocka_unit_test(test_varint),
 		cmocka_unit_test_setup_teardown(test_csv, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_csv_flags, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_csv_calls_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_folded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_folded_merges_same_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_folded_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_folded_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dot_edges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recursion_totals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deep_stacks_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deep_folded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_path_agg_samples, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_path_agg_samples_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pprof, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pprof_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pprof_samples, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pprof_default_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pprof_deep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_speedscope, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_speedscope_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_speedscope_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_speedscope_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_errors, setup, teardown),

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * USDT probes: the bpfprof.h annotations (marks, info, events, spans, the
+ * --gated capture window) and any probe named with -U.  One program serves
+ * them all; the attach cookie says which probe fired.  It shares the call
+ * tracer's ring buffer and process set (the loader reuses trace.bpf.c's
+ * maps), so annotations land in the same ordered stream as the calls.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+#include "events.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile bool trace_all = false;
+const volatile bool gated = false;	/* START/STOP open and close the window */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);	/* replaced by trace.bpf.c's ring buffer */
+} rb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+__u64 lost[BP_MAX_CPUS];
+volatile __u32 paused;
+
+SEC("usdt")
+int usdt_probe(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_usdt_cookie(ctx);
+	__u32 tgid = id >> 32, kind = cookie & 0xff, cpu = bpf_get_smp_processor_id();
+	struct bp_rec_usdt *r;
+	__u8 *state = NULL;
+	long v;
+	int i, n;
+
+	if (paused)
+		return 0;
+	if (!trace_all) {
+		state = bpf_map_lookup_elem(&tgids, &tgid);
+		if (!state)
+			return 0;
+	}
+	/* the window is process-wide: any thread opens or closes it */
+	if (gated && state && (kind == BP_USDT_START || kind == BP_USDT_STOP))
+		*state = kind == BP_USDT_START ? BP_TGID_RECORDING : BP_TGID_GATED;
+	else if (state && *state != BP_TGID_RECORDING)
+		return 0;
+
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		if (cpu < BP_MAX_CPUS)
+			__sync_fetch_and_add(&lost[cpu], 1);
+		return 0;
+	}
+	r->h.type = BP_REC_USDT;
+	r->h.flags = kind;
+	r->h.cpu = cpu;
+	r->h.ts = bpf_ktime_get_ns();
+	r->h.pid_tgid = id;
+	r->cookie = cookie;
+	r->sp = PT_REGS_SP(ctx);
+	r->s0[0] = 0;
+	r->s1[0] = 0;
+	n = bpf_usdt_arg_cnt(ctx);
+	r->nargs = n < 0 ? 0 : n;
+	r->pad = 0;
+	for (i = 0; i < 6; i++) {
+		v = 0;
+		if (i < n)
+			bpf_usdt_arg(ctx, i, &v);
+		r->args[i] = v;
+	}
+	/* the bpfprof.h probes pass their label/key/name as the first argument */
+	if (kind != BP_USDT_OTHER && kind != BP_USDT_START && kind != BP_USDT_STOP && n > 0)
+		bpf_probe_read_user_str(r->s0, sizeof(r->s0), (void *)r->args[0]);
+	if (kind == BP_USDT_INFO_STR && n > 1)
+		bpf_probe_read_user_str(r->s1, sizeof(r->s1), (void *)r->args[1]);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The little HTTP plumbing `view` and `serve` share, over libmicrohttpd:
+ * parsing ADDR:PORT, starting a daemon on it (port 0: a free one), building
+ * the URL to print, and replies from a buffer, a printf format or a file.
+ *
+ * A server on a loopback address also checks the Host header against the
+ * addresses it listens on, so a web page elsewhere cannot reach it through
+ * DNS rebinding (a name of theirs that resolves to 127.0.0.1): what these
+ * servers hand out, traces of local processes, stays with local clients.
+ */
+#ifndef BPFPROF_HTTPD_H
+#define BPFPROF_HTTPD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+struct httpd_addr {
+	struct sockaddr_storage ss;
+	socklen_t len;
+	uint16_t port;		/* the port bound (after httpd__start with port 0) */
+	bool loopback;
+};
+
+/*
+ * "ADDR:PORT", "[V6ADDR]:PORT", ":PORT" (loopback) or "PORT" (loopback);
+ * ADDR is numeric or a host name (its first address).  0 or -EINVAL
+ * (printed, naming `opt`).
+ */
+int httpd__parse_listen(const char *opt, const char *arg, struct httpd_addr *a);
+/* 127.0.0.1 and `port`. */
+void httpd__loopback(struct httpd_addr *a, uint16_t port);
+
+/*
+ * Starts a daemon on `a` with one internal thread (plus `flags`, e.g.
+ * MHD_USE_THREAD_PER_CONNECTION) and sets a->port to the port bound.
+ * NULL on failure, with the reason printed.
+ */
+struct MHD_Daemon *httpd__start(struct httpd_addr *a, unsigned int flags,
+				MHD_AccessHandlerCallback fn, void *cls);
+/* "http://127.0.0.1:8080" into buf. */
+void httpd__url(const struct httpd_addr *a, char *buf, size_t len);
+
+/*
+ * False (and a 421 reply queued) when the server listens on loopback and
+ * the request's Host names something else.  Call first in every handler.
+ */
+bool httpd__host_ok(const struct httpd_addr *a, struct MHD_Connection *c,
+		    enum MHD_Result *ret);
+
+/* Replies with buf (copied), `len` bytes. */
+enum MHD_Result httpd__reply(struct MHD_Connection *c, unsigned int status, const char *ctype,
+			     const void *buf, size_t len);
+/* Replies with buf and frees it afterwards (malloc'd). */
+enum MHD_Result httpd__reply_take(struct MHD_Connection *c, unsigned int status,
+				  const char *ctype, void *buf, size_t len);
+/* A short text/plain reply, printf-style, with a final newline. */
+enum MHD_Result httpd__reply_text(struct MHD_Connection *c, unsigned int status,
+				  const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/*
+ * Replies with the whole of fd (a regular file; closed when sent, or now
+ * on failure), with an optional Content-Disposition file name.
+ */
+enum MHD_Result httpd__reply_fd(struct MHD_Connection *c, unsigned int status, const char *ctype,
+				int fd, const char *filename);
+
+/* Content type for a file name's ending ("application/javascript" ...). */
+const char *httpd__mime(const char *name);
+
+#endif

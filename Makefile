@@ -85,6 +85,9 @@ $(OUTPUT)/user/%.o: user/%.c $(SKELS) | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
+# view's page is built into the binary (.incbin): -MMD does not see it.
+$(OUTPUT)/user/cmd-view.o: user/view-page.html
+
 $(OUTPUT)/exporters/%.o: exporters/%.c | $(OUTPUT)/exporters
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@

@@ -29,7 +29,9 @@
 #define BP_REC_WAKEUP		11	/* struct bp_rec_wakeup: a traced thread woke another */
 #define BP_REC_USDT		12	/* struct bp_rec_usdt: a USDT probe fired (bpfprof.h or -U) */
 #define BP_REC_UNWIND		13	/* struct bp_rec_unwind: exception unwinder entered */
-#define BP_REC_MAX		14
+#define BP_REC_USTACK		14	/* struct bp_rec_sample + struct bp_ustack: sample with a stack copy */
+#define BP_REC_REARM		15	/* struct bp_rec_unwind: give surviving frames their return probes back */
+#define BP_REC_MAX		16
 
 /* bp_rec_hdr.flags for BP_REC_FORK */
 #define BP_TASK_NEW_PROCESS	0x1	/* child is a new thread group (fork), not a thread */
@@ -121,6 +123,37 @@ struct bp_rec_sample {
 	__u64 ips[BP_MAX_USER_FRAMES + BP_MAX_KERN_FRAMES];
 };
 #define BP_SAMPLE_HDR_SIZE	(sizeof(struct bp_rec_hdr) + 8 + 8 + BP_COMM_LEN)
+
+/*
+ * BP_REC_USTACK (--stack=dwarf|auto): a struct bp_rec_sample (nuser is 0
+ * with --stack=dwarf: no frame-pointer walk), then, at offset
+ * BP_SAMPLE_HDR_SIZE + 8 * (nuser + nkern), a struct bp_ustack: the user
+ * registers and `len` bytes of the user stack from regs[BP_UREG_SP] upward,
+ * which userspace unwinds with the binaries' CFI (.eh_frame, .debug_frame).
+ * The copy ends at --stack-size, at the top of the main thread's stack
+ * (mm->start_stack: what lies above is argv and the environment) or at the
+ * first page that cannot be read, whichever comes first.
+ *
+ * Registers are x86-64 DWARF numbers 0-16: rax rdx rcx rbx rsi rdi rbp rsp
+ * r8-r15 rip, as libdw's x86_64 backend expects them (other architectures
+ * are not copied: the sample then carries the frame-pointer stack only).
+ */
+#define BP_UREGS		17
+#define BP_UREG_BP		6
+#define BP_UREG_SP		7
+#define BP_UREG_IP		16
+#define BP_MAX_USTACK		65536	/* --stack-size upper bound */
+#define BP_DEF_USTACK		16384	/* --stack-size default */
+
+/* bp_ustack.flags */
+#define BP_USTACK_CUT		0x1	/* stopped at --stack-size, not at the stack's top */
+
+struct bp_ustack {
+	__u64 regs[BP_UREGS];
+	__u32 len;		/* stack bytes that follow */
+	__u32 flags;		/* BP_USTACK_* */
+	/* __u8 stack[len]: the memory at regs[BP_UREG_SP] .. + len */
+};
 
 /* A thread that blocked (bp_rec_sample with BP_SAMPLE_OFFCPU) runs again. */
 struct bp_rec_switch {

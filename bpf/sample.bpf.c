@@ -7,6 +7,11 @@
  * The ring buffer and the set of traced processes are the call tracer's
  * (the loader makes this object reuse trace.bpf.c's maps), so samples and
  * calls arrive in one stream, in order.
+ *
+ * User stacks: with --stack=fp the kernel walks the frame pointers
+ * (bpf_get_stack); with --stack=dwarf|auto the record also carries the user
+ * registers and a copy of the top of the user stack (BP_REC_USTACK), which
+ * userspace unwinds with the binaries' CFI, as perf --call-graph dwarf does.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -19,6 +24,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile bool trace_all = false;	/* -a */
 const volatile bool kernel_stacks = true;
 const volatile __u64 period_ns = 1000000;
+const volatile bool fp_user = true;	/* walk the user frame pointers (--stack=fp|auto) */
+const volatile __u32 ustack_size = 0;	/* user stack bytes to copy (--stack=dwarf|auto) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -32,12 +39,28 @@ struct {
 	__type(value, __u8);
 } tgids SEC(".maps");
 
-/* A stack is built here, then copied out at its real size. */
+/*
+ * A record is built here, then copied out at its real size.  The stack copy
+ * goes at a variable offset (after the frames); a page of slack after it
+ * lets the verifier see every page-sized read in bounds.
+ */
+struct sample_buf {
+	struct bp_rec_sample s;
+	struct bp_ustack u;
+	__u8 stack[BP_MAX_USTACK + 4096];
+};
+
+/*
+ * One buffer per CPU, indexed by CPU number (too large for a per-CPU map:
+ * those are limited to 32 KiB).  The two programs cannot nest on a CPU:
+ * sched_switch runs with interrupts off, and the cpu-clock sample runs from
+ * the timer interrupt.  The loader sets max_entries to the number of CPUs.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct bp_rec_sample);
+	__type(value, struct sample_buf);
 } scratch SEC(".maps");
 
 /* Off-cpu: when each blocked traced thread went off cpu. */
@@ -71,17 +94,150 @@ static __always_inline void count_lost(__u32 cpu)
 		__sync_fetch_and_add(&lost[cpu], 1);
 }
 
+#define PF_KTHREAD	0x00200000
+#define PF_IO_WORKER	0x00000010
+#define PAGE_SZ		4096
+
+struct copy_ctx {
+	__u8 *dst;
+	__u64 sp, want;
+	__u32 len;
+	__u32 cut;
+};
+
+/* bpf_loop() body: one page (or the part of it from sp) per call; 1 ends the loop. */
+static long copy_page(__u32 i, void *arg)
+{
+	struct copy_ctx *c = arg;
+	__u64 n = PAGE_SZ - ((c->sp + c->len) & (PAGE_SZ - 1));	/* to the end of the page */
+
+	if (c->len >= c->want || c->len >= BP_MAX_USTACK)
+		return 1;
+	if (n > c->want - c->len)
+		n = c->want - c->len;
+	if (n > PAGE_SZ)
+		n = PAGE_SZ;
+	if (bpf_probe_read_user(c->dst + (c->len & (BP_MAX_USTACK - 1)), n,
+				(void *)(c->sp + c->len))) {
+		c->cut = 0;	/* the top of the stack */
+		return 1;
+	}
+	c->len += n;
+	return 0;
+}
+
+struct fix_ctx {
+	struct return_instance *ri;
+	__u8 *dst;
+	__u64 sp;
+	__u32 len;
+};
+
+/* bpf_loop() body: one pending return probe; 1 ends the loop. */
+static long fix_return(__u32 i, void *arg)
+{
+	struct fix_ctx *c = arg;
+	struct return_instance *ri = c->ri;
+	__u64 slot, orig;
+
+	if (!ri)
+		return 1;
+	slot = BPF_CORE_READ(ri, stack);
+	orig = BPF_CORE_READ(ri, orig_ret_vaddr);
+	c->ri = BPF_CORE_READ(ri, next);
+	if (slot >= c->sp && slot - c->sp <= c->len - 8 && c->len >= 8)
+		*(__u64 *)(c->dst + ((slot - c->sp) & (BP_MAX_USTACK - 1))) = orig;
+	return 0;
+}
+
+/*
+ * Calls with a pending return probe (-F) return to the kernel's trampoline:
+ * their return address slot holds the trampoline's address, which has no
+ * CFI.  Puts the original return addresses back into the copy, from the
+ * thread's uprobe return instances (as the kernel does for perf's
+ * frame-pointer callchains).
+ */
+static __always_inline void fix_returns(struct task_struct *task, __u8 *dst, __u64 sp, __u32 len)
+{
+	struct fix_ctx c = { .dst = dst, .sp = sp, .len = len };
+
+	if (!bpf_core_field_exists(task->utask))
+		return;
+	c.ri = BPF_CORE_READ(task, utask, return_instances);
+	if (c.ri)
+		bpf_loop(64, fix_return, &c, 0);
+}
+
+/*
+ * Copies the user registers and up to ustack_size bytes of the user stack
+ * to u (followed by the bytes).  Page by page: bpf_probe_read_user() fails
+ * as a whole when any byte is unreadable, and the stack's top is rarely
+ * ustack_size above the stack pointer.  A bpf_loop(): the verifier checks
+ * the body once, where an unrolled loop makes it explore every path.
+ * Returns the bytes written at u (0: no copy, the thread has no user context).
+ */
+static __always_inline __u32 copy_ustack(struct bp_ustack *u)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct copy_ctx c = { .dst = (__u8 *)(u + 1), .want = ustack_size, .cut = BP_USTACK_CUT };
+	struct pt_regs *regs;
+	__u64 top;
+
+	if ((task->flags & (PF_KTHREAD | PF_IO_WORKER)) || !task->mm)
+		return 0;
+	/* the registers the thread had in user mode: at the sample, or at its syscall */
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return 0;
+	u->regs[0] = BPF_CORE_READ(regs, ax);
+	u->regs[1] = BPF_CORE_READ(regs, dx);
+	u->regs[2] = BPF_CORE_READ(regs, cx);
+	u->regs[3] = BPF_CORE_READ(regs, bx);
+	u->regs[4] = BPF_CORE_READ(regs, si);
+	u->regs[5] = BPF_CORE_READ(regs, di);
+	u->regs[6] = BPF_CORE_READ(regs, bp);
+	u->regs[7] = c.sp = BPF_CORE_READ(regs, sp);
+	u->regs[8] = BPF_CORE_READ(regs, r8);
+	u->regs[9] = BPF_CORE_READ(regs, r9);
+	u->regs[10] = BPF_CORE_READ(regs, r10);
+	u->regs[11] = BPF_CORE_READ(regs, r11);
+	u->regs[12] = BPF_CORE_READ(regs, r12);
+	u->regs[13] = BPF_CORE_READ(regs, r13);
+	u->regs[14] = BPF_CORE_READ(regs, r14);
+	u->regs[15] = BPF_CORE_READ(regs, r15);
+	u->regs[16] = BPF_CORE_READ(regs, ip);
+	/* the main thread: above start_stack are argc, argv and the environment */
+	top = BPF_CORE_READ(task, mm, start_stack);
+	if (task->pid == task->tgid && c.sp < top && top - c.sp + 8 <= c.want) {
+		c.want = top - c.sp + 8;
+		c.cut = 0;
+	}
+	if (c.want > BP_MAX_USTACK)
+		c.want = BP_MAX_USTACK;
+	bpf_loop(BP_MAX_USTACK / PAGE_SZ + 1, copy_page, &c, 0);
+	fix_returns(task, c.dst, c.sp, c.len);
+	u->len = c.len;
+	u->flags = c.len < c.want ? 0 : c.cut;
+	return c.len ? sizeof(*u) + c.len : 0;
+#else
+	return 0;
+#endif
+}
+
 /* Fills the scratch record with the current task's stacks and sends it. */
 static __always_inline int emit_stack(void *ctx, __u64 pid_tgid, __u16 flags, __u64 period)
 {
-	__u32 zero = 0, cpu = bpf_get_smp_processor_id();
-	struct bp_rec_sample *r = bpf_map_lookup_elem(&scratch, &zero);
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct sample_buf *b = bpf_map_lookup_elem(&scratch, &cpu);
+	struct bp_rec_sample *r;
 	long n;
-	__u32 nu = 0, nk = 0;
+	__u32 nu = 0, nk = 0, off, tail = 0;
 	__u64 size;
 
-	if (!r)
+	if (!b)
 		return 0;
+	r = &b->s;
 	r->h.type = BP_REC_SAMPLE;
 	r->h.flags = flags;
 	r->h.cpu = cpu;
@@ -89,11 +245,13 @@ static __always_inline int emit_stack(void *ctx, __u64 pid_tgid, __u16 flags, __
 	r->h.pid_tgid = pid_tgid;
 	r->period = period;
 	bpf_get_current_comm(&r->comm, sizeof(r->comm));
-	n = bpf_get_stack(ctx, r->ips, BP_MAX_USER_FRAMES * 8, BPF_F_USER_STACK);
-	if (n > 0)
-		nu = (__u32)n / 8;
-	if (nu > BP_MAX_USER_FRAMES)
-		nu = BP_MAX_USER_FRAMES;
+	if (fp_user) {
+		n = bpf_get_stack(ctx, r->ips, BP_MAX_USER_FRAMES * 8, BPF_F_USER_STACK);
+		if (n > 0)
+			nu = (__u32)n / 8;
+		if (nu > BP_MAX_USER_FRAMES)
+			nu = BP_MAX_USER_FRAMES;
+	}
 	if (kernel_stacks) {
 		n = bpf_get_stack(ctx, &r->ips[nu], BP_MAX_KERN_FRAMES * 8, 0);
 		if (n > 0)
@@ -103,9 +261,18 @@ static __always_inline int emit_stack(void *ctx, __u64 pid_tgid, __u16 flags, __
 	}
 	r->nuser = nu;
 	r->nkern = nk;
-	size = BP_SAMPLE_HDR_SIZE + 8 * (__u64)(nu + nk);
-	if (size > sizeof(*r))
-		size = sizeof(*r);
+	off = 8 * (nu + nk);
+	if (ustack_size && off <= 8 * (BP_MAX_USER_FRAMES + BP_MAX_KERN_FRAMES)) {
+		/* the copy goes right after the frames: the record stays contiguous */
+		struct bp_ustack *u = (void *)r->ips + off;
+
+		tail = copy_ustack(u);
+		if (tail)
+			r->h.type = BP_REC_USTACK;
+	}
+	size = BP_SAMPLE_HDR_SIZE + off + tail;
+	if (size > sizeof(*b))
+		size = sizeof(*b);
 	if (bpf_ringbuf_output(&rb, r, size, BPF_RB_NO_WAKEUP))
 		count_lost(cpu);
 	return 0;

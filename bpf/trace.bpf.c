@@ -54,6 +54,20 @@ struct {
 /* Set by the loader when the recording ends, before the last drain. */
 volatile __u32 paused;
 
+/*
+ * Threads whose return addresses were put back for the exception unwinder
+ * (tid -> 1): at their next traced call, the frames that survived the
+ * exception get their return trampolines back (BP_REC_REARM).  The entry path
+ * looks here only while rearm_pending is non-zero.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} rearm SEC(".maps");
+__u64 rearm_pending;
+
 /* The kernel keeps at most this many pending return instances per thread. */
 #define MAX_RETURN_INSTANCES BP_UNWIND_SLOTS
 #define SIGSTOP 19
@@ -88,6 +102,17 @@ static __always_inline void count_lost(__u32 cpu)
 		__sync_fetch_and_add(&lost[cpu], 1);
 }
 
+static __noinline int rearm_frames(__u64 id, unsigned long sp);
+
+/* After an exception: is this thread's first call the one to re-arm at? */
+static __always_inline void maybe_rearm(__u64 id, unsigned long sp)
+{
+	__u32 tid = id;
+
+	if (rearm_pending && bpf_map_lookup_elem(&rearm, &tid))
+		rearm_frames(id, sp);
+}
+
 static __always_inline int emit_call(struct pt_regs *ctx, __u16 type)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -96,6 +121,8 @@ static __always_inline int emit_call(struct pt_regs *ctx, __u16 type)
 
 	if (!is_traced(id >> 32))
 		return 0;
+	if (type == BP_REC_ENTRY)
+		maybe_rearm(id, PT_REGS_SP(ctx));
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
 		count_lost(cpu);
@@ -133,6 +160,8 @@ static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
 
 	if (!is_traced(id >> 32))
 		return 0;
+	if (type == BP_REC_ENTRY_ARGS)
+		maybe_rearm(id, PT_REGS_SP(ctx));
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
 		count_lost(cpu);
@@ -185,6 +214,7 @@ struct unwind_walk {
 	struct bp_rec_unwind *r;
 	struct return_instance *ri;
 	unsigned long tramp;
+	unsigned long rearm_sp;		/* 0: collect trampolines to remove; else frames to re-arm */
 };
 
 /* One pending return instance per call (bpf_loop keeps the verifier's work linear). */
@@ -192,18 +222,65 @@ static long unwind_step(__u64 i, void *ctx)
 {
 	struct unwind_walk *w = ctx;
 	struct return_instance *ri = w->ri;
-	unsigned long stack, cur;
+	unsigned long stack, cur, orig;
 	__u32 n = w->r->n;
 
 	if (!ri || n >= BP_UNWIND_SLOTS)
 		return 1;
 	stack = BPF_CORE_READ(ri, stack);
-	if (!bpf_probe_read_user(&cur, sizeof(cur), (void *)stack) && cur == w->tramp) {
+	orig = BPF_CORE_READ(ri, orig_ret_vaddr);
+	if (w->rearm_sp) {
+		/* re-arm: a frame still alive (its slot above the new call) that holds
+		 * its original return address again */
+		if (stack > w->rearm_sp &&
+		    !bpf_probe_read_user(&cur, sizeof(cur), (void *)stack) && cur == orig) {
+			w->r->slot[n & (BP_UNWIND_SLOTS - 1)] = stack;
+			w->r->orig[n & (BP_UNWIND_SLOTS - 1)] = orig;
+			w->r->n = n + 1;
+		}
+	} else if (!bpf_probe_read_user(&cur, sizeof(cur), (void *)stack) && cur == w->tramp) {
 		w->r->slot[n & (BP_UNWIND_SLOTS - 1)] = stack;
-		w->r->orig[n & (BP_UNWIND_SLOTS - 1)] = BPF_CORE_READ(ri, orig_ret_vaddr);
+		w->r->orig[n & (BP_UNWIND_SLOTS - 1)] = orig;
 		w->r->n = n + 1;
 	}
 	w->ri = BPF_CORE_READ(ri, next);
+	return 0;
+}
+
+/*
+ * The first traced call after an exception: the frames above the handler
+ * were given their real return addresses for the unwinder; put the
+ * trampolines back so their returns are seen (the loader writes them, the
+ * thread waits stopped).
+ */
+static __noinline int rearm_frames(__u64 id, unsigned long sp)
+{
+	struct unwind_walk w = { 0 };
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct bp_rec_unwind *r;
+	__u32 tid = id;
+
+	bpf_map_delete_elem(&rearm, &tid);
+	__sync_fetch_and_add(&rearm_pending, -1);
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r)
+		return 0;
+	r->n = 0;
+	w.r = r;
+	w.tramp = trampoline_vaddr(t);
+	w.rearm_sp = sp;
+	w.ri = BPF_CORE_READ(t, utask, return_instances);
+	if (w.tramp)
+		bpf_loop(MAX_RETURN_INSTANCES, unwind_step, &w, 0);
+	r->h.type = BP_REC_REARM;
+	r->h.flags = 0;
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->h.ts = bpf_ktime_get_ns();
+	r->h.pid_tgid = id;
+	r->sp = sp;
+	r->trampoline = w.tramp;
+	r->stopped = r->n && !bpf_send_signal_thread(SIGSTOP);
+	bpf_ringbuf_submit(r, r->stopped ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
@@ -241,6 +318,8 @@ int BPF_KPROBE(unwind_enter)
 	r->trampoline = w.tramp;
 	/* Stop before the unwinder runs a single instruction; the loader resumes it. */
 	r->stopped = r->n && !bpf_send_signal_thread(SIGSTOP);
+	if (r->stopped && !bpf_map_update_elem(&rearm, &(__u32){ (__u32)id }, &(__u8){ 1 }, BPF_NOEXIST))
+		__sync_fetch_and_add(&rearm_pending, 1);
 	bpf_ringbuf_submit(r, r->stopped ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	return 0;
 }
@@ -319,6 +398,12 @@ int BPF_PROG(task_exit, struct task_struct *p)
 	bpf_ringbuf_submit(r, 0);
 	if (group_dead && !trace_all)
 		bpf_map_delete_elem(&tgids, &tgid);
+	{
+		__u32 tid = BPF_CORE_READ(p, pid);
+
+		if (rearm_pending && !bpf_map_delete_elem(&rearm, &tid))
+			__sync_fetch_and_add(&rearm_pending, -1);
+	}
 	return 0;
 }
 

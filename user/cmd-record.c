@@ -56,6 +56,8 @@ struct record_opts {
 	size_t nusdts;
 	bool deps;		/* data edges (implies argument capture) */
 	bool no_kernel_stacks;
+	enum stack_mode stack;	/* --stack */
+	unsigned stack_size;	/* --stack-size, 0: default */
 	bool as_root;
 	bool args;
 	char **argv;		/* record: the command */
@@ -442,6 +444,11 @@ static void usage(FILE *f, bool attach)
 		"                         -F, sampling only (no function probes)\n"
 		"      --offcpu           record where threads block, and for how long\n"
 		"      --no-kernel-stacks user stacks only\n"
+		"      --stack=fp|dwarf|auto  user stacks by frame pointers, or by DWARF\n"
+		"                         unwinding of a stack copy (default auto: DWARF,\n"
+		"                         frame pointers where DWARF falls short)\n"
+		"      --stack-size SIZE  user stack bytes copied per sample (default 16k,\n"
+		"                         at most 64k)\n"
 		"      --args             record the six integer argument registers and the\n"
 		"                         return value of each call (shown in the output)\n"
 		"      --deps             data edges: a call that returned a pointer -> the later\n"
@@ -500,7 +507,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_FORMAT = 256, OPT_MIN_TIME, OPT_BUFFER, OPT_NO_FOLLOW, OPT_AS_ROOT, OPT_ARGS,
 	       OPT_NO_SKIP_ENDBR, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS, OPT_NO_WAKEUPS, OPT_DEPS,
-	       OPT_GATED };
+	       OPT_GATED, OPT_STACK, OPT_STACK_SIZE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -513,6 +520,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "sample", optional_argument, NULL, OPT_SAMPLE },
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
 		{ "no-kernel-stacks", no_argument, NULL, OPT_NO_KSTACKS },
+		{ "stack", required_argument, NULL, OPT_STACK },
+		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 		{ "all", no_argument, NULL, 'a' },
 		{ "args", no_argument, NULL, OPT_ARGS },
 		{ "deps", no_argument, NULL, OPT_DEPS },
@@ -592,6 +601,14 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_NO_KSTACKS:
 			o->no_kernel_stacks = true;
+			break;
+		case OPT_STACK:
+			if (sampler__parse_stack(optarg, &o->stack))
+				return -EINVAL;
+			break;
+		case OPT_STACK_SIZE:
+			if (sampler__parse_stack_size(optarg, &o->stack_size))
+				return -EINVAL;
 			break;
 		case 'a':
 			o->all = true;
@@ -883,6 +900,8 @@ static int run(struct record_opts *o)
 			.offcpu = o->offcpu,
 			.trace_all = o->all,
 			.kernel_stacks = !o->no_kernel_stacks,
+			.stack = o->stack,
+			.stack_size = o->stack_size,
 		};
 		int rb_fd, tgids_fd;
 

@@ -9,5 +9,7 @@ int cmd_list(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_view(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

@@ -712,7 +712,8 @@ static int on_sample(struct decoder *d, const struct bp_rec_sample *r, size_t si
 	name_from_comm(d, tid, pid, r->comm);
 	if (!d->sy)
 		return 0;
-	path = symbolizer__stack(d->sy, pid, (const uint64_t *)r->ips, r->nuser, r->nkern, &truncated);
+	/* BP_REC_USTACK: the same record with a stack copy after the frames (issue 8) */
+	path = symbolizer__sample(d->sy, r, size, &truncated);
 	if (r->h.flags & BP_SAMPLE_OFFCPU) {
 		t->offcpu_pending = true;
 		t->offcpu_path = path;
@@ -960,6 +961,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 			return -EINVAL;
 		return on_exec(d, rec, ts);
 	case BP_REC_SAMPLE:
+	case BP_REC_USTACK:
 		return on_sample(d, rec, size, ts);
 	case BP_REC_WAKEUP:
 		if (size < sizeof(struct bp_rec_wakeup))
@@ -973,6 +975,41 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		if (size < sizeof(struct bp_rec_switch))
 			return -EINVAL;
 		return on_switch(d, rec, ts);
+	case BP_REC_REARM: {
+		const struct bp_rec_unwind *u = rec;
+		uint32_t i;
+
+		if (size < sizeof(struct bp_rec_unwind))
+			return -EINVAL;
+		/*
+		 * The frames whose return slots were re-armed are alive (their
+		 * returns will come); a frame restored for the unwinder and not
+		 * re-armed was unwound by the exception: its slot was reused.
+		 */
+		t = thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
+		err = 0;
+		while (t->depth && !err) {
+			struct frame *top = &t->stack[t->depth - 1];
+			bool alive = false;
+
+			if (!(top->flags & FRAME_RESTORED) || (top->flags & BP_CALL_NO_RETPROBE))
+				break;
+			for (i = 0; i < u->n && i < BP_UNWIND_SLOTS; i++)
+				alive |= u->slot[i] == top->sp;
+			if (alive)
+				break;
+			err = pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
+		}
+		for (i = 0; i < t->depth; i++) {
+			uint32_t j;
+
+			for (j = 0; j < u->n && j < BP_UNWIND_SLOTS; j++)
+				if (u->slot[j] == t->stack[i].sp)
+					t->stack[i].flags &= ~FRAME_RESTORED;
+		}
+		t->unwinding = false;
+		break;
+	}
 	case BP_REC_UNWIND:
 		if (size < sizeof(struct bp_rec_unwind))
 			return -EINVAL;

@@ -144,7 +144,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 }
 
 struct MHD_Daemon *httpd__start(struct httpd_addr *a, unsigned int flags,
-				MHD_AccessHandlerCallback fn, void *cls)
+				MHD_AccessHandlerCallback fn, void *cls,
+				MHD_RequestCompletedCallback done)
 {
 	struct MHD_Daemon *d;
 	struct sockaddr_storage bound;
@@ -183,6 +184,7 @@ struct MHD_Daemon *httpd__start(struct httpd_addr *a, unsigned int flags,
 			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 			     MHD_OPTION_CONNECTION_LIMIT, 64u,
 			     MHD_OPTION_CONNECTION_TIMEOUT, 120u,
+			     MHD_OPTION_NOTIFY_COMPLETED, done, cls,
 			     MHD_OPTION_END);
 	if (!d) {
 		p_err("cannot start the HTTP server (libmicrohttpd)");

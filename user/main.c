@@ -27,6 +27,8 @@ static const struct cmd {
 	{ "report", cmd_report, false, "print per-function times and the call tree of a recording" },
 	{ "convert", cmd_convert, false, "write a recording (.bpfprof archive) in another format" },
 	{ "merge", cmd_merge, false, "merge recordings of several runs or hosts on one time axis" },
+	{ "view", cmd_view, false, "show a recording in the browser: functions, timeline, graph" },
+	{ "serve", cmd_serve, true, "trace running processes; Prometheus metrics and captures over HTTP" },
 	{ NULL },
 };
 

@@ -10,6 +10,7 @@
 #include "../bpf/events.h"
 #include "log.h"
 #include "sample.h"
+#include "util.h"
 
 struct sampler {
 	struct sample_bpf *skel;
@@ -18,6 +19,33 @@ struct sampler {
 	size_t nlinks, npfds;
 	struct sampler_opts o;
 };
+
+int sampler__parse_stack(const char *arg, enum stack_mode *mode)
+{
+	if (!strcmp(arg, "auto"))
+		*mode = STACK_AUTO;
+	else if (!strcmp(arg, "fp"))
+		*mode = STACK_FP;
+	else if (!strcmp(arg, "dwarf"))
+		*mode = STACK_DWARF;
+	else {
+		p_err("invalid --stack '%s' (fp, dwarf or auto)", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int sampler__parse_stack_size(const char *arg, unsigned *size)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) || v < 512 || v > BP_MAX_USTACK) {
+		p_err("invalid --stack-size '%s' (512 to %uk, e.g. 32k)", arg, BP_MAX_USTACK / 1024);
+		return -EINVAL;
+	}
+	*size = v;
+	return 0;
+}
 
 int sampler__new(const struct sampler_opts *o, int rb_fd, int tgids_fd, struct sampler **out)
 {
@@ -34,6 +62,17 @@ int sampler__new(const struct sampler_opts *o, int rb_fd, int tgids_fd, struct s
 	s->skel->rodata->trace_all = o->trace_all;
 	s->skel->rodata->kernel_stacks = o->kernel_stacks;
 	s->skel->rodata->period_ns = o->hz ? 1000000000ull / o->hz : 0;
+	s->skel->rodata->fp_user = o->stack != STACK_DWARF;
+	s->skel->rodata->ustack_size = o->stack == STACK_FP ? 0 : o->stack_size ? o->stack_size :
+				       BP_DEF_USTACK;
+	/* one record buffer per CPU, indexed by CPU number */
+	err = libbpf_num_possible_cpus();
+	if (err > 0)
+		err = bpf_map__set_max_entries(s->skel->maps.scratch, err);
+	if (err) {
+		p_err("cannot size the sampling buffers: %s", strerror(-err));
+		goto cleanup;
+	}
 	err = bpf_map__reuse_fd(s->skel->maps.rb, rb_fd);
 	if (!err)
 		err = bpf_map__reuse_fd(s->skel->maps.tgids, tgids_fd);

@@ -13,12 +13,25 @@
 
 struct sampler;
 
+/* How user stacks are taken (--stack). */
+enum stack_mode {
+	STACK_AUTO,		/* copy and DWARF-unwind; frame pointers where that falls short */
+	STACK_FP,		/* frame pointers only (the kernel's walk) */
+	STACK_DWARF,		/* copy and DWARF-unwind only */
+};
+
 struct sampler_opts {
 	unsigned hz;		/* 0: no cpu sampling */
 	bool offcpu;
 	bool trace_all;
 	bool kernel_stacks;
+	enum stack_mode stack;
+	unsigned stack_size;	/* bytes of user stack copied per sample (0: BP_DEF_USTACK) */
 };
+
+/* Parses --stack=fp|dwarf|auto and --stack-size=SIZE; 0 or -EINVAL (after a message). */
+int sampler__parse_stack(const char *arg, enum stack_mode *mode);
+int sampler__parse_stack_size(const char *arg, unsigned *size);
 
 /* rb_fd, tgids_fd: the tracer's maps, shared so the stream stays one. */
 int sampler__new(const struct sampler_opts *o, int rb_fd, int tgids_fd, struct sampler **out);

@@ -10,6 +10,7 @@
 #include "elfsym.h"
 #include "log.h"
 #include "symbolize.h"
+#include "unwind.h"
 
 struct mapping {
 	uint64_t start, end, pgoff;
@@ -22,6 +23,8 @@ struct proc_maps {
 	struct mapping *v;
 	size_t n;
 	int reread;		/* misses since the last read: re-read at most a few times */
+	char *text;		/* /proc/PID/maps as last read, for the unwinder */
+	uint64_t gen;		/* changes with text */
 };
 
 struct symfile {
@@ -56,8 +59,12 @@ struct symbolizer {
 	uint32_t kmodule;
 	struct fkey *ftab;
 	size_t ftab_cap, ftab_used;
-	uint32_t truncated_func;
-	bool have_truncated;
+	uint32_t truncated_func, nostack_func;
+	bool have_truncated, have_nostack;
+	struct unwinder *uw;	/* created by the first sample with a stack copy */
+	bool uw_failed;
+	uint64_t nustack, nfallback;	/* stack copies unwound; fp stacks used instead */
+	uint32_t max_copy;	/* the largest stack copy seen */
 };
 
 static uint64_t fkey_of(uint32_t module, uint64_t addr)
@@ -122,16 +129,42 @@ int symbolizer__new(struct bp_session *s, struct symbolizer **out)
 	return 0;
 }
 
+/*
+ * At the end: why DWARF unwinds fell short (with -v), and a hint when the
+ * stack copy was too small for a noticeable share.
+ */
+static void report_unwinds(struct symbolizer *sy)
+{
+	uint64_t cut;
+	int e;
+
+	if (!sy->uw || !sy->nustack)
+		return;
+	cut = unwinder__count(sy->uw, UNWIND_STACK_CUT);
+	for (e = 0; e < UNWIND_NEND && verbose; e++)
+		if (unwinder__count(sy->uw, e))
+			p_dbg("DWARF unwinds %s: %" PRIu64, unwind_end_str(e),
+			      unwinder__count(sy->uw, e));
+	if (sy->nfallback)
+		p_dbg("frame-pointer stacks used where DWARF fell short: %" PRIu64, sy->nfallback);
+	if (cut * 100 > sy->nustack)
+		p_warn("%" PRIu64 " of %" PRIu64 " user stacks were deeper than the %u-byte stack "
+		       "copy (truncated): try a larger --stack-size", cut, sy->nustack, sy->max_copy);
+}
+
 void symbolizer__free(struct symbolizer *sy)
 {
 	size_t i, j;
 
 	if (!sy)
 		return;
+	report_unwinds(sy);
+	unwinder__free(sy->uw);
 	for (i = 0; i < sy->nprocs; i++) {
 		for (j = 0; j < sy->procs[i].n; j++)
 			free(sy->procs[i].v[j].special);
 		free(sy->procs[i].v);
+		free(sy->procs[i].text);
 	}
 	for (i = 0; i < sy->nfiles; i++) {
 		free(sy->files[i].path);
@@ -181,30 +214,63 @@ static struct proc_maps *proc_of(struct symbolizer *sy, uint32_t pid)
 	return NULL;
 }
 
+/* The whole of /proc/PID/maps, or NULL when the process is gone. */
+static char *slurp_maps(uint32_t pid)
+{
+	char path[64], *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 16384;
+			buf = xrealloc(buf, cap);
+		}
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n);
+	fclose(f);
+	buf[len] = 0;
+	return buf;
+}
+
 static void read_maps(struct symbolizer *sy, struct proc_maps *pm)
 {
-	char path[64], line[4400];
-	FILE *f;
+	char *text = slurp_maps(pm->pid), *line, *nl;
 	size_t j;
 
+	if (!text)
+		return;	/* gone: what was read before is the best there is */
+	if (pm->text && !strcmp(pm->text, text)) {
+		free(text);
+		return;
+	}
 	for (j = 0; j < pm->n; j++)
 		free(pm->v[j].special);
 	pm->n = 0;
-	snprintf(path, sizeof(path), "/proc/%u/maps", pm->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
+	free(pm->text);
+	pm->text = text;
+	pm->gen++;
+	text = xstrdup(text);	/* parsed in place */
+	for (line = text; *line; line = nl + 1) {
 		unsigned long long start, end, pgoff;
 		char perms[8], *name;
 		int off = 0;
 		struct mapping *m;
 
+		nl = strchr(line, '\n');
+		if (!nl)
+			nl = line + strlen(line) - 1;
+		else
+			*nl = 0;
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff,
 			   &off) < 4 || !off || perms[2] != 'x')
 			continue;	/* only executable mappings hold code */
 		name = line + off;
-		name[strcspn(name, "\n")] = 0;
 		pm->v = xrealloc(pm->v, (pm->n + 1) * sizeof(*pm->v));
 		m = &pm->v[pm->n++];
 		m->start = start;
@@ -217,7 +283,7 @@ static void read_maps(struct symbolizer *sy, struct proc_maps *pm)
 		if (m->file < 0)	/* anonymous, [vdso], or a file gone since */
 			m->special = xstrdup(name[0] ? name : "[anon]");
 	}
-	fclose(f);
+	free(text);
 }
 
 void symbolizer__preload_kernel(struct symbolizer *sy)
@@ -245,6 +311,7 @@ void symbolizer__forget(struct symbolizer *sy, uint32_t pid)
 
 	if (pm)
 		read_maps(sy, pm);	/* exec: the new image is mapped now */
+	unwinder__forget(sy->uw, pid);
 }
 
 static const struct mapping *find_map(struct symbolizer *sy, uint32_t pid, uint64_t addr)
@@ -442,47 +509,145 @@ static bool is_root(const char *name)
 	return false;
 }
 
-uint32_t symbolizer__stack(struct symbolizer *sy, uint32_t pid, const uint64_t *ips,
-			   uint32_t nuser, uint32_t nkern, bool *truncated)
+/*
+ * Does a user stack (adjusted addresses, innermost first) reach a root?  Its
+ * outermost frame is one, or main() is right below the outermost frame
+ * (libc's __libc_start_call_main is a local symbol that a stripped libc does
+ * not name).
+ */
+static bool rooted(struct symbolizer *sy, uint32_t pid, const uint64_t *ips, uint32_t n)
 {
-	uint32_t path = 0, i, fid;
+	if (!n || n >= BP_MAX_USER_FRAMES)
+		return false;
+	return is_root(session__func_name(sy->s, user_frame(sy, pid, ips[n - 1]))) ||
+	       (n >= 2 && !strcmp(session__func_name(sy->s, user_frame(sy, pid, ips[n - 2])), "main"));
+}
 
-	*truncated = false;
-	if (nuser) {
-		fid = user_frame(sy, pid, ips[nuser - 1]);
-		/*
-		 * Complete if it reaches a root, or main() right below the outermost
-		 * frame (libc's __libc_start_call_main is a local symbol that a
-		 * stripped libc does not name).
-		 */
-		if (nuser >= BP_MAX_USER_FRAMES ||
-		    !(is_root(session__func_name(sy->s, fid)) ||
-		      (nuser >= 2 && !strcmp(session__func_name(sy->s, user_frame(sy, pid, ips[nuser - 2])),
-					     "main")))) {
-			*truncated = true;
-			if (!sy->have_truncated) {
-				sy->truncated_func = add_func(sy, "[truncated]",
-							      session__add_module(sy->s, "[none]"),
-							      0, 0, BP_FUNC_MARKER);
-				sy->have_truncated = true;
-			}
-			path = session__path(sy->s, 0, sy->truncated_func);
+/* The call path of a stack: user frames (adjusted), then kernel frames, innermost first. */
+static uint32_t make_path(struct symbolizer *sy, uint32_t pid, const uint64_t *uips, uint32_t nuser,
+			  const uint64_t *kips, uint32_t nkern, bool truncated)
+{
+	uint32_t path = 0, i;
+
+	if (nuser && truncated) {
+		if (!sy->have_truncated) {
+			sy->truncated_func = add_func(sy, "[truncated]",
+						      session__add_module(sy->s, "[none]"), 0, 0,
+						      BP_FUNC_MARKER);
+			sy->have_truncated = true;
 		}
-		path = session__path(sy->s, path, fid);
-		for (i = nuser - 1; i-- > 0;)
-			path = session__path(sy->s, path, user_frame(sy, pid, ips[i]));
+		path = session__path(sy->s, 0, sy->truncated_func);
 	}
+	for (i = nuser; i-- > 0;)
+		path = session__path(sy->s, path, user_frame(sy, pid, uips[i]));
 	/* The innermost kernel frames of a tracepoint sample are the BPF machinery itself. */
 	while (nkern) {
-		const char *name = session__func_name(sy->s, kernel_frame(sy, ips[nuser]));
+		const char *name = session__func_name(sy->s, kernel_frame(sy, kips[0]));
 
 		if (strncmp(name, "bpf_", 4) && strncmp(name, "__bpf_", 6) &&
 		    strncmp(name, "__traceiter_", 12) && strncmp(name, "perf_trace_", 11))
 			break;
-		ips++;
+		kips++;
 		nkern--;
 	}
-	for (i = nuser + nkern; i-- > nuser;)
-		path = session__path(sy->s, path, kernel_frame(sy, ips[i]));
+	for (i = nkern; i-- > 0;)
+		path = session__path(sy->s, path, kernel_frame(sy, kips[i]));
+	/* a thread past exit_mm() (no user stack) sampled without kernel stacks */
+	if (!path) {
+		if (!sy->have_nostack) {
+			sy->nostack_func = add_func(sy, "[no stack]", session__add_module(sy->s, "[none]"),
+						    1, 0, BP_FUNC_MARKER);
+			sy->have_nostack = true;
+		}
+		path = session__path(sy->s, 0, sy->nostack_func);
+	}
 	return path;
+}
+
+uint32_t symbolizer__stack(struct symbolizer *sy, uint32_t pid, const uint64_t *ips,
+			   uint32_t nuser, uint32_t nkern, bool *truncated)
+{
+	uint64_t uips[BP_MAX_USER_FRAMES];
+	uint32_t i;
+
+	if (nuser > BP_MAX_USER_FRAMES)
+		nuser = BP_MAX_USER_FRAMES;
+	/* return addresses: symbolize the call instruction before each */
+	for (i = 0; i < nuser; i++)
+		uips[i] = i ? ips[i] - 1 : ips[i];
+	*truncated = nuser && !rooted(sy, pid, uips, nuser);
+	return make_path(sy, pid, uips, nuser, ips + nuser, nkern, *truncated);
+}
+
+uint32_t symbolizer__sample(struct symbolizer *sy, const struct bp_rec_sample *r, size_t size,
+			    bool *truncated)
+{
+	uint32_t pid = r->h.pid_tgid >> 32, tid = (uint32_t)r->h.pid_tgid, n, i;
+	size_t off = BP_SAMPLE_HDR_SIZE + 8ull * (r->nuser + r->nkern);
+	const uint64_t *ips = (const uint64_t *)r->ips;
+	uint64_t dips[BP_MAX_USER_FRAMES], fips[BP_MAX_USER_FRAMES];
+	const struct bp_ustack *us;
+	struct proc_maps *pm;
+	enum unwind_end end;
+	bool fp_truncated;
+
+	us = (const struct bp_ustack *)((const char *)r + off);
+	if (r->h.type != BP_REC_USTACK || size < off + sizeof(*us) ||
+	    size - off - sizeof(*us) < us->len || sy->uw_failed)
+		return symbolizer__stack(sy, pid, ips, r->nuser, r->nkern, truncated);
+	if (!sy->uw && unwinder__new(&sy->uw)) {
+		p_warn("cannot set up DWARF unwinding: stacks use frame pointers only");
+		sy->uw_failed = true;
+		return symbolizer__stack(sy, pid, ips, r->nuser, r->nkern, truncated);
+	}
+	pm = proc_of(sy, pid);
+	if (!pm) {
+		symbolizer__preload(sy, pid);
+		pm = proc_of(sy, pid);
+	}
+	sy->nustack++;
+	if (us->len > sy->max_copy)
+		sy->max_copy = us->len;
+	/* a pc outside the known mappings: the process exec'd or mapped code since */
+	find_map(sy, pid, us->regs[BP_UREG_IP]);
+	for (i = 0; i < 2; i++) {
+		uint64_t gen = pm->gen;
+
+		n = unwinder__unwind(sy->uw, pid, tid, pm->text, pm->gen, us, dips,
+				     BP_MAX_USER_FRAMES, &end);
+		/* stopped in code mapped since the maps were read (dlopen): once more */
+		if (end == UNWIND_COMPLETE || !n || i)
+			break;
+		find_map(sy, pid, dips[n - 1]);
+		if (pm->gen == gen)
+			break;
+	}
+	if (!n) {	/* not even the first frame: keep the pc */
+		dips[0] = us->regs[BP_UREG_IP];
+		n = 1;
+	}
+	/*
+	 * The CFI itself said where the stack ends (an undefined return
+	 * address: _start, clone3), or it ended at the dynamic loader's entry
+	 * point: complete, whatever the outermost function's name.
+	 */
+	*truncated = end != UNWIND_COMPLETE || n >= BP_MAX_USER_FRAMES;
+	/*
+	 * --stack=auto: where the CFI fell short (code without it, a JIT's)
+	 * the frame-pointer walk may still reach a root; a walk that does not
+	 * is no better than the partial DWARF stack.
+	 */
+	if (*truncated && r->nuser) {
+		uint32_t nu = r->nuser < BP_MAX_USER_FRAMES ? r->nuser : BP_MAX_USER_FRAMES;
+
+		for (i = 0; i < nu; i++)
+			fips[i] = i ? ips[i] - 1 : ips[i];
+		fp_truncated = !rooted(sy, pid, fips, nu);
+		if (!fp_truncated) {
+			sy->nfallback++;
+			*truncated = false;
+			return make_path(sy, pid, fips, nu, ips + r->nuser, r->nkern, false);
+		}
+	}
+	return make_path(sy, pid, dips, n, ips + r->nuser, r->nkern, *truncated);
 }

@@ -12,6 +12,7 @@
 #define BPFPROF_SYMBOLIZE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "session.h"
 
@@ -21,12 +22,23 @@ int symbolizer__new(struct bp_session *s, struct symbolizer **out);
 void symbolizer__free(struct symbolizer *sy);
 /*
  * ips: nuser user frames then nkern kernel frames, innermost first (as
- * bpf_get_stack() gives them).  Returns the path (outermost first); sets
+ * bpf_get_stack() gives them; user return addresses are symbolized at the
+ * call instruction before them).  Returns the path (outermost first); sets
  * *truncated when the user stack does not reach a known root (_start,
  * start_thread, ...): a "[truncated]" frame is then the path's root.
  */
 uint32_t symbolizer__stack(struct symbolizer *sy, uint32_t pid, const uint64_t *ips,
 			   uint32_t nuser, uint32_t nkern, bool *truncated);
+/*
+ * A BP_REC_SAMPLE or BP_REC_USTACK record of size bytes (its frames checked
+ * against size by the caller).  A stack copy is unwound with DWARF CFI; when
+ * that falls short of a root and the record also has a frame-pointer stack
+ * that reaches one (--stack=auto), that stack is used.  Returns the path;
+ * sets *truncated as symbolizer__stack does.
+ */
+struct bp_rec_sample;
+uint32_t symbolizer__sample(struct symbolizer *sy, const struct bp_rec_sample *r, size_t size,
+			    bool *truncated);
 /* The process exec'd or exited: its mappings are stale. */
 void symbolizer__forget(struct symbolizer *sy, uint32_t pid);
 /* Reads the mappings of pid now (at start, before a short-lived process can exit). */

@@ -4,7 +4,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <dirent.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -56,11 +60,13 @@ static void restore_unwind(struct tracer *t, const struct bp_rec_unwind *r)
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd >= 0) {
 		for (i = 0; i < n; i++) {
-			__u64 cur = 0;
+			/* unwind: trampoline -> original; re-arm: original -> trampoline */
+			bool rearm = r->h.type == BP_REC_REARM;
+			__u64 cur = 0, want = rearm ? r->orig[i] : r->trampoline;
+			const __u64 *put = rearm ? &r->trampoline : &r->orig[i];
 
-			if (pread(fd, &cur, sizeof(cur), r->slot[i]) == sizeof(cur) &&
-			    cur == r->trampoline &&
-			    pwrite(fd, &r->orig[i], sizeof(r->orig[i]), r->slot[i]) == sizeof(cur))
+			if (pread(fd, &cur, sizeof(cur), r->slot[i]) == sizeof(cur) && cur == want &&
+			    pwrite(fd, put, sizeof(*put), r->slot[i]) == sizeof(cur))
 				t->unwind_restored++;
 			else
 				t->unwind_failed++;
@@ -78,7 +84,9 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct tracer *t = ctx;
 	int err;
 
-	if (size >= sizeof(struct bp_rec_unwind) && ((struct bp_rec_hdr *)data)->type == BP_REC_UNWIND)
+	if (size >= sizeof(struct bp_rec_unwind) &&
+	    (((struct bp_rec_hdr *)data)->type == BP_REC_UNWIND ||
+	     ((struct bp_rec_hdr *)data)->type == BP_REC_REARM))
 		restore_unwind(t, data);
 	if (!t->fn)
 		return 0;	/* detaching: only threads stopped for the unwinder matter now */
@@ -328,8 +336,82 @@ static void serve_unwinder(struct tracer *t, int ms)
 	} while ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 < end);
 }
 
+/*
+ * Removing a uprobe waits for an SRCU grace period, and every pending return
+ * probe holds the read side until it returns or the kernel's timer retires
+ * it -- a timer pushed back by each new return probe armed.  A target that
+ * keeps calling traced functions (while main() is pending forever) would
+ * hold the detach off indefinitely, and every other uprobe user on the
+ * machine with it.  So the threads still running are held still while the
+ * probes go: with ptrace (PTRACE_SEIZE + PTRACE_INTERRUPT), which, unlike
+ * SIGSTOP, their parent never sees; a stop for a signal keeps that signal,
+ * passed on at the detach.
+ */
+struct frozen {
+	pid_t tid;
+	int sig;
+};
+
+static size_t freeze_targets(struct tracer *t, struct frozen **out)
+{
+	int fd = bpf_map__fd(t->skel->maps.tgids);
+	struct frozen *v = NULL;
+	__u32 key, next;
+	void *prev = NULL;
+	size_t n = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		char path[64];
+		struct dirent *de;
+		DIR *d;
+
+		key = next;
+		prev = &key;
+		snprintf(path, sizeof(path), "/proc/%u/task", key);
+		d = opendir(path);
+		if (!d)
+			continue;
+		while ((de = readdir(d))) {
+			pid_t tid = atoi(de->d_name);
+			int status;
+
+			if (tid <= 0 || tid == getpid())
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0, 0))
+				continue;	/* gone, or traced by someone else: leave it */
+			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) ||
+			    waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status)) {
+				ptrace(PTRACE_DETACH, tid, 0, 0);
+				continue;
+			}
+			v = xrealloc(v, (n + 1) * sizeof(*v));
+			v[n].tid = tid;
+			/* a signal-delivery stop holds a signal that must not be lost */
+			v[n].sig = (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
+			if (v[n].sig == SIGTRAP)
+				v[n].sig = 0;
+			n++;
+		}
+		closedir(d);
+	}
+	*out = v;
+	return n;
+}
+
+static void thaw_targets(struct frozen *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		ptrace(PTRACE_DETACH, v[i].tid, 0, (void *)(long)v[i].sig);
+	free(v);
+}
+
 void tracer__detach(struct tracer *t)
 {
+	struct frozen *frozen = NULL;
+	size_t nfrozen;
+
 	/*
 	 * Records are no longer decoded, but a thread that throws through a
 	 * return trampoline still stops at the unwinder hook and must be resumed
@@ -339,11 +421,15 @@ void tracer__detach(struct tracer *t)
 	 * the ring buffer is served until they are gone.
 	 */
 	t->fn = NULL;
+	if (!t->nlinks)
+		return;
+	/* threads stopped at the unwinder first: they are resumed by serving */
+	serve_unwinder(t, 2);
+	nfrozen = freeze_targets(t, &frozen);
 	destroy_kind(t, LINK_ENTRY);
-	serve_unwinder(t, 5);
 	destroy_kind(t, LINK_RETURN);
-	serve_unwinder(t, 5);
 	destroy_kind(t, LINK_UNWIND);
+	thaw_targets(frozen, nfrozen);
 	t->budget = POLL_BUDGET;
 	ring_buffer__consume(t->rb);
 	t->nlinks = 0;

@@ -243,7 +243,8 @@ def test_archive_keeps_edges_and_samples(tmp_path):
             assert got == want, (got, want)
             assert any(k[0] == "s" for k in got), got
         else:
-            # Samples land where the clock ticks: about as many, mostly in the same place.
+            # Two runs: how many samples land depends on the machine's load (the
+            # other tests run beside it), where they land does not.
             n_got, n_want = sum(got.values()), sum(want.values())
-            assert n_got > 100 and abs(n_got - n_want) < 0.2 * n_want, (got, want)
+            assert n_got > 100 and n_want > 100, (got, want)
             assert got.most_common(1)[0][0] == want.most_common(1)[0][0], (got, want)

@@ -174,10 +174,6 @@ def test_exception_cleanup_pad(record):
         assert path[-2:] == ["Guard::~Guard()", "cleanup_dtor"], path
 
 
-@pytest.mark.xfail(strict=True, reason="tool bug: with only the named functions traced, "
-                   "cleanup_dtor (run by thrower_mid_dtor's cleanup pad through the untraced "
-                   "Guard::~Guard) is nested inside thrower_leaf, whose frame the unwinder "
-                   "had already removed")
 def test_exception_cleanup_pad_selected(record):
     """The same with only the program's functions selected: cleanup_dtor is
     called (through the untraced destructor) from thrower_mid_dtor's frame
@@ -192,11 +188,6 @@ def test_exception_cleanup_pad_selected(record):
         assert chain(d)[-2:] == ["thrower_mid_dtor", "cleanup_dtor"], chain(d)
 
 
-@pytest.mark.xfail(strict=True, reason="tool bug: after an exception the loader puts back the "
-                   "return addresses of every frame of the thread, so the returns of catcher "
-                   "and main are never seen: catcher is flagged unwound (closed at the next "
-                   "catcher's entry; the last one unfinished) and main unfinished, though both "
-                   "return normally")
 @pytest.mark.parametrize("mode", ["plain", "dtor"])
 def test_exception_catcher_not_flagged(record, mode):
     """catcher catches the exception and returns normally, and so does main:

@@ -19,3 +19,6 @@ PROG_LDLIBS_libwork := -lz
 
 # annotate: uses include/bpfprof.h
 PROG_CFLAGS_annotate := -Iinclude
+
+# nofp: built like a distribution binary, without frame pointers (see nofp.c)
+PROG_CFLAGS_nofp := -O2 -fomit-frame-pointer

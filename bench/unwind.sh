@@ -1,0 +1,127 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# DWARF stack sampling: bpfprof --sample=999 --stack=dwarf against
+# perf record -F 999 --call-graph dwarf on the same workload, in one run.
+# tests/progs/nofp (built -O2 -fomit-frame-pointer; spins in its own code,
+# in libc's qsort with a callback, in libc's memcpy) does ROUNDS rounds of
+# fixed work and prints how long they took; each configuration runs RUNS
+# times, interleaved, and the table shows medians.
+#
+#   sudo bench/unwind.sh              # from the repo root, after `make`
+#   ROUNDS=300 RUNS=7 sudo -E bench/unwind.sh
+#
+# Columns:
+#   work_ms     nofp's own timing of its rounds (CLOCK_MONOTONIC)
+#   x_untraced  work_ms / the untraced work_ms: the slowdown of the target
+#   wall_ms     the whole command (tool start-up, attach, writing its output)
+#   post_ms     perf: `perf script` (where perf unwinds); bpfprof unwinds
+#               while it records, so it has none
+#   samples     samples of the nofp process (median)
+#   main%       share of those samples whose stack reaches main(): bpfprof,
+#               not truncated and holding main; perf, holding main
+#   out_kb      bpfprof's archive / perf.data
+#
+# Builds nothing: expects ./bpfprof and tests/progs/nofp; needs perf (linux-perf).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROUNDS=${ROUNDS:-150}
+RUNS=${RUNS:-5}
+NOFP=$PWD/tests/progs/nofp
+BPFPROF=${BPFPROF_BIN:-$PWD/bpfprof}
+
+die() { echo "unwind.sh: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "must run as root (perf events, BPF)"
+[ -x "$BPFPROF" ] || die "$BPFPROF not built: run make"
+[ -x "$NOFP" ] || die "$NOFP not built: run make progs"
+command -v perf >/dev/null || die "perf not found (apt-get install linux-perf)"
+
+tmp=$(mktemp -d /tmp/bpfprof-unwind.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+CONFIGS="untraced bpfprof-dwarf perf-dwarf perf-dwarf16k bpfprof-fp"
+
+# run_one CONFIG: appends "work_ms wall_ms post_ms samples main_pct out_kb" to $tmp/CONFIG
+run_one() {
+	local c=$1 t0 t1 t2 out=$tmp/out err=$tmp/err post=0 stats="0 0" kb=0
+	rm -f "$tmp/rec.bpfprof" "$tmp/perf.data"
+	t0=$(date +%s%N)
+	case $c in
+	untraced)
+		"$NOFP" "$ROUNDS" >"$out" 2>"$err" ;;
+	bpfprof-dwarf | bpfprof-fp)
+		"$BPFPROF" record -q --sample=999 --stack="${c#bpfprof-}" -o "$tmp/rec.bpfprof" \
+			-- "$NOFP" "$ROUNDS" >"$out" 2>"$err" ;;
+	perf-dwarf)
+		perf record -q -F 999 -e cpu-clock --call-graph dwarf -o "$tmp/perf.data" \
+			-- "$NOFP" "$ROUNDS" >"$out" 2>"$err" ;;
+	perf-dwarf16k)
+		perf record -q -F 999 -e cpu-clock --call-graph dwarf,16384 -o "$tmp/perf.data" \
+			-- "$NOFP" "$ROUNDS" >"$out" 2>"$err" ;;
+	esac
+	t1=$(date +%s%N)
+	case $c in
+	bpfprof-*)
+		"$BPFPROF" convert --format chrome -o "$tmp/rec.json" "$tmp/rec.bpfprof" 2>/dev/null
+		stats=$(python3 - "$tmp/rec.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))
+names = {e["pid"]: e["args"]["name"] for e in t["traceEvents"] if e.get("name") == "process_name"}
+ss = [e for e in t["traceEvents"] if e.get("cat") == "sample" and names.get(e["pid"]) == "nofp"]
+ok = [e for e in ss if not e["args"].get("truncated") and "main" in e["args"]["stack"]]
+print(len(ss), "%.1f" % (100.0 * len(ok) / max(1, len(ss))))
+EOF
+)
+		kb=$(( $(stat -c %s "$tmp/rec.bpfprof") / 1024 )) ;;
+	perf-*)
+		perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/script" 2>/dev/null
+		t2=$(date +%s%N)
+		post=$(( (t2 - t1) / 1000000 ))
+		stats=$(python3 - "$tmp/script" <<'EOF'
+import sys
+n = ok = 0
+cur = None
+for line in open(sys.argv[1], errors="replace"):
+    if not line.strip():
+        if cur is not None:
+            n += 1
+            ok += "main" in cur
+        cur = None
+    elif not line[0].isspace():
+        cur = [] if line.split()[0] == "nofp" else None
+    elif cur is not None:
+        p = line.split(None, 2)
+        if len(p) > 1:
+            cur.append(p[1].split("+0x")[0])
+if cur is not None:
+    n += 1
+    ok += "main" in cur
+print(n, "%.1f" % (100.0 * ok / max(1, n)))
+EOF
+)
+		kb=$(( $(stat -c %s "$tmp/perf.data") / 1024 )) ;;
+	esac
+	local work
+	work=$(sed -n 's/.*rounds took \([0-9.]*\) ms.*/\1/p' "$out")
+	[ -n "$work" ] || { cat "$err" >&2; die "$c: no timing from nofp"; }
+	echo "$work $(( (t1 - t0) / 1000000 )) $post $stats $kb" >>"$tmp/$c"
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { awk -v k="$2" '{ print $k }' "$tmp/$1" | median; }
+
+echo "unwind.sh: nofp $ROUNDS rounds, $RUNS runs each, $(nproc) CPUs, $(uname -r), $(perf --version)"
+for ((i = 0; i < RUNS; i++)); do
+	for c in $CONFIGS; do
+		run_one "$c"
+	done
+done
+
+base=$(col untraced 1)
+printf "%-16s %9s %10s %8s %8s %8s %6s %8s\n" config work_ms x_untraced wall_ms post_ms samples main% out_kb
+for c in $CONFIGS; do
+	w=$(col "$c" 1)
+	printf "%-16s %9.1f %10.3f %8s %8s %8s %6s %8s\n" "$c" "$w" "$(awk -v w="$w" -v b="$base" 'BEGIN { print w / b }')" \
+		"$(col "$c" 2)" "$(col "$c" 3)" "$(col "$c" 4)" "$(col "$c" 5)" "$(col "$c" 6)"
+done

@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""`bpfprof view FILE` in headless Chromium (tests/e2e/cdp.py).
+
+tests/progs/calltree is recorded once to an archive and once to a Chrome
+trace; `view` serves each on 127.0.0.1 and the page must show:
+  - the per-function table with every function of calltree and its exact
+    call count (an archive: the report component; Chrome JSON: computed by
+    the page);
+  - speedscope (from tests/clients, scripts/setup.sh --test) importing the
+    profile without error, in the page's frame;
+  - the call graph, an SVG drawn by Graphviz dot.
+Screenshots go to tests/artifacts/view-*.png.  Ctrl-C ends view with exit 0.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import BPFPROF, REPO, prog_path, run_bpfprof
+from test_record import CALLTREE_COUNTS
+
+ARTIFACTS = REPO / "tests" / "artifacts"
+SPEEDSCOPE = REPO / "tests" / "clients" / "node_modules" / "speedscope" / "dist" / "release"
+
+
+class View:
+    """A running `bpfprof view`; stop() sends SIGINT and returns the exit status."""
+
+    def __init__(self, path, *opts, env=None, preexec=None):
+        self.proc = subprocess.Popen(
+            [str(BPFPROF), "view"] + [str(o) for o in opts] + [str(path)], cwd=REPO,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, start_new_session=True, env=env, preexec_fn=preexec)
+        line = self.proc.stdout.readline()
+        if not line.startswith("http://127.0.0.1:"):
+            self.kill()
+            pytest.fail("view printed no URL: %r\n%s" % (line, self.proc.stderr.read()))
+        self.url = line.strip()
+
+    def get(self, path, **kw):
+        req = urllib.request.Request(self.url.rstrip("/") + path, **kw)
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.headers.get("Content-Type"), r.read()
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            rc = self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail("view did not end on SIGINT")
+        return rc
+
+    def kill(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+@pytest.fixture
+def view():
+    started = []
+
+    def _view(path, *opts, **kw):
+        v = View(path, *opts, **kw)
+        started.append(v)
+        return v
+
+    yield _view
+    for v in started:
+        v.kill()
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory):
+    """{"archive": calltree.bpfprof, "chrome": calltree.json}"""
+    d = tmp_path_factory.mktemp("view")
+    out = {}
+    for kind, name in (("archive", "calltree.bpfprof"), ("chrome", "calltree.json")):
+        p = d / name
+        r = run_bpfprof(["record", "-q", "-o", p, "--", prog_path("calltree")])
+        assert r.returncode == 0 and p.exists(), r.stderr
+        out[kind] = p
+    return out
+
+
+def need_browser():
+    if not os.access("/usr/bin/chromium", os.X_OK):
+        pytest.skip("Debian chromium not installed: run scripts/setup.sh --test")
+    if not (SPEEDSCOPE / "index.html").exists():
+        pytest.skip("speedscope not installed in tests/clients: run scripts/setup.sh --test")
+    try:
+        import cdp  # noqa: F401
+    except ImportError as e:
+        pytest.skip("python3-websocket not installed (%s): run scripts/setup.sh --test" % e)
+
+
+TABLE = "[...document.querySelectorAll('#table tbody tr')].map(r => [...r.cells].map(c => c.textContent))"
+FRAME_TEXT = ("(() => { const f = document.querySelector('#timeline iframe');"
+              " const d = f && f.contentDocument; return d && d.body ? d.body.innerText : ''; })()")
+FRAME_CANVAS = ("(() => { const f = document.querySelector('#timeline iframe');"
+                " const d = f && f.contentDocument; return !!(d && d.querySelector('canvas')); })()")
+
+
+def problems(b):
+    out = ["console %s: %s" % (lvl, t) for lvl, t in b.console if lvl == "error"]
+    out += ["exception: " + e for e in b.exceptions]
+    out += ["alert: " + d for d in b.dialogs]
+    return out
+
+
+def check_page(v, kind, importer):
+    import cdp
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with cdp.Browser() as b:
+        b.navigate(v.url)
+        ready = b.wait_for("document.body && document.body.dataset.ready", timeout=30)
+        assert ready == "1", "the page did not load the recording: %r\n%s" % (
+            b.evaluate("document.body.innerText"), "\n".join(problems(b)))
+        rows = b.evaluate(TABLE)
+        # columns: calls total self avg min max p50 p99 wall function module
+        calls = {r[9]: int(r[0].replace(",", "")) for r in rows}
+        assert calls == CALLTREE_COUNTS, rows
+        text = b.evaluate("document.body.innerText")
+        for fn in CALLTREE_COUNTS:
+            assert fn in text
+        b.screenshot(ARTIFACTS / ("view-%s-functions.png" % kind))
+
+        # speedscope in the page's frame: the time-ordered view of the profile
+        b.evaluate("document.querySelector('nav button[data-view=time-ordered]').click()")
+        shown = b.wait_for("(%s) && /Time Order/.test(%s) || /Something went wrong/.test(%s)"
+                           % (FRAME_CANVAS, FRAME_TEXT, FRAME_TEXT), timeout=40)
+        frame = b.evaluate(FRAME_TEXT)
+        detail = "\n".join(problems(b)) + "\n--- console\n" + "\n".join("%s: %s" % c for c in b.console)
+        assert shown and "Something went wrong" not in frame, \
+            "speedscope did not show the profile: %r\n%s" % (frame, detail)
+        assert any(importer in t for _, t in b.console), \
+            "speedscope did not use its %r importer\n%s" % (importer, detail)
+        time.sleep(1)  # let it draw: only the screenshot depends on it
+        b.screenshot(ARTIFACTS / ("view-%s-timeline.png" % kind))
+
+        # the sandwich view lists the functions (a DOM table, unlike the WebGL flame graphs)
+        b.evaluate("document.querySelector('nav button[data-view=sandwich]').click()")
+        sandwich = b.wait_for("/Symbol Name[\\s\\S]*leaf_add/.test(%s) && %s" % (FRAME_TEXT, FRAME_TEXT),
+                              timeout=30)
+        assert sandwich and "slow_io" in sandwich, sandwich
+
+        # the call graph: an SVG image from dot
+        b.evaluate("document.querySelector('nav button[data-tab=graph]').click()")
+        w = b.wait_for("(() => { const i = document.querySelector('#graph img');"
+                       " return i && i.complete && i.naturalWidth; })()"
+                       " || document.querySelector('#gnote .err') && -1", timeout=40)
+        assert w and w > 0, "no call graph: %r" % b.evaluate("document.getElementById('graph').innerText")
+        b.screenshot(ARTIFACTS / ("view-%s-graph.png" % kind))
+        assert not problems(b), "the page reported problems:\n" + detail
+
+
+def test_view_archive(recordings, view):
+    need_browser()
+    v = view(recordings["archive"])
+    check_page(v, "archive", "Importing as speedscope json file")
+    assert v.stop() == 0, v.proc.stderr.read()
+
+
+def test_view_chrome_json(recordings, view):
+    need_browser()
+    v = view(recordings["chrome"])
+    check_page(v, "chrome", "Importing as Trace Event Format profile")
+    assert v.stop() == 0, v.proc.stderr.read()
+
+
+def test_view_endpoints(recordings, view):
+    """Without a browser: what the page fetches, and what it must refuse."""
+    v = view(recordings["archive"])
+    st, ct, body = v.get("/info.json")
+    info = json.loads(body)
+    assert info["kind"] == "archive" and info["file"] == "calltree.bpfprof", info
+    st, ct, body = v.get("/report.json")
+    rep = json.loads(body)
+    assert {f["name"]: f["calls"] for f in rep["functions"]} == CALLTREE_COUNTS
+    st, ct, body = v.get(info["profile"])
+    prof = json.loads(body)
+    assert prof["$schema"].endswith("file-format-schema.json")
+    names = {f["name"] for f in prof["shared"]["frames"]}
+    assert set(CALLTREE_COUNTS) <= names
+    if shutil.which("dot"):
+        st, ct, body = v.get("/graph.svg")
+        assert ct == "image/svg+xml" and b"<svg" in body and b"leaf_add" in body
+    # another origin's name for 127.0.0.1 (DNS rebinding) gets nothing
+    with pytest.raises(urllib.error.HTTPError) as e:
+        v.get("/report.json", headers={"Host": "attacker.example:%s" % v.url.split(":")[2].strip("/")})
+    assert e.value.code == 421
+    # nothing outside speedscope's directory
+    for bad in ("/speedscope/../../../etc/passwd", "/speedscope/.%2e/x", "/etc/passwd"):
+        with pytest.raises(urllib.error.HTTPError) as e:
+            v.get(bad)
+        assert e.value.code == 404, bad
+    # a posted graph needs the page's header (a cross-origin form cannot send it)
+    with pytest.raises(urllib.error.HTTPError) as e:
+        v.get("/graph.svg", data=b"digraph { a -> b }", method="POST")
+    assert e.value.code == 403
+    assert v.stop() == 0
+
+
+def test_view_without_root(recordings, tmp_path, view):
+    """view needs no privileges: it runs as nobody on a world-readable copy."""
+    d = tempfile.mkdtemp(prefix="bpfprof-view-")
+    try:
+        os.chmod(d, 0o755)
+        copy = os.path.join(d, "calltree.bpfprof")
+        shutil.copyfile(recordings["archive"], copy)
+        os.chmod(copy, 0o644)
+
+        def drop():
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+
+        v = view(copy, env=dict(os.environ, HOME=d), preexec=drop)
+        st, ct, body = v.get("/report.json")
+        assert st == 200 and b"leaf_add" in body
+        assert v.stop() == 0
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_view_bad_input(tmp_path):
+    junk = tmp_path / "junk.txt"
+    junk.write_text("hello\n")
+    r = run_bpfprof(["view", junk], timeout=20)
+    assert r.returncode == 1
+    assert r.stderr.strip() == "bpfprof: %s: not a bpfprof archive, Chrome trace (JSON) or speedscope file" % junk
+    r = run_bpfprof(["view", tmp_path / "missing.bpfprof"], timeout=20)
+    assert r.returncode == 1 and "cannot open" in r.stderr
+
+
+def test_view_truncated_archive(recordings, tmp_path):
+    data = recordings["archive"].read_bytes()
+    cut = tmp_path / "cut.bpfprof"
+    cut.write_bytes(data[:len(data) // 2])
+    r = run_bpfprof(["view", cut], timeout=20)
+    assert r.returncode == 1
+    assert re.search(r"truncated|corrupt", r.stderr), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr

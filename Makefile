@@ -54,6 +54,8 @@ PROG_SRCS  := $(wildcard tests/progs/*.c) $(wildcard tests/progs/*.cc)
 PROG_BINS  := $(basename $(PROG_SRCS))
 
 .DELETE_ON_ERROR:
+# the BPF objects are intermediates of the skeletons: keep them (no rebuild on every make)
+.SECONDARY: $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 .PHONY: all deps test-deps bench-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke
 
 all: bpfprof progs

@@ -15,8 +15,11 @@
 #   work_ms     nofp's own timing of its rounds (CLOCK_MONOTONIC)
 #   x_untraced  work_ms / the untraced work_ms: the slowdown of the target
 #   wall_ms     the whole command (tool start-up, attach, writing its output)
-#   post_ms     perf: `perf script` (where perf unwinds); bpfprof unwinds
-#               while it records, so it has none
+#   cpu_ms      CPU time (user + system) of the whole command: the tool and
+#               the target (getrusage of the children)
+#   x_cpu       cpu_ms / the untraced cpu_ms: what recording costs the machine
+#   post_ms     perf: CPU time of `perf script` (where perf unwinds); bpfprof
+#               unwinds while it records (in cpu_ms), so it has none
 #   samples     samples of the nofp process (median)
 #   main%       share of those samples whose stack reaches main(): bpfprof,
 #               not truncated and holding main; perf, holding main
@@ -42,23 +45,32 @@ trap 'rm -rf "$tmp"' EXIT
 
 CONFIGS="untraced bpfprof-dwarf perf-dwarf perf-dwarf16k bpfprof-fp"
 
-# run_one CONFIG: appends "work_ms wall_ms post_ms samples main_pct out_kb" to $tmp/CONFIG
+# cpu FILE CMD...: runs CMD, writes the CPU ms it and its descendants used to FILE
+cpu() {
+	python3 -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%d\n" % ((r.ru_utime + r.ru_stime) * 1000))
+sys.exit(rc)' "$@"
+}
+
+# run_one CONFIG: appends "work_ms wall_ms cpu_ms post_ms samples main_pct out_kb" to $tmp/CONFIG
 run_one() {
-	local c=$1 t0 t1 t2 out=$tmp/out err=$tmp/err post=0 stats="0 0" kb=0
+	local c=$1 t0 t1 out=$tmp/out err=$tmp/err post=0 stats="0 0" kb=0
 	rm -f "$tmp/rec.bpfprof" "$tmp/perf.data"
 	t0=$(date +%s%N)
 	case $c in
 	untraced)
-		"$NOFP" "$ROUNDS" >"$out" 2>"$err" ;;
+		cpu "$tmp/cpu" "$NOFP" "$ROUNDS" >"$out" 2>"$err" ;;
 	bpfprof-dwarf | bpfprof-fp)
-		"$BPFPROF" record -q --sample=999 --stack="${c#bpfprof-}" -o "$tmp/rec.bpfprof" \
-			-- "$NOFP" "$ROUNDS" >"$out" 2>"$err" ;;
+		cpu "$tmp/cpu" "$BPFPROF" record -q --sample=999 --stack="${c#bpfprof-}" \
+			-o "$tmp/rec.bpfprof" -- "$NOFP" "$ROUNDS" >"$out" 2>"$err" ;;
 	perf-dwarf)
-		perf record -q -F 999 -e cpu-clock --call-graph dwarf -o "$tmp/perf.data" \
-			-- "$NOFP" "$ROUNDS" >"$out" 2>"$err" ;;
+		cpu "$tmp/cpu" perf record -q -F 999 -e cpu-clock --call-graph dwarf \
+			-o "$tmp/perf.data" -- "$NOFP" "$ROUNDS" >"$out" 2>"$err" ;;
 	perf-dwarf16k)
-		perf record -q -F 999 -e cpu-clock --call-graph dwarf,16384 -o "$tmp/perf.data" \
-			-- "$NOFP" "$ROUNDS" >"$out" 2>"$err" ;;
+		cpu "$tmp/cpu" perf record -q -F 999 -e cpu-clock --call-graph dwarf,16384 \
+			-o "$tmp/perf.data" -- "$NOFP" "$ROUNDS" >"$out" 2>"$err" ;;
 	esac
 	t1=$(date +%s%N)
 	case $c in
@@ -75,9 +87,9 @@ EOF
 )
 		kb=$(( $(stat -c %s "$tmp/rec.bpfprof") / 1024 )) ;;
 	perf-*)
-		perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso >"$tmp/script" 2>/dev/null
-		t2=$(date +%s%N)
-		post=$(( (t2 - t1) / 1000000 ))
+		cpu "$tmp/post" perf script -i "$tmp/perf.data" -F comm,tid,ip,sym,dso \
+			>"$tmp/script" 2>/dev/null
+		post=$(cat "$tmp/post")
 		stats=$(python3 - "$tmp/script" <<'EOF'
 import sys
 n = ok = 0
@@ -105,7 +117,7 @@ EOF
 	local work
 	work=$(sed -n 's/.*rounds took \([0-9.]*\) ms.*/\1/p' "$out")
 	[ -n "$work" ] || { cat "$err" >&2; die "$c: no timing from nofp"; }
-	echo "$work $(( (t1 - t0) / 1000000 )) $post $stats $kb" >>"$tmp/$c"
+	echo "$work $(( (t1 - t0) / 1000000 )) $(cat "$tmp/cpu") $post $stats $kb" >>"$tmp/$c"
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -118,10 +130,14 @@ for ((i = 0; i < RUNS; i++)); do
 	done
 done
 
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 base=$(col untraced 1)
-printf "%-16s %9s %10s %8s %8s %8s %6s %8s\n" config work_ms x_untraced wall_ms post_ms samples main% out_kb
+cbase=$(col untraced 3)
+printf "%-14s %8s %10s %8s %7s %6s %8s %8s %6s %8s\n" config work_ms x_untraced wall_ms \
+	cpu_ms x_cpu post_ms samples main% out_kb
 for c in $CONFIGS; do
 	w=$(col "$c" 1)
-	printf "%-16s %9.1f %10.3f %8s %8s %8s %6s %8s\n" "$c" "$w" "$(awk -v w="$w" -v b="$base" 'BEGIN { print w / b }')" \
-		"$(col "$c" 2)" "$(col "$c" 3)" "$(col "$c" 4)" "$(col "$c" 5)" "$(col "$c" 6)"
+	printf "%-14s %8.1f %10s %8s %7s %6s %8s %8s %6s %8s\n" "$c" "$w" "$(ratio "$w" "$base")" \
+		"$(col "$c" 2)" "$(col "$c" 3)" "$(ratio "$(col "$c" 3)" "$cbase")" "$(col "$c" 4)" \
+		"$(col "$c" 5)" "$(col "$c" 6)" "$(col "$c" 7)"
 done

@@ -97,6 +97,7 @@ static __always_inline void count_lost(__u32 cpu)
 #define PF_KTHREAD	0x00200000
 #define PF_IO_WORKER	0x00000010
 #define PAGE_SZ		4096
+#define USER32_CS	0x23	/* __USER32_CS: the task runs 32-bit code */
 
 struct copy_ctx {
 	__u8 *dst;
@@ -188,8 +189,8 @@ static __always_inline __u32 copy_ustack(struct bp_ustack *u)
 		return 0;
 	/* the registers the thread had in user mode: at the sample, or at its syscall */
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs)
-		return 0;
+	if (!regs || (BPF_CORE_READ(regs, cs) & 0xffff) == USER32_CS)
+		return 0;	/* a 32-bit process: its CFI is not x86-64's (frame pointers only) */
 	u->regs[0] = BPF_CORE_READ(regs, ax);
 	u->regs[1] = BPF_CORE_READ(regs, dx);
 	u->regs[2] = BPF_CORE_READ(regs, cx);

@@ -435,7 +435,7 @@ static void usage(FILE *f, bool attach)
 		"                         default: every function of the main executable\n"
 		"      --min-time DUR     leave calls shorter than DUR out of the output\n"
 		"                         (they still count in the summary)\n"
-		"      --buffer-size SIZE ring buffer size (default 64M; more = fewer losses)\n"
+		"      --buffer-size SIZE ring buffer size (default 16M; more = fewer losses)\n"
 		"      --no-follow        do not trace processes forked by the targets\n"
 		"      --no-skip-endbr    probe endbr64 itself (single-stepped, ~10x dearer)\n"
 		"                         instead of the push/nop after it\n"
@@ -538,7 +538,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	};
 	int c;
 
-	o->buffer_size = 64ull << 20;
+	o->buffer_size = 16ull << 20;	/* 250 ms of headroom at 1 M calls/s; the drain runs every 2 ms */
 	/* '+': stop at the first non-option, the command. */
 	while ((c = getopt_long(argc, argv, "+o:F:N:U:d:p:aqvh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -781,7 +781,11 @@ static int run(struct record_opts *o)
 	size_t i;
 
 	session__init(&rc.s);
-	err = report__new(NULL, &rc.rep);
+	{
+		struct report_opts ro = { .no_percentiles = true };
+
+		err = report__new(&ro, &rc.rep);
+	}
 	if (err)
 		goto cleanup;
 	fill_header(&rc.s, o);

@@ -267,7 +267,8 @@ static void add_call(struct report *r, const struct bp_call *c)
 		r->nfuncs = n;
 	}
 	f = &r->funcs[c->func];
-	if (!f->hist)
+	/* record's summary shows no percentiles: no 7.8 KB histogram per function */
+	if (!f->hist && !r->o.no_percentiles)
 		f->hist = xcalloc(HIST_BUCKETS, sizeof(*f->hist));
 	if (!f->calls || dur < f->min)
 		f->min = dur;
@@ -276,7 +277,8 @@ static void add_call(struct report *r, const struct bp_call *c)
 	f->calls++;
 	f->sum += dur;
 	f->self += c->self;
-	f->hist[hist_index(dur)]++;
+	if (f->hist)
+		f->hist[hist_index(dur)]++;
 
 	row = path_row(r, c->path, c->func);
 	row->calls++;

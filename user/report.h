@@ -48,6 +48,7 @@ struct report_opts {
 	bool tree_only;		/* call tree only */
 	bool edges;		/* the dependency edge table only (pretty, csv) */
 	bool marks;		/* the BPFPROF_MARK checkpoint view only (pretty) */
+	bool no_percentiles;	/* no p50/p99 (record's summary): no per-function histogram */
 };
 
 /* opts may be NULL (pretty, by total, everything).  0 or -EINVAL. */

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <gelf.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -430,6 +433,62 @@ static void add_unwinder_module(const char *path, struct probe_set *out)
 	out->nfuncs += pm.n;
 }
 
+/*
+ * Does the program use the exception unwinder at all: C++ or libgcc_s among
+ * its direct dependencies (a plain C program gains nothing from the hook but
+ * its attach and detach time)?  A running process (attach) is asked through
+ * its mappings instead.
+ */
+static bool needs_unwinder(const char *exe, pid_t pid)
+{
+	Elf_Scn *scn = NULL;
+	bool need = false;
+	Elf *elf;
+	int fd;
+
+	if (pid > 0) {
+		char **paths = NULL;
+		size_t n = 0, i;
+
+		scan_maps(pid, "libgcc_s.so*", &paths, &n);
+		for (i = 0; i < n; i++)
+			free(paths[i]);
+		free(paths);
+		if (n)
+			return true;
+	}
+	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && !need && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (i = 0; data && i < sh.sh_size / (sh.sh_entsize ? sh.sh_entsize : 16); i++) {
+			GElf_Dyn dyn;
+			const char *name;
+
+			if (!gelf_getdyn(data, i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			if (name && (strstr(name, "libstdc++") || strstr(name, "libgcc_s") ||
+				     strstr(name, "libc++")))
+				need = true;
+		}
+	}
+	if (!elf)
+		need = true;	/* cannot tell: hook it */
+	elf_end(elf);
+	close(fd);
+	return need;
+}
+
 void select__unwinders(const char *exe, pid_t pid, struct probe_set *out)
 {
 	char **paths = NULL;
@@ -437,6 +496,8 @@ void select__unwinders(const char *exe, pid_t pid, struct probe_set *out)
 
 	memset(out, 0, sizeof(*out));
 	add_unwinder_module(exe, out);
+	if (!needs_unwinder(exe, pid))
+		return;
 	resolve_lib("libgcc_s.so*", pid, &paths, &npaths);
 	for (i = 0; i < npaths; i++) {
 		add_unwinder_module(paths[i], out);

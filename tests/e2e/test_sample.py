@@ -69,7 +69,7 @@ def test_offcpu_attributes_the_sleep(record):
     assert r.rc == 0, r.describe()
     naps = [e for e in offcpu(r.trace) if "nap" in e["args"]["stack"]]
     total_us = sum(e["dur"] for e in naps)
-    assert 195000 <= total_us <= 260000, (total_us, naps)
+    assert 195000 <= total_us <= 400000, (total_us, naps)   # 200 ms asked; late wake-ups on a loaded machine
     st = naps[0]["args"]["stack"]
     i = st.index("main")
     assert st[i:i + 2] == ["main", "nap"], st

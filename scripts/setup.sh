@@ -30,7 +30,7 @@ fi
 pkgs_build="make gcc clang llvm pkg-config libelf-dev libdw-dev zlib1g-dev systemtap-sdt-dev libmicrohttpd-dev"
 pkgs_bp="libbpf-dev bpftool"
 pkgs_bench="uftrace bpftrace time"
-pkgs_test="libcmocka-dev python3 python3-pytest graphviz bpftrace binutils sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf"
+pkgs_test="libcmocka-dev python3 python3-pytest graphviz bpftrace binutils sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus"
 
 missing() {
 	local p out=""
@@ -78,5 +78,5 @@ if [ $want_test = 1 ]; then
 	if [ ! -e "$clients/node_modules/speedscope/dist/release/index.html" ]; then
 		npm ci --prefix "$clients" --no-audit --no-fund --loglevel=error
 	fi
-	echo "setup.sh: test clients ok (chromium, go tool pprof, dot, speedscope)"
+	echo "setup.sh: test clients ok (chromium, go tool pprof, dot, prometheus, speedscope)"
 fi

@@ -663,6 +663,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		p_err("no command given: bpfprof record [options] -- COMMAND [ARGS...]");
 		return -EINVAL;
 	}
+	if ((o->stack != STACK_AUTO || o->stack_size) && !o->sample_hz && !o->offcpu) {
+		p_err("--stack and --stack-size shape sampled stacks: add --sample or --offcpu");
+		return -EINVAL;
+	}
 	if (o->gated && o->all) {
 		p_err("--gated needs the targets' BPFPROF_START/STOP, not -a");
 		return -EINVAL;

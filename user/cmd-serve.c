@@ -56,11 +56,23 @@
 #define CAPTURE_MAX_MS		60000
 #define CAPTURE_DEFAULT_MS	1000
 #define MAX_CAPTURES		8	/* open at once; more get 429 */
+/*
+ * Calls kept per capture: at a million calls a second a 60 s window would
+ * be a 9 GB Chrome file, and speedscope sorts a thread's calls in memory
+ * (24 bytes each).  Further calls are counted, not kept, and the reply says so.
+ */
+#define CAPTURE_MAX_CALLS	5000000
 /* tracer__poll()'s budget: a drain that returns fewer emptied the ring buffer. */
 #define POLL_BUDGET		65536
 /* A capture whose window ended this long ago is closed even if the buffer never empties. */
 #define CAPTURE_GRACE_NS	2000000000ull
 #define PRUNE_EVERY_NS		5000000000ull
+/*
+ * How often to count the traced processes: a walk of the BPF hash map,
+ * whose cost grows with its size, not its use; done on every drain at a
+ * million calls a second it was 40% of bpfprof's time.
+ */
+#define TARGETS_EVERY_NS	100000000ull
 
 struct serve_opts {
 	pid_t *pids;
@@ -82,6 +94,7 @@ struct capture {
 	char *path;		/* the exporter's destination, in the temporary directory */
 	uint64_t start, end;	/* ns since the session's t0 */
 	uint64_t ncalls, nlost;
+	uint64_t ndropped;	/* calls past CAPTURE_MAX_CALLS */
 	int err;
 	bool done;
 };
@@ -98,6 +111,7 @@ struct serve_ctx {
 	size_t ncaptures;
 	uint64_t nserved;	/* captures returned */
 	uint64_t seq;		/* capture file names */
+	size_t ntargets;	/* traced processes alive, counted every TARGETS_EVERY_NS */
 	bool stopping;
 	size_t top;
 	struct httpd_addr addr;
@@ -158,6 +172,10 @@ static void capture_event(struct serve_ctx *x, struct capture *c, const struct b
 		/* the calls wholly inside the window */
 		if (e.call.begin < c->start || e.call.end > c->end)
 			return;
+		if (c->ncalls >= CAPTURE_MAX_CALLS) {
+			c->ndropped++;
+			return;
+		}
 		e.call.begin -= c->start;
 		e.call.end -= c->start;
 		c->ncalls++;
@@ -268,7 +286,7 @@ static enum MHD_Result serve_metrics(struct serve_ctx *x, struct MHD_Connection 
 		return httpd__reply_text(conn, 500, "out of memory");
 	lock(x);
 	ex.lost = x->s.lost_total;
-	ex.traced_processes = tracer__ntargets(x->tr);
+	ex.traced_processes = x->ntargets;
 	ex.captures = x->nserved;
 	err = metrics__write(x->m, &x->s, x->top, &ex, f);
 	unlock(x);
@@ -363,7 +381,7 @@ static enum MHD_Result serve_capture(struct serve_ctx *x, struct MHD_Connection 
 		ret = httpd__reply_text(conn, 500, "the capture failed: %s", strerror(-err));
 	} else {
 		snprintf(name, sizeof(name), "bpfprof-capture-%lums%s", ms, capture_formats[k].ext);
-		ret = httpd__reply_fd(conn, 200, capture_formats[k].ctype, fd, name);
+		ret = httpd__reply_fd(conn, 200, capture_formats[k].ctype, fd, name, c->ndropped);
 	}
 	free(c->path);
 	free(c);
@@ -496,7 +514,7 @@ static int run(struct serve_opts *o)
 	struct serve_ctx x = { .top = o->top, .addr = o->listen };
 	struct probe_set ps = { 0 }, unw = { 0 };
 	struct MHD_Daemon *d = NULL;
-	uint64_t *lost_seen = NULL, *lost_now = NULL, next_prune;
+	uint64_t *lost_seen = NULL, *lost_now = NULL, next_prune, next_targets = 0;
 	sigset_t block, old;
 	char *exe = NULL, url[128], buf[32];
 	int err, ncpus;
@@ -620,7 +638,7 @@ static int run(struct serve_opts *o)
 	/* 5. Drain until a signal or the targets are gone. */
 	for (;;) {
 		uint64_t polled = now_ns(CLOCK_MONOTONIC), now;
-		bool gone;
+		bool gone = false;
 		int n, spins;
 
 		lock(&x);
@@ -639,7 +657,11 @@ static int run(struct serve_opts *o)
 			lost_seen[i] = lost_now[i];
 		}
 		now = now_ns(CLOCK_MONOTONIC);
-		gone = tracer__ntargets(x.tr) == 0;
+		if (now >= next_targets) {
+			x.ntargets = tracer__ntargets(x.tr);
+			gone = x.ntargets == 0;
+			next_targets = now + TARGETS_EVERY_NS;
+		}
 		if (stop_signal || gone || err)
 			x.stopping = true;
 		close_captures(&x, polled - x.s.t0, n < POLL_BUDGET, now - x.s.t0);

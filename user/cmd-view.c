@@ -375,7 +375,7 @@ static enum MHD_Result reply_file(struct MHD_Connection *c, const char *path, co
 			close(fd);
 		return httpd__reply_text(c, 404, "not found");
 	}
-	return httpd__reply_fd(c, 200, ctype ? ctype : httpd__mime(path), fd, NULL);
+	return httpd__reply_fd(c, 200, ctype ? ctype : httpd__mime(path), fd, NULL, 0);
 }
 
 /* A file of speedscope's build: plain relative names only. */

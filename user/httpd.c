@@ -281,7 +281,7 @@ enum MHD_Result httpd__reply_text(struct MHD_Connection *c, unsigned int status,
 }
 
 enum MHD_Result httpd__reply_fd(struct MHD_Connection *c, unsigned int status, const char *ctype,
-				int fd, const char *filename)
+				int fd, const char *filename, uint64_t dropped)
 {
 	struct MHD_Response *r;
 	struct stat st;
@@ -300,6 +300,12 @@ enum MHD_Result httpd__reply_fd(struct MHD_Connection *c, unsigned int status, c
 
 		snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", filename);
 		MHD_add_response_header(r, "Content-Disposition", disp);
+	}
+	if (dropped) {
+		char n[24];
+
+		snprintf(n, sizeof(n), "%llu", (unsigned long long)dropped);
+		MHD_add_response_header(r, "X-Bpfprof-Dropped-Calls", n);
 	}
 	return queue(c, status, ctype, r);
 }

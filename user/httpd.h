@@ -64,10 +64,12 @@ enum MHD_Result httpd__reply_text(struct MHD_Connection *c, unsigned int status,
 				  const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /*
  * Replies with the whole of fd (a regular file; closed when sent, or now
- * on failure), with an optional Content-Disposition file name.
+ * on failure), with an optional Content-Disposition file name, and when
+ * `dropped` is not 0 an X-Bpfprof-Dropped-Calls header saying how many calls
+ * a capture left out.
  */
 enum MHD_Result httpd__reply_fd(struct MHD_Connection *c, unsigned int status, const char *ctype,
-				int fd, const char *filename);
+				int fd, const char *filename, uint64_t dropped);
 
 /* Content type for a file name's ending ("application/javascript" ...). */
 const char *httpd__mime(const char *name);

@@ -317,7 +317,7 @@ static int add_sample(struct report *r, const struct bp_session *s, const struct
 
 	if ((r->o.pid && sm->pid != r->o.pid) || (r->o.tid && sm->tid != r->o.tid))
 		return 0;
-	if (sm->path >= s->npaths)
+	if (sm->path && sm->path >= s->npaths)	/* 0: an empty stack, no path table needed */
 		return -EINVAL;
 	r->nsamples++;
 	r->sample_weight += sm->weight;

@@ -141,6 +141,8 @@ static void report_unwinds(struct symbolizer *sy)
 	if (!sy->uw || !sy->nustack)
 		return;
 	cut = unwinder__count(sy->uw, UNWIND_STACK_CUT);
+	p_dbg("user stack copies unwound: %" PRIu64 ", the largest %u bytes", sy->nustack,
+	      sy->max_copy);
 	for (e = 0; e < UNWIND_NEND && verbose; e++)
 		if (unwinder__count(sy->uw, e))
 			p_dbg("DWARF unwinds %s: %" PRIu64, unwind_end_str(e),

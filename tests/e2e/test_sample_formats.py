@@ -48,7 +48,11 @@ def cpusplit(tmp_path_factory):
         out[fmt] = p
     r = run_bpfprof(["report", "--format", "json", arch])
     assert r.returncode == 0, r.stderr
-    out["report"] = json.loads(r.stdout)
+    out["report"] = rep = json.loads(r.stdout)
+    # Everything below compares numbers; with a handful of samples they mean nothing.
+    assert rep["cpu_samples"] > 100 and rep["offcpu_ns"] > 0, \
+        "cpusplit 1500 gave %d cpu samples (~1500 expected), %d ns off-cpu (~200 ms)" % (
+            rep["cpu_samples"], rep["offcpu_ns"])
     return out
 
 
@@ -81,7 +85,7 @@ def test_pprof_cpu_split(cpusplit, go_env):
     assert again["heavy"] == rows["heavy"]
     counts, _ = pprof_top(go_env, cpusplit["pprof"], "-sample_index=samples")
     n = {row["name"]: row["total_samples"] for row in cpusplit["report"]["samples"]}
-    assert counts["spin_units"][1] == n["spin_units"] > 500, (counts["spin_units"], n)
+    assert counts["spin_units"][1] == n["spin_units"] > 100, (counts["spin_units"], n)
 
 
 def test_pprof_offcpu_nap(cpusplit, go_env):

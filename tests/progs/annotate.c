@@ -35,7 +35,8 @@ static void nap_ms(int ms)
 
 TRACED void work_in_span(int t)
 {
-	sink += t + 1;
+	/* both threads add: atomically, or an update can be lost */
+	__atomic_add_fetch(&sink, t + 1, __ATOMIC_RELAXED);
 }
 
 TRACED void phase(int t)

@@ -14,6 +14,8 @@
 #include "log.h"
 #include "select.h"
 
+static bool is_elf(const char *path);
+
 char *select__split(const char *pattern, const char **lib, const char **glob)
 {
 	char *copy = xstrdup(pattern);
@@ -70,6 +72,8 @@ static void scan_dir(const char *dir, const char *glob, char ***paths, size_t *n
 		if (fnmatch(glob, de->d_name, 0) || !strstr(de->d_name, ".so"))
 			continue;
 		snprintf(buf, sizeof(buf), "%s/%s", dir, de->d_name);
+		if (!is_elf(buf))
+			continue;	/* a linker script such as libc.so */
 		add_path(paths, n, buf);
 	}
 	closedir(d);

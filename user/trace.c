@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/ptrace.h>
@@ -320,6 +321,33 @@ static void destroy_kind(struct tracer *t, int kind)
 		}
 }
 
+static void *destroy_one(void *link)
+{
+	bpf_link__destroy(link);
+	return NULL;
+}
+
+static void destroy_parallel(struct tracer *t)
+{
+	pthread_t *th = xcalloc(t->nlinks, sizeof(*th));
+	bool *started = xcalloc(t->nlinks, sizeof(*started));
+	size_t i;
+
+	for (i = 0; i < t->nlinks; i++) {
+		if (!t->links[i])
+			continue;
+		started[i] = !pthread_create(&th[i], NULL, destroy_one, t->links[i]);
+		if (!started[i])
+			bpf_link__destroy(t->links[i]);	/* no thread: do it here */
+		t->links[i] = NULL;
+	}
+	for (i = 0; i < t->nlinks; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
+	free(th);
+	free(started);
+}
+
 /* Serves threads stopped at the exception unwinder for about `ms`. */
 static void serve_unwinder(struct tracer *t, int ms)
 {
@@ -426,9 +454,18 @@ void tracer__detach(struct tracer *t)
 	/* threads stopped at the unwinder first: they are resumed by serving */
 	serve_unwinder(t, 2);
 	nfrozen = freeze_targets(t, &frozen);
-	destroy_kind(t, LINK_ENTRY);
-	destroy_kind(t, LINK_RETURN);
-	destroy_kind(t, LINK_UNWIND);
+	if (tracer__ntargets(t) == 0 || nfrozen) {
+		/*
+		 * Nothing of ours can run: the order no longer matters, and each
+		 * link's removal waits for grace periods (30-50 ms here), so they
+		 * go in parallel.
+		 */
+		destroy_parallel(t);
+	} else {
+		destroy_kind(t, LINK_ENTRY);
+		destroy_kind(t, LINK_RETURN);
+		destroy_kind(t, LINK_UNWIND);
+	}
 	thaw_targets(frozen, nfrozen);
 	t->budget = POLL_BUDGET;
 	ring_buffer__consume(t->rb);

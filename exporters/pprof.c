@@ -70,11 +70,13 @@ enum {
 	LOCATION_LINE = 4,
 
 	LINE_FUNCTION_ID = 1,
+	LINE_LINE = 2,
 
 	FUNCTION_ID = 1,
 	FUNCTION_NAME = 2,
 	FUNCTION_SYSTEM_NAME = 3,
 	FUNCTION_FILENAME = 4,
+	FUNCTION_START_LINE = 5,
 };
 
 /* The sample types, in the order of every sample's values. */
@@ -317,8 +319,11 @@ static int emit_tables(struct enc *x)
 
 		if (trunc ? !x->trunc_used : !x->used[i])
 			continue;
-		/* A location is the function: one line, no address (nothing to symbolize). */
+		/* A location is the function: one line, no address (nothing to symbolize);
+		 * its line is where DWARF says the function is defined */
 		pb_uint(&line, LINE_FUNCTION_ID, id);
+		if (!trunc && s->funcs[i].line)
+			pb_uint(&line, LINE_LINE, s->funcs[i].line);
 		pb_reset(&x->sub);
 		pb_uint(&x->sub, LOCATION_ID, id);
 		if (mod)
@@ -335,8 +340,13 @@ static int emit_tables(struct enc *x)
 		pb_uint(&x->sub, FUNCTION_NAME, intern(&x->st, name));
 		/* The session keeps demangled names only: the system name is the same. */
 		pb_uint(&x->sub, FUNCTION_SYSTEM_NAME, intern(&x->st, name));
-		if (mod)
+		/* the source file when the binary's DWARF names it, else the binary */
+		if (!trunc && s->funcs[i].file)
+			pb_uint(&x->sub, FUNCTION_FILENAME, intern(&x->st, s->funcs[i].file));
+		else if (mod)
 			pb_uint(&x->sub, FUNCTION_FILENAME, intern(&x->st, mod));
+		if (!trunc && s->funcs[i].line)
+			pb_uint(&x->sub, FUNCTION_START_LINE, s->funcs[i].line);
 		pb_msg(&x->msg, PROFILE_FUNCTION, &x->sub);
 		err = emit(x);
 	}

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <linux/types.h>
 #include "../bpf/events.h"
+#include "dwarfinfo.h"
 #include "elfsym.h"
 #include "log.h"
 #include "symbolize.h"
@@ -33,6 +34,7 @@ struct symfile {
 	ino_t ino;
 	uint32_t module;	/* session module id */
 	struct elf_funcs syms;	/* sorted by addr; offsets ascending with addr */
+	struct dwarf_funcs dw;	/* file:line of its functions, where it has DWARF */
 	int err;
 };
 
@@ -171,6 +173,7 @@ void symbolizer__free(struct symbolizer *sy)
 	for (i = 0; i < sy->nfiles; i++) {
 		free(sy->files[i].path);
 		elfsym__free(&sy->files[i].syms);
+		dwarfinfo__free(&sy->files[i].dw);
 	}
 	for (i = 0; i < sy->nksyms; i++)
 		free(sy->ksyms[i].name);
@@ -355,6 +358,26 @@ static uint32_t add_func(struct symbolizer *sy, const char *name, uint32_t modul
 	return id;
 }
 
+/* A symbol from an ELF file, with its DWARF definition site when known. */
+static uint32_t add_func_src(struct symbolizer *sy, const char *name, uint32_t module,
+			     uint64_t addr, uint64_t size, const struct dwarf_func *df)
+{
+	struct bp_func f = {
+		.name = (char *)name,
+		.module = module,
+		.flags = BP_FUNC_SAMPLED,
+		.addr = addr,
+		.size = size,
+		.nparams = df ? df->nparams : -1,
+		.file = df ? df->file : NULL,
+		.line = df ? df->line : 0,
+	};
+	uint32_t id = session__add_func(sy->s, &f);
+
+	fput(sy, fkey_of(module, addr), id);
+	return id;
+}
+
 /* A user address -> function id. */
 static uint32_t user_frame(struct symbolizer *sy, uint32_t pid, uint64_t ip)
 {
@@ -385,6 +408,8 @@ static uint32_t user_frame(struct symbolizer *sy, uint32_t pid, uint64_t ip)
 		sf->err = elfsym__read(full, &sf->syms);
 		if (sf->err)
 			sf->err = elfsym__read(sf->path, &sf->syms);
+		if (!sf->err)	/* source file:line, where the file has debug information */
+			dwarfinfo__read(sf->err ? sf->path : full, &sf->dw);
 	}
 	if (!sf->err) {
 		/* the function whose file range holds off (offsets ascend with addresses) */
@@ -404,8 +429,8 @@ static uint32_t user_frame(struct symbolizer *sy, uint32_t pid, uint64_t ip)
 			if (off < ef->offset + ef->size) {
 				if (fget(sy, fkey_of(sf->module, ef->addr), &id))
 					return id;
-				return add_func(sy, ef->name, sf->module, ef->addr, ef->size,
-						BP_FUNC_SAMPLED);
+				return add_func_src(sy, ef->name, sf->module, ef->addr, ef->size,
+						    dwarfinfo__find(&sf->dw, ef->addr));
 			}
 		}
 	}

@@ -295,7 +295,7 @@ def test_capture(procs, tmp_path):
 
     def grab(i):
         try:
-            results[i] = http_get(base + "/capture?ms=400&format=chrome")
+            results[i] = http_get(base + "/capture?ms=1500&format=chrome")
         except Exception as e:  # reported below
             results[i] = e
 
@@ -306,7 +306,7 @@ def test_capture(procs, tmp_path):
     t0 = time.monotonic()
     st, _, body = http_get(base + "/metrics")
     assert st == 200 and b'function="tick"' in body
-    assert time.monotonic() - t0 < 0.4, "a scrape waited for the captures"
+    assert time.monotonic() - t0 < 1.0, "a scrape waited for the captures"
     for t in ts:
         t.join(60)
     for r in results:

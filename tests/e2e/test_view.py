@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """`bpfprof view FILE` in headless Chromium (tests/e2e/cdp.py).
 
-tests/progs/calltree is recorded once to an archive and once to a Chrome
-trace; `view` serves each on 127.0.0.1 and the page must show:
+tests/progs/calltree is recorded once to an archive, a Chrome trace and a
+speedscope file; `view` serves each on 127.0.0.1 and the page must show:
   - the per-function table with every function of calltree and its exact
     call count (an archive: the report component; Chrome JSON: computed by
-    the page);
+    the page from the file);
   - speedscope (from tests/clients, scripts/setup.sh --test) importing the
     profile without error, in the page's frame;
   - the call graph, an SVG drawn by Graphviz dot.
@@ -82,10 +82,11 @@ def view():
 
 @pytest.fixture(scope="module")
 def recordings(tmp_path_factory):
-    """{"archive": calltree.bpfprof, "chrome": calltree.json}"""
+    """{"archive": calltree.bpfprof, "chrome": calltree.json, "speedscope": calltree.speedscope.json}"""
     d = tmp_path_factory.mktemp("view")
     out = {}
-    for kind, name in (("archive", "calltree.bpfprof"), ("chrome", "calltree.json")):
+    for kind, name in (("archive", "calltree.bpfprof"), ("chrome", "calltree.json"),
+                       ("speedscope", "calltree.speedscope.json")):
         p = d / name
         r = run_bpfprof(["record", "-q", "-o", p, "--", prog_path("calltree")])
         assert r.returncode == 0 and p.exists(), r.stderr
@@ -179,6 +180,13 @@ def test_view_chrome_json(recordings, view):
     assert v.stop() == 0, v.proc.stderr.read()
 
 
+def test_view_speedscope_json(recordings, view):
+    need_browser()
+    v = view(recordings["speedscope"])
+    check_page(v, "speedscope", "Importing as speedscope json file")
+    assert v.stop() == 0, v.proc.stderr.read()
+
+
 def test_view_endpoints(recordings, view):
     """Without a browser: what the page fetches, and what it must refuse."""
     v = view(recordings["archive"])
@@ -252,3 +260,19 @@ def test_view_truncated_archive(recordings, tmp_path):
     assert r.returncode == 1
     assert re.search(r"truncated|corrupt", r.stderr), r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_view_open(recordings, tmp_path, view):
+    """--open hands the URL to xdg-open (here a stand-in that writes it down)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    opener = bin_dir / "xdg-open"
+    opener.write_text("#!/bin/sh\necho \"$1\" > %s/opened\n" % tmp_path)
+    opener.chmod(0o755)
+    env = dict(os.environ, PATH="%s:%s" % (bin_dir, os.environ.get("PATH", "/usr/bin:/bin")))
+    v = view(recordings["archive"], "--open", env=env)
+    deadline = time.monotonic() + 20
+    while not (tmp_path / "opened").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert (tmp_path / "opened").read_text().strip() == v.url
+    assert v.stop() == 0

@@ -56,8 +56,14 @@ class Procs:
         return p
 
     def cleanup(self):
+        # SIGTERM first: bpfprof removes its temporary files, Prometheus its lock
         for p in reversed(self.procs):
             if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in reversed(self.procs):
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
                 try:
                     os.killpg(p.pid, signal.SIGKILL)
                 except ProcessLookupError:

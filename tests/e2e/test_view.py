@@ -61,9 +61,14 @@ class View:
         return rc
 
     def kill(self):
+        """Ends view after a failed test: SIGINT first, so it removes its temporary files."""
         if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
 
 
 @pytest.fixture

@@ -155,8 +155,8 @@ fuzz-smoke: $(OUTPUT)/fuzz/fuzz_archive
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
 	$(Q)$(MAKE) --no-print-directory unit
-	$(Q)$(MAKE) --no-print-directory e2e
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
+	$(Q)$(MAKE) --no-print-directory e2e
 
 # Benchmarks (bench/run.sh): the empty-probe floor loader, the decoder
 # throughput driver, uftrace's -pg target, 10,000 generated functions.

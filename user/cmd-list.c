@@ -157,6 +157,7 @@ int cmd_list(int argc, char **argv)
 	}
 	so.exe = exe;
 	so.pid = pid;
+	so.list_only = true;
 	so.includes = argv + optind;
 	so.nincludes = argc - optind;
 	so.excludes = excl;
@@ -164,14 +165,18 @@ int cmd_list(int argc, char **argv)
 	err = select__resolve(&so, &s, &ps);
 	if (err)
 		goto cleanup;
-	printf("%-18s %8s %-8s %-30s %s\n", "address", "size", "entry", "file", "function");
+	printf("%-18s %8s %-12s %-30s %s\n", "address", "size", "entry", "file", "function");
 	for (i = 0; i < s.nfuncs; i++) {
 		const struct bp_func *f = &s.funcs[i];
 		const char *path = s.modules[f->module].path, *base = strrchr(path, '/');
 
-		printf("%#-18llx %8llu %-8s %-30s %s\n", (unsigned long long)f->addr,
-		       (unsigned long long)f->size, elfsym__insn_name(f->flags),
-		       base ? base + 1 : path, f->name);
+		char entry[32];
+
+		/* probed after endbr64: say which instruction the probe sits on */
+		snprintf(entry, sizeof(entry), "%s%s", f->flags & BP_FUNC_SKIP_ENDBR ? "endbr+" : "",
+			 elfsym__insn_name(f->flags & BP_FUNC_INSN_MASK));
+		printf("%#-18llx %8llu %-12s %-30s %s\n", (unsigned long long)f->addr,
+		       (unsigned long long)f->size, entry, base ? base + 1 : path, f->name);
 	}
 	fprintf(stderr, "bpfprof: %zu functions in %zu file%s\n", s.nfuncs, s.nmodules,
 		s.nmodules == 1 ? "" : "s");

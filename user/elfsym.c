@@ -83,6 +83,8 @@ const char *elfsym__insn_name(uint32_t insn)
 		return "endbr64";
 	case ELFSYM_INSN_MOV_RBP:
 		return "mov";
+	case ELFSYM_INSN_REFUSED:
+		return "refused";
 	default:
 		return "other";
 	}
@@ -96,6 +98,19 @@ uint32_t elfsym__classify_insn(const uint8_t *c, size_t len)
 
 	if (len >= sizeof(endbr64) && !memcmp(c, endbr64, sizeof(endbr64)))
 		return ELFSYM_INSN_ENDBR64;
+	/*
+	 * The kernel's uprobe decoder refuses a lock prefix and the es/cs/ss/ds
+	 * segment overrides (arch/x86/kernel/uprobes.c, is_prefix_bad()): such a
+	 * probe would be silently skipped when the file is mapped later.
+	 */
+	for (i = 0; i < len && i < 4; i++) {
+		if (c[i] == 0xf0 || c[i] == 0x26 || c[i] == 0x2e || c[i] == 0x36 || c[i] == 0x3e)
+			return ELFSYM_INSN_REFUSED;
+		if (c[i] != 0x66 && c[i] != 0x67 && c[i] != 0xf2 && c[i] != 0xf3 &&
+		    (c[i] & 0xf0) != 0x40)
+			break;	/* past the prefixes (and REX) */
+	}
+	i = 0;
 	if (len >= sizeof(nop5) && !memcmp(c, nop5, sizeof(nop5)))
 		return ELFSYM_INSN_NOP5;
 	/* mov %rsp,%rbp has two encodings; assemblers emit 48 89 e5 */

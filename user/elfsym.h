@@ -34,6 +34,7 @@ struct elf_func {
 #define ELFSYM_INSN_NOP5	3	/* exactly the 5-byte nop 0f 1f 44 00 00: kernel can optimise */
 #define ELFSYM_INSN_ENDBR64	4	/* f3 0f 1e fa */
 #define ELFSYM_INSN_MOV_RBP	5	/* 48 89 e5 mov %rsp,%rbp */
+#define ELFSYM_INSN_REFUSED	6	/* a prefix the kernel will not probe (lock, es/cs/ss/ds) */
 
 /* elf_func.flags */
 #define ELFSYM_F_LOCAL		(1u << 0)	/* STB_LOCAL: a static function */

@@ -304,15 +304,23 @@ free_pat:
 	for (i = 0; i < nmods; i++) {
 		struct probe_module pm = { 0 };
 		struct dwarf_funcs dw = { 0 };
+		size_t nrefused = 0;
 		uint32_t mid;
 
 		m = &mods[i];
 		if (m->read_err)
 			continue;
 		for (j = 0; j < m->syms.n; j++)
-			pm.n += m->chosen[j];
-		if (!pm.n)
+			pm.n += m->chosen[j] &&
+				(o->list_only || m->syms.v[j].insn != ELFSYM_INSN_REFUSED);
+		if (!pm.n) {
+			for (j = 0; j < m->syms.n && !o->lenient; j++)
+				if (m->chosen[j])
+					p_warn("the kernel refuses to probe %s in %s (first instruction "
+					       "with a lock or segment prefix); not traced",
+					       m->syms.v[j].name, m->path);
 			continue;
+		}
 		mid = session__add_module(s, m->path);
 		dwarfinfo__read(m->path, &dw);
 		pm.path = xstrdup(m->path);
@@ -334,6 +342,18 @@ free_pat:
 
 			if (!m->chosen[j])
 				continue;
+			if (ef->insn == ELFSYM_INSN_REFUSED && !o->list_only) {
+				/* the kernel would skip it silently once the file is mapped */
+				if (!o->lenient) {
+					if (!nrefused++)
+						p_warn("the kernel refuses to probe these functions of %s "
+						       "(first instruction with a lock or segment "
+						       "prefix); not traced:", m->path);
+					if (nrefused <= 20)
+						fprintf(stderr, "    %s\n", ef->name);
+				}
+				continue;
+			}
 			f.nparams = -1;
 			df = dwarfinfo__find(&dw, ef->addr);
 			if (df) {
@@ -359,6 +379,8 @@ free_pat:
 			pm.n++;
 		}
 		dwarfinfo__free(&dw);
+		if (nrefused > 20)
+			fprintf(stderr, "    ... and %zu more\n", nrefused - 20);
 		out->mods = xrealloc(out->mods, (out->nmods + 1) * sizeof(*out->mods));
 		out->mods[out->nmods++] = pm;
 		out->nfuncs += pm.n;

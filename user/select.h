@@ -40,6 +40,7 @@ struct select_opts {
 	bool main_only;		/* only the main executable's patterns (libraries are done) */
 	bool no_exe;		/* exe is a script: only LIB: patterns apply now */
 	bool no_skip_endbr;	/* probe endbr64 itself (single-stepped) instead of after it */
+	bool list_only;		/* for 'list': keep functions the kernel would refuse, quietly */
 };
 
 /*

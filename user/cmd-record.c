@@ -89,15 +89,6 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && verbose < 2)
-		return 0;
-	if (!verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 /* Every decoded event: aggregates, then the output. */
 static int sink(void *ctx, const struct bp_event *ev)
 {
@@ -125,8 +116,6 @@ static int sink(void *ctx, const struct bp_event *ev)
 	rc->exported++;
 	return exporter__event(rc->exp, &rc->s, ev);
 }
-
-static int pid_exe(pid_t pid, char **path);
 
 /*
  * The bpfprof.h probes of every traced binary (no flag needed), and the
@@ -190,31 +179,6 @@ static int attach_usdts(const struct record_opts *o, struct record_ctx *rc, cons
 		free(copy);
 	}
 	return 0;
-}
-
-/*
- * Attaches one module's probes; functions the kernel refuses are named in a
- * warning (never silently missing from the trace).
- */
-static int attach_module(struct tracer *tr, const struct bp_session *s,
-			 const struct probe_module *pm)
-{
-	uint64_t *refused = xcalloc(pm->n, sizeof(*refused));
-	size_t nrefused = 0, i;
-	int err;
-
-	err = tracer__attach(tr, pm->path, pm->offsets, pm->cookies, pm->n, refused, &nrefused);
-	if (!err && nrefused) {
-		p_warn("the kernel refused to probe %zu function%s in %s (first instruction it "
-		       "cannot single-step, e.g. a lock prefix); not traced:", nrefused,
-		       nrefused == 1 ? "" : "s", pm->path);
-		for (i = 0; i < nrefused && i < 20; i++)
-			fprintf(stderr, "    %s\n", session__func_name(s, refused[i]));
-		if (nrefused > 20)
-			fprintf(stderr, "    ... and %zu more\n", nrefused - 20);
-	}
-	free(refused);
-	return err;
 }
 
 /* Warns when most selected functions take the kernel's single-step path. */
@@ -303,15 +267,7 @@ static void name_existing(struct bp_session *s, pid_t pid)
 
 static bool is_script(const char *path)
 {
-	char magic[2] = { 0 };
-	FILE *f = fopen(path, "rb");
-	bool r;
-
-	if (!f)
-		return false;
-	r = fread(magic, 1, 2, f) == 2 && magic[0] == '#' && magic[1] == '!';
-	fclose(f);
-	return r;
+	return file_has_magic(path, "#!", 2);
 }
 
 static bool image_known(struct record_ctx *rc, const struct stat *st)
@@ -342,7 +298,7 @@ static void follow_exec(struct record_ctx *rc, const struct bp_rec_exec *r)
 	char *exe = NULL;
 
 	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
-	if (stat(link, &st) || image_known(rc, &st) || pid_exe(pid, &exe))
+	if (stat(link, &st) || image_known(rc, &st) || launch__pid_exe(pid, &exe))
 		goto resume;
 	so.exe = exe;
 	so.pid = pid;
@@ -354,7 +310,7 @@ static void follow_exec(struct record_ctx *rc, const struct bp_rec_exec *r)
 	if (rc->usd)
 		usdt__attach_bpfprof(rc->usd, exe);
 	for (i = 0; i < ps.nmods; i++) {
-		int err = attach_module(rc->tr, &rc->s, &ps.mods[i]);
+		int err = tracer__attach_module(rc->tr, &rc->s, &ps.mods[i]);
 
 		if (err)
 			p_warn("pid %d exec'd %.*s: cannot attach %zu probes: %s", pid, BP_PATH_LEN,
@@ -475,33 +431,6 @@ static void usage(FILE *f, bool attach)
 		   "'bpfprof convert').  Ctrl-C stops the recording and writes what was captured.\n");
 }
 
-static int add_pids(struct record_opts *o, const char *arg)
-{
-	char *copy = xstrdup(arg), *save = NULL, *tok;
-	int err = 0;
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long v = strtol(tok, &end, 10);
-
-		if (*end || v <= 0 || v > INT_MAX) {
-			p_err("invalid pid '%s'", tok);
-			err = -EINVAL;
-			break;
-		}
-		o->pids = xrealloc(o->pids, (o->npids + 1) * sizeof(*o->pids));
-		o->pids[o->npids++] = v;
-	}
-	free(copy);
-	return err;
-}
-
-static void push_str(char ***arr, size_t *n, const char *s)
-{
-	*arr = xrealloc(*arr, (*n + 1) * sizeof(**arr));
-	(*arr)[(*n)++] = (char *)s;
-}
-
 /* Returns 0, 1 for --help (exit 0), or -EINVAL. */
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
@@ -549,10 +478,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->format = optarg;
 			break;
 		case 'F':
-			push_str(&o->includes, &o->nincludes, optarg);
+			strv_push(&o->includes, &o->nincludes, optarg);
 			break;
 		case 'N':
-			push_str(&o->excludes, &o->nexcludes, optarg);
+			strv_push(&o->excludes, &o->nexcludes, optarg);
 			break;
 		case OPT_MIN_TIME:
 			if (parse_duration(optarg, &o->min_time)) {
@@ -594,7 +523,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->no_wakeups = true;
 			break;
 		case 'U':
-			push_str(&o->usdts, &o->nusdts, optarg);
+			strv_push(&o->usdts, &o->nusdts, optarg);
 			break;
 		case OPT_GATED:
 			o->gated = true;
@@ -630,7 +559,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				p_err("--pid belongs to 'bpfprof attach'");
 				return -EINVAL;
 			}
-			if (add_pids(o, optarg))
+			if (parse_pids(optarg, &o->pids, &o->npids))
 				return -EINVAL;
 			break;
 		case 'q':
@@ -695,16 +624,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	return 0;
 }
 
-/* Rounds the ring buffer up to a power of two pages, as the kernel requires. */
-static size_t ringbuf_size(uint64_t want)
-{
-	size_t sz = 4096;
-
-	while (sz < want)
-		sz <<= 1;
-	return sz;
-}
-
 static void fill_header(struct bp_session *s, const struct record_opts *o)
 {
 	struct utsname u;
@@ -735,31 +654,12 @@ static void fill_header(struct bp_session *s, const struct record_opts *o)
 	s->kernel = xstrdup(uname(&u) ? "" : u.release);
 }
 
-/* The executable of a running process, for symbols and uprobes. */
-static int pid_exe(pid_t pid, char **path)
-{
-	char link[64], buf[PATH_MAX];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
-	n = readlink(link, buf, sizeof(buf) - 1);
-	if (n < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	buf[n] = 0;
-	/* A deleted or foreign-namespace file: go through the magic link. */
-	if (strstr(buf, " (deleted)") || access(buf, R_OK))
-		*path = xstrdup(link);
-	else
-		*path = xstrdup(buf);
-	return 0;
-}
-
 static bool tgids_empty(struct tracer *t);
 
 static int run(struct record_opts *o)
 {
 	struct tracer_opts topts = {
-		.buffer_size = ringbuf_size(o->buffer_size),
+		.buffer_size = o->buffer_size,
 		.follow_forks = !o->no_follow,
 		.args = o->args,
 	};
@@ -803,7 +703,7 @@ static int run(struct record_opts *o)
 				goto cleanup;
 			}
 		}
-		err = pid_exe(o->pids[0], &exe);
+		err = launch__pid_exe(o->pids[0], &exe);
 		if (err) {
 			p_err("cannot attach to pid %d: %s", o->pids[0],
 			      err == -ESRCH ? "no such process" : strerror(-err));
@@ -837,7 +737,7 @@ static int run(struct record_opts *o)
 		char *other = NULL;
 
 		/* Other pids running other binaries: their executables too, same patterns. */
-		if (!pid_exe(o->pids[i], &other) && strcmp(other, exe))
+		if (!launch__pid_exe(o->pids[i], &other) && strcmp(other, exe))
 			p_warn("pid %d runs %s, not %s: only its shared-library functions are traced",
 			       o->pids[i], other, exe);
 		free(other);
@@ -873,7 +773,7 @@ static int run(struct record_opts *o)
 	}
 
 	/* 3. Load; start the command held; attach; release. */
-	libbpf_set_print(libbpf_print);
+	log__route_libbpf();
 	err = decoder__new(&rc.s, sink, &rc, &dec);
 	if (err)
 		goto cleanup;
@@ -973,7 +873,7 @@ static int run(struct record_opts *o)
 	if (err)
 		goto cleanup;
 	for (i = 0; i < ps.nmods; i++) {
-		err = attach_module(tr, &rc.s, &ps.mods[i]);
+		err = tracer__attach_module(tr, &rc.s, &ps.mods[i]);
 		if (err) {
 			p_err("cannot attach %zu probes to %s: %s", ps.mods[i].n, ps.mods[i].path,
 			      strerror(-err));

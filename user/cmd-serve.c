@@ -44,6 +44,7 @@
 #include "decode.h"
 #include "exporter.h"
 #include "httpd.h"
+#include "launch.h"
 #include "log.h"
 #include "metrics.h"
 #include "select.h"
@@ -123,15 +124,6 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
 	stop_signal = sig;
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG && verbose < 2)
-		return 0;
-	if (!verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
 }
 
 static void lock(struct serve_ctx *x)
@@ -415,54 +407,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 
 /* ---------------------------------------------------------------- attaching */
 
-static int pid_exe(pid_t pid, char **path)
-{
-	char link[64], buf[PATH_MAX];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
-	n = readlink(link, buf, sizeof(buf) - 1);
-	if (n < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	buf[n] = 0;
-	/* A deleted or foreign-namespace file: go through the magic link. */
-	if (strstr(buf, " (deleted)") || access(buf, R_OK))
-		*path = xstrdup(link);
-	else
-		*path = xstrdup(buf);
-	return 0;
-}
-
-/* One module's probes; functions the kernel refuses are named (never silently missing). */
-static int attach_module(struct tracer *tr, const struct bp_session *s,
-			 const struct probe_module *pm)
-{
-	uint64_t *refused = xcalloc(pm->n, sizeof(*refused));
-	size_t nrefused = 0, i;
-	int err;
-
-	err = tracer__attach(tr, pm->path, pm->offsets, pm->cookies, pm->n, refused, &nrefused);
-	if (!err && nrefused) {
-		p_warn("the kernel refused to probe %zu function%s in %s; not traced:", nrefused,
-		       nrefused == 1 ? "" : "s", pm->path);
-		for (i = 0; i < nrefused && i < 20; i++)
-			fprintf(stderr, "    %s\n", session__func_name(s, refused[i]));
-		if (nrefused > 20)
-			fprintf(stderr, "    ... and %zu more\n", nrefused - 20);
-	}
-	free(refused);
-	return err;
-}
-
-static size_t ringbuf_size(uint64_t want)
-{
-	size_t sz = 4096;
-
-	while (sz < want)
-		sz <<= 1;
-	return sz;
-}
-
 static void fill_header(struct bp_session *s, const struct serve_opts *o)
 {
 	struct utsname u;
@@ -483,27 +427,10 @@ static bool pid_alive(uint32_t pid, void *ctx)
 	return !kill((pid_t)pid, 0) || errno != ESRCH;
 }
 
-/* The captures' directory, with what a request did not get to remove (stopped mid-reply). */
-static void remove_tmpdir(const char *dir)
-{
-	struct dirent *de;
-	DIR *dh;
-
-	if (!dir[0])
-		return;
-	dh = opendir(dir);
-	while (dh && (de = readdir(dh)))
-		if (de->d_name[0] != '.')
-			unlinkat(dirfd(dh), de->d_name, 0);
-	if (dh)
-		closedir(dh);
-	rmdir(dir);
-}
-
 static int run(struct serve_opts *o)
 {
 	struct tracer_opts topts = {
-		.buffer_size = ringbuf_size(o->buffer_size),
+		.buffer_size = o->buffer_size,
 		.follow_forks = !o->no_follow,
 	};
 	struct select_opts sopts = {
@@ -540,7 +467,7 @@ static int run(struct serve_opts *o)
 			goto cleanup;
 		}
 	}
-	err = pid_exe(o->pids[0], &exe);
+	err = launch__pid_exe(o->pids[0], &exe);
 	if (err) {
 		p_err("cannot attach to pid %d: %s", o->pids[0],
 		      err == -ESRCH ? "no such process" : strerror(-err));
@@ -554,7 +481,7 @@ static int run(struct serve_opts *o)
 	for (i = 1; i < o->npids; i++) {
 		char *other = NULL;
 
-		if (!pid_exe(o->pids[i], &other) && strcmp(other, exe))
+		if (!launch__pid_exe(o->pids[i], &other) && strcmp(other, exe))
 			p_warn("pid %d runs %s, not %s: only its shared-library functions are traced",
 			       o->pids[i], other, exe);
 		free(other);
@@ -570,7 +497,7 @@ static int run(struct serve_opts *o)
 	}
 
 	/* 3. Load and attach. */
-	libbpf_set_print(libbpf_print);
+	log__route_libbpf();
 	err = decoder__new(&x.s, sink, &x, &x.dec);
 	if (err)
 		goto cleanup;
@@ -595,7 +522,7 @@ static int run(struct serve_opts *o)
 			       strerror(-err));
 	}
 	for (i = 0; i < ps.nmods; i++) {
-		err = attach_module(x.tr, &x.s, &ps.mods[i]);
+		err = tracer__attach_module(x.tr, &x.s, &ps.mods[i]);
 		if (err) {
 			p_err("cannot attach %zu probes to %s: %s", ps.mods[i].n, ps.mods[i].path,
 			      strerror(-err));
@@ -749,35 +676,6 @@ static void usage(FILE *f)
 		CAPTURE_MAX_MS, DEFAULT_TOP);
 }
 
-static int add_pids(struct serve_opts *o, const char *arg)
-{
-	char *copy = xstrdup(arg), *save = NULL, *tok;
-	int err = 0;
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long v;
-
-		errno = 0;
-		v = strtol(tok, &end, 10);
-		if (errno || *end || v <= 0 || v > INT_MAX) {
-			p_err("invalid pid '%s'", tok);
-			err = -EINVAL;
-			break;
-		}
-		o->pids = xrealloc(o->pids, (o->npids + 1) * sizeof(*o->pids));
-		o->pids[o->npids++] = v;
-	}
-	free(copy);
-	return err;
-}
-
-static void push_str(char ***arr, size_t *n, const char *s)
-{
-	*arr = xrealloc(*arr, (*n + 1) * sizeof(**arr));
-	(*arr)[(*n)++] = (char *)s;
-}
-
 /* 0, 1 for --help, or -EINVAL (printed). */
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
@@ -805,17 +703,17 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 	while ((c = getopt_long(argc, argv, ":p:l:F:N:qvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (add_pids(o, optarg))
+			if (parse_pids(optarg, &o->pids, &o->npids))
 				return -EINVAL;
 			break;
 		case 'l':
 			listen = optarg;
 			break;
 		case 'F':
-			push_str(&o->includes, &o->nincludes, optarg);
+			strv_push(&o->includes, &o->nincludes, optarg);
 			break;
 		case 'N':
-			push_str(&o->excludes, &o->nexcludes, optarg);
+			strv_push(&o->excludes, &o->nexcludes, optarg);
 			break;
 		case OPT_TOP: {
 			char *end;

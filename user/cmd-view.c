@@ -35,6 +35,7 @@
 #include "log.h"
 #include "report.h"
 #include "session.h"
+#include "util.h"
 
 #define DEFAULT_ARCHIVE	"bpfprof.data"
 #define SPEEDSCOPE_REL	"tests/clients/node_modules/speedscope/dist/release"
@@ -585,22 +586,6 @@ static pid_t open_browser(const char *url)
 	}
 	p_warn("no browser opener (xdg-open, sensible-browser) found: open %s yourself", url);
 	return 0;
-}
-
-static void remove_tmpdir(const char *dir)
-{
-	struct dirent *de;
-	DIR *dh;
-
-	if (!dir[0])
-		return;
-	dh = opendir(dir);
-	while (dh && (de = readdir(dh)))
-		if (de->d_name[0] != '.')
-			unlinkat(dirfd(dh), de->d_name, 0);
-	if (dh)
-		closedir(dh);
-	rmdir(dir);
 }
 
 static void usage(FILE *f)

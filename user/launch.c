@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
+#include <stdio.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -201,4 +203,21 @@ void launch__free(struct launch *l)
 	free(l->path);
 	memset(l, 0, sizeof(*l));
 	l->release_fd = l->err_fd = -1;
+}
+
+int launch__pid_exe(pid_t pid, char **path)
+{
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	buf[n] = 0;
+	if (strstr(buf, " (deleted)") || access(buf, R_OK))
+		*path = xstrdup(link);
+	else
+		*path = xstrdup(buf);
+	return 0;
 }

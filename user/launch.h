@@ -19,6 +19,12 @@ struct launch {
 
 /* Resolves argv[0] like execvp (PATH search); returns 0 or -ENOENT/-EACCES. */
 int launch__resolve(const char *cmd, char **path);
+/*
+ * The executable of running process pid, for symbols and uprobes: its path,
+ * or /proc/PID/exe itself when the file was deleted or lives in another
+ * mount namespace.  0, -ESRCH, or -errno.
+ */
+int launch__pid_exe(pid_t pid, char **path);
 /* Forks the held child.  `path` is taken over by l. */
 int launch__start(struct launch *l, char *path, char *const argv[], bool as_root);
 /* Lets the child exec; returns 0 or the exec error (-errno) reported by the child. */

@@ -13,6 +13,7 @@
 #include "elfsym.h"
 #include "log.h"
 #include "select.h"
+#include "util.h"
 
 static bool is_elf(const char *path);
 
@@ -424,15 +425,7 @@ static const char *const unwinder_syms[] = {
 
 static bool is_elf(const char *path)
 {
-	unsigned char magic[4] = { 0 };
-	FILE *f = fopen(path, "rb");
-	bool r;
-
-	if (!f)
-		return false;
-	r = fread(magic, 1, 4, f) == 4 && !memcmp(magic, "\177ELF", 4);
-	fclose(f);
-	return r;
+	return file_has_magic(path, "\177ELF", 4);
 }
 
 static void add_unwinder_module(const char *path, struct probe_set *out)

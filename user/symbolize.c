@@ -341,31 +341,17 @@ static const struct mapping *find_map(struct symbolizer *sy, uint32_t pid, uint6
 	return NULL;
 }
 
+/*
+ * A function met in a stack, and where it is defined when the file's DWARF
+ * says (df, NULL if not).
+ */
 static uint32_t add_func(struct symbolizer *sy, const char *name, uint32_t module, uint64_t addr,
-			 uint64_t size, uint32_t flags)
+			 uint64_t size, uint32_t flags, const struct dwarf_func *df)
 {
 	struct bp_func f = {
 		.name = (char *)name,
 		.module = module,
 		.flags = flags,
-		.addr = addr,
-		.size = size,
-		.nparams = -1,
-	};
-	uint32_t id = session__add_func(sy->s, &f);
-
-	fput(sy, fkey_of(module, addr), id);
-	return id;
-}
-
-/* A symbol from an ELF file, with its DWARF definition site when known. */
-static uint32_t add_func_src(struct symbolizer *sy, const char *name, uint32_t module,
-			     uint64_t addr, uint64_t size, const struct dwarf_func *df)
-{
-	struct bp_func f = {
-		.name = (char *)name,
-		.module = module,
-		.flags = BP_FUNC_SAMPLED,
 		.addr = addr,
 		.size = size,
 		.nparams = df ? df->nparams : -1,
@@ -397,7 +383,7 @@ static uint32_t user_frame(struct symbolizer *sy, uint32_t pid, uint64_t ip)
 			return id;
 		snprintf(name, sizeof(name), "[unknown] %s+0x%" PRIx64, what,
 			 m ? ip - m->start : ip);
-		return add_func(sy, name, mod, ip, 0, BP_FUNC_SAMPLED | BP_FUNC_UNKNOWN);
+		return add_func(sy, name, mod, ip, 0, BP_FUNC_SAMPLED | BP_FUNC_UNKNOWN, NULL);
 	}
 	sf = &sy->files[m->file];
 	off = ip - m->start + m->pgoff;	/* file offset of the address */
@@ -429,7 +415,7 @@ static uint32_t user_frame(struct symbolizer *sy, uint32_t pid, uint64_t ip)
 			if (off < ef->offset + ef->size) {
 				if (fget(sy, fkey_of(sf->module, ef->addr), &id))
 					return id;
-				return add_func_src(sy, ef->name, sf->module, ef->addr, ef->size,
+				return add_func(sy, ef->name, sf->module, ef->addr, ef->size, BP_FUNC_SAMPLED,
 						    dwarfinfo__find(&sf->dw, ef->addr));
 			}
 		}
@@ -443,7 +429,7 @@ static uint32_t user_frame(struct symbolizer *sy, uint32_t pid, uint64_t ip)
 			 off);
 	}
 	return add_func(sy, name, sf->module, off | 1ull << 47, 0,
-			BP_FUNC_SAMPLED | BP_FUNC_UNKNOWN);
+			BP_FUNC_SAMPLED | BP_FUNC_UNKNOWN, NULL);
 }
 
 static int ksym_cmp(const void *a, const void *b)
@@ -512,13 +498,13 @@ static uint32_t kernel_frame(struct symbolizer *sy, uint64_t ip)
 		if (fget(sy, fkey_of(sy->kmodule, k->addr), &id))
 			return id;
 		return add_func(sy, k->name, sy->kmodule, k->addr, 0,
-				BP_FUNC_SAMPLED | BP_FUNC_KERNEL);
+				BP_FUNC_SAMPLED | BP_FUNC_KERNEL, NULL);
 	}
 	if (fget(sy, fkey_of(sy->kmodule, ip), &id))
 		return id;
 	snprintf(name, sizeof(name), "[unknown] [kernel]+0x%" PRIx64, ip);
 	return add_func(sy, name, sy->kmodule, ip, 0,
-			BP_FUNC_SAMPLED | BP_FUNC_KERNEL | BP_FUNC_UNKNOWN);
+			BP_FUNC_SAMPLED | BP_FUNC_KERNEL | BP_FUNC_UNKNOWN, NULL);
 }
 
 /* Where a complete user stack begins: the C runtime's and the thread library's roots. */
@@ -560,7 +546,7 @@ static uint32_t make_path(struct symbolizer *sy, uint32_t pid, const uint64_t *u
 		if (!sy->have_truncated) {
 			sy->truncated_func = add_func(sy, "[truncated]",
 						      session__add_module(sy->s, "[none]"), 0, 0,
-						      BP_FUNC_MARKER);
+						      BP_FUNC_MARKER, NULL);
 			sy->have_truncated = true;
 		}
 		path = session__path(sy->s, 0, sy->truncated_func);
@@ -583,7 +569,7 @@ static uint32_t make_path(struct symbolizer *sy, uint32_t pid, const uint64_t *u
 	if (!path) {
 		if (!sy->have_nostack) {
 			sy->nostack_func = add_func(sy, "[no stack]", session__add_module(sy->s, "[none]"),
-						    1, 0, BP_FUNC_MARKER);
+						    1, 0, BP_FUNC_MARKER, NULL);
 			sy->have_nostack = true;
 		}
 		path = session__path(sy->s, 0, sy->nostack_func);

@@ -17,6 +17,8 @@
 #include "trace.skel.h"
 #include "../bpf/events.h"
 #include "log.h"
+#include "select.h"
+#include "session.h"
 #include "trace.h"
 
 #ifndef ENOTSUPP
@@ -103,6 +105,7 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 		struct tracer **out)
 {
 	struct tracer *t = xcalloc(1, sizeof(*t));
+	size_t rb_size = 4096;
 	int err;
 
 	t->fn = fn;
@@ -122,9 +125,12 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 	/* not even loaded when off: they would run on every context switch */
 	bpf_program__set_autoload(t->skel->progs.wake_waking, opts->wakeups);
 	bpf_program__set_autoload(t->skel->progs.wake_running, opts->wakeups);
-	err = bpf_map__set_max_entries(t->skel->maps.rb, opts->buffer_size);
+	/* the kernel wants a power of two of pages */
+	while (rb_size < opts->buffer_size)
+		rb_size <<= 1;
+	err = bpf_map__set_max_entries(t->skel->maps.rb, rb_size);
 	if (err) {
-		p_err("invalid buffer size %zu: %s", opts->buffer_size, strerror(-err));
+		p_err("invalid buffer size %zu: %s", rb_size, strerror(-err));
 		goto cleanup;
 	}
 	/* Only one pair of call programs is used; the other pair is never attached. */
@@ -240,6 +246,27 @@ int tracer__attach(struct tracer *t, const char *path, const unsigned long *offs
 	if (!n)
 		return 0;
 	return attach_range(t, entry, ret, path, offsets, cookies, n, refused, nrefused, 0);
+}
+
+int tracer__attach_module(struct tracer *t, const struct bp_session *s,
+			  const struct probe_module *pm)
+{
+	uint64_t *refused = xcalloc(pm->n, sizeof(*refused));
+	size_t nrefused = 0, i;
+	int err;
+
+	err = tracer__attach(t, pm->path, pm->offsets, pm->cookies, pm->n, refused, &nrefused);
+	if (!err && nrefused) {
+		p_warn("the kernel refused to probe %zu function%s in %s (first instruction it "
+		       "cannot single-step, e.g. a lock prefix); not traced:", nrefused,
+		       nrefused == 1 ? "" : "s", pm->path);
+		for (i = 0; i < nrefused && i < 20; i++)
+			fprintf(stderr, "    %s\n", session__func_name(s, refused[i]));
+		if (nrefused > 20)
+			fprintf(stderr, "    ... and %zu more\n", nrefused - 20);
+	}
+	free(refused);
+	return err;
 }
 
 int tracer__attach_unwinder(struct tracer *t, const char *path, const unsigned long *offsets,

@@ -13,10 +13,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct bp_session;
+struct probe_module;
+
 struct tracer;
 
 struct tracer_opts {
-	size_t buffer_size;	/* ring buffer bytes (power of two, >= page size) */
+	size_t buffer_size;	/* ring buffer bytes, rounded up to a power of two of pages */
 	bool follow_forks;
 	bool trace_all;		/* every process (-a) */
 	bool args;		/* capture argument registers and return values */
@@ -41,6 +44,12 @@ void tracer__map_fds(struct tracer *t, int *rb_fd, int *tgids_fd);
  */
 int tracer__attach(struct tracer *t, const char *path, const unsigned long *offsets,
 		   const uint64_t *cookies, size_t n, uint64_t *refused, size_t *nrefused);
+/*
+ * tracer__attach() for one module of a probe set; the functions the kernel
+ * refused are named in a warning (never silently missing from the trace).
+ */
+int tracer__attach_module(struct tracer *t, const struct bp_session *s,
+			  const struct probe_module *pm);
 /*
  * Hooks the exception unwinder entry points at `offsets` of `path` (libgcc_s,
  * or an executable with libgcc_eh linked in), so that unwinding works through

@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
+#include <limits.h>
 #include <time.h>
+#include <unistd.h>
+#include "log.h"
 #include "util.h"
 
 int parse_duration(const char *s, uint64_t *ns)
@@ -96,4 +100,65 @@ uint64_t now_ns(int clock)
 
 	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int parse_pids(const char *arg, pid_t **pids, size_t *n)
+{
+	char *copy = xstrdup(arg), *save = NULL, *tok;
+	int err = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(tok, &end, 10);
+		if (errno || *end || v <= 0 || v > INT_MAX) {
+			p_err("invalid pid '%s'", tok);
+			err = -EINVAL;
+			break;
+		}
+		*pids = xrealloc(*pids, (*n + 1) * sizeof(**pids));
+		(*pids)[(*n)++] = v;
+	}
+	free(copy);
+	return err;
+}
+
+void strv_push(char ***arr, size_t *n, const char *s)
+{
+	*arr = xrealloc(*arr, (*n + 1) * sizeof(**arr));
+	(*arr)[(*n)++] = (char *)s;
+}
+
+void remove_tmpdir(const char *dir)
+{
+	struct dirent *de;
+	DIR *dh;
+
+	if (!dir[0])
+		return;
+	dh = opendir(dir);
+	while (dh && (de = readdir(dh)))
+		if (de->d_name[0] != '.')
+			unlinkat(dirfd(dh), de->d_name, 0);
+	if (dh)
+		closedir(dh);
+	rmdir(dir);
+}
+
+int file_has_magic(const char *path, const void *magic, size_t len)
+{
+	unsigned char buf[16];
+	FILE *f = fopen(path, "rb");
+	int r;
+
+	if (!f || len > sizeof(buf)) {
+		if (f)
+			fclose(f);
+		return 0;
+	}
+	r = fread(buf, 1, len, f) == len && !memcmp(buf, magic, len);
+	fclose(f);
+	return r;
 }

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* "10s", "250ms", "2m", "1.5s", "500us", "100ns"; a bare number is seconds.  0 or -EINVAL. */
 int parse_duration(const char *s, uint64_t *ns);
@@ -13,5 +14,13 @@ int parse_size(const char *s, uint64_t *bytes);
 /* "12.3 ms" style, 3 significant digits; returns buf. */
 char *fmt_duration(uint64_t ns, char *buf, size_t len);
 uint64_t now_ns(int clock);
+/* "123,456" appended to *pids; 0, or -EINVAL with a message. */
+int parse_pids(const char *arg, pid_t **pids, size_t *n);
+/* Appends s (not copied) to the vector *arr of *n strings. */
+void strv_push(char ***arr, size_t *n, const char *s);
+/* Does the file at path begin with these len bytes? */
+int file_has_magic(const char *path, const void *magic, size_t len);
+/* Removes dir and the files in it (a private temporary directory; "" is nothing). */
+void remove_tmpdir(const char *dir);
 
 #endif

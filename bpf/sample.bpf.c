@@ -18,26 +18,14 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "events.h"
+#include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-const volatile bool trace_all = false;	/* -a */
 const volatile bool kernel_stacks = true;
 const volatile __u64 period_ns = 1000000;
 const volatile bool fp_user = true;	/* walk the user frame pointers (--stack=fp|auto) */
 const volatile __u32 ustack_size = 0;	/* user stack bytes to copy (--stack=dwarf|auto) */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);	/* replaced by trace.bpf.c's ring buffer */
-} rb SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
 
 /*
  * A record is built here, then copied out at its real size.  The stack copy
@@ -71,28 +59,6 @@ struct {
 	__type(value, __u64);
 } offcpu_start SEC(".maps");
 
-__u64 lost[BP_MAX_CPUS];
-volatile __u32 paused;
-
-/* Is this process being recorded now (traced, and inside its --gated window)? */
-static __always_inline bool is_traced(__u32 tgid)
-{
-	__u8 *v;
-
-	if (paused)
-		return false;
-	if (trace_all)
-		return true;
-	v = bpf_map_lookup_elem(&tgids, &tgid);
-	return v && *v == BP_TGID_RECORDING;
-}
-
-
-static __always_inline void count_lost(__u32 cpu)
-{
-	if (cpu < BP_MAX_CPUS)
-		__sync_fetch_and_add(&lost[cpu], 1);
-}
 
 #define PF_KTHREAD	0x00200000
 #define PF_IO_WORKER	0x00000010

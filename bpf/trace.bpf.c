@@ -14,30 +14,14 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "events.h"
+#include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by the loader before load. */
 const volatile bool follow_forks = true;	/* add forked children to the traced set */
-const volatile bool trace_all = false;		/* -a: every process */
 const volatile bool stop_on_exec = false;	/* hold exec'd images until probes are attached */
 const volatile bool wakeups = false;		/* wakeup edges between traced threads */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 << 20);		/* resized by the loader (--buffer-size) */
-} rb SEC(".maps");
-
-/* The traced thread groups (tgid -> 1). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
-
-/* Ring buffer reserve failures, per CPU; the loader reads .bss directly. */
-__u64 lost[BP_MAX_CPUS];
 
 /* Woken traced threads not yet run again: wakee tid -> who woke it, when. */
 struct waking {
@@ -51,8 +35,6 @@ struct {
 	__type(value, struct waking);
 } wakings SEC(".maps");
 
-/* Set by the loader when the recording ends, before the last drain. */
-volatile __u32 paused;
 
 /*
  * Threads whose return addresses were put back for the exception unwinder
@@ -77,30 +59,6 @@ static __always_inline unsigned long trampoline_vaddr(struct task_struct *t)
 	return BPF_CORE_READ(t, mm, uprobes_state.xol_area, vaddr);
 }
 
-/* Is this process being recorded now (traced, and inside its --gated window)? */
-static __always_inline bool is_traced(__u32 tgid)
-{
-	__u8 *v;
-
-	if (paused)
-		return false;
-	if (trace_all)
-		return true;
-	v = bpf_map_lookup_elem(&tgids, &tgid);
-	return v && *v == BP_TGID_RECORDING;
-}
-
-/* Is this process one of ours at all (for fork/exit/exec bookkeeping)? */
-static __always_inline bool is_member(__u32 tgid)
-{
-	return trace_all || bpf_map_lookup_elem(&tgids, &tgid);
-}
-
-static __always_inline void count_lost(__u32 cpu)
-{
-	if (cpu < BP_MAX_CPUS)
-		__sync_fetch_and_add(&lost[cpu], 1);
-}
 
 static __noinline int rearm_frames(__u64 id, unsigned long sp);
 

@@ -11,26 +11,12 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "events.h"
+#include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-const volatile bool trace_all = false;
 const volatile bool gated = false;	/* START/STOP open and close the window */
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);	/* replaced by trace.bpf.c's ring buffer */
-} rb SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
-
-__u64 lost[BP_MAX_CPUS];
-volatile __u32 paused;
 
 SEC("usdt")
 int usdt_probe(struct pt_regs *ctx)
@@ -57,8 +43,7 @@ int usdt_probe(struct pt_regs *ctx)
 
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
-		if (cpu < BP_MAX_CPUS)
-			__sync_fetch_and_add(&lost[cpu], 1);
+		count_lost(cpu);
 		return 0;
 	}
 	r->h.type = BP_REC_USDT;

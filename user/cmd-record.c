@@ -773,7 +773,7 @@ static int run(struct record_opts *o)
 	}
 
 	/* 3. Load; start the command held; attach; release. */
-	log__route_libbpf();
+	tracer__route_libbpf_log();
 	err = decoder__new(&rc.s, sink, &rc, &dec);
 	if (err)
 		goto cleanup;

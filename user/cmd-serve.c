@@ -497,7 +497,7 @@ static int run(struct serve_opts *o)
 	}
 
 	/* 3. Load and attach. */
-	log__route_libbpf();
+	tracer__route_libbpf_log();
 	err = decoder__new(&x.s, sink, &x, &x.dec);
 	if (err)
 		goto cleanup;

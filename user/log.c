@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/libbpf.h>
 #include "log.h"
 
 int verbose;
@@ -54,18 +53,6 @@ void p_dbg(const char *fmt, ...)
 	va_start(ap, fmt);
 	vlog("debug: ", fmt, ap);
 	va_end(ap);
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (!verbose || (level == LIBBPF_DEBUG && verbose < 2))
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
-void log__route_libbpf(void)
-{
-	libbpf_set_print(libbpf_print);
 }
 
 static void *oom(void)

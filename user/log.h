@@ -13,9 +13,6 @@ void p_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));	/* unless -q */
 void p_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));	/* with -v */
 
-/* Routes libbpf's messages through -v (debug ones with -v -v). */
-void log__route_libbpf(void);
-
 /* Allocation that cannot fail: exits with a message on ENOMEM. */
 void *xmalloc(unsigned long n);
 void *xcalloc(unsigned long n, unsigned long sz);

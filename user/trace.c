@@ -101,6 +101,18 @@ static int on_record(void *ctx, void *data, size_t size)
 	return --t->budget ? 0 : POLL_BUDGET_DONE;
 }
 
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (!verbose || (level == LIBBPF_DEBUG && verbose < 2))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void tracer__route_libbpf_log(void)
+{
+	libbpf_set_print(libbpf_print);
+}
+
 int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 		struct tracer **out)
 {

@@ -18,6 +18,9 @@ struct probe_module;
 
 struct tracer;
 
+/* Routes libbpf's messages through -v (debug ones with -v -v); before any load. */
+void tracer__route_libbpf_log(void);
+
 struct tracer_opts {
 	size_t buffer_size;	/* ring buffer bytes, rounded up to a power of two of pages */
 	bool follow_forks;

@@ -176,9 +176,11 @@ $(BENCH_OUT)/floor.skel.h: $(BENCH_OUT)/floor.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
 
-$(BENCH_OUT)/floor: bench/floor.c $(BENCH_OUT)/floor.skel.h $(OUTPUT)/user/elfsym.o $(OUTPUT)/user/log.o
+$(BENCH_OUT)/floor: bench/floor.c $(BENCH_OUT)/floor.skel.h $(OUTPUT)/user/elfsym.o $(OUTPUT)/user/log.o \
+		$(OUTPUT)/user/ringbuf.o
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(BENCH_OUT) $< $(OUTPUT)/user/elfsym.o $(OUTPUT)/user/log.o \
+		$(OUTPUT)/user/ringbuf.o \
 		$(LDLIBS) -o $@
 
 $(BENCH_OUT)/decode_bench: bench/decode_bench.c $(LIB_OBJS) | $(BENCH_OUT)

@@ -28,10 +28,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "floor.skel.h"
+#include "../bpf/events.h"
 #include "elfsym.h"
 #include "log.h"
+#include "ringbuf.h"
 
-static unsigned long long records;
+static unsigned long long records, checksum;
 
 static uint64_t now_ns(void)
 {
@@ -46,9 +48,12 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
 }
 
-static int count_record(void *ctx, void *data, size_t size)
+static int count_record(void *ctx, const void *data, size_t size)
 {
-	records += size / 32;	/* a batch holds many 32-byte records */
+	/* read the records like a decoder would: a batch holds many */
+	for (size_t i = 0; i + sizeof(struct bp_rec_hdr) <= size; i += sizeof(struct bp_rec_call))
+		checksum += ((const struct bp_rec_hdr *)((const char *)data + i))->ts;
+	records += size / sizeof(struct bp_rec_call);
 	return 0;
 }
 
@@ -101,10 +106,10 @@ int main(int argc, char **argv)
 	const char *mode = "empty", *path, *plus;
 	struct bpf_program *pe, *px;
 	struct bpf_link *le = NULL, *lx = NULL;
-	struct ring_buffer *rb = NULL;
+	struct bp_ringbuf *rb = NULL;
 	struct floor_bpf *skel = NULL;
 	unsigned long *offs = NULL, add = 0;
-	uint64_t t0, t_attach, t_detach;
+	uint64_t t0, t_attach, t_detach, last;
 	int c, err = 0, status = 0, pipefd[2] = { -1, -1 };
 	bool timing = false;
 	char *glob = NULL, name[32];
@@ -170,11 +175,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "floor: cannot load the BPF programs: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.rb), count_record, NULL, NULL);
-	if (!rb) {
-		err = -errno;
+	err = ringbuf__new(bpf_map__fd(skel->maps.rb), &rb);
+	if (err)
 		goto cleanup;
-	}
 
 	/* The command waits on a pipe until its pid is known and the probes are in. */
 	if (pipe(pipefd)) {
@@ -222,20 +225,27 @@ int main(int argc, char **argv)
 	close(pipefd[1]);
 	pipefd[1] = -1;
 
+	/* bpfprof's drain policy (user/trace.c): every 1/16 of the buffer or 50 ms */
+	last = now_ns();
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
 
-		ring_buffer__consume(rb);
+		if (ringbuf__pending(rb) >= (64u << 20) / 16 || now_ns() - last >= 50000000) {
+			while (ringbuf__consume(rb, count_record, NULL, 65536) == 65536)
+				;
+			last = now_ns();
+		}
 		if (w == pid)
 			break;
 		if (w < 0) {
 			err = -errno;
 			goto cleanup;
 		}
-		usleep(2000);	/* bpfprof's drain period */
+		usleep(2000);
 	}
 	pid = -1;
-	ring_buffer__consume(rb);
+	while (ringbuf__consume(rb, count_record, NULL, 65536) > 0)
+		;
 
 	/* As bpfprof: entry probes first. */
 	t0 = now_ns();
@@ -256,7 +266,7 @@ cleanup:
 		waitpid(pid, NULL, 0);
 	bpf_link__destroy(le);
 	bpf_link__destroy(lx);
-	ring_buffer__free(rb);
+	ringbuf__free(rb);
 	floor_bpf__destroy(skel);
 	free(offs);
 	free(glob);

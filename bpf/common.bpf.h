@@ -49,10 +49,93 @@ static __always_inline bool is_member(__u32 tgid)
 	return trace_all || bpf_map_lookup_elem(&tgids, &tgid);
 }
 
-static __always_inline void count_lost(__u32 cpu)
+static __always_inline void count_lost_n(__u32 cpu, __u32 n)
 {
 	if (cpu < BP_MAX_CPUS)
-		__sync_fetch_and_add(&lost[cpu], 1);
+		__sync_fetch_and_add(&lost[cpu], n);
+}
+
+static __always_inline void count_lost(__u32 cpu)
+{
+	count_lost_n(cpu, 1);
+}
+
+/*
+ * The per-CPU batches of call records (struct bp_rec_batch), shared like rb.
+ *
+ * `busy` guards a batch against the contexts that can interrupt its user on
+ * the same CPU: an interrupt (the loader's flush runs in one), or, on a
+ * preemptible kernel, another task (uprobe programs can be preempted, not
+ * migrated).  Whoever finds it set leaves the batch alone: a call record
+ * then goes directly to the ring buffer, a flush is skipped.  The holder
+ * sets it before reading `n`, so an interrupt between its check and its set
+ * (which may send and empty the batch) is seen.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bp_rec_batch);
+} batches SEC(".maps");
+
+#define bp_barrier()	asm volatile("" ::: "memory")
+#define BP_ONCE(x)	(*(volatile typeof(x) *)&(x))
+
+/* Takes this CPU's batch, or NULL if an interrupted context holds it. */
+static __always_inline struct bp_rec_batch *batch_get(void)
+{
+	__u32 zero = 0;
+	struct bp_rec_batch *b = bpf_map_lookup_elem(&batches, &zero);
+
+	if (!b || BP_ONCE(b->busy))
+		return NULL;
+	BP_ONCE(b->busy) = 1;
+	bp_barrier();
+	return b;
+}
+
+static __always_inline void batch_put(struct bp_rec_batch *b, __u32 n)
+{
+	BP_ONCE(b->n) = n;
+	bp_barrier();
+	BP_ONCE(b->busy) = 0;
+}
+
+/* Sends the first n records of a held batch. */
+static __always_inline void batch_send(struct bp_rec_batch *b, __u32 n, __u32 cpu)
+{
+	if (n > BP_BATCH_RECS)
+		n = BP_BATCH_RECS;
+	if (!n)
+		return;
+	b->h.type = BP_REC_BATCH;
+	b->h.flags = 0;
+	b->h.cpu = cpu;
+	b->h.ts = b->r[(n - 1) & (BP_BATCH_RECS - 1)].h.ts;
+	b->h.pid_tgid = 0;
+	b->n = n;
+	if (bpf_ringbuf_output(&rb, b, sizeof(*b) - (BP_BATCH_RECS - n) * sizeof(b->r[0]),
+			       BPF_RB_NO_WAKEUP))
+		count_lost_n(cpu, n);
+}
+
+/*
+ * Sends this CPU's batch now, unless it is empty or held: before a record
+ * written directly in a task's context (that task's calls may be in the
+ * batch), when a thread leaves the CPU, and on the loader's request.
+ */
+static __always_inline void batch_flush(void)
+{
+	__u32 zero = 0;
+	struct bp_rec_batch *b = bpf_map_lookup_elem(&batches, &zero);
+
+	if (!b || !BP_ONCE(b->n))
+		return;
+	b = batch_get();
+	if (!b)
+		return;
+	batch_send(b, BP_ONCE(b->n), bpf_get_smp_processor_id());
+	batch_put(b, 0);
 }
 
 #endif

@@ -265,6 +265,7 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	__u32 prev_tid = BPF_CORE_READ(prev, pid);
 	__u64 now, *start;
 
+	batch_flush();	/* prev's calls come before its off-cpu sample */
 	/* prev blocks (not merely preempted): remember when, and where (its stack). */
 	if (prev_tid && !preempt && BPF_CORE_READ(prev, __state) != TASK_RUNNING &&
 	    is_traced(prev_tgid)) {

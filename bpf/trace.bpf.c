@@ -71,21 +71,9 @@ static __always_inline void maybe_rearm(__u64 id, unsigned long sp)
 		rearm_frames(id, sp);
 }
 
-static __always_inline int emit_call(struct pt_regs *ctx, __u16 type)
+static __always_inline void fill_call(struct bp_rec_call *r, struct pt_regs *ctx, __u16 type,
+				      __u64 id, __u32 cpu)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct bp_rec_call *r;
-
-	if (!is_traced(id >> 32))
-		return 0;
-	if (type == BP_REC_ENTRY)
-		maybe_rearm(id, PT_REGS_SP(ctx));
-	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		count_lost(cpu);
-		return 0;
-	}
 	r->h.type = type;
 	r->h.flags = 0;
 	r->h.cpu = cpu;
@@ -94,6 +82,38 @@ static __always_inline int emit_call(struct pt_regs *ctx, __u16 type)
 	r->func_id = bpf_get_attach_cookie(ctx);
 	r->pad = 0;
 	r->sp = PT_REGS_SP(ctx);
+}
+
+static __always_inline int emit_call(struct pt_regs *ctx, __u16 type)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct bp_rec_batch *b;
+	struct bp_rec_call *r;
+	__u32 n;
+
+	if (!is_traced(id >> 32))
+		return 0;
+	if (type == BP_REC_ENTRY)
+		maybe_rearm(id, PT_REGS_SP(ctx));
+	b = batch_get();
+	if (b) {
+		n = BP_ONCE(b->n) & (BP_BATCH_RECS - 1);
+		fill_call(&b->r[n], ctx, type, id, cpu);
+		if (++n == BP_BATCH_RECS) {
+			batch_send(b, BP_BATCH_RECS, cpu);
+			n = 0;
+		}
+		batch_put(b, n);
+		return 0;
+	}
+	/* the batch is held by the context this one interrupted: send it alone */
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
+		return 0;
+	}
+	fill_call(r, ctx, type, id, cpu);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }
@@ -220,6 +240,7 @@ static __noinline int rearm_frames(__u64 id, unsigned long sp)
 
 	bpf_map_delete_elem(&rearm, &tid);
 	__sync_fetch_and_add(&rearm_pending, -1);
+	batch_flush();
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r)
 		return 0;
@@ -255,6 +276,7 @@ int BPF_KPROBE(unwind_enter)
 	 * meet them. */
 	if (!is_member(id >> 32))
 		return 0;
+	batch_flush();
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
 		count_lost(bpf_get_smp_processor_id());
@@ -292,6 +314,7 @@ static __always_inline struct bp_rec_task *task_rec(__u16 type, struct task_stru
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct bp_rec_task *r;
 
+	batch_flush();	/* the task's calls so far come first */
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
 		count_lost(cpu);
@@ -332,7 +355,7 @@ int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
 	r->parent_pid_tgid = task_id(parent);
 	BPF_CORE_READ_STR_INTO(&r->comm, child, comm);
 	/* Wake the loader: forks are rare and it may want to attach to the child. */
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
@@ -353,7 +376,7 @@ int BPF_PROG(task_exit, struct task_struct *p)
 	if (group_dead)
 		r->h.flags |= BP_TASK_GROUP_DEAD;
 	BPF_CORE_READ_STR_INTO(&r->comm, p, comm);
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	if (group_dead && !trace_all)
 		bpf_map_delete_elem(&tgids, &tgid);
 	{
@@ -388,6 +411,7 @@ int BPF_PROG(task_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 
 	if (paused || !is_member(BPF_CORE_READ(p, tgid)))
 		return 0;
+	batch_flush();
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
 		count_lost(cpu);
@@ -412,7 +436,10 @@ int BPF_PROG(task_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 static __always_inline void emit_wakeup(__u16 kind, __u64 who, __u64 other, __u64 waking_ts)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
-	struct bp_rec_wakeup *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	struct bp_rec_wakeup *r;
+
+	batch_flush();	/* the waker's current call must be known before the edge */
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 
 	if (!r) {
 		count_lost(cpu);
@@ -463,5 +490,24 @@ int BPF_PROG(wake_running, bool preempt, struct task_struct *prev, struct task_s
 		return 0;
 	emit_wakeup(BP_WAKE_RUNNING, task_id(next), w->waker, w->ts);
 	bpf_map_delete_elem(&wakings, &tid);
+	return 0;
+}
+
+/*
+ * A thread leaving a CPU takes no unsent records with it: the next CPU it
+ * runs on cannot send its later calls ahead of them.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(batch_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	batch_flush();
+	return 0;
+}
+
+/* Run by the loader on each CPU (BPF_PROG_TEST_RUN, in an IPI): sends what waits. */
+SEC("raw_tp")
+int batch_flush_cpu(void *ctx)
+{
+	batch_flush();
 	return 0;
 }

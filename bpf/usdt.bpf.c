@@ -41,6 +41,7 @@ int usdt_probe(struct pt_regs *ctx)
 	else if (state && *state != BP_TGID_RECORDING)
 		return 0;
 
+	batch_flush();	/* the calls around the probe come in order */
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
 		count_lost(cpu);

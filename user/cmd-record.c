@@ -811,10 +811,10 @@ static int run(struct record_opts *o)
 			.stack = o->stack,
 			.stack_size = o->stack_size,
 		};
-		int rb_fd, tgids_fd;
+		struct shared_maps maps;
 
-		tracer__map_fds(tr, &rb_fd, &tgids_fd);
-		err = sampler__new(&so, rb_fd, tgids_fd, &smp);
+		tracer__shared_maps(tr, &maps);
+		err = sampler__new(&so, &maps, &smp);
 		if (err)
 			goto cleanup;
 		err = symbolizer__new(&rc.s, &sym);
@@ -826,10 +826,10 @@ static int run(struct record_opts *o)
 	}
 	{
 		struct usdt_opts uo = { .trace_all = o->all, .gated = o->gated };
-		int rb_fd, tgids_fd;
+		struct shared_maps maps;
 
-		tracer__map_fds(tr, &rb_fd, &tgids_fd);
-		err = usdt__new(&uo, rb_fd, tgids_fd, &usd);
+		tracer__shared_maps(tr, &maps);
+		err = usdt__new(&uo, &maps, &usd);
 		if (err)
 			goto cleanup;
 		rc.usd = usd;
@@ -921,7 +921,7 @@ static int run(struct record_opts *o)
 
 	/* 4. Drain until the targets are gone, the time is up, or a signal. */
 	for (;;) {
-		int n = tracer__poll(tr);
+		int n = tracer__poll(tr, false);
 		uint64_t now = now_ns(CLOCK_MONOTONIC);
 		bool targets_gone;
 
@@ -997,7 +997,7 @@ static int run(struct record_opts *o)
 		sampler__pause(smp);
 	usdt__pause(usd);
 	do {
-		err = tracer__poll(tr);
+		err = tracer__poll(tr, true);
 	} while (err > 0);
 	if (err < 0)
 		goto cleanup;

@@ -210,6 +210,17 @@ static void capture_close(struct serve_ctx *x, struct capture *c, uint64_t now)
  * After a drain that started at `polled` (session time) and emptied the
  * buffer: every record of a window that ended before it has been decoded.
  */
+/* Has a capture's window ended by `t` (it then wants every record up to t)? */
+static bool capture_due(const struct serve_ctx *x, uint64_t t)
+{
+	const struct capture *c;
+
+	for (c = x->captures; c; c = c->next)
+		if (t > c->end)
+			return true;
+	return false;
+}
+
 static void close_captures(struct serve_ctx *x, uint64_t polled, bool drained, uint64_t now)
 {
 	struct capture *c, *next;
@@ -565,11 +576,13 @@ static int run(struct serve_opts *o)
 	/* 5. Drain until a signal or the targets are gone. */
 	for (;;) {
 		uint64_t polled = now_ns(CLOCK_MONOTONIC), now;
-		bool gone = false;
+		bool gone = false, all;
 		int n, spins;
 
 		lock(&x);
-		n = tracer__poll(x.tr);
+		/* a capture whose window has ended needs the records up to now */
+		all = capture_due(&x, polled - x.s.t0);
+		n = tracer__poll(x.tr, all);
 		if (n < 0) {
 			err = n;
 			unlock(&x);
@@ -591,7 +604,7 @@ static int run(struct serve_opts *o)
 		}
 		if (stop_signal || gone || err)
 			x.stopping = true;
-		close_captures(&x, polled - x.s.t0, n < POLL_BUDGET, now - x.s.t0);
+		close_captures(&x, polled - x.s.t0, all && n < POLL_BUDGET, now - x.s.t0);
 		if (now >= next_prune) {
 			size_t k = metrics__prune(x.m, pid_alive, NULL);
 

@@ -11,6 +11,7 @@
  * be live: it is closed there and flagged.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -926,6 +927,22 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 
 	if (size < sizeof(*h))
 		return -EINVAL;
+	if (h->type == BP_REC_BATCH) {
+		const struct bp_rec_batch *b = rec;
+		size_t head = offsetof(struct bp_rec_batch, r);
+		uint32_t i;
+
+		if (size < head || b->n > BP_BATCH_RECS || size < head + b->n * sizeof(b->r[0]))
+			return -EINVAL;
+		for (i = 0; i < b->n; i++) {
+			if (b->r[i].h.type != BP_REC_ENTRY && b->r[i].h.type != BP_REC_EXIT)
+				return -EINVAL;
+			err = decoder__feed(d, &b->r[i], sizeof(b->r[i]));
+			if (err)
+				return err;
+		}
+		return 0;
+	}
 	d->s->nrecords++;
 	ts = rel_ts(d, h->ts);
 	if (ts > d->last_ts)

@@ -47,7 +47,7 @@ int sampler__parse_stack_size(const char *arg, unsigned *size)
 	return 0;
 }
 
-int sampler__new(const struct sampler_opts *o, int rb_fd, int tgids_fd, struct sampler **out)
+int sampler__new(const struct sampler_opts *o, const struct shared_maps *maps, struct sampler **out)
 {
 	struct sampler *s = xcalloc(1, sizeof(*s));
 	int err;
@@ -73,9 +73,11 @@ int sampler__new(const struct sampler_opts *o, int rb_fd, int tgids_fd, struct s
 		p_err("cannot size the sampling buffers: %s", strerror(-err));
 		goto cleanup;
 	}
-	err = bpf_map__reuse_fd(s->skel->maps.rb, rb_fd);
+	err = bpf_map__reuse_fd(s->skel->maps.rb, maps->rb);
 	if (!err)
-		err = bpf_map__reuse_fd(s->skel->maps.tgids, tgids_fd);
+		err = bpf_map__reuse_fd(s->skel->maps.tgids, maps->tgids);
+	if (!err)
+		err = bpf_map__reuse_fd(s->skel->maps.batches, maps->batches);
 	if (err) {
 		p_err("cannot share the ring buffer with the sampler: %s", strerror(-err));
 		goto cleanup;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "trace.h"
 
 struct sampler;
 
@@ -33,8 +34,8 @@ struct sampler_opts {
 int sampler__parse_stack(const char *arg, enum stack_mode *mode);
 int sampler__parse_stack_size(const char *arg, unsigned *size);
 
-/* rb_fd, tgids_fd: the tracer's maps, shared so the stream stays one. */
-int sampler__new(const struct sampler_opts *o, int rb_fd, int tgids_fd, struct sampler **out);
+/* maps: the tracer's (tracer__shared_maps), so the stream stays one. */
+int sampler__new(const struct sampler_opts *o, const struct shared_maps *maps, struct sampler **out);
 int sampler__attach(struct sampler *s);
 /* Adds this object's per-CPU reserve failures into per_cpu; returns their sum. */
 uint64_t sampler__lost(struct sampler *s, uint64_t *per_cpu, size_t ncpu);

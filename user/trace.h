@@ -37,8 +37,13 @@ typedef int (*tracer_record_fn)(void *ctx, const void *rec, size_t size);
 int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 		struct tracer **out);
 int tracer__add_pid(struct tracer *t, pid_t pid);
-/* The ring buffer and the traced-process set, for other BPF objects to share. */
-void tracer__map_fds(struct tracer *t, int *rb_fd, int *tgids_fd);
+/* The maps other BPF objects share (bpf/common.bpf.h), so the stream stays one. */
+struct shared_maps {
+	int rb;		/* the ring buffer */
+	int tgids;	/* the traced processes */
+	int batches;	/* the per-CPU batches of call records */
+};
+void tracer__shared_maps(struct tracer *t, struct shared_maps *m);
 /*
  * Attaches entry and return probes at `offsets` (file offsets) of `path`,
  * with cookies[i] the function id reported in the records.  One uprobe_multi
@@ -64,8 +69,12 @@ int tracer__attach_unwinder(struct tracer *t, const char *path, const unsigned l
 void tracer__wait(struct tracer *t, int timeout_ms);
 /* Return addresses put back for the exception unwinder, and failures to. */
 void tracer__unwind_stats(struct tracer *t, uint64_t *restored, uint64_t *failed);
-/* Drains up to 65536 records; returns how many (more may be pending) or -errno. */
-int tracer__poll(struct tracer *t);
+/*
+ * Drains up to 65536 records; returns how many (more may be pending) or
+ * -errno.  Unless `all`, only once enough records are pending, they are old
+ * enough, or one asked for a wakeup (see tracer__poll's comment): 0 then.
+ */
+int tracer__poll(struct tracer *t, bool all);
 /* Number of traced processes still alive (the BPF side forgets a process at its exit). */
 size_t tracer__ntargets(struct tracer *t);
 /* Sum of reserve failures; per_cpu (ncpu entries) receives the per-CPU counts. */

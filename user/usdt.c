@@ -121,7 +121,7 @@ struct usdt_tracer {
 	size_t nlinks;
 };
 
-int usdt__new(const struct usdt_opts *o, int rb_fd, int tgids_fd, struct usdt_tracer **out)
+int usdt__new(const struct usdt_opts *o, const struct shared_maps *maps, struct usdt_tracer **out)
 {
 	struct usdt_tracer *u = xcalloc(1, sizeof(*u));
 	int err;
@@ -134,9 +134,11 @@ int usdt__new(const struct usdt_opts *o, int rb_fd, int tgids_fd, struct usdt_tr
 	}
 	u->skel->rodata->trace_all = o->trace_all;
 	u->skel->rodata->gated = o->gated;
-	err = bpf_map__reuse_fd(u->skel->maps.rb, rb_fd);
+	err = bpf_map__reuse_fd(u->skel->maps.rb, maps->rb);
 	if (!err)
-		err = bpf_map__reuse_fd(u->skel->maps.tgids, tgids_fd);
+		err = bpf_map__reuse_fd(u->skel->maps.tgids, maps->tgids);
+	if (!err)
+		err = bpf_map__reuse_fd(u->skel->maps.batches, maps->batches);
 	if (err) {
 		p_err("cannot share the ring buffer with the USDT probes: %s", strerror(-err));
 		goto cleanup;

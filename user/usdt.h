@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "trace.h"
 
 struct usdt_note {
 	char *provider;
@@ -36,7 +37,7 @@ struct usdt_opts {
 	bool gated;
 };
 
-int usdt__new(const struct usdt_opts *o, int rb_fd, int tgids_fd, struct usdt_tracer **out);
+int usdt__new(const struct usdt_opts *o, const struct shared_maps *maps, struct usdt_tracer **out);
 /* Attaches to provider:name in path (every site); cookie as in bpf/events.h.  0 or -errno. */
 int usdt__attach(struct usdt_tracer *u, const char *path, const char *provider, const char *name,
 		 uint64_t cookie);

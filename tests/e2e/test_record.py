@@ -246,6 +246,42 @@ def test_threads(record):
     assert not loss_events(r.trace)
 
 
+def test_threads_moving_between_cpus(record):
+    """Call records are sent per CPU in batches; threads that move to another
+    CPU in the middle of calls (thousands of times) still nest exactly."""
+    r = record("migrate")
+    assert_ok(r)
+    m = re.search(r"^migrate: pid=(\d+) cpus=(\d+)$", r.proc.stdout, re.M)
+    assert m, r.describe()
+    pid, ncpus = int(m.group(1)), int(m.group(2))
+    workers = {int(t): int(mv) for t, mv in
+               re.findall(r"^worker-\d tid=(\d+) moves=(\d+)$", r.proc.stdout, re.M)}
+    assert len(workers) == 3, r.proc.stdout
+    if ncpus >= 2:
+        assert all(mv >= 399 for mv in workers.values()), r.proc.stdout
+
+    ev = xevents(r.trace)
+    assert {e["tid"] for e in ev} == {pid} | set(workers)
+    for tid in workers:
+        mine = [e for e in ev if e["tid"] == tid]
+        assert dict(counts(mine)) == {"worker": 1, "outer": 400, "inner": 800, "hop": 400,
+                                     "leaf": 800}, tid
+    calls = assert_nesting(ev, root_depth=0)
+    for c in calls:
+        want = {"worker": [], "outer": ["worker"], "inner": ["worker", "outer"],
+                "hop": ["worker", "outer"], "leaf": ["worker", "outer", "inner"],
+                "main": []}[c.name]
+        assert chain(c)[:-1] == want, (c.name, chain(c))
+    # inner, hop, inner: one after the other inside each outer()
+    for c in calls:
+        if c.name == "outer":
+            kids = sorted(c.children, key=lambda k: k.ts)
+            assert [k.name for k in kids] == ["inner", "hop", "inner"]
+            assert kids[0].end <= kids[1].ts and kids[1].end <= kids[2].ts
+    assert not [e for e in ev if "unfinished" in e["args"]]
+    assert not loss_events(r.trace)
+
+
 # ------------------------------------------------------------ exit status
 
 def test_exit_status(record):

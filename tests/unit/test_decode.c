@@ -327,6 +327,47 @@ static void test_loss_marker_and_bad_records(void **state)
 	assert_int_equal(decoder__feed(f->d, &r, sizeof(r)), -EINVAL);
 }
 
+/* A CPU's batch of calls (bp_rec_batch) decodes like the same records one by one. */
+static void test_batch(void **state)
+{
+	struct fix *f = *state;
+	struct bp_rec_batch *b = calloc(1, sizeof(*b));
+	size_t head = offsetof(struct bp_rec_batch, r);
+	const struct bp_call *m, *a;
+	uint32_t i;
+
+	b->h.type = BP_REC_BATCH;
+	b->n = 4;
+	for (i = 0; i < 4; i++) {
+		b->r[i].h.type = i < 2 ? BP_REC_ENTRY : BP_REC_EXIT;
+		b->r[i].h.ts = T0 + 100 * (i + 1);
+		b->r[i].h.pid_tgid = (uint64_t)PID << 32 | PID;
+		b->r[i].func_id = i == 0 || i == 3 ? 0 : 1;
+		b->r[i].sp = i == 0 ? SP0 : i == 1 ? SP0 - 64 : i == 2 ? SP0 - 56 : SP0 + 8;
+	}
+	/* only the records it holds are sent: the size says so */
+	assert_int_equal(decoder__feed(f->d, b, head + 4 * sizeof(b->r[0])), 0);
+	assert_int_equal(f->g.n, 2);
+	a = find(f, 1, 0);
+	m = find(f, 0, 0);
+	assert_int_equal(a->begin, 200);
+	assert_int_equal(a->end, 300);
+	assert_int_equal(a->parent_id, m->id);
+	assert_int_equal(m->begin, 100);
+	assert_int_equal(m->end, 400);
+	assert_int_equal(f->s.nrecords, 4);	/* the records, not the batch */
+
+	/* hostile: more records than fit, a size short of n, a foreign kind inside */
+	b->n = BP_BATCH_RECS + 1;
+	assert_int_equal(decoder__feed(f->d, b, sizeof(*b)), -EINVAL);
+	b->n = 4;
+	assert_int_equal(decoder__feed(f->d, b, head + 3 * sizeof(b->r[0])), -EINVAL);
+	assert_int_equal(decoder__feed(f->d, b, head - 1), -EINVAL);
+	b->r[0].h.type = BP_REC_BATCH;
+	assert_int_equal(decoder__feed(f->d, b, head + 4 * sizeof(b->r[0])), -EINVAL);
+	free(b);
+}
+
 static void test_exec_closes_old_image(void **state)
 {
 	struct fix *f = *state;
@@ -359,6 +400,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_beyond_retprobe_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loss_marker_and_bad_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_closes_old_image, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,7 +32,7 @@ LDLIBS   += -lbpf -lelf -ldw -lz -lmicrohttpd -lstdc++
 # libbpf's usdt.bpf.h includes <linux/errno.h>: the multiarch asm/ headers must be found
 # (after vmlinux.h's own definitions), as libbpf-bootstrap does with clang's system dirs.
 MULTIARCH  := $(shell $(CC) -dumpmachine 2>/dev/null)
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Ivmlinux -Ibpf \
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Ivmlinux -Ibpf \
 	      -I$(dir $(VMLINUX_H)) -idirafter /usr/include/$(MULTIARCH)
 
 ifeq ($(V),1)
@@ -75,7 +75,7 @@ $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/exporters $(OUTPUT)/tests skel:
 
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@.tmp
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MT $@ -MF $(@:.o=.d) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
 skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o | skel
@@ -220,4 +220,4 @@ format:
 clean:
 	rm -rf $(OUTPUT) skel bpfprof vmlinux/vmlinux.h $(PROG_BINS) demo-trace.json
 
--include $(patsubst %.o,%.d,$(USER_OBJS) $(LIB_OBJS)) $(wildcard $(OUTPUT)/bpf/*.d) $(wildcard $(OUTPUT)/tests/*.d)
+-include $(patsubst %.o,%.d,$(USER_OBJS) $(LIB_OBJS)) $(wildcard $(OUTPUT)/bpf/*.bpf.d) $(wildcard $(OUTPUT)/tests/*.d)

@@ -12,6 +12,8 @@
 #                     bpftrace with empty uprobe+uretprobe actions, uftrace
 #   attach/detach     10,000 functions (bench/gen_many.sh), and
 #                     `bpfprof record -- exitcode`, whole process
+#   sustained         10 M calls of f_push as fast as one thread calls them,
+#                     recorded with the defaults (16 MiB buffer): calls/s, losses
 #   decoding          10 M records through decoder + Chrome exporter
 #                     (bench/decode_bench) vs `uftrace dump --chrome` of a
 #                     recording with the same number of records
@@ -24,7 +26,7 @@
 # cannot disturb the figures.
 #
 #   RUNS=3 N_FAST=200000 N_SLOW=20000 NDEC=10000000 NUFT=5000000 NMANY_RUNS=5
-#   SECTIONS="percall attach decode"   (a subset runs only those parts)
+#   NSUST=10000000 SECTIONS="percall attach sustained decode"   (a subset runs only those)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,7 +36,8 @@ N_SLOW=${N_SLOW:-20000}		# calls per run, single-stepped probes (~10 us each)
 NDEC=${NDEC:-10000000}		# records through the decoder
 NUFT=${NUFT:-5000000}		# calls in the uftrace recording that is dumped (2 records each)
 NMANY_RUNS=${NMANY_RUNS:-5}	# runs of the attach/detach measurements
-SECTIONS=${SECTIONS:-percall attach decode}
+NSUST=${NSUST:-10000000}	# calls in the sustained-rate run
+SECTIONS=${SECTIONS:-percall attach sustained decode}
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 OUT=.output/bench
 RESULTS=bench/results.txt
@@ -198,7 +201,22 @@ for f in "$T"/many.* "$T"/exit.*; do
 done
 
 #
-# 3. Decoding: decoder + Chrome exporter on one core, vs uftrace dump --chrome.
+# 3. Sustained rate: nothing lost with the default buffer?
+#
+if want sustained; then
+	progress "sustained: $NSUST calls"
+	if "$BPFPROF" record -F f_push -o "$T/s.bpfprof" -- "$I" f_push "$NSUST" >"$T/o" 2>"$T/e"; then
+		# "N calls recorded in 7.12 s, L lost records"
+		sed -n 's/^bpfprof: \([0-9]*\) calls recorded in \([0-9.]*\) \([a-z]*\), \([0-9]*\) lost.*/\1 \2 \3 \4/p' "$T/e" |
+			awk '{ s = $3 == "s" ? $2 : $3 == "ms" ? $2 / 1000 : $2 / 1e6; print $1, $1 / s, $4 }' >"$T/sust"
+	else
+		notes+=("sustained: bpfprof failed: $(tail -1 "$T/e")")
+	fi
+	rm -f "$T/s.bpfprof"
+fi
+
+#
+# 4. Decoding: decoder + Chrome exporter on one core, vs uftrace dump --chrome.
 #
 uft_rate="" uft_rss=""
 if want decode; then
@@ -290,6 +308,14 @@ row_ms "10k functions: attach + end->exit"   "" "" "$(val many.bpfprof.both.ms)"
 row_ms "10k functions: whole process"        "$(val many.untraced.whole.ms)" "$(val many.floor.whole.ms)" "$(val many.bpfprof.whole.ms)" "" ""
 row_ms "record -- exitcode: whole process"   "$(val exit.untraced.whole.ms)" "$(val exit.floor.whole.ms)" "$(val exit.bpfprof.whole.ms)" "$(val exit.bpftrace.whole.ms)" 150
 
+echo "sustained: f_push called as fast as one thread can, recorded with the defaults"
+read -r sn sr sl 2>/dev/null <"$T/sust" || sn=""
+awk -v n="$sn" -v r="$sr" -v l="$sl" -v want="$NSUST" '
+	BEGIN {
+		g = n == "" ? "" : (l == 0 && n == want ? "0 lost ok" : "0 lost MISS")
+		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", sprintf("%.0fM calls: M calls/s, lost", want / 1e6),
+			"-", "-", "-", n == "" ? "-" : sprintf("%.2f/%d", r / 1e6, l), "-", "-", "-", g
+	}'
 echo "decoding to Chrome JSON, one core: M records/s (CPU time); ratio = bpfprof / uftrace dump"
 awk -v bp="$(dec_field dec.chrome records_per_cpu_s)" -v u="$uft_rate" -v n="$NDEC" '
 	BEGIN {

@@ -24,6 +24,20 @@ struct {
 	__type(value, __u8);
 } tgids SEC(".maps");
 
+/*
+ * Bit tgid set while tgids[tgid] == BP_TGID_RECORDING: the hash is the set
+ * of member processes (fork/exit bookkeeping, counted by the loader), this
+ * is what the hot path reads.  Mapped by the loader, which sets bits with
+ * atomic operations too.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct bp_tgid_bits);
+} recording SEC(".maps");
+
 /* Ring buffer reserve failures, per CPU; the loader reads .bss directly. */
 __u64 lost[BP_MAX_CPUS];
 
@@ -33,14 +47,30 @@ volatile __u32 paused;
 /* Is this process being recorded now (traced, and inside its --gated window)? */
 static __always_inline bool is_traced(__u32 tgid)
 {
-	__u8 *v;
+	__u32 zero = 0;
+	struct bp_tgid_bits *b;
 
 	if (paused)
 		return false;
 	if (trace_all)
 		return true;
-	v = bpf_map_lookup_elem(&tgids, &tgid);
-	return v && *v == BP_TGID_RECORDING;
+	b = bpf_map_lookup_elem(&recording, &zero);
+	return b && (b->w[(tgid >> 6) & (BP_TGID_WORDS - 1)] >> (tgid & 63)) & 1;
+}
+
+/* Keeps the recording bit of tgid equal to its tgids state. */
+static __always_inline void set_recording(__u32 tgid, bool on)
+{
+	__u32 zero = 0;
+	struct bp_tgid_bits *b = bpf_map_lookup_elem(&recording, &zero);
+	__u64 bit = 1ull << (tgid & 63);
+
+	if (!b)
+		return;
+	if (on)
+		__sync_fetch_and_or(&b->w[(tgid >> 6) & (BP_TGID_WORDS - 1)], bit);
+	else
+		__sync_fetch_and_and(&b->w[(tgid >> 6) & (BP_TGID_WORDS - 1)], ~bit);
 }
 
 /* Is this process one of ours at all (for fork/exit/exec bookkeeping)? */

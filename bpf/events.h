@@ -231,4 +231,15 @@ struct bp_rec_usdt {
 /* Counters in the BPF object's .bss, read by the loader at the end. */
 #define BP_MAX_CPUS		512
 
+/*
+ * The recording processes as a bitmap (bit tgid), beside the tgids hash:
+ * the filter every traced call runs is then one inlined array access, not
+ * a hash lookup.  Pids are below PID_MAX_LIMIT (2^22 on 64-bit).
+ */
+#define BP_TGID_WORDS		(1u << 16)
+
+struct bp_tgid_bits {
+	__u64 w[BP_TGID_WORDS];
+};
+
 #endif /* BPFPROF_EVENTS_H */

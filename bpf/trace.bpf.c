@@ -344,8 +344,8 @@ int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
 			return 0;
 		/* the child starts inside or outside the capture window like its parent */
 		state = bpf_map_lookup_elem(&tgids, &ptgid);
-		if (state)
-			bpf_map_update_elem(&tgids, &ctgid, state, BPF_ANY);
+		if (state && !bpf_map_update_elem(&tgids, &ctgid, state, BPF_ANY))
+			set_recording(ctgid, *state == BP_TGID_RECORDING);
 	}
 	r = task_rec(BP_REC_FORK, child);
 	if (!r)
@@ -371,14 +371,17 @@ int BPF_PROG(task_exit, struct task_struct *p)
 	/* signal->live was decremented before this tracepoint: 0 means last thread. */
 	group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
 	r = task_rec(BP_REC_TASK_EXIT, p);
-	if (!r)
-		return 0;
-	if (group_dead)
-		r->h.flags |= BP_TASK_GROUP_DEAD;
-	BPF_CORE_READ_STR_INTO(&r->comm, p, comm);
-	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
-	if (group_dead && !trace_all)
+	if (r) {
+		if (group_dead)
+			r->h.flags |= BP_TASK_GROUP_DEAD;
+		BPF_CORE_READ_STR_INTO(&r->comm, p, comm);
+		bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	}
+	/* even when the record is lost: the loader counts the members left */
+	if (group_dead && !trace_all) {
 		bpf_map_delete_elem(&tgids, &tgid);
+		set_recording(tgid, false);
+	}
 	{
 		__u32 tid = BPF_CORE_READ(p, pid);
 

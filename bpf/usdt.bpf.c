@@ -36,8 +36,10 @@ int usdt_probe(struct pt_regs *ctx)
 			return 0;
 	}
 	/* the window is process-wide: any thread opens or closes it */
-	if (gated && state && (kind == BP_USDT_START || kind == BP_USDT_STOP))
+	if (gated && state && (kind == BP_USDT_START || kind == BP_USDT_STOP)) {
 		*state = kind == BP_USDT_START ? BP_TGID_RECORDING : BP_TGID_GATED;
+		set_recording(tgid, kind == BP_USDT_START);
+	}
 	else if (state && *state != BP_TGID_RECORDING)
 		return 0;
 

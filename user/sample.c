@@ -78,6 +78,8 @@ int sampler__new(const struct sampler_opts *o, const struct shared_maps *maps, s
 		err = bpf_map__reuse_fd(s->skel->maps.tgids, maps->tgids);
 	if (!err)
 		err = bpf_map__reuse_fd(s->skel->maps.batches, maps->batches);
+	if (!err)
+		err = bpf_map__reuse_fd(s->skel->maps.recording, maps->recording);
 	if (err) {
 		p_err("cannot share the ring buffer with the sampler: %s", strerror(-err));
 		goto cleanup;

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +42,7 @@ struct tracer {
 	bool woken;		/* a record asked for a wakeup */
 	bool draining;		/* the last tracer__poll() stopped at its budget */
 	int ncpus;		/* possible CPUs: the batches to flush */
+	struct bp_tgid_bits *bits;	/* the `recording` map, mapped */
 };
 
 enum { LINK_ENTRY, LINK_RETURN, LINK_UNWIND };
@@ -162,6 +164,14 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 		p_err("cannot attach the task tracepoints: %s", strerror(-err));
 		goto cleanup;
 	}
+	t->bits = mmap(NULL, sizeof(*t->bits), PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(t->skel->maps.recording), 0);
+	if (t->bits == MAP_FAILED) {
+		t->bits = NULL;
+		err = -errno;
+		p_err("cannot map the traced-process bitmap: %s", strerror(-err));
+		goto cleanup;
+	}
 	/* 1 MB of the default 16 MB: ~10 ms at a million calls a second */
 	t->drain_bytes = rb_size / 16;
 	t->ncpus = libbpf_num_possible_cpus();
@@ -182,6 +192,7 @@ void tracer__shared_maps(struct tracer *t, struct shared_maps *m)
 	m->rb = bpf_map__fd(t->skel->maps.rb);
 	m->tgids = bpf_map__fd(t->skel->maps.tgids);
 	m->batches = bpf_map__fd(t->skel->maps.batches);
+	m->recording = bpf_map__fd(t->skel->maps.recording);
 }
 
 int tracer__add_pid(struct tracer *t, pid_t pid)
@@ -192,7 +203,12 @@ int tracer__add_pid(struct tracer *t, pid_t pid)
 
 	err = bpf_map__update_elem(t->skel->maps.tgids, &key, sizeof(key), &state, sizeof(state),
 				   BPF_ANY);
-	return err ? -errno : 0;
+	if (err)
+		return -errno;
+	/* the BPF side may set other bits of the word at the same time */
+	if (state == BP_TGID_RECORDING && (unsigned)pid < BP_TGID_WORDS * 64)
+		__atomic_fetch_or(&t->bits->w[pid >> 6], 1ull << (pid & 63), __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 static int attach_one(struct tracer *t, struct bpf_program *prog, bool ret, const char *path,
@@ -578,6 +594,8 @@ void tracer__free(struct tracer *t)
 	free(t->links);
 	free(t->kinds);
 	ringbuf__free(t->rb);
+	if (t->bits)
+		munmap(t->bits, sizeof(*t->bits));
 	trace_bpf__destroy(t->skel);
 	free(t);
 }

@@ -42,6 +42,7 @@ struct shared_maps {
 	int rb;		/* the ring buffer */
 	int tgids;	/* the traced processes */
 	int batches;	/* the per-CPU batches of call records */
+	int recording;	/* the recording processes, a bitmap */
 };
 void tracer__shared_maps(struct tracer *t, struct shared_maps *m);
 /*

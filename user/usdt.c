@@ -139,6 +139,8 @@ int usdt__new(const struct usdt_opts *o, const struct shared_maps *maps, struct 
 		err = bpf_map__reuse_fd(u->skel->maps.tgids, maps->tgids);
 	if (!err)
 		err = bpf_map__reuse_fd(u->skel->maps.batches, maps->batches);
+	if (!err)
+		err = bpf_map__reuse_fd(u->skel->maps.recording, maps->recording);
 	if (err) {
 		p_err("cannot share the ring buffer with the USDT probes: %s", strerror(-err));
 		goto cleanup;

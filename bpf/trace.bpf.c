@@ -5,9 +5,11 @@
  * the set of traced processes and the thread names current.
  *
  * The entry/exit programs run on every traced call, so they do the least
- * possible: one hash lookup to filter by process, one ring buffer reserve and
- * submit without wakeup (the loader drains the buffer on its own schedule;
- * a wakeup per record would cost more than the probe itself).
+ * possible: one bit test to filter by process (the `recording` bitmap), the
+ * record written into this CPU's batch, and one ring buffer output per
+ * BP_BATCH_RECS records, without wakeup (the loader drains the buffer on its
+ * own schedule; a wakeup per record would cost more than the probe itself).
+ * What is left per event is mostly bpf_ktime_get_ns() (~25 ns here).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -467,7 +467,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	};
 	int c;
 
-	o->buffer_size = 16ull << 20;	/* 250 ms of headroom at 1 M calls/s; the drain runs every 2 ms */
+	o->buffer_size = 16ull << 20;	/* ~200 ms of headroom at 1 M calls/s; drained every 1 MB or 50 ms */
 	/* '+': stop at the first non-option, the command. */
 	while ((c = getopt_long(argc, argv, "+o:F:N:U:d:p:aqvh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -696,19 +696,9 @@ static int run(struct record_opts *o)
 
 	/* 1. What to trace. */
 	if (o->attach) {
-		for (i = 0; i < o->npids; i++) {
-			if (kill(o->pids[i], 0) && errno == ESRCH) {
-				p_err("cannot attach to pid %d: no such process", o->pids[i]);
-				err = -ESRCH;
-				goto cleanup;
-			}
-		}
-		err = launch__pid_exe(o->pids[0], &exe);
-		if (err) {
-			p_err("cannot attach to pid %d: %s", o->pids[0],
-			      err == -ESRCH ? "no such process" : strerror(-err));
+		err = launch__targets(o->pids, o->npids, &exe);
+		if (err)
 			goto cleanup;
-		}
 		sopts.pid = o->pids[0];
 	} else if (o->argv) {
 		err = launch__resolve(o->argv[0], &exe);
@@ -733,15 +723,6 @@ static int run(struct record_opts *o)
 	}
 	if (err)
 		goto cleanup;
-	for (i = 1; o->attach && i < o->npids; i++) {
-		char *other = NULL;
-
-		/* Other pids running other binaries: their executables too, same patterns. */
-		if (!launch__pid_exe(o->pids[i], &other) && strcmp(other, exe))
-			p_warn("pid %d runs %s, not %s: only its shared-library functions are traced",
-			       o->pids[i], other, exe);
-		free(other);
-	}
 
 	/* 2. Where to write: fail before starting anything. */
 	if (!o->output && !o->format) {
@@ -857,29 +838,16 @@ static int run(struct record_opts *o)
 
 	rc.s.t0 = now_ns(CLOCK_MONOTONIC);
 	rc.s.realtime_offset = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
-	/*
-	 * The exception-unwinder hooks before any return probe: a running
-	 * target may throw through a trampoline the moment it is armed.
-	 */
+	/* The exception-unwinder hooks first, before any return probe. */
 	if (exe && ps.nfuncs)
 		select__unwinders(exe, o->attach ? o->pids[0] : 0, &unw);
-	for (i = 0; i < unw.nmods; i++) {
-		err = tracer__attach_unwinder(tr, unw.mods[i].path, unw.mods[i].offsets, unw.mods[i].n);
-		if (err)	/* tracing works; only C++ exceptions through traced calls would not */
-			p_warn("cannot hook the exception unwinder in %s: %s", unw.mods[i].path,
-			       strerror(-err));
-	}
+	tracer__attach_unwinders(tr, &unw);
 	err = attach_usdts(o, &rc, exe, &ps);
 	if (err)
 		goto cleanup;
-	for (i = 0; i < ps.nmods; i++) {
-		err = tracer__attach_module(tr, &rc.s, &ps.mods[i]);
-		if (err) {
-			p_err("cannot attach %zu probes to %s: %s", ps.mods[i].n, ps.mods[i].path,
-			      strerror(-err));
-			goto cleanup;
-		}
-	}
+	err = tracer__attach_set(tr, &rc.s, &ps);
+	if (err)
+		goto cleanup;
 	if (smp) {
 		err = sampler__attach(smp);
 		if (err)

@@ -471,32 +471,14 @@ static int run(struct serve_opts *o)
 	locks_made = true;
 
 	/* 1. What to trace: the first process's executable, as `attach` does. */
-	for (i = 0; i < o->npids; i++) {
-		if (kill(o->pids[i], 0) && errno == ESRCH) {
-			p_err("cannot attach to pid %d: no such process", o->pids[i]);
-			err = -ESRCH;
-			goto cleanup;
-		}
-	}
-	err = launch__pid_exe(o->pids[0], &exe);
-	if (err) {
-		p_err("cannot attach to pid %d: %s", o->pids[0],
-		      err == -ESRCH ? "no such process" : strerror(-err));
+	err = launch__targets(o->pids, o->npids, &exe);
+	if (err)
 		goto cleanup;
-	}
 	sopts.exe = exe;
 	sopts.pid = o->pids[0];
 	err = select__resolve(&sopts, &x.s, &ps);
 	if (err)
 		goto cleanup;
-	for (i = 1; i < o->npids; i++) {
-		char *other = NULL;
-
-		if (!launch__pid_exe(o->pids[i], &other) && strcmp(other, exe))
-			p_warn("pid %d runs %s, not %s: only its shared-library functions are traced",
-			       o->pids[i], other, exe);
-		free(other);
-	}
 
 	/* 2. The temporary directory for captures, and the listening socket: fail early. */
 	snprintf(x.tmpdir, sizeof(x.tmpdir), "/tmp/bpfprof-serve.XXXXXX");
@@ -523,24 +505,12 @@ static int run(struct serve_opts *o)
 	}
 	x.s.t0 = now_ns(CLOCK_MONOTONIC);
 	x.s.realtime_offset = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
-	/* The exception-unwinder hooks before any return probe (see record). */
+	/* The exception-unwinder hooks first, before any return probe. */
 	select__unwinders(exe, o->pids[0], &unw);
-	for (i = 0; i < unw.nmods; i++) {
-		err = tracer__attach_unwinder(x.tr, unw.mods[i].path, unw.mods[i].offsets,
-					      unw.mods[i].n);
-		if (err)
-			p_warn("cannot hook the exception unwinder in %s: %s", unw.mods[i].path,
-			       strerror(-err));
-	}
-	for (i = 0; i < ps.nmods; i++) {
-		err = tracer__attach_module(x.tr, &x.s, &ps.mods[i]);
-		if (err) {
-			p_err("cannot attach %zu probes to %s: %s", ps.mods[i].n, ps.mods[i].path,
-			      strerror(-err));
-			goto cleanup;
-		}
-	}
-	err = 0;
+	tracer__attach_unwinders(x.tr, &unw);
+	err = tracer__attach_set(x.tr, &x.s, &ps);
+	if (err)
+		goto cleanup;
 	p_info("traced %zu functions in %zu file%s (attached in %s)", ps.nfuncs, ps.nmods,
 	       ps.nmods == 1 ? "" : "s",
 	       fmt_duration(now_ns(CLOCK_MONOTONIC) - x.s.t0, buf, sizeof(buf)));

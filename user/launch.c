@@ -98,6 +98,34 @@ static int drop_privileges(void)
 	return 0;
 }
 
+int launch__targets(const pid_t *pids, size_t n, char **exe)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		if (kill(pids[i], 0) && errno == ESRCH) {
+			p_err("cannot attach to pid %d: no such process", pids[i]);
+			return -ESRCH;
+		}
+	}
+	err = launch__pid_exe(pids[0], exe);
+	if (err) {
+		p_err("cannot attach to pid %d: %s", pids[0],
+		      err == -ESRCH ? "no such process" : strerror(-err));
+		return err;
+	}
+	for (i = 1; i < n; i++) {
+		char *other = NULL;
+
+		if (!launch__pid_exe(pids[i], &other) && strcmp(other, *exe))
+			p_warn("pid %d runs %s, not %s: only its shared-library functions are traced",
+			       pids[i], other, *exe);
+		free(other);
+	}
+	return 0;
+}
+
 int launch__start(struct launch *l, char *path, char *const argv[], bool as_root)
 {
 	int hold[2] = { -1, -1 }, errp[2] = { -1, -1 };

@@ -8,6 +8,7 @@
 #define BPFPROF_LAUNCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 struct launch {
@@ -25,6 +26,12 @@ int launch__resolve(const char *cmd, char **path);
  * mount namespace.  0, -ESRCH, or -errno.
  */
 int launch__pid_exe(pid_t pid, char **path);
+/*
+ * The running processes of `attach` and `serve`: fails with one message if
+ * one is gone; *exe is the first one's executable (the others are traced
+ * through the same patterns: a warning names those running another one).
+ */
+int launch__targets(const pid_t *pids, size_t n, char **exe);
 /* Forks the held child.  `path` is taken over by l. */
 int launch__start(struct launch *l, char *path, char *const argv[], bool as_root);
 /* Lets the child exec; returns 0 or the exec error (-errno) reported by the child. */

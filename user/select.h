@@ -60,7 +60,7 @@ unsigned select__probe_cost_ns(const struct bp_func *f);
 /*
  * The exception unwinder's entry points (_Unwind_RaiseException and co.) in
  * libgcc_s and in `exe` (libgcc_eh linked statically), for
- * tracer__attach_unwinder().  Cookies are not used.  Never fails: a program
+ * tracer__attach_unwinders().  Cookies are not used.  Never fails: a program
  * without an unwinder gets an empty set.
  */
 void select__unwinders(const char *exe, pid_t pid, struct probe_set *out);

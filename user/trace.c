@@ -299,12 +299,38 @@ int tracer__attach_module(struct tracer *t, const struct bp_session *s,
 	return err;
 }
 
-int tracer__attach_unwinder(struct tracer *t, const char *path, const unsigned long *offsets,
-			    size_t n)
+void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw)
 {
-	if (!n)
-		return 0;
-	return attach_one(t, t->skel->progs.unwind_enter, false, path, offsets, NULL, n);
+	size_t i;
+	int err;
+
+	for (i = 0; i < unw->nmods; i++) {
+		const struct probe_module *m = &unw->mods[i];
+
+		if (!m->n)
+			continue;
+		err = attach_one(t, t->skel->progs.unwind_enter, false, m->path, m->offsets, NULL,
+				 m->n);
+		if (err)
+			p_warn("cannot hook the exception unwinder in %s: %s", m->path,
+			       strerror(-err));
+	}
+}
+
+int tracer__attach_set(struct tracer *t, const struct bp_session *s, const struct probe_set *ps)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < ps->nmods; i++) {
+		err = tracer__attach_module(t, s, &ps->mods[i]);
+		if (err) {
+			p_err("cannot attach %zu probes to %s: %s", ps->mods[i].n, ps->mods[i].path,
+			      strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 void tracer__wait(struct tracer *t, int timeout_ms)

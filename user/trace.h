@@ -15,6 +15,7 @@
 
 struct bp_session;
 struct probe_module;
+struct probe_set;
 
 struct tracer;
 
@@ -59,13 +60,17 @@ int tracer__attach(struct tracer *t, const char *path, const unsigned long *offs
  */
 int tracer__attach_module(struct tracer *t, const struct bp_session *s,
 			  const struct probe_module *pm);
+/* tracer__attach_module() for each module of ps; -errno (named) at the first failure. */
+int tracer__attach_set(struct tracer *t, const struct bp_session *s, const struct probe_set *ps);
 /*
- * Hooks the exception unwinder entry points at `offsets` of `path` (libgcc_s,
- * or an executable with libgcc_eh linked in), so that unwinding works through
- * functions with return probes.
+ * Hooks the exception unwinder entry points of unw (select__unwinders():
+ * libgcc_s, or an executable with libgcc_eh linked in), so that unwinding
+ * works through functions with return probes.  Before any return probe: a
+ * running target may throw through a trampoline the moment it is armed.  A
+ * failure is a warning: tracing works, only exceptions through traced calls
+ * would not.
  */
-int tracer__attach_unwinder(struct tracer *t, const char *path, const unsigned long *offsets,
-			    size_t n);
+void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw);
 /* Sleeps up to timeout_ms, less when a record asked for a wakeup. */
 void tracer__wait(struct tracer *t, int timeout_ms);
 /* Return addresses put back for the exception unwinder, and failures to. */

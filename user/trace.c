@@ -43,6 +43,8 @@ struct tracer {
 	bool draining;		/* the last tracer__poll() stopped at its budget */
 	int ncpus;		/* possible CPUs: the batches to flush */
 	struct bp_tgid_bits *bits;	/* the `recording` map, mapped */
+	bool stranded;		/* records left in batches at the end were counted lost */
+	bool paused;		/* tracer__pause() was called */
 };
 
 enum { LINK_ENTRY, LINK_RETURN, LINK_UNWIND };
@@ -348,10 +350,10 @@ void tracer__unwind_stats(struct tracer *t, uint64_t *restored, uint64_t *failed
 
 /*
  * Sends the call records waiting in the per-CPU batches (bpf/common.bpf.h):
- * batch_flush_cpu runs on each CPU, in an interrupt there.  With `wait`,
- * until every batch is empty, for the end of a recording (paused: nothing
- * is added any more); a batch stays held only while a preempted writer
- * finishes its record, so this is short.
+ * batch_flush_cpu runs on each CPU, in an interrupt there.  With `wait`
+ * (only once paused: nothing is added any more), until every batch is
+ * empty; a batch stays held only while a preempted writer finishes its
+ * record, so this is short.
  */
 static void flush_batches(struct tracer *t, bool wait)
 {
@@ -380,6 +382,18 @@ static void flush_batches(struct tracer *t, bool wait)
 			left |= v[cpu].n != 0;
 		if (!left)
 			break;
+		if (tries == 199 && !t->stranded) {
+			/*
+			 * A CPU gone offline, or a writer that never resumed:
+			 * what its batch holds is lost, and counted so.
+			 */
+			for (cpu = 0; cpu < t->ncpus && cpu < BP_MAX_CPUS; cpu++)
+				if (v[cpu].n)
+					__atomic_fetch_add(&t->skel->bss->lost[cpu],
+							   v[cpu].n < BP_BATCH_RECS ? v[cpu].n : BP_BATCH_RECS,
+							   __ATOMIC_RELAXED);
+			t->stranded = true;
+		}
 		usleep(1000);
 	}
 	free(v);
@@ -406,8 +420,12 @@ int tracer__poll(struct tracer *t, bool all)
 	if (!all && !t->woken && !t->draining && now - t->last_drain < DRAIN_LATENCY_NS &&
 	    ringbuf__pending(t->rb) < t->drain_bytes)
 		return 0;
-	if (!t->draining)	/* a drain's first budget: what waits in the batches comes too */
-		flush_batches(t, all);
+	/*
+	 * A drain's first budget: what waits in the batches comes too; once
+	 * paused (nothing is added any more), until they are empty.
+	 */
+	if (!t->draining)
+		flush_batches(t, all && t->paused);
 	t->woken = false;
 	n = ringbuf__consume(t->rb, on_record, t, POLL_BUDGET);
 	/* a drain once started goes on to the end, one budget per call */
@@ -450,6 +468,7 @@ uint64_t tracer__lost(struct tracer *t, uint64_t *per_cpu, size_t ncpu)
 void tracer__pause(struct tracer *t)
 {
 	__atomic_store_n(&t->skel->bss->paused, 1, __ATOMIC_SEQ_CST);
+	t->paused = true;
 }
 
 static void destroy_kind(struct tracer *t, int kind)

@@ -294,13 +294,16 @@ static int close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool ent
 		 * same-sp frame is a finished sibling, not a tail-caller.
 		 */
 		/*
-		 * The same function again at the same sp is a new call after a
-		 * return record was lost (ring buffer full), not a tail call of
-		 * itself (compilers turn those into jumps past the entry).
+		 * The same function again at the same sp is a tail call of
+		 * itself too: an exported function of a shared library calling
+		 * itself last jumps through the PLT to its own entry (libsqlite3's
+		 * sqlite3VdbeAddOp3), and the kernel chains the return probes:
+		 * one return event per entry, all at the end.  Only once records
+		 * were lost can it be a new call after a lost return.
 		 */
 		if (top->sp > sp ||
 		    (top->sp == sp && !(entry && (popped || (top->flags & FRAME_RESTORED) ||
-						 top->func == func))) ||
+						 (top->func == func && d->had_loss)))) ||
 		    !same_stack(top->sp, sp))
 			break;
 		popped = true;

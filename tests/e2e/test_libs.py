@@ -113,11 +113,11 @@ def sqlite_script():
 class Bpftrace:
     """bpftrace counting, by probe, the calls of a process named sqlite3."""
 
-    def __init__(self, lib):
+    def __init__(self, lib, extra=""):
         prog = ('BEGIN { printf("READY\\n"); }\n'
                 'uprobe:%(lib)s:sqlite3_prepare* /comm == "sqlite3"/ { @prep[probe] = count(); }\n'
                 'uprobe:%(lib)s:sqlite3_step /comm == "sqlite3"/ { @step = count(); }\n'
-                % {"lib": lib})
+                % {"lib": lib}) + extra
         self.p = subprocess.Popen(["bpftrace", "-e", prog], stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
                                   start_new_session=True)
@@ -244,3 +244,52 @@ def test_sqlite3_shell_vs_bpftrace(tmp_path):
         "totals %s (nested: %s); sqlite 3.40 implies %d prepares, %d steps" % (
             dict(c), dict(nested), ROWS + 4, 2 * ROWS + 5)
     assert dict(nested) == {P: 2, S: 3}, dict(nested)
+
+
+def test_sqlite3_self_tail_call_vs_bpftrace(tmp_path):
+    """sqlite3VdbeAddOp3 in Debian's libsqlite3 ends, when its array is
+    full, with `jmp sqlite3VdbeAddOp3@plt`: it enters itself again at the
+    same stack pointer and the kernel chains the return probes.  Every entry
+    is a call: bpfprof's count equals bpftrace's on the same run, nothing
+    is flagged."""
+    if not os.access(SQLITE3, os.X_OK):
+        pytest.skip("%s missing: apt-get install sqlite3 (scripts/setup.sh --test)" % SQLITE3)
+    if not shutil.which("bpftrace"):
+        pytest.skip("bpftrace missing: apt-get install bpftrace (scripts/setup.sh --test)")
+    lib = sqlite_lib()
+    if not lib:
+        pytest.skip("%s is not linked with libsqlite3.so (ldd)" % SQLITE3)
+
+    script = tmp_path / "script.sql"
+    script.write_text(sqlite_script())
+    out = tmp_path / "trace.json"
+    bt = Bpftrace(lib, 'uprobe:%s:sqlite3VdbeAddOp3 /comm == "sqlite3"/ { @op3 = count(); }\n'
+                  % lib)
+    try:
+        bt.wait_ready()
+        time.sleep(0.3)
+        with open(script) as stdin:
+            p = subprocess.run([str(BPFPROF), "record", "-o", str(out),
+                                "-F", "libsqlite3.so*:sqlite3VdbeAddOp3",
+                                "--", SQLITE3, "-init", "/dev/null", ":memory:"],
+                               cwd=REPO, stdin=stdin, capture_output=True, text=True,
+                               timeout=120)
+        time.sleep(0.3)
+        _, _, bt_text = bt.stop()
+    finally:
+        bt.kill()
+
+    r = Run(p, out, load_trace(out) if out.exists() else None)
+    assert_ok(r)
+    m = re.search(r"^@op3: (\d+)$", bt_text, re.M)
+    assert m, bt_text
+    ev = xevents(r.trace)
+    c = counts(ev)
+    assert c["sqlite3VdbeAddOp3"] == int(m.group(1)) > ROWS, (dict(c), m.group(0))
+    assert not flagged(ev), flagged(ev)[:5]
+    calls = assert_nesting(ev)
+    # the re-entries: nested in the entry that jumped, ending with it
+    nested = [x for x in calls if x.parent is not None]
+    assert nested, "no self tail call happened (sqlite3 changed?)"
+    for x in nested:
+        assert x.parent.name == "sqlite3VdbeAddOp3" and x.parent.end - x.end < 1000

@@ -246,6 +246,30 @@ def test_threads(record):
     assert not loss_events(r.trace)
 
 
+def test_self_tail_call(record):
+    """A function jumping back to its own entry (what `jmp f@plt` at the end
+    of an exported library function does): every entry is a call, nested in
+    the one before, all ending at the one return; nothing flagged."""
+    r = record("tailcall")
+    assert_ok(r)
+    assert "tailcall: entries=20" in r.proc.stdout
+    ev = xevents(r.trace)
+    assert dict(counts(ev)) == {"main": 1, "run": 1, "countdown": 20}
+    assert not [e for e in ev if set(e["args"]) & {"unwound", "began_before_recording",
+                                                   "unfinished"}]
+    calls = assert_nesting(ev, root_depth=0)
+    outer = [c for c in calls if c.name == "countdown" and c.parent.name == "run"]
+    assert len(outer) == 5
+    for c in outer:
+        chain_ = [c]
+        while chain_[-1].children:
+            assert len(chain_[-1].children) == 1
+            chain_.append(chain_[-1].children[0])
+        assert [x.name for x in chain_] == ["countdown"] * 4
+        # one return for all four: their return events come back to back
+        assert max(x.end for x in chain_) - min(x.end for x in chain_) < 1000
+
+
 def test_threads_moving_between_cpus(record):
     """Call records are sent per CPU in batches; threads that move to another
     CPU in the middle of calls (thousands of times) still nest exactly."""

@@ -270,6 +270,42 @@ static void test_tail_call(void **state)
 }
 
 /* recursion: the same function nested; each return closes the innermost */
+/* A function jumping back to its own entry: entries at one sp, chained returns. */
+static void test_self_tail_call(void **state)
+{
+	struct fix *f = *state;
+	int i;
+
+	ENTER(f, PID, 0, 100, SP0);
+	for (i = 0; i < 3; i++)
+		ENTER(f, PID, 1, 200 + 10 * i, SP0 - 64);
+	for (i = 0; i < 3; i++)
+		LEAVE(f, PID, 1, 300, SP0 - 64);
+	LEAVE(f, PID, 0, 400, SP0);
+	assert_int_equal(f->g.n, 4);
+	for (i = 0; i < 3; i++) {
+		const struct bp_call *c = find(f, 1, i);
+
+		assert_int_equal(c->flags, 0);
+		assert_int_equal(c->end, 300);
+	}
+	/* each entry inside the one before: depths 3, 2, 1 in emission order */
+	assert_int_equal(find(f, 1, 0)->depth, 3);
+	assert_int_equal(find(f, 1, 2)->depth, 1);
+	assert_int_equal(find(f, 1, 2)->begin, 200);
+	assert_int_equal(f->s.nunwound, 0);
+
+	/* after a loss, the same entry again means a lost return instead */
+	assert_int_equal(decoder__loss(f->d, 0, 1), 0);
+	ENTER(f, PID, 0, 500, SP0);
+	ENTER(f, PID, 1, 600, SP0 - 64);
+	ENTER(f, PID, 1, 700, SP0 - 64);
+	LEAVE(f, PID, 1, 800, SP0 - 64);
+	LEAVE(f, PID, 0, 900, SP0);
+	assert_int_equal(find(f, 1, 3)->flags, BP_CALL_UNWOUND);
+	assert_int_equal(find(f, 1, 4)->depth, 1);
+}
+
 static void test_recursion(void **state)
 {
 	struct fix *f = *state;
@@ -397,6 +433,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exception_repair_on_return, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tail_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recursion, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_self_tail_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_beyond_retprobe_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loss_marker_and_bad_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_closes_old_image, setup, teardown),

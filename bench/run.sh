@@ -25,12 +25,12 @@
 # programs place on tests/progs/* (or a rebuild of ./bpfprof meanwhile)
 # cannot disturb the figures.
 #
-#   RUNS=3 N_FAST=200000 N_SLOW=20000 NDEC=10000000 NUFT=5000000 NMANY_RUNS=5
+#   RUNS=5 N_FAST=200000 N_SLOW=20000 NDEC=10000000 NUFT=5000000 NMANY_RUNS=5
 #   NSUST=10000000 SECTIONS="percall attach sustained decode"   (a subset runs only those)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-5}
 N_FAST=${N_FAST:-200000}	# calls per run, emulated probes (~1 us each)
 N_SLOW=${N_SLOW:-20000}		# calls per run, single-stepped probes (~10 us each)
 NDEC=${NDEC:-10000000}		# records through the decoder

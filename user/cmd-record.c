@@ -951,7 +951,7 @@ static int run(struct record_opts *o)
 			}
 		}
 		if (n == 0)
-			tracer__wait(tr, 2);	/* 2 ms: no wakeup per record */
+			tracer__wait(tr, 2);	/* checks targets and signals; drains when due */
 	}
 
 	/*
@@ -1051,7 +1051,7 @@ cleanup:
 }
 
 /*
- * Walking the BPF map is a syscall per key: at every 2 ms drain it was the
+ * Walking the BPF map is a syscall per key: at every drain (then every 2 ms) it was the
  * loader's biggest cost under load (measured in serve).  Every 100 ms is soon
  * enough to notice that the last target is gone.
  */

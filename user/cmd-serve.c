@@ -596,7 +596,7 @@ static int run(struct serve_opts *o)
 		for (spins = 0; atomic_load(&x.waiting) && spins < 1000; spins++)
 			sched_yield();
 		if (n == 0)
-			tracer__wait(x.tr, 2);	/* 2 ms: no wakeup per record */
+			tracer__wait(x.tr, 2);	/* checks targets and signals; drains when due */
 	}
 
 cleanup:

@@ -490,21 +490,39 @@ static void *destroy_one(void *link)
 
 static void destroy_parallel(struct tracer *t)
 {
-	pthread_t *th = xcalloc(t->nlinks, sizeof(*th));
-	bool *started = xcalloc(t->nlinks, sizeof(*started));
-	size_t i;
+	const struct bpf_object_skeleton *sk = t->skel->skeleton;
+	size_t i, n = 0, cap = t->nlinks + (sk ? sk->prog_cnt : 0);
+	struct bpf_link **links = xcalloc(cap ? cap : 1, sizeof(*links));
+	pthread_t *th = xcalloc(cap ? cap : 1, sizeof(*th));
+	bool *started = xcalloc(cap ? cap : 1, sizeof(*started));
 
+	/*
+	 * The uprobe links, and the task tracepoint links too: removing a
+	 * tracepoint probe also waits for a grace period (up to ~13 ms each
+	 * here, one after the other when the skeleton is destroyed).
+	 */
 	for (i = 0; i < t->nlinks; i++) {
-		if (!t->links[i])
-			continue;
-		started[i] = !pthread_create(&th[i], NULL, destroy_one, t->links[i]);
-		if (!started[i])
-			bpf_link__destroy(t->links[i]);	/* no thread: do it here */
+		if (t->links[i])
+			links[n++] = t->links[i];
 		t->links[i] = NULL;
 	}
-	for (i = 0; i < t->nlinks; i++)
+	for (i = 0; sk && i < (size_t)sk->prog_cnt; i++) {
+		struct bpf_link **l = sk->progs[i].link;
+
+		if (l && *l) {
+			links[n++] = *l;
+			*l = NULL;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		started[i] = !pthread_create(&th[i], NULL, destroy_one, links[i]);
+		if (!started[i])
+			bpf_link__destroy(links[i]);	/* no thread: do it here */
+	}
+	for (i = 0; i < n; i++)
 		if (started[i])
 			pthread_join(th[i], NULL);
+	free(links);
 	free(th);
 	free(started);
 }

@@ -224,9 +224,15 @@ struct bp_rec_usdt {
 	char s1[BP_USDT_STR];
 };
 
-/* tgids map values: traced and recording, or traced but outside a --gated window */
+/*
+ * tgids map values: traced and recording, traced but outside a --gated
+ * window, or bpfprof's own launcher (forked, not yet the command): its calls
+ * (privilege drop, execve) are not the command's; recording starts at its
+ * exec.
+ */
 #define BP_TGID_RECORDING	1
 #define BP_TGID_GATED		2
+#define BP_TGID_LAUNCHING	3
 
 /* Counters in the BPF object's .bss, read by the loader at the end. */
 #define BP_MAX_CPUS		512

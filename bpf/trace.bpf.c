@@ -24,6 +24,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile bool follow_forks = true;	/* add forked children to the traced set */
 const volatile bool stop_on_exec = false;	/* hold exec'd images until probes are attached */
 const volatile bool wakeups = false;		/* wakeup edges between traced threads */
+const volatile bool start_gated = false;	/* --gated: a launched command starts outside the window */
 
 /* Woken traced threads not yet run again: wakee tid -> who woke it, when. */
 struct waking {
@@ -412,10 +413,18 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(task_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 tgid = BPF_CORE_READ(p, tgid);
 	struct bp_rec_exec *r;
+	__u8 *state;
 
-	if (paused || !is_member(BPF_CORE_READ(p, tgid)))
+	if (paused || !is_member(tgid))
 		return 0;
+	/* bpfprof's launcher becomes the command: record from here on */
+	state = trace_all ? NULL : bpf_map_lookup_elem(&tgids, &tgid);
+	if (state && *state == BP_TGID_LAUNCHING) {
+		*state = start_gated ? BP_TGID_GATED : BP_TGID_RECORDING;
+		set_recording(tgid, !start_gated);
+	}
 	batch_flush();
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {

@@ -822,7 +822,7 @@ static int run(struct record_opts *o)
 			p_err("cannot start '%s': %s", o->argv[0], strerror(-err));
 			goto cleanup;
 		}
-		err = tracer__add_pid(tr, l.pid);
+		err = tracer__add_launched(tr, l.pid);
 	} else {
 		for (i = 0; i < o->npids && !err; i++)
 			err = tracer__add_pid(tr, o->pids[i]);

@@ -137,6 +137,7 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 	t->skel->rodata->trace_all = opts->trace_all;
 	t->skel->rodata->stop_on_exec = opts->stop_on_exec;
 	t->skel->rodata->wakeups = opts->wakeups;
+	t->skel->rodata->start_gated = opts->gated;
 	/* not even loaded when off: they would run on every context switch */
 	bpf_program__set_autoload(t->skel->progs.wake_waking, opts->wakeups);
 	bpf_program__set_autoload(t->skel->progs.wake_running, opts->wakeups);
@@ -197,10 +198,9 @@ void tracer__shared_maps(struct tracer *t, struct shared_maps *m)
 	m->recording = bpf_map__fd(t->skel->maps.recording);
 }
 
-int tracer__add_pid(struct tracer *t, pid_t pid)
+static int add_pid(struct tracer *t, pid_t pid, __u8 state)
 {
 	__u32 key = pid;
-	__u8 state = t->gated ? BP_TGID_GATED : BP_TGID_RECORDING;
 	int err;
 
 	err = bpf_map__update_elem(t->skel->maps.tgids, &key, sizeof(key), &state, sizeof(state),
@@ -211,6 +211,16 @@ int tracer__add_pid(struct tracer *t, pid_t pid)
 	if (state == BP_TGID_RECORDING && (unsigned)pid < BP_TGID_WORDS * 64)
 		__atomic_fetch_or(&t->bits->w[pid >> 6], 1ull << (pid & 63), __ATOMIC_SEQ_CST);
 	return 0;
+}
+
+int tracer__add_pid(struct tracer *t, pid_t pid)
+{
+	return add_pid(t, pid, t->gated ? BP_TGID_GATED : BP_TGID_RECORDING);
+}
+
+int tracer__add_launched(struct tracer *t, pid_t pid)
+{
+	return add_pid(t, pid, BP_TGID_LAUNCHING);
 }
 
 static int attach_one(struct tracer *t, struct bpf_program *prog, bool ret, const char *path,

@@ -38,6 +38,8 @@ typedef int (*tracer_record_fn)(void *ctx, const void *rec, size_t size);
 int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 		struct tracer **out);
 int tracer__add_pid(struct tracer *t, pid_t pid);
+/* bpfprof's held launcher: a member whose calls are recorded from its exec on. */
+int tracer__add_launched(struct tracer *t, pid_t pid);
 /* The maps other BPF objects share (bpf/common.bpf.h), so the stream stays one. */
 struct shared_maps {
 	int rb;		/* the ring buffer */

@@ -306,6 +306,21 @@ def test_threads_moving_between_cpus(record):
     assert not loss_events(r.trace)
 
 
+def test_launcher_calls_not_recorded(record):
+    """bpfprof forks, holds and then execs the command; what its launcher
+    calls in between (prctl, execv/execve in libc) is not the command's and
+    is not in the trace: recording starts at the exec.  exitcode calls none
+    of these functions, so the trace has no calls at all."""
+    r = record("exitcode", opts=["-F", "libc.so*:execv*", "-F", "libc.so*:prctl",
+                                 "-F", "libc.so*:read"])
+    assert_ok(r, rc=7)
+    assert dict(counts(xevents(r.trace))) == {}
+    # and with the command's own functions, the command's first call is main
+    r = record("exitcode")
+    assert_ok(r, rc=7)
+    assert dict(counts(xevents(r.trace))) == {"main": 1, "f": 1}
+
+
 # ------------------------------------------------------------ exit status
 
 def test_exit_status(record):

@@ -165,7 +165,7 @@ int cmd_list(int argc, char **argv)
 	err = select__resolve(&so, &s, &ps);
 	if (err)
 		goto cleanup;
-	printf("%-18s %8s %-12s %-30s %s\n", "address", "size", "entry", "file", "function");
+	printf("%-18s %8s %-14s %-30s %s\n", "address", "size", "entry", "file", "function");
 	for (i = 0; i < s.nfuncs; i++) {
 		const struct bp_func *f = &s.funcs[i];
 		const char *path = s.modules[f->module].path, *base = strrchr(path, '/');
@@ -173,9 +173,11 @@ int cmd_list(int argc, char **argv)
 		char entry[32];
 
 		/* probed after endbr64: say which instruction the probe sits on */
-		snprintf(entry, sizeof(entry), "%s%s", f->flags & BP_FUNC_SKIP_ENDBR ? "endbr+" : "",
+		snprintf(entry, sizeof(entry), "%s%s",
+			 f->flags & BP_FUNC_SKIP_ENDBR ? "endbr+" :
+			 f->flags & BP_FUNC_GO_CHECKED ? "gocheck+" : "",
 			 elfsym__insn_name(f->flags & BP_FUNC_INSN_MASK));
-		printf("%#-18llx %8llu %-12s %-30s %s\n", (unsigned long long)f->addr,
+		printf("%#-18llx %8llu %-14s %-30s %s\n", (unsigned long long)f->addr,
 		       (unsigned long long)f->size, entry, base ? base + 1 : path, f->name);
 	}
 	fprintf(stderr, "bpfprof: %zu functions in %zu file%s\n", s.nfuncs, s.nmodules,

@@ -482,6 +482,12 @@ static int call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64
 		}
 	}
 
+	/* No return will come (a Go function): a call of no duration under the current frame. */
+	if (d->s->funcs[func].flags & BP_FUNC_ENTRY_ONLY) {
+		push(d, t, func, ts, sp, d->next_id++);
+		return pop_emit(d, t, ts, 0);
+	}
+
 	/* A new call's sp is below every live frame: frames below it are dead. */
 	err = close_dead(d, t, sp, true, func);
 	if (err)

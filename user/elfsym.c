@@ -19,7 +19,7 @@
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 /* Enough bytes for every instruction pattern elfsym__classify_insn() knows. */
-#define INSN_PEEK 12	/* endbr64 (4) + the instruction after it */
+#define INSN_PEEK 32	/* endbr64 (4) or a Go stack check (<= 18) + the instruction after it */
 
 /* A function symbol before alias removal; names point into libelf's string table. */
 struct cand {
@@ -301,6 +301,29 @@ static char *demangle(const char *raw, uint32_t *flags)
 }
 
 /* Fills one output entry from the winning alias; `fd` is the open ELF file. */
+uint32_t elfsym__go_prologue(const uint8_t *code, size_t len)
+{
+	static const uint8_t cmp_rsp[] = { 0x49, 0x3b, 0x66, 0x10 };	/* cmp 0x10(%r14),%rsp */
+	static const uint8_t cmp_r12[] = { 0x4d, 0x3b, 0x66, 0x10 };	/* cmp 0x10(%r14),%r12 */
+	const uint8_t *cmp = cmp_rsp;
+	size_t i = 0;
+
+	/* lea -N(%rsp),%r12: disp8 (4c 8d 64 24 NN) or disp32 (4c 8d a4 24 NN NN NN NN) */
+	if (len >= 5 && code[0] == 0x4c && code[1] == 0x8d && code[3] == 0x24 &&
+	    (code[2] == 0x64 || code[2] == 0xa4)) {
+		i = code[2] == 0x64 ? 5 : 8;
+		cmp = cmp_r12;
+	}
+	if (len < i + sizeof(cmp_rsp) || memcmp(code + i, cmp, sizeof(cmp_rsp)))
+		return 0;
+	i += sizeof(cmp_rsp);
+	if (len >= i + 2 && code[i] == 0x76)				/* jbe rel8 */
+		return i + 2;
+	if (len >= i + 6 && code[i] == 0x0f && code[i + 1] == 0x86)	/* jbe rel32 */
+		return i + 6;
+	return 0;
+}
+
 static void fill_func(struct elf_func *f, const struct cand *c, int fd, bool x86_64)
 {
 	uint8_t code[INSN_PEEK];
@@ -325,6 +348,12 @@ static void fill_func(struct elf_func *f, const struct cand *c, int fd, bool x86
 	f->insn_next = ELFSYM_INSN_OTHER;
 	if (f->insn == ELFSYM_INSN_ENDBR64 && got > 4)
 		f->insn_next = elfsym__classify_insn(code + 4, (size_t)got - 4);
+	if (got > 0) {
+		f->go_prologue = elfsym__go_prologue(code, (size_t)got);
+		if (f->go_prologue && f->go_prologue < (size_t)got)
+			f->insn_next = elfsym__classify_insn(code + f->go_prologue,
+							     (size_t)got - f->go_prologue);
+	}
 }
 
 int elfsym__read(const char *path, struct elf_funcs *out)
@@ -410,6 +439,12 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 
 		if (!gelf_getshdr(scn, &shdr))
 			continue;
+		if (shdr.sh_type == SHT_PROGBITS) {
+			const char *name = elf_strptr(elf, shstrndx, shdr.sh_name);
+
+			if (name && (!strcmp(name, ".go.buildinfo") || !strcmp(name, ".gopclntab")))
+				out->go = true;
+		}
 		if (shdr.sh_type == SHT_SYMTAB && !symtab)
 			symtab = scn;
 		else if (shdr.sh_type == SHT_DYNSYM && !dynsym)
@@ -447,6 +482,7 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 	out->n = n;
 	out->from_dynsym = !symtab;
 	out->pie = ehdr.e_type == ET_DYN;
+	/* (out->go was set by the section pass) */
 	err = 0;
 
 cleanup:

@@ -22,6 +22,7 @@ struct elf_func {
 	uint32_t insn;		/* ELFSYM_INSN_* class of the first instruction at addr */
 	uint32_t flags;		/* ELFSYM_F_* */
 	uint32_t insn_next;	/* after an endbr64: the class of the next instruction */
+	uint32_t go_prologue;	/* bytes of a Go stack-check prologue at addr, 0: none */
 };
 
 /*
@@ -48,6 +49,7 @@ struct elf_funcs {
 	size_t n;
 	bool from_dynsym;	/* true when .symtab was absent and .dynsym was used */
 	bool pie;		/* ET_DYN */
+	bool go;		/* a Go program (.go.buildinfo or .gopclntab section) */
 };
 
 /*
@@ -90,5 +92,13 @@ const char *elfsym__insn_name(uint32_t insn);
 
 /* Classifies the first instruction of x86-64 code: `len` bytes at `code`. */
 uint32_t elfsym__classify_insn(const uint8_t *code, size_t len);
+/*
+ * Length of the stack check Go (>= 1.17, amd64) puts at a function's entry:
+ * [lea -N(%rsp),%r12;] cmp 0x10(%r14),%rsp|%r12; jbe MORESTACK.  When the
+ * stack must grow, the function calls morestack and jumps back to its entry:
+ * an entry probe fires twice for one call, a probe after the check once.
+ * 0 when the code does not start so.
+ */
+uint32_t elfsym__go_prologue(const uint8_t *code, size_t len);
 
 #endif

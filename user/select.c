@@ -325,6 +325,19 @@ free_pat:
 		mid = session__add_module(s, m->path);
 		dwarfinfo__read(m->path, &dw);
 		pm.path = xstrdup(m->path);
+		/*
+		 * Go: the runtime copies goroutine stacks when they grow and walks
+		 * them (GC, tracebacks, panics); a return address replaced by the
+		 * kernel's return trampoline makes it abort ("unexpected return
+		 * pc").  Entries only, each a call of no duration.
+		 */
+		if (m->syms.go) {
+			pm.entry_only = true;
+			if (!o->list_only)
+				p_warn("%s is a Go program: return probes would crash it (its runtime "
+				       "moves and walks goroutine stacks), so its functions are traced "
+				       "at entry only: call counts, no durations", m->path);
+		}
 		pm.offsets = xcalloc(pm.n, sizeof(*pm.offsets));
 		pm.cookies = xcalloc(pm.n, sizeof(*pm.cookies));
 		pm.n = 0;
@@ -333,7 +346,7 @@ free_pat:
 			struct bp_func f = {
 				.name = ef->name,
 				.module = mid,
-				.flags = ef->insn,
+				.flags = ef->insn | (m->syms.go ? BP_FUNC_ENTRY_ONLY : 0),
 				.addr = ef->addr,
 				.size = ef->size,
 				.offset = ef->offset,
@@ -372,8 +385,18 @@ free_pat:
 			if (ef->insn == ELFSYM_INSN_ENDBR64 && !o->no_skip_endbr &&
 			    (ef->insn_next == ELFSYM_INSN_PUSH || ef->insn_next == ELFSYM_INSN_NOP ||
 			     ef->insn_next == ELFSYM_INSN_NOP5) && ef->size > 4) {
-				f.flags = BP_FUNC_SKIP_ENDBR | ef->insn_next;
+				f.flags = (f.flags & ~BP_FUNC_INSN_MASK) | BP_FUNC_SKIP_ENDBR |
+					  ef->insn_next;
 				f.offset += 4;
+			}
+			/*
+			 * Go: after the stack check, which morestack jumps back to
+			 * the entry to run again: one probe hit per call.
+			 */
+			if (m->syms.go && ef->go_prologue && ef->size > ef->go_prologue) {
+				f.flags = (f.flags & ~BP_FUNC_INSN_MASK) | BP_FUNC_GO_CHECKED |
+					  ef->insn_next;
+				f.offset += ef->go_prologue;
 			}
 			pm.offsets[pm.n] = f.offset;
 			pm.cookies[pm.n] = session__add_func(s, &f);

@@ -21,6 +21,7 @@ struct probe_module {
 	unsigned long *offsets;	/* file offsets */
 	uint64_t *cookies;	/* function ids (index into session.funcs) */
 	size_t n;
+	bool entry_only;	/* no return probes: a Go program (see select.c) */
 };
 
 struct probe_set {

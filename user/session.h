@@ -31,6 +31,8 @@ struct bp_module {
 #define BP_FUNC_UNKNOWN		0x800	/* no symbol: the name is "[unknown] file+0xoffset" */
 #define BP_FUNC_MARKER		0x1000	/* not code: "[truncated]" at the root of a cut stack */
 #define BP_FUNC_SPAN		0x2000	/* a BPFPROF_SPAN_BEGIN/END range, nested like a call */
+#define BP_FUNC_ENTRY_ONLY	0x4000	/* no return probe (a Go function): each entry a call of 0 ns */
+#define BP_FUNC_GO_CHECKED	0x8000	/* probed after Go's stack check (elfsym__go_prologue) */
 
 struct bp_func {
 	char *name;		/* demangled where possible */

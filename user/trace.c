@@ -254,12 +254,13 @@ static int attach_range(struct tracer *t, struct bpf_program *entry, struct bpf_
 	int err;
 
 	/* Return probes first: an entry without its return would nest later calls under it. */
-	err = attach_one(t, ret, true, path, offsets, cookies, n);
+	err = ret ? attach_one(t, ret, true, path, offsets, cookies, n) : 0;
 	if (!err) {
 		err = attach_one(t, entry, false, path, offsets, cookies, n);
 		if (!err)
 			return 0;
-		bpf_link__destroy(t->links[--t->nlinks]);	/* the return link just made */
+		if (ret)
+			bpf_link__destroy(t->links[--t->nlinks]);	/* the return link just made */
 	}
 	if (err != -EINVAL && err != -ENOTSUPP && err != -EOPNOTSUPP && err != -EPERM)
 		return err;	/* not about one function: give up */
@@ -279,11 +280,14 @@ static int attach_range(struct tracer *t, struct bpf_program *entry, struct bpf_
 }
 
 int tracer__attach(struct tracer *t, const char *path, const unsigned long *offsets,
-		   const uint64_t *cookies, size_t n, uint64_t *refused, size_t *nrefused)
+		   const uint64_t *cookies, size_t n, bool entry_only, uint64_t *refused,
+		   size_t *nrefused)
 {
 	struct bpf_program *entry = t->args ? t->skel->progs.call_entry_args : t->skel->progs.call_entry;
 	struct bpf_program *ret = t->args ? t->skel->progs.call_exit_ret : t->skel->progs.call_exit;
 
+	if (entry_only)
+		ret = NULL;
 	*nrefused = 0;
 	if (!n)
 		return 0;
@@ -297,7 +301,8 @@ int tracer__attach_module(struct tracer *t, const struct bp_session *s,
 	size_t nrefused = 0, i;
 	int err;
 
-	err = tracer__attach(t, pm->path, pm->offsets, pm->cookies, pm->n, refused, &nrefused);
+	err = tracer__attach(t, pm->path, pm->offsets, pm->cookies, pm->n, pm->entry_only, refused,
+			     &nrefused);
 	if (!err && nrefused) {
 		p_warn("the kernel refused to probe %zu function%s in %s (first instruction it "
 		       "cannot single-step, e.g. a lock prefix); not traced:", nrefused,

@@ -49,13 +49,15 @@ struct shared_maps {
 };
 void tracer__shared_maps(struct tracer *t, struct shared_maps *m);
 /*
- * Attaches entry and return probes at `offsets` (file offsets) of `path`,
- * with cookies[i] the function id reported in the records.  One uprobe_multi
- * link per direction, whatever the count.  Functions the kernel refuses to
- * probe are skipped and their cookies stored in `refused` (room for n).
+ * Attaches entry and return probes (entry only with `entry_only`) at
+ * `offsets` (file offsets) of `path`, with cookies[i] the function id
+ * reported in the records.  One uprobe_multi link per direction, whatever
+ * the count.  Functions the kernel refuses to probe are skipped and their
+ * cookies stored in `refused` (room for n).
  */
 int tracer__attach(struct tracer *t, const char *path, const unsigned long *offsets,
-		   const uint64_t *cookies, size_t n, uint64_t *refused, size_t *nrefused);
+		   const uint64_t *cookies, size_t n, bool entry_only, uint64_t *refused,
+		   size_t *nrefused);
 /*
  * tracer__attach() for one module of a probe set; the functions the kernel
  * refused are named in a warning (never silently missing from the trace).

@@ -577,9 +577,18 @@ static int run(struct serve_opts *o)
 		close_captures(&x, polled - x.s.t0, all && n < POLL_BUDGET, now - x.s.t0);
 		if (now >= next_prune) {
 			size_t k = metrics__prune(x.m, pid_alive, NULL);
+			uint64_t keep = now - x.s.t0 > PRUNE_EVERY_NS ? now - x.s.t0 - PRUNE_EVERY_NS : 0;
+			struct capture *c;
 
 			if (k)
 				p_dbg("dropped the aggregates of %zu functions of exited processes", k);
+			/* exited threads: kept while a capture may still name them */
+			for (c = x.captures; c; c = c->next)
+				if (c->start < keep)
+					keep = c->start;
+			k = session__prune_threads(&x.s, keep);
+			if (k)
+				p_dbg("forgot %zu exited threads", k);
 			next_prune = now + PRUNE_EVERY_NS;
 		}
 		unlock(&x);

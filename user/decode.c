@@ -143,9 +143,14 @@ void decoder__free(struct decoder *d)
 	free(d);
 }
 
+static size_t home_of(const struct decoder *d, uint32_t tid)
+{
+	return (tid * 2654435761u) & (d->tab_cap - 1);
+}
+
 static size_t slot_of(const struct decoder *d, uint32_t tid)
 {
-	size_t i = (tid * 2654435761u) & (d->tab_cap - 1);
+	size_t i = home_of(d, tid);
 
 	while (d->tab[i].tid && d->tab[i].tid != tid)
 		i = (i + 1) & (d->tab_cap - 1);
@@ -184,6 +189,41 @@ static struct tstate *thread_state(struct decoder *d, uint32_t tid, uint32_t pid
 		t->pid = pid;	/* tid reused by another process, or exec by a thread */
 	}
 	return t;
+}
+
+/*
+ * A thread that exited: its state goes (a long `serve` sees threads come and
+ * go without end).  Linear probing: the entries after it that could not sit
+ * in their home slot move back.
+ */
+static void forget_thread(struct decoder *d, uint32_t tid)
+{
+	size_t mask = d->tab_cap - 1, i = slot_of(d, tid), j = i;
+
+	if (!d->tab[i].tid)
+		return;
+	free(d->tab[i].stack);
+	free(d->tab[i].infos);
+	for (;;) {
+		size_t k;
+
+		j = (j + 1) & mask;
+		if (!d->tab[j].tid)
+			break;
+		k = home_of(d, d->tab[j].tid);
+		/* stays if its home is cyclically in (i, j] */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		d->tab[i] = d->tab[j];
+		i = j;
+	}
+	memset(&d->tab[i], 0, sizeof(d->tab[i]));
+	d->tab_used--;
+}
+
+size_t decoder__nthreads(const struct decoder *d)
+{
+	return d->tab_used;
 }
 
 static uint64_t rel_ts(const struct decoder *d, uint64_t ts)
@@ -650,7 +690,11 @@ static int on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts)
 		}
 		if (tid == pid && !session__process(d->s, pid)->name)
 			session__set_process_name(d->s, pid, comm);
-		break;
+		if (ts > bt->last_ts)
+			bt->last_ts = ts;
+		if (!err)
+			forget_thread(d, tid);	/* nothing of it can come after its exit */
+		return err;
 	default:
 		return -EINVAL;
 	}

@@ -34,6 +34,8 @@ void decoder__enable_data_edges(struct decoder *d);
 /* One ring buffer record.  Returns 0, -EINVAL for a malformed record, or the sink's error. */
 int decoder__feed(struct decoder *d, const void *rec, size_t size);
 /* `count` records were lost on `cpu`: emits a loss marker at the latest time seen. */
+/* Threads with decoder state (seen, not exited). */
+size_t decoder__nthreads(const struct decoder *d);
 int decoder__loss(struct decoder *d, uint32_t cpu, uint64_t count);
 /* End of recording: closes every call still open, flagged unfinished. */
 int decoder__finish(struct decoder *d);

@@ -91,6 +91,22 @@ struct bp_thread *session__find_thread(const struct bp_session *s, uint32_t tid)
 }
 
 /* The returned pointer is valid until the next thread is added. */
+size_t session__prune_threads(struct bp_session *s, uint64_t before)
+{
+	size_t i, j, n;
+
+	for (i = j = 0; i < s->nthreads; i++) {
+		if (s->threads[i].exited && s->threads[i].last_ts < before)
+			continue;
+		if (i != j)
+			s->threads[j] = s->threads[i];
+		j++;
+	}
+	n = s->nthreads - j;
+	s->nthreads = j;
+	return n;
+}
+
 struct bp_thread *session__thread(struct bp_session *s, uint32_t tid, uint32_t pid)
 {
 	size_t i = thread_pos(s, tid);

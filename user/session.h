@@ -249,6 +249,12 @@ uint32_t session__add_module(struct bp_session *s, const char *path);
 uint32_t session__add_func(struct bp_session *s, const struct bp_func *f);	/* copies name */
 /* Finds or creates the thread `tid`; never NULL. */
 struct bp_thread *session__thread(struct bp_session *s, uint32_t tid, uint32_t pid);
+/*
+ * Forgets the threads that exited before `before` (ns since t0): for a
+ * session that never ends (serve).  Returns how many went.  Pointers into
+ * the table are invalid afterwards.
+ */
+size_t session__prune_threads(struct bp_session *s, uint64_t before);
 struct bp_thread *session__find_thread(const struct bp_session *s, uint32_t tid);
 struct bp_process *session__process(struct bp_session *s, uint32_t pid);
 void session__set_process_name(struct bp_session *s, uint32_t pid, const char *name);

@@ -199,6 +199,50 @@ static void test_thread_exit_closes_calls(void **state)
 	assert_int_equal(f->s.nunfinished, 2);
 }
 
+/*
+ * Exited threads are forgotten (a long serve), and forgetting some does not
+ * disturb the others sharing their hash neighbourhood.
+ */
+static void test_exited_threads_forgotten(void **state)
+{
+	struct fix *f = *state;
+	struct bp_rec_task r = { 0 };
+	uint32_t i;
+
+	for (i = 1; i <= 200; i++)
+		ENTER(f, PID + i, 1, 100 + i, SP0);
+	assert_int_equal(decoder__nthreads(f->d), 200);
+	r.h.type = BP_REC_TASK_EXIT;
+	strcpy(r.comm, "worker");
+	for (i = 2; i <= 200; i += 2) {
+		r.h.ts = T0 + 1000 + i;
+		r.h.pid_tgid = (uint64_t)PID << 32 | (PID + i);
+		assert_int_equal(decoder__feed(f->d, &r, sizeof(r)), 0);
+	}
+	assert_int_equal(decoder__nthreads(f->d), 100);
+	assert_int_equal(f->g.n, 100);	/* the exited threads' calls, unfinished */
+	for (i = 1; i <= 200; i += 2)
+		LEAVE(f, PID + i, 1, 2000 + i, SP0);
+	assert_int_equal(f->g.n, 200);
+	for (i = 100; i < 200; i++) {
+		const struct bp_call *c = &f->g.ev[i].call;
+		uint32_t k = c->tid - PID;
+
+		assert_true(k % 2 == 1);
+		assert_int_equal(c->begin, 100 + k);	/* each thread's own frame */
+		assert_int_equal(c->end, 2000 + k);
+		assert_int_equal(c->flags, 0);
+	}
+	/* the session keeps them until pruned */
+	assert_non_null(session__find_thread(&f->s, PID + 2));
+	assert_int_equal(session__prune_threads(&f->s, 1100), 49);	/* exited before 1100 */
+	assert_null(session__find_thread(&f->s, PID + 2));
+	assert_non_null(session__find_thread(&f->s, PID + 200));
+	assert_non_null(session__find_thread(&f->s, PID + 1));
+	assert_int_equal(session__prune_threads(&f->s, 5000), 51);
+	assert_non_null(session__find_thread(&f->s, PID + 199));
+}
+
 static void test_finish_closes_at_last_time(void **state)
 {
 	struct fix *f = *state;
@@ -428,6 +472,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_threads_are_separate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_without_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_exit_closes_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exited_threads_forgotten, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finish_closes_at_last_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_longjmp_repair, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exception_repair_on_return, setup, teardown),

@@ -253,6 +253,12 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	/* pid 0 is the idle task: nothing to attribute */
 	if ((__u32)id == 0 || !is_traced(id >> 32))
 		return 0;
+	/*
+	 * The thread's calls so far come first.  cpu-clock samples run from a
+	 * timer interrupt (not an NMI): the batch's lock makes this safe, and a
+	 * batch held by the code interrupted stays where it is.
+	 */
+	batch_flush();
 	return emit_stack(ctx, id, 0, period_ns);
 }
 

@@ -761,8 +761,11 @@ static int on_sample(struct decoder *d, const struct bp_rec_sample *r, size_t si
 	    r->nkern > BP_MAX_KERN_FRAMES || size < BP_SAMPLE_HDR_SIZE + 8ull * (r->nuser + r->nkern))
 		return -EINVAL;
 	t = thread_state(d, tid, pid, ts);
-	if (ts > t->last_ts)
-		t->last_ts = ts;
+	/*
+	 * Not t->last_ts: that is the time frames without a return are closed
+	 * at, and a sample taken while the thread's call batch was held arrives
+	 * ahead of calls older than it.
+	 */
 	name_from_comm(d, tid, pid, r->comm);
 	if (!d->sy)
 		return 0;

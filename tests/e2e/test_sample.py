@@ -6,11 +6,13 @@ same loop, 3x the iterations), then sleeps 200 ms in nap(); libwork spends
 its time in libz's adler32.
 """
 
+import os
 import subprocess
 import time
 
 import pytest
 
+import trace_util
 from conftest import prog_path, run_bpfprof
 
 
@@ -117,3 +119,33 @@ def test_all_requires_a_mode():
     assert "bpfprof:" in r.stderr and "--sample" in r.stderr
     r = run_bpfprof(["record", "-a", "-F", "work", "--sample", "-d", "1s"])
     assert r.returncode != 0 and "LIB:GLOB" in r.stderr
+
+
+PYTHON = "/usr/bin/python3.11"
+
+
+def test_samples_with_calls_past_retprobe_depth(record, tmp_path):
+    """Debian's python3.11, every function of its executable traced and cpu
+    samples taken, 4 threads: its C code nests past the kernel's 64 return
+    probes (frames whose end is inferred), and a sample interrupting a thread
+    must not move those ends: the whole trace nests, nothing is lost."""
+    if not os.access(PYTHON, os.X_OK):
+        pytest.skip("%s missing (Debian python3.11)" % PYTHON)
+    script = tmp_path / "work.py"
+    script.write_text(
+        "import threading, json\n"
+        "def w():\n"
+        "    for i in range(300): json.dumps({'a': [i, str(i)]})\n"
+        "ts = [threading.Thread(target=w) for _ in range(4)]\n"
+        "[t.start() for t in ts]; [t.join() for t in ts]\n"
+        "print('done')\n")
+    r = record(PYTHON, str(script), opts=["-F", "*", "--sample=999"], timeout=120)
+    assert r.rc == 0 and r.trace is not None, r.describe()
+    assert r.proc.stdout.strip() == "done"
+    assert "0 lost records" in r.proc.stderr, r.describe()
+    ev = trace_util.xevents(r.trace)
+    assert len({e["tid"] for e in ev}) == 5
+    calls, probs = trace_util.nesting_problems(ev, root_depth=0)
+    assert not probs, "call tree:\n  " + "\n  ".join(probs[:10])
+    assert any(c.depth >= 64 for c in calls), "never past 64 frames (python changed?)"
+    assert samples(r.trace)

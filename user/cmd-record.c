@@ -838,6 +838,9 @@ static int run(struct record_opts *o)
 
 	rc.s.t0 = now_ns(CLOCK_MONOTONIC);
 	rc.s.realtime_offset = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
+	/* Running targets stand still while the links go in (see tracer__hold_targets). */
+	if (o->attach)
+		tracer__hold_targets(tr);
 	/* The exception-unwinder hooks first, before any return probe. */
 	if (exe && ps.nfuncs)
 		select__unwinders(exe, o->attach ? o->pids[0] : 0, &unw);
@@ -853,6 +856,7 @@ static int run(struct record_opts *o)
 		if (err)
 			goto cleanup;
 	}
+	tracer__release_targets(tr);
 	err = 0;
 	t_attach = now_ns(CLOCK_MONOTONIC) - rc.s.t0;
 	warn_slow_probes(&rc.s);

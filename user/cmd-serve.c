@@ -505,10 +505,12 @@ static int run(struct serve_opts *o)
 	}
 	x.s.t0 = now_ns(CLOCK_MONOTONIC);
 	x.s.realtime_offset = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
-	/* The exception-unwinder hooks first, before any return probe. */
+	/* The exception-unwinder hooks first, before any return probe; targets held still. */
+	tracer__hold_targets(x.tr);
 	select__unwinders(exe, o->pids[0], &unw);
 	tracer__attach_unwinders(x.tr, &unw);
 	err = tracer__attach_set(x.tr, &x.s, &ps);
+	tracer__release_targets(x.tr);
 	if (err)
 		goto cleanup;
 	p_info("traced %zu functions in %zu file%s (attached in %s)", ps.nfuncs, ps.nmods,

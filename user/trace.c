@@ -45,9 +45,15 @@ struct tracer {
 	struct bp_tgid_bits *bits;	/* the `recording` map, mapped */
 	bool stranded;		/* records left in batches at the end were counted lost */
 	bool paused;		/* tracer__pause() was called */
+	struct frozen *held;	/* tracer__hold_targets() */
+	size_t nheld;
 };
 
 enum { LINK_ENTRY, LINK_RETURN, LINK_UNWIND };
+
+struct frozen;
+static size_t freeze_targets(struct tracer *t, struct frozen **out);
+static void thaw_targets(struct frozen *v, size_t n);
 
 /* Records per tracer__poll(): the caller still sees signals and child exits under overload. */
 #define POLL_BUDGET	65536
@@ -628,6 +634,19 @@ static void thaw_targets(struct frozen *v, size_t n)
 	free(v);
 }
 
+void tracer__hold_targets(struct tracer *t)
+{
+	if (!t->held)
+		t->nheld = freeze_targets(t, &t->held);
+}
+
+void tracer__release_targets(struct tracer *t)
+{
+	thaw_targets(t->held, t->nheld);
+	t->held = NULL;
+	t->nheld = 0;
+}
+
 void tracer__detach(struct tracer *t)
 {
 	struct frozen *frozen = NULL;
@@ -668,6 +687,7 @@ void tracer__free(struct tracer *t)
 {
 	if (!t)
 		return;
+	tracer__release_targets(t);
 	tracer__detach(t);
 	free(t->links);
 	free(t->kinds);

@@ -75,6 +75,14 @@ int tracer__attach_set(struct tracer *t, const struct bp_session *s, const struc
  * would not.
  */
 void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw);
+/*
+ * Holds the threads of the running targets still (ptrace: their parent sees
+ * nothing) while probes are attached, so that no call starts between the
+ * return link and the entry link and shows a return without an entry; and
+ * lets them go.  Threads traced by someone else are left running.
+ */
+void tracer__hold_targets(struct tracer *t);
+void tracer__release_targets(struct tracer *t);
 /* Sleeps up to timeout_ms, less when a record asked for a wakeup. */
 void tracer__wait(struct tracer *t, int timeout_ms);
 /* Return addresses put back for the exception unwinder, and failures to. */

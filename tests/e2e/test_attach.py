@@ -330,3 +330,48 @@ def test_attach_exceptions(target, tmp_path):
     # keep throwing, untraced now, until killed: it never aborted
     time.sleep(0.5)
     assert p.poll() is None and alive(p.pid)
+
+
+PYTHON = "/usr/bin/python3.11"
+
+
+def test_attach_busy_threads_no_half_calls(tmp_path):
+    """Attaching to Debian's python3.11 with 3 threads calling thousands of
+    traced functions a second: the return link and the entry link go in
+    while the threads are held still, so no call has a return without an
+    entry (before: ~1,500 of them, closed as 'began before recording' calls
+    overlapping each other), and the trace nests."""
+    if not os.access(PYTHON, os.X_OK):
+        pytest.skip("%s missing (Debian python3.11)" % PYTHON)
+    script = tmp_path / "busy.py"
+    script.write_text(
+        "import threading, json, time, sys\n"
+        "def w():\n"
+        "    while True:\n"
+        "        json.dumps({'a': [1, 'x']}); time.sleep(0.001)\n"
+        "for _ in range(3): threading.Thread(target=w, daemon=True).start()\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n")
+    target = subprocess.Popen([PYTHON, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert target.stdout.readline().strip() == "ready"
+        out = tmp_path / "trace.json"
+        p = subprocess.run([str(BPFPROF), "attach", "--pid", str(target.pid), "-F", "*",
+                            "--duration", "1", "-o", str(out)],
+                           cwd=REPO, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        # the target was let go: still running, with its threads
+        assert target.poll() is None
+        with open("/proc/%d/status" % target.pid) as f:
+            assert "Threads:\t4" in f.read()
+    finally:
+        target.kill()
+        target.wait()
+    trace = load_trace(out)
+    assert not format_problems(trace)
+    ev = xevents(trace)
+    assert len(ev) > 1000 and len({e["tid"] for e in ev}) >= 3
+    assert not [e for e in ev if e["args"].get("began_before_recording")], \
+        [e["name"] for e in ev if e["args"].get("began_before_recording")][:10]
+    calls, probs = nesting_problems(ev, root_depth=None)
+    assert not probs, probs[:5]

@@ -65,6 +65,18 @@ bool elfsym__is_startup_glue(const char *name)
 	return false;
 }
 
+bool elfsym__func_matches(const struct elf_func *f, const char *glob)
+{
+	uint32_t i;
+
+	if (elfsym__match(glob, f->name) || elfsym__match(glob, f->raw_name))
+		return true;
+	for (i = 0; i < f->naliases; i++)
+		if (elfsym__match(glob, f->aliases[i]))
+			return true;
+	return false;
+}
+
 bool elfsym__match(const char *glob, const char *name)
 {
 	return glob && name && fnmatch(glob, name, 0) == 0;
@@ -139,8 +151,13 @@ void elfsym__free(struct elf_funcs *f)
 	if (!f)
 		return;
 	for (i = 0; i < f->n; i++) {
+		uint32_t j;
+
 		free(f->v[i].name);
 		free(f->v[i].raw_name);
+		for (j = 0; j < f->v[i].naliases; j++)
+			free(f->v[i].aliases[j]);
+		free(f->v[i].aliases);
 	}
 	free(f->v);
 	memset(f, 0, sizeof(*f));
@@ -221,6 +238,8 @@ static int cand_cmp(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
+	if ((x->name[0] == '_') != (y->name[0] == '_'))
+		return x->name[0] == '_' ? 1 : -1;
 	if (x->bind_rank != y->bind_rank)
 		return x->bind_rank - y->bind_rank;
 	lx = strlen(x->name);
@@ -472,9 +491,19 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 	out->v = xcalloc(ncands, sizeof(*out->v));
 	for (i = 0, n = 0; i < ncands; i++) {
 		if (n && out->v[n - 1].addr == cands[i].addr) {
-			/* the same symbol listed twice is not an alias */
-			if (strcmp(out->v[n - 1].raw_name, cands[i].name))
-				out->v[n - 1].flags |= ELFSYM_F_ALIASED;
+			struct elf_func *f = &out->v[n - 1];
+			uint32_t j;
+
+			/* the same symbol listed twice (versions) is not an alias */
+			if (!strcmp(f->raw_name, cands[i].name))
+				continue;
+			for (j = 0; j < f->naliases && strcmp(f->aliases[j], cands[i].name); j++)
+				;
+			if (j == f->naliases) {
+				f->aliases = xrealloc(f->aliases, (f->naliases + 1) * sizeof(*f->aliases));
+				f->aliases[f->naliases++] = xstrdup(cands[i].name);
+			}
+			f->flags |= ELFSYM_F_ALIASED;
 			continue;
 		}
 		fill_func(&out->v[n++], &cands[i], fd, ehdr.e_machine == EM_X86_64);

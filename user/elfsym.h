@@ -23,6 +23,8 @@ struct elf_func {
 	uint32_t flags;		/* ELFSYM_F_* */
 	uint32_t insn_next;	/* after an endbr64: the class of the next instruction */
 	uint32_t go_prologue;	/* bytes of a Go stack-check prologue at addr, 0: none */
+	char **aliases;		/* the other names at addr (raw), which patterns also match */
+	uint32_t naliases;
 };
 
 /*
@@ -61,8 +63,10 @@ struct elf_funcs {
  * return address and break the target.
  *
  * Uses .symtab; falls back to .dynsym when there is no .symtab (stripped).
- * Aliases (several names at one address) are kept once: the GLOBAL name
- * first, then WEAK, then LOCAL, then the shortest, then alphabetical.
+ * Aliases (several names at one address) are kept once, under the name a
+ * user would call it by: one not starting with '_' first (glibc's `fork`,
+ * not its GLOBAL `__libc_fork`), then GLOBAL, WEAK, LOCAL, the shortest,
+ * alphabetical; the others stay in `aliases` for matching.
  * The result is sorted by addr.
  *
  * Returns 0, or -ENOENT (no such file), -EACCES, -ENOEXEC (not an ELF file
@@ -86,6 +90,8 @@ bool elfsym__is_startup_glue(const char *name);
 
 /* Glob match of a function name (fnmatch(3), no flags). */
 bool elfsym__match(const char *glob, const char *name);
+/* Does glob match the function under any of its names (name, raw name, aliases)? */
+bool elfsym__func_matches(const struct elf_func *f, const char *glob);
 
 /* "push", "nop", "nop5", "endbr64", "mov", "other" (also for unknown values). */
 const char *elfsym__insn_name(uint32_t insn);

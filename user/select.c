@@ -177,7 +177,7 @@ static size_t apply(struct mod_work *m, const char *glob, bool include)
 
 	for (i = 0; i < m->syms.n; i++) {
 		const struct elf_func *f = &m->syms.v[i];
-		bool match = elfsym__match(glob, f->name) || elfsym__match(glob, f->raw_name);
+		bool match = elfsym__func_matches(f, glob);
 
 		if (!match)
 			continue;
@@ -462,8 +462,10 @@ static void add_unwinder_module(const char *path, struct probe_set *out)
 	pm.offsets = xcalloc(sizeof(unwinder_syms) / sizeof(unwinder_syms[0]), sizeof(*pm.offsets));
 	for (i = 0; i < syms.n; i++)
 		for (j = 0; unwinder_syms[j]; j++)
-			if (!strcmp(syms.v[i].raw_name, unwinder_syms[j]))
+			if (elfsym__func_matches(&syms.v[i], unwinder_syms[j])) {
 				pm.offsets[pm.n++] = syms.v[i].offset;
+				break;	/* once per function, whatever its names */
+			}
 	elfsym__free(&syms);
 	if (!pm.n) {
 		free(pm.offsets);

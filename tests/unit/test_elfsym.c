@@ -184,6 +184,12 @@ static void test_self_aliases(void **state)
 	assert_true(fn->flags & ELFSYM_F_ALIASED);
 	assert_false(fn->flags & ELFSYM_F_LOCAL);
 	assert_int_equal(q.bias + fn->addr, (uintptr_t)elfsym_zz_global_alias_of_local);
+	/* the dropped name still selects it */
+	assert_int_equal(fn->naliases, 1);
+	assert_string_equal(fn->aliases[0], "elfsym_local_impl");
+	assert_true(elfsym__func_matches(fn, "elfsym_local_impl"));
+	assert_true(elfsym__func_matches(fn, "elfsym_local_i*"));
+	assert_false(elfsym__func_matches(fn, "elfsym_tgt_b"));
 
 	/* same binding and length: alphabetical */
 	assert_null(find(&f, "elfsym_tgt_b"));
@@ -244,6 +250,21 @@ static void test_libc(void **state)
 	assert_string_equal(fn->name, "malloc");
 	assert_false(fn->flags & ELFSYM_F_DEMANGLED);
 	assert_true(elfsym__match("ma*", fn->name));
+
+	/* glibc: fork is a WEAK alias of the GLOBAL __libc_fork; users say fork */
+	assert_null(find(&f, "__libc_fork"));
+	{
+		const struct elf_func *fk = find(&f, "fork");
+		uint32_t i;
+		bool found = false;
+
+		if (fk) {
+			for (i = 0; i < fk->naliases; i++)
+				found |= !strcmp(fk->aliases[i], "__libc_fork");
+			assert_true(found);
+			assert_true(elfsym__func_matches(fk, "__libc_fork"));
+		}
+	}
 
 	/* the libc this process runs is the same file: offsets must map */
 	lookup_bias((const void *)malloc_fn, &q);

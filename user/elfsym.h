@@ -45,6 +45,7 @@ struct elf_func {
 #define ELFSYM_F_ALIASED	(1u << 2)	/* other names at the same address were dropped */
 #define ELFSYM_F_DEMANGLED	(1u << 3)	/* name differs from raw_name */
 #define ELFSYM_F_STARTUP	(1u << 4)	/* elfsym__is_startup_glue(raw_name) */
+#define ELFSYM_F_IFUNC		(1u << 5)	/* an IFUNC's implementation (elfsym__func_at) */
 
 struct elf_funcs {
 	struct elf_func *v;
@@ -52,6 +53,8 @@ struct elf_funcs {
 	bool from_dynsym;	/* true when .symtab was absent and .dynsym was used */
 	bool pie;		/* ET_DYN */
 	bool go;		/* a Go program (.go.buildinfo or .gopclntab section) */
+	char **ifuncs;		/* names of its STT_GNU_IFUNC symbols (glibc's strlen, memcpy...) */
+	size_t nifuncs;
 };
 
 /*
@@ -90,6 +93,13 @@ bool elfsym__is_startup_glue(const char *name);
 
 /* Glob match of a function name (fnmatch(3), no flags). */
 bool elfsym__match(const char *glob, const char *name);
+/*
+ * A function known by its file offset only (an IFUNC's implementation, which
+ * has no symbol of its own in a stripped library): named `name`, at link
+ * address `addr`, its first instructions read from `path`.  0 or -errno.
+ */
+int elfsym__func_at(const char *path, const char *name, uint64_t addr, uint64_t offset,
+		    struct elf_func *out);
 /* Does glob match the function under any of its names (name, raw name, aliases)? */
 bool elfsym__func_matches(const struct elf_func *f, const char *glob);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -170,10 +171,86 @@ static bool has_wildcard(const char *g)
 	return strpbrk(g, "*?[") != NULL;
 }
 
+/*
+ * glibc's string functions (strlen, memcpy...) are IFUNCs: the symbol is a
+ * resolver that picks an implementation by CPU features when the library is
+ * loaded, and a stripped library has no symbol for the implementations.  On
+ * one machine the pick is the same for bpfprof and its target when both map
+ * the same file, so bpfprof asks its own dynamic linker (dlsym returns the
+ * implementation), for libraries it has loaded itself only (RTLD_NOLOAD: no
+ * constructor of a foreign library runs here).  Returns the implementation's
+ * link-time address and file offset in `path`.
+ */
+static int resolve_ifunc(const char *path, const char *name, uint64_t *addr, uint64_t *offset)
+{
+	void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+	unsigned long start, end, pgoff;
+	char line[512];
+	Dl_info info;
+	void *p;
+	FILE *f;
+	int err = -ENOENT;
+
+	if (!h)
+		return -ENOENT;
+	p = dlsym(h, name);
+	if (!p || !dladdr(p, &info) || !info.dli_fbase)
+		goto out;
+	*addr = (uintptr_t)p - (uintptr_t)info.dli_fbase;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		goto out;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &pgoff) == 3 &&
+		    (uintptr_t)p >= start && (uintptr_t)p < end) {
+			*offset = (uintptr_t)p - start + pgoff;
+			err = 0;
+			break;
+		}
+	fclose(f);
+out:
+	dlclose(h);
+	return err;
+}
+
+/* Chooses the implementation of IFUNC `name` of m (appended to m's functions once). */
+static bool choose_ifunc(struct mod_work *m, const char *name)
+{
+	struct elf_func f;
+	uint64_t addr, offset;
+	size_t i;
+
+	if (resolve_ifunc(m->path, name, &addr, &offset)) {
+		p_warn("%s in %s is chosen at run time (an IFUNC) and bpfprof has not loaded that "
+		       "library itself to ask which: not traced", name, m->path);
+		return false;
+	}
+	for (i = 0; i < m->syms.n; i++)
+		if (m->syms.v[i].offset == offset && !strcmp(m->syms.v[i].raw_name, name)) {
+			m->chosen[i] = 1;
+			return true;
+		}
+	if (elfsym__func_at(m->path, name, addr, offset, &f))
+		return false;
+	m->syms.v = xrealloc(m->syms.v, (m->syms.n + 1) * sizeof(*m->syms.v));
+	m->chosen = xrealloc(m->chosen, m->syms.n + 1);
+	m->syms.v[m->syms.n] = f;
+	m->chosen[m->syms.n++] = 1;
+	p_dbg("%s in %s: an IFUNC, its implementation here is at offset %#lx", name, m->path,
+	      (unsigned long)offset);
+	return true;
+}
+
 /* Marks (or unmarks) matches of `glob` in m; returns how many matched. */
 static size_t apply(struct mod_work *m, const char *glob, bool include)
 {
 	size_t i, hits = 0;
+
+	/* IFUNCs first: a match appends to m->syms, which the loop below then sees */
+	for (i = 0; include && i < m->syms.nifuncs; i++)
+		if (elfsym__match(glob, m->syms.ifuncs[i]) && (!has_wildcard(glob) ||
+							       m->syms.ifuncs[i][0] != '_'))
+			choose_ifunc(m, m->syms.ifuncs[i]);
 
 	for (i = 0; i < m->syms.n; i++) {
 		const struct elf_func *f = &m->syms.v[i];
@@ -317,8 +394,9 @@ free_pat:
 		if (!pm.n) {
 			for (j = 0; j < m->syms.n && !o->lenient; j++)
 				if (m->chosen[j])
-					p_warn("the kernel refuses to probe %s in %s (first instruction "
-					       "with a lock or segment prefix); not traced",
+					p_warn("cannot probe %s in %s (first instruction with a lock or "
+					       "segment prefix, which the kernel refuses, or AVX-encoded, "
+					       "which it mis-executes); not traced",
 					       m->syms.v[j].name, m->path);
 			continue;
 		}
@@ -360,9 +438,10 @@ free_pat:
 				/* the kernel would skip it silently once the file is mapped */
 				if (!o->lenient) {
 					if (!nrefused++)
-						p_warn("the kernel refuses to probe these functions of %s "
-						       "(first instruction with a lock or segment "
-						       "prefix); not traced:", m->path);
+						p_warn("cannot probe these functions of %s (first "
+						       "instruction with a lock or segment prefix, which "
+						       "the kernel refuses, or AVX-encoded, which it "
+						       "mis-executes); not traced:", m->path);
 					if (nrefused <= 20)
 						fprintf(stderr, "    %s\n", ef->name);
 				}
@@ -411,7 +490,8 @@ free_pat:
 	}
 	if (!out->nfuncs) {
 		if (!o->lenient)
-			p_err("no function selected (every match was excluded by -N)");
+			p_err("no function left to trace (every match was excluded by -N or "
+			      "cannot be probed)");
 		err = -ESRCH;
 	}
 cleanup:

@@ -293,3 +293,33 @@ def test_sqlite3_self_tail_call_vs_bpftrace(tmp_path):
     assert nested, "no self tail call happened (sqlite3 changed?)"
     for x in nested:
         assert x.parent.name == "sqlite3VdbeAddOp3" and x.parent.end - x.end < 1000
+
+
+# ------------------------------------------------------------------ IFUNCs
+
+def test_ifunc_implementations_traced(record):
+    """strlen and memset are IFUNCs in glibc: the symbol is a resolver, the
+    implementation (picked by CPU features) has no symbol in Debian's
+    stripped libc.  bpfprof traces the implementation this machine uses,
+    under the IFUNC's name: exact counts (a probe on the symbol would see the
+    resolver run once, at load time) -- unless that implementation starts
+    with an AVX (VEX/EVEX) instruction, which the kernel mis-executes at a
+    probe: then bpfprof names it in a warning and leaves it alone.  Which
+    one a CPU gets varies, so the test accepts either, never a silent 0."""
+    r = record("ifunc", opts=["-F", "work", "-F", "libc.so*:strlen", "-F", "libc.so*:memset"])
+    assert_ok(r)
+    assert "ifunc: len=2100" in r.proc.stdout
+    ev = xevents(r.trace)
+    assert not flagged(ev), flagged(ev)[:5]
+    calls = assert_nesting(ev)
+    under_work = counts(e.ev for e in calls if e.parent is not None and e.parent.name == "work")
+    refused = re.findall(r"^    (\S+)$", r.proc.stderr, re.M) + \
+        re.findall(r"cannot probe (\S+) in ", r.proc.stderr)
+    for name, want in (("strlen", 300), ("memset", 200)):
+        if name in refused:
+            assert under_work.get(name, 0) == 0, (name, dict(under_work), r.proc.stderr)
+        else:
+            assert under_work.get(name) == want, (name, dict(under_work), r.proc.stderr)
+    for e in ev:
+        if e["name"] in ("strlen", "memset"):
+            assert e["args"]["module"].startswith("libc.so"), e

@@ -22,3 +22,6 @@ PROG_CFLAGS_annotate := -Iinclude
 
 # nofp: built like a distribution binary, without frame pointers (see nofp.c)
 PROG_CFLAGS_nofp := -O2 -fomit-frame-pointer
+
+# ifunc: strlen and memset must stay calls into libc
+PROG_CFLAGS_ifunc := -fno-builtin

@@ -483,6 +483,18 @@ static void test_classify(void **state)
 	assert_int_equal(elfsym__classify_insn(sub_rsp, sizeof(sub_rsp)), ELFSYM_INSN_OTHER);
 	assert_int_equal(elfsym__classify_insn(ret, sizeof(ret)), ELFSYM_INSN_OTHER);
 	assert_int_equal(elfsym__classify_insn(ret, 0), ELFSYM_INSN_OTHER);
+	{
+		/* AVX encodings: the kernel mis-decodes them at a probe */
+		static const uint8_t vex2[] = { 0xc5, 0xf9, 0x6e, 0xce };	/* vmovd %esi,%xmm1 */
+		static const uint8_t vex3[] = { 0xc4, 0xe2, 0x7d, 0x78, 0xd1 };	/* vpbroadcastb */
+		static const uint8_t evex[] = { 0x62, 0xe2, 0x7d, 0x48, 0x7a, 0xc6 };	/* vpbroadcastb %esi,%zmm16 */
+		static const uint8_t sse[] = { 0x66, 0x0f, 0x6e, 0xc6 };	/* movd %esi,%xmm0 */
+
+		assert_int_equal(elfsym__classify_insn(vex2, sizeof(vex2)), ELFSYM_INSN_REFUSED);
+		assert_int_equal(elfsym__classify_insn(vex3, sizeof(vex3)), ELFSYM_INSN_REFUSED);
+		assert_int_equal(elfsym__classify_insn(evex, sizeof(evex)), ELFSYM_INSN_REFUSED);
+		assert_int_equal(elfsym__classify_insn(sse, sizeof(sse)), ELFSYM_INSN_OTHER);
+	}
 
 	assert_string_equal(elfsym__insn_name(ELFSYM_INSN_PUSH), "push");
 	assert_string_equal(elfsym__insn_name(ELFSYM_INSN_NOP), "nop");

@@ -49,6 +49,9 @@ struct tstate {
 	uint32_t pid;
 	uint64_t first_ts, last_ts;
 	uint64_t orphan_ns;	/* time of completed depth-0 calls: self time of a no-entry caller */
+	uint64_t orphan_since;	/* the part of orphan_ns after the last no-entry call at depth 0 */
+	uint64_t noentry_sp;	/* the last call closed with no entry at depth 0: its sp... */
+	uint64_t noentry_end;	/* ...and its end (0: none) */
 	struct frame *stack;
 	uint32_t depth, cap;
 	struct bp_info *infos;	/* a stack like the frames': the innermost frame's are last */
@@ -282,10 +285,12 @@ static int emit_call(struct decoder *d, struct tstate *t, const struct frame *f,
 		c->ninfos = t->ninfos - f->info_first;
 		c->flags |= BP_CALL_HAS_INFOS;
 	}
-	if (depth)
+	if (depth) {
 		t->stack[depth - 1].child_ns += dur;
-	else
+	} else {
 		t->orphan_ns += dur;
+		t->orphan_since += dur;
+	}
 
 	d->s->ncalls++;
 	if (c->flags & BP_CALL_UNFINISHED)
@@ -365,6 +370,7 @@ static int close_all(struct decoder *d, struct tstate *t, uint64_t end, uint32_t
 			return err;
 	}
 	t->orphan_ns = 0;
+	t->orphan_since = 0;
 	return 0;
 }
 
@@ -622,12 +628,28 @@ static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint6
 		/* its entry may be among the lost records: it began after the last record seen */
 		f.begin = t->last_ts;
 		f.child_ns = 0;
+	} else if (t->noentry_end && f.sp <= t->noentry_sp && same_stack(f.sp, t->noentry_sp)) {
+		/*
+		 * Another one at the same level or deeper than the last: not its
+		 * caller, so it began after that one ended (both were entered
+		 * while the probes were going in, between the return and the
+		 * entry links).
+		 */
+		f.begin = t->noentry_end;
+		f.child_ns = t->orphan_since;	/* what ran since: the earlier one is not a child */
+		t->orphan_ns -= t->orphan_since;
 	} else {
-		f.begin = 0;	/* the start of the recording */
+		f.begin = 0;	/* the start of the recording: it encloses what came before */
 		f.child_ns = t->orphan_ns;
 		t->orphan_ns = 0;
 	}
-	return emit_call(d, t, &f, t->depth, ts, 0);
+	if (t->depth || d->had_loss)
+		return emit_call(d, t, &f, t->depth, ts, 0);
+	t->noentry_sp = f.sp;
+	t->noentry_end = ts;
+	err = emit_call(d, t, &f, 0, ts, 0);
+	t->orphan_since = 0;	/* counts again from its end */
+	return err;
 }
 
 static int on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts)

@@ -178,6 +178,28 @@ static void test_exit_without_entry(void **state)
 	assert_int_equal(f->s.nno_entry, 1);
 }
 
+/*
+ * Calls entered while the probes were going in (return link first) return
+ * without an entry, one after the other at the same level: the second began
+ * after the first ended, not at the start of the recording.  One further
+ * out (a higher sp) is their caller and encloses them.
+ */
+static void test_exits_without_entry_in_sequence(void **state)
+{
+	struct fix *f = *state;
+
+	LEAVE(f, PID, 1, 300, SP0 - 64);
+	LEAVE(f, PID, 2, 400, SP0 - 64);
+	LEAVE(f, PID, 3, 450, SP0 - 128);	/* deeper: also after */
+	LEAVE(f, PID, 0, 500, SP0);		/* the caller of them all */
+	assert_int_equal(find(f, 1, 0)->begin, 0);
+	assert_int_equal(find(f, 2, 0)->begin, 300);
+	assert_int_equal(find(f, 3, 0)->begin, 400);
+	assert_int_equal(find(f, 0, 0)->begin, 0);
+	assert_int_equal(find(f, 0, 0)->self, 500 - 300 - 100 - 50);
+	assert_int_equal(f->s.nno_entry, 4);
+}
+
 static void test_thread_exit_closes_calls(void **state)
 {
 	struct fix *f = *state;
@@ -471,6 +493,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nesting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads_are_separate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_without_entry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exits_without_entry_in_sequence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_exit_closes_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exited_threads_forgotten, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finish_closes_at_last_time, setup, teardown),

@@ -603,7 +603,16 @@ static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint6
 		if (t->stack[i].sp + 8 != sp && same_stack(t->stack[i].sp, sp))
 			continue;	/* another activation of it */
 		while (t->depth > i + 1) {
-			err = pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
+			/*
+			 * A frame at the returning one's sp shares its return
+			 * address: entered by a jump or by falling through from it
+			 * (glibc's memcpy runs into memmove's entry), it returns
+			 * with it.  Deeper ones were skipped.
+			 */
+			if (t->stack[t->depth - 1].sp == t->stack[i].sp)
+				err = pop_emit(d, t, ts, 0);
+			else
+				err = pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
 			if (err)
 				return err;
 		}

@@ -225,11 +225,23 @@ static bool choose_ifunc(struct mod_work *m, const char *name)
 		       "library itself to ask which: not traced", name, m->path);
 		return false;
 	}
-	for (i = 0; i < m->syms.n; i++)
-		if (m->syms.v[i].offset == offset && !strcmp(m->syms.v[i].raw_name, name)) {
-			m->chosen[i] = 1;
-			return true;
+	/*
+	 * One probe per address: glibc's memcpy and memmove resolve to one
+	 * implementation here; the second name becomes an alias of the first.
+	 */
+	for (i = 0; i < m->syms.n; i++) {
+		struct elf_func *g = &m->syms.v[i];
+
+		if (g->offset != offset)
+			continue;
+		m->chosen[i] = 1;
+		if (!elfsym__func_matches(g, name)) {
+			g->aliases = xrealloc(g->aliases, (g->naliases + 1) * sizeof(*g->aliases));
+			g->aliases[g->naliases++] = xstrdup(name);
+			g->flags |= ELFSYM_F_ALIASED;
 		}
+		return true;
+	}
 	if (elfsym__func_at(m->path, name, addr, offset, &f))
 		return false;
 	m->syms.v = xrealloc(m->syms.v, (m->syms.n + 1) * sizeof(*m->syms.v));

@@ -372,6 +372,23 @@ static void test_self_tail_call(void **state)
 	assert_int_equal(find(f, 1, 4)->depth, 1);
 }
 
+/* One function falling through into another's entry: one return for both. */
+static void test_fall_through_entry(void **state)
+{
+	struct fix *f = *state;
+
+	ENTER(f, PID, 0, 100, SP0);
+	ENTER(f, PID, 1, 200, SP0 - 64);	/* memcpy */
+	ENTER(f, PID, 2, 210, SP0 - 64);	/* runs into memmove's entry */
+	LEAVE(f, PID, 1, 300, SP0 - 64);	/* only the first armed a return */
+	LEAVE(f, PID, 0, 400, SP0);
+	assert_int_equal(find(f, 2, 0)->flags, 0);
+	assert_int_equal(find(f, 2, 0)->end, 300);
+	assert_int_equal(find(f, 2, 0)->parent_id, find(f, 1, 0)->id);
+	assert_int_equal(find(f, 1, 0)->end, 300);
+	assert_int_equal(f->s.nunwound, 0);
+}
+
 static void test_recursion(void **state)
 {
 	struct fix *f = *state;
@@ -502,6 +519,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tail_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recursion, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_self_tail_call, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fall_through_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_beyond_retprobe_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loss_marker_and_bad_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_closes_old_image, setup, teardown),

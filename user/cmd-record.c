@@ -68,7 +68,8 @@ struct record_ctx {
 	struct decoder *dec;
 	struct tracer *tr;
 	const struct select_opts *sopts;
-	struct usdt_tracer *usd;
+	struct usdt_tracer *usd;	/* loaded on first need (usdt_ensure) */
+	struct usdt_opts uopts;
 	struct stat *images;	/* executables already probed (dev, ino) */
 	struct proc_count {
 		uint32_t pid;
@@ -122,6 +123,27 @@ static int sink(void *ctx, const struct bp_event *ev)
  * -U probes: PROVIDER:NAME in the main executable or LIB:PROVIDER:NAME in
  * the shared libraries LIB names.
  */
+/*
+ * The USDT object is loaded only when a probe can be met (-U, --gated, a
+ * bpfprof.h probe in a traced binary, now or in one exec'd later): ~11 ms of
+ * a short recording otherwise.
+ */
+static int usdt_ensure(struct record_ctx *rc)
+{
+	struct shared_maps maps;
+
+	if (rc->usd)
+		return 0;
+	tracer__shared_maps(rc->tr, &maps);
+	return usdt__new(&rc->uopts, &maps, &rc->usd);
+}
+
+static void usdt_attach_bpfprof(struct record_ctx *rc, const char *path)
+{
+	if (usdt__has_bpfprof(path) && !usdt_ensure(rc))
+		usdt__attach_bpfprof(rc->usd, path);
+}
+
 static int attach_usdts(const struct record_opts *o, struct record_ctx *rc, const char *exe,
 			const struct probe_set *ps)
 {
@@ -129,10 +151,15 @@ static int attach_usdts(const struct record_opts *o, struct record_ctx *rc, cons
 	int err;
 
 	if (exe)
-		usdt__attach_bpfprof(rc->usd, exe);
+		usdt_attach_bpfprof(rc, exe);
 	for (i = 0; i < ps->nmods; i++)
 		if (!exe || strcmp(ps->mods[i].path, exe))
-			usdt__attach_bpfprof(rc->usd, ps->mods[i].path);
+			usdt_attach_bpfprof(rc, ps->mods[i].path);
+	if (o->nusdts) {
+		err = usdt_ensure(rc);
+		if (err)
+			return err;
+	}
 	for (i = 0; i < o->nusdts; i++) {
 		char *copy = xstrdup(o->usdts[i]), *parts[3] = { NULL }, **paths = NULL, *p;
 		size_t np = 0, npaths = 0, nok = 0;
@@ -307,8 +334,7 @@ static void follow_exec(struct record_ctx *rc, const struct bp_rec_exec *r)
 	so.no_exe = false;
 	if (select__resolve(&so, &rc->s, &ps))
 		goto resume;
-	if (rc->usd)
-		usdt__attach_bpfprof(rc->usd, exe);
+	usdt_attach_bpfprof(rc, exe);
 	for (i = 0; i < ps.nmods; i++) {
 		int err = tracer__attach_module(rc->tr, &rc->s, &ps.mods[i]);
 
@@ -675,7 +701,6 @@ static int run(struct record_opts *o)
 	struct decoder *dec = NULL;
 	struct tracer *tr = NULL;
 	struct sampler *smp = NULL;
-	struct usdt_tracer *usd = NULL;
 	struct symbolizer *sym = NULL;
 	bool launching = !o->attach && o->argv;
 	uint64_t *lost_seen = NULL, *lost_now = NULL, t_attach, deadline = 0, kill_deadline = 0;
@@ -805,15 +830,12 @@ static int run(struct record_opts *o)
 		if (!o->no_kernel_stacks)
 			symbolizer__preload_kernel(sym);
 	}
-	{
-		struct usdt_opts uo = { .trace_all = o->all, .gated = o->gated };
-		struct shared_maps maps;
-
-		tracer__shared_maps(tr, &maps);
-		err = usdt__new(&uo, &maps, &usd);
+	rc.uopts.trace_all = o->all;
+	rc.uopts.gated = o->gated;
+	if (o->gated) {
+		err = usdt_ensure(&rc);	/* the window opens at a probe */
 		if (err)
 			goto cleanup;
-		rc.usd = usd;
 	}
 	if (launching) {
 		prctl(PR_SET_CHILD_SUBREAPER, 1);	/* orphaned descendants come back to us */
@@ -906,7 +928,8 @@ static int run(struct record_opts *o)
 		tracer__lost(tr, lost_now, ncpus);
 		if (smp)
 			sampler__lost(smp, lost_now, ncpus);
-		usdt__lost(usd, lost_now, ncpus);
+		if (rc.usd)
+			usdt__lost(rc.usd, lost_now, ncpus);
 		for (i = 0; i < (size_t)ncpus; i++) {
 			if (lost_now[i] == lost_seen[i])
 				continue;
@@ -967,7 +990,8 @@ static int run(struct record_opts *o)
 	tracer__pause(tr);
 	if (smp)
 		sampler__pause(smp);
-	usdt__pause(usd);
+	if (rc.usd)
+		usdt__pause(rc.usd);
 	do {
 		err = tracer__poll(tr, true);
 	} while (err > 0);
@@ -976,7 +1000,8 @@ static int run(struct record_opts *o)
 	rc.s.lost_total = tracer__lost(tr, lost_now, ncpus);
 	if (smp)
 		rc.s.lost_total += sampler__lost(smp, lost_now, ncpus);
-	rc.s.lost_total += usdt__lost(usd, lost_now, ncpus);
+	if (rc.usd)
+		rc.s.lost_total += usdt__lost(rc.usd, lost_now, ncpus);
 	for (i = 0; i < (size_t)ncpus; i++) {
 		if (lost_now[i] != lost_seen[i]) {
 			err = decoder__loss(dec, i, lost_now[i] - lost_seen[i]);
@@ -1035,7 +1060,7 @@ cleanup:
 		launch__abort(&l);
 	launch__free(&l);
 	sampler__free(smp);
-	usdt__free(usd);
+	usdt__free(rc.usd);
 	tracer__free(tr);
 	symbolizer__free(sym);
 	decoder__free(dec);

@@ -171,6 +171,21 @@ int usdt__attach(struct usdt_tracer *u, const char *path, const char *provider, 
 	return 0;
 }
 
+bool usdt__has_bpfprof(const char *path)
+{
+	struct usdt_notes notes;
+	bool found = false;
+	size_t i;
+
+	if (usdt__notes(path, &notes))
+		return false;
+	for (i = 0; i < notes.n && !found; i++)
+		found = !strcmp(notes.v[i].provider, "bpfprof") &&
+			usdt__bpfprof_kind(notes.v[i].name);
+	usdt__notes_free(&notes);
+	return found;
+}
+
 int usdt__attach_bpfprof(struct usdt_tracer *u, const char *path)
 {
 	struct usdt_notes notes;

@@ -41,6 +41,8 @@ int usdt__new(const struct usdt_opts *o, const struct shared_maps *maps, struct 
 /* Attaches to provider:name in path (every site); cookie as in bpf/events.h.  0 or -errno. */
 int usdt__attach(struct usdt_tracer *u, const char *path, const char *provider, const char *name,
 		 uint64_t cookie);
+/* Does `path` have bpfprof.h probes (provider "bpfprof")? */
+bool usdt__has_bpfprof(const char *path);
 /* Attaches every bpfprof.h probe `path` has; returns how many (>= 0). */
 int usdt__attach_bpfprof(struct usdt_tracer *u, const char *path);
 uint64_t usdt__lost(struct usdt_tracer *u, uint64_t *per_cpu, size_t ncpu);

@@ -75,8 +75,10 @@ def test_pprof_cpu_split(cpusplit, go_env):
     for fn in ("main", "work", "heavy", "light", "spin_units"):
         assert fn in rows, "%s missing: %s" % (fn, sorted(rows))
         assert rows[fn][1] == want[fn], (fn, rows[fn], want[fn])
-    # all the time is spin_units' own, reached through heavy or light
-    assert rows["heavy"][0] == 0 and rows["light"][0] == 0, rows
+    # the time is spin_units' own, reached through heavy or light (a sample
+    # may land in their own loop between two calls: a few at most)
+    assert rows["heavy"][0] <= 0.02 * rows["heavy"][1], rows
+    assert rows["light"][0] <= 0.02 * rows["light"][1], rows
     assert rows["spin_units"][0] >= 0.95 * (rows["heavy"][1] + rows["light"][1])
     s = share(rows["heavy"][1], rows["light"][1])
     assert SHARE[0] <= s <= SHARE[1], (s, rows["heavy"], rows["light"])
@@ -194,6 +196,10 @@ def test_speedscope_sampled_file(cpusplit):
         for fn in ("heavy", "light"):
             if fn in names:
                 by[fn] = by.get(fn, 0) + w
+                # a sample inside the dynamic linker (a first call's lazy
+                # binding: no frame pointers there) may miss the outer frames
+                if any(n.startswith("[unknown] ld-linux") for n in names):
+                    continue
                 # outermost first
                 i = names.index("main")
                 assert names[i:i + 4] == ["main", "work", fn, "spin_units"], names

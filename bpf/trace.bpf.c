@@ -148,14 +148,8 @@ static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
 		count_lost(cpu);
 		return 0;
 	}
-	r->h.type = type;
-	r->h.flags = 0;
-	r->h.cpu = cpu;
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.pid_tgid = id;
-	r->func_id = bpf_get_attach_cookie(ctx);
-	r->pad = 0;
-	r->sp = PT_REGS_SP(ctx);
+	/* the call part, laid out as a struct bp_rec_call */
+	fill_call((struct bp_rec_call *)r, ctx, type, id, cpu);
 	if (type == BP_REC_ENTRY_ARGS) {
 		r->regs[0] = PT_REGS_PARM1(ctx);
 		r->regs[1] = PT_REGS_PARM2(ctx);

@@ -31,12 +31,6 @@ struct cand {
 	uint32_t flags;
 };
 
-struct load_seg {
-	uint64_t vaddr;
-	uint64_t filesz;
-	uint64_t offset;
-};
-
 static const char *const startup_glue[] = {
 	"_start",
 	"_init",
@@ -174,6 +168,7 @@ void elfsym__free(struct elf_funcs *f)
 	for (i = 0; i < f->nifuncs; i++)
 		free(f->ifuncs[i]);
 	free(f->ifuncs);
+	free(f->segs);
 	free(f->v);
 	memset(f, 0, sizeof(*f));
 }
@@ -211,7 +206,7 @@ static bool is_cold_fragment(const char *name)
 	return false;
 }
 
-static int load_segments(Elf *elf, struct load_seg **segs, size_t *nsegs)
+static int load_segments(Elf *elf, struct elf_seg **segs, size_t *nsegs)
 {
 	size_t phnum, i;
 	GElf_Phdr phdr;
@@ -235,7 +230,7 @@ static int load_segments(Elf *elf, struct load_seg **segs, size_t *nsegs)
 }
 
 /* File offset of `addr`, or -1 when no PT_LOAD maps it from the file (e.g. .bss). */
-static int64_t addr_to_offset(const struct load_seg *segs, size_t nsegs, uint64_t addr)
+static int64_t addr_to_offset(const struct elf_seg *segs, size_t nsegs, uint64_t addr)
 {
 	size_t i;
 
@@ -277,7 +272,7 @@ static void add_ifunc(struct elf_funcs *out, const char *name)
 }
 
 static int collect_syms(Elf *elf, Elf_Scn *symscn, const bool *code_scn, size_t nscn,
-			const struct load_seg *segs, size_t nsegs,
+			const struct elf_seg *segs, size_t nsegs,
 			struct cand **cands, size_t *ncands, struct elf_funcs *out)
 {
 	GElf_Shdr shdr;
@@ -407,6 +402,11 @@ static void fill_func(struct elf_func *f, const struct cand *c, int fd, bool x86
 	}
 }
 
+int64_t elfsym__addr_to_offset(const struct elf_funcs *f, uint64_t addr)
+{
+	return addr_to_offset(f->segs, f->nsegs, addr);
+}
+
 int elfsym__func_at(const char *path, const char *name, uint64_t addr, uint64_t offset,
 		    struct elf_func *out)
 {
@@ -425,7 +425,7 @@ int elfsym__func_at(const char *path, const char *name, uint64_t addr, uint64_t 
 
 int elfsym__read(const char *path, struct elf_funcs *out)
 {
-	struct load_seg *segs = NULL;
+	struct elf_seg *segs = NULL;
 	struct cand *cands = NULL;
 	bool *code_scn = NULL;
 	size_t nsegs = 0, ncands = 0, nscn = 0, nphdr = 0, shstrndx, i, n;
@@ -560,6 +560,9 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 	out->from_dynsym = !symtab;
 	out->pie = ehdr.e_type == ET_DYN;
 	/* (out->go was set by the section pass) */
+	out->segs = segs;	/* for elfsym__addr_to_offset() */
+	out->nsegs = nsegs;
+	segs = NULL;
 	err = 0;
 
 cleanup:

@@ -47,6 +47,13 @@ struct elf_func {
 #define ELFSYM_F_STARTUP	(1u << 4)	/* elfsym__is_startup_glue(raw_name) */
 #define ELFSYM_F_IFUNC		(1u << 5)	/* an IFUNC's implementation (elfsym__func_at) */
 
+/* A PT_LOAD segment: link-time addresses [vaddr, vaddr + filesz) are at file offset `offset`. */
+struct elf_seg {
+	uint64_t vaddr;
+	uint64_t filesz;
+	uint64_t offset;
+};
+
 struct elf_funcs {
 	struct elf_func *v;
 	size_t n;
@@ -55,6 +62,8 @@ struct elf_funcs {
 	bool go;		/* a Go program (.go.buildinfo or .gopclntab section) */
 	char **ifuncs;		/* names of its STT_GNU_IFUNC symbols (glibc's strlen, memcpy...) */
 	size_t nifuncs;
+	struct elf_seg *segs;	/* its PT_LOAD segments */
+	size_t nsegs;
 };
 
 /*
@@ -93,6 +102,8 @@ bool elfsym__is_startup_glue(const char *name);
 
 /* Glob match of a function name (fnmatch(3), no flags). */
 bool elfsym__match(const char *glob, const char *name);
+/* File offset of link-time address addr in f's file, -1 when no PT_LOAD maps it from the file. */
+int64_t elfsym__addr_to_offset(const struct elf_funcs *f, uint64_t addr);
 /*
  * A function known by its file offset only (an IFUNC's implementation, which
  * has no symbol of its own in a stripped library): named `name`, at link

@@ -179,36 +179,22 @@ static bool has_wildcard(const char *g)
  * the same file, so bpfprof asks its own dynamic linker (dlsym returns the
  * implementation), for libraries it has loaded itself only (RTLD_NOLOAD: no
  * constructor of a foreign library runs here).  Returns the implementation's
- * link-time address and file offset in `path`.
+ * link-time address in `path`.
  */
-static int resolve_ifunc(const char *path, const char *name, uint64_t *addr, uint64_t *offset)
+static int resolve_ifunc(const char *path, const char *name, uint64_t *addr)
 {
 	void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-	unsigned long start, end, pgoff;
-	char line[512];
 	Dl_info info;
 	void *p;
-	FILE *f;
 	int err = -ENOENT;
 
 	if (!h)
 		return -ENOENT;
 	p = dlsym(h, name);
-	if (!p || !dladdr(p, &info) || !info.dli_fbase)
-		goto out;
-	*addr = (uintptr_t)p - (uintptr_t)info.dli_fbase;
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		goto out;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &pgoff) == 3 &&
-		    (uintptr_t)p >= start && (uintptr_t)p < end) {
-			*offset = (uintptr_t)p - start + pgoff;
-			err = 0;
-			break;
-		}
-	fclose(f);
-out:
+	if (p && dladdr(p, &info) && info.dli_fbase) {
+		*addr = (uintptr_t)p - (uintptr_t)info.dli_fbase;
+		err = 0;
+	}
 	dlclose(h);
 	return err;
 }
@@ -217,10 +203,12 @@ out:
 static bool choose_ifunc(struct mod_work *m, const char *name)
 {
 	struct elf_func f;
-	uint64_t addr, offset;
+	uint64_t addr;
+	int64_t offset;
 	size_t i;
 
-	if (resolve_ifunc(m->path, name, &addr, &offset)) {
+	if (resolve_ifunc(m->path, name, &addr) ||
+	    (offset = elfsym__addr_to_offset(&m->syms, addr)) < 0) {
 		p_warn("%s in %s is chosen at run time (an IFUNC) and bpfprof has not loaded that "
 		       "library itself to ask which: not traced", name, m->path);
 		return false;
@@ -232,7 +220,7 @@ static bool choose_ifunc(struct mod_work *m, const char *name)
 	for (i = 0; i < m->syms.n; i++) {
 		struct elf_func *g = &m->syms.v[i];
 
-		if (g->offset != offset)
+		if (g->offset != (uint64_t)offset)
 			continue;
 		m->chosen[i] = 1;
 		if (!elfsym__func_matches(g, name)) {

@@ -723,11 +723,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			break;
 		}
 		case OPT_BUFFER:
-			if (parse_size(optarg, &o->buffer_size) || o->buffer_size < 4096 ||
-			    o->buffer_size > (1ull << 31)) {
-				p_err("invalid --buffer-size '%s' (4k to 2G, e.g. 256M)", optarg);
+			if (parse_buffer_size(optarg, &o->buffer_size))
 				return -EINVAL;
-			}
 			break;
 		case OPT_NO_FOLLOW:
 			o->no_follow = true;

@@ -42,6 +42,15 @@ int parse_duration(const char *s, uint64_t *ns)
 	return -EINVAL;
 }
 
+int parse_buffer_size(const char *arg, uint64_t *bytes)
+{
+	if (parse_size(arg, bytes) || *bytes < 4096 || *bytes > (1ull << 31)) {
+		p_err("invalid --buffer-size '%s' (4k to 2G, e.g. 256M)", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int parse_size(const char *s, uint64_t *bytes)
 {
 	char *end;

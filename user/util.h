@@ -11,6 +11,8 @@
 int parse_duration(const char *s, uint64_t *ns);
 /* "64M", "1G", "512k", bytes; 0 or -EINVAL. */
 int parse_size(const char *s, uint64_t *bytes);
+/* --buffer-size: parse_size() within 4k..2G; 0, or -EINVAL with a message. */
+int parse_buffer_size(const char *arg, uint64_t *bytes);
 /* "12.3 ms" style, 3 significant digits; returns buf. */
 char *fmt_duration(uint64_t ns, char *buf, size_t len);
 uint64_t now_ns(int clock);

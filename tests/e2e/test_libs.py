@@ -162,12 +162,11 @@ class Bpftrace:
             self.p.communicate()
 
 
-def test_sqlite3_shell_vs_bpftrace(tmp_path):
-    """Debian's sqlite3 shell runs a fixed script from stdin (in-memory
-    database, -init /dev/null so no ~/.sqliterc is read); bpfprof traces
-    sqlite3_prepare_v2 and sqlite3_step in libsqlite3.so.0 while bpftrace
-    counts the same functions on the same run: the counts must agree, and
-    match what the workload implies."""
+def sqlite_under_bpftrace(tmp_path, functions, extra=""):
+    """Runs the sqlite3 shell on sqlite_script() under `bpfprof record -F
+    libsqlite3.so*:F` for F in functions while bpftrace counts (its default
+    probes plus `extra`) on the same run.  Skips when a tool is missing.
+    Returns (Run, (prepares by variant, steps, bpftrace's text))."""
     if not os.access(SQLITE3, os.X_OK):
         pytest.skip("%s missing: apt-get install sqlite3 (scripts/setup.sh --test)" % SQLITE3)
     if not shutil.which("bpftrace"):
@@ -179,23 +178,31 @@ def test_sqlite3_shell_vs_bpftrace(tmp_path):
     script = tmp_path / "script.sql"
     script.write_text(sqlite_script())
     out = tmp_path / "trace.json"
-    bt = Bpftrace(lib)
+    bt = Bpftrace(lib, extra % {"lib": lib})
     try:
         bt.wait_ready()
         time.sleep(0.3)
+        sel = [a for f in functions for a in ("-F", "libsqlite3.so*:" + f)]
         with open(script) as stdin:
-            p = subprocess.run([str(BPFPROF), "record", "-o", str(out),
-                                "-F", "libsqlite3.so*:sqlite3_prepare_v2",
-                                "-F", "libsqlite3.so*:sqlite3_step",
-                                "--", SQLITE3, "-init", "/dev/null", ":memory:"],
+            p = subprocess.run([str(BPFPROF), "record", "-o", str(out)] + sel +
+                               ["--", SQLITE3, "-init", "/dev/null", ":memory:"],
                                cwd=REPO, stdin=stdin, capture_output=True, text=True,
                                timeout=120)
         time.sleep(0.3)
-        bt_prep, bt_steps, bt_text = bt.stop()
+        counted = bt.stop()
     finally:
         bt.kill()
+    return Run(p, out, load_trace(out) if out.exists() else None), counted
 
-    r = Run(p, out, load_trace(out) if out.exists() else None)
+
+def test_sqlite3_shell_vs_bpftrace(tmp_path):
+    """Debian's sqlite3 shell runs a fixed script from stdin (in-memory
+    database, -init /dev/null so no ~/.sqliterc is read); bpfprof traces
+    sqlite3_prepare_v2 and sqlite3_step in libsqlite3.so.0 while bpftrace
+    counts the same functions on the same run: the counts must agree, and
+    match what the workload implies."""
+    r, (bt_prep, bt_steps, bt_text) = sqlite_under_bpftrace(
+        tmp_path, ["sqlite3_prepare_v2", "sqlite3_step"])
     assert_ok(r)
     probs = format_problems(r.trace)
     assert not probs, "trace format:\n  " + "\n  ".join(probs[:30])
@@ -252,34 +259,9 @@ def test_sqlite3_self_tail_call_vs_bpftrace(tmp_path):
     same stack pointer and the kernel chains the return probes.  Every entry
     is a call: bpfprof's count equals bpftrace's on the same run, nothing
     is flagged."""
-    if not os.access(SQLITE3, os.X_OK):
-        pytest.skip("%s missing: apt-get install sqlite3 (scripts/setup.sh --test)" % SQLITE3)
-    if not shutil.which("bpftrace"):
-        pytest.skip("bpftrace missing: apt-get install bpftrace (scripts/setup.sh --test)")
-    lib = sqlite_lib()
-    if not lib:
-        pytest.skip("%s is not linked with libsqlite3.so (ldd)" % SQLITE3)
-
-    script = tmp_path / "script.sql"
-    script.write_text(sqlite_script())
-    out = tmp_path / "trace.json"
-    bt = Bpftrace(lib, 'uprobe:%s:sqlite3VdbeAddOp3 /comm == "sqlite3"/ { @op3 = count(); }\n'
-                  % lib)
-    try:
-        bt.wait_ready()
-        time.sleep(0.3)
-        with open(script) as stdin:
-            p = subprocess.run([str(BPFPROF), "record", "-o", str(out),
-                                "-F", "libsqlite3.so*:sqlite3VdbeAddOp3",
-                                "--", SQLITE3, "-init", "/dev/null", ":memory:"],
-                               cwd=REPO, stdin=stdin, capture_output=True, text=True,
-                               timeout=120)
-        time.sleep(0.3)
-        _, _, bt_text = bt.stop()
-    finally:
-        bt.kill()
-
-    r = Run(p, out, load_trace(out) if out.exists() else None)
+    r, (_, _, bt_text) = sqlite_under_bpftrace(
+        tmp_path, ["sqlite3VdbeAddOp3"],
+        'uprobe:%(lib)s:sqlite3VdbeAddOp3 /comm == "sqlite3"/ { @op3 = count(); }\n')
     assert_ok(r)
     m = re.search(r"^@op3: (\d+)$", bt_text, re.M)
     assert m, bt_text

@@ -27,7 +27,7 @@ endif
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-	    -D_GNU_SOURCE -MMD -MP -Iuser -Iexporters -Iskel -I.
+	    -D_GNU_SOURCE -MMD -MP -I. -Iuser
 LDLIBS   += -lbpf -lelf -ldw -lz -lmicrohttpd -lstdc++
 # libbpf's usdt.bpf.h includes <linux/errno.h>: the multiarch asm/ headers must be found
 # (after vmlinux.h's own definitions), as libbpf-bootstrap does with clang's system dirs.
@@ -45,9 +45,9 @@ endif
 
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 SKELS      := $(patsubst bpf/%.bpf.c,skel/%.skel.h,$(BPF_SRCS))
-USER_SRCS  := $(wildcard user/*.c) $(wildcard exporters/*.c)
+USER_SRCS  := $(wildcard user/*/*.c) $(wildcard exporters/*.c)
 USER_OBJS  := $(patsubst %.c,$(OUTPUT)/%.o,$(USER_SRCS))
-LIB_OBJS   := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+LIB_OBJS   := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 PROG_SRCS  := $(wildcard tests/progs/*.c) $(wildcard tests/progs/*.cc)
@@ -55,7 +55,7 @@ PROG_BINS  := $(basename $(PROG_SRCS))
 
 .DELETE_ON_ERROR:
 # the BPF objects are intermediates of the skeletons: keep them (no rebuild on every make)
-.SECONDARY: $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+.SECONDARY: $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS)) $(SKELS)
 .PHONY: all deps test-deps bench-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke
 
 all: bpfprof progs
@@ -70,7 +70,7 @@ vmlinux/vmlinux.h: | $(BTF_VMLINUX)
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file $(BTF_VMLINUX) format c > $@
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/user $(OUTPUT)/exporters $(OUTPUT)/tests skel:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/tests skel:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) | $(OUTPUT)/bpf
@@ -82,16 +82,19 @@ skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o | skel
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-# Userspace objects include skeletons: generate them all first.
-$(OUTPUT)/user/%.o: user/%.c $(SKELS) | $(OUTPUT)/user
+# Userspace objects, one folder per layer (user/<layer>/x.c -> .output/user/<layer>/x.o).
+# They may include skeletons: generate them all first.
+$(OUTPUT)/user/%.o: user/%.c $(SKELS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # view's page is built into the binary (.incbin): -MMD does not see it.
-$(OUTPUT)/user/cmd-view.o: user/view-page.html
+$(OUTPUT)/user/cmd/view.o: user/web/view-page.html
 
-$(OUTPUT)/exporters/%.o: exporters/%.c | $(OUTPUT)/exporters
+$(OUTPUT)/exporters/%.o: exporters/%.c
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 bpfprof: $(USER_OBJS)
@@ -133,9 +136,9 @@ e2e: bpfprof progs
 FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 600
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	      -D_GNU_SOURCE -Iuser
-FUZZ_SRCS  := user/archive.c user/session.c user/log.c
-FUZZ_HDRS  := user/archive.h user/archive-fmt.h user/session.h user/log.h
+	      -D_GNU_SOURCE -I. -Iuser
+FUZZ_SRCS  := user/archive/reader.c user/model/session.c user/base/log.c
+FUZZ_HDRS  := user/archive/archive.h user/archive/format.h user/model/session.h user/base/log.h
 FUZZ_RUN    = $(OUTPUT)/fuzz/fuzz_archive -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	      -artifact_prefix=$(OUTPUT)/fuzz/ $(OUTPUT)/fuzz/corpus tests/fuzz/corpus
 
@@ -176,12 +179,10 @@ $(BENCH_OUT)/floor.skel.h: $(BENCH_OUT)/floor.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
 
-$(BENCH_OUT)/floor: bench/floor.c $(BENCH_OUT)/floor.skel.h $(OUTPUT)/user/elfsym.o $(OUTPUT)/user/log.o \
-		$(OUTPUT)/user/ringbuf.o
+FLOOR_OBJS := $(OUTPUT)/user/symbols/elfsym.o $(OUTPUT)/user/base/log.o $(OUTPUT)/user/capture/ringbuf.o
+$(BENCH_OUT)/floor: bench/floor.c $(BENCH_OUT)/floor.skel.h $(FLOOR_OBJS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -I$(BENCH_OUT) $< $(OUTPUT)/user/elfsym.o $(OUTPUT)/user/log.o \
-		$(OUTPUT)/user/ringbuf.o \
-		$(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(BENCH_OUT) $< $(FLOOR_OBJS) $(LDLIBS) -o $@
 
 $(BENCH_OUT)/decode_bench: bench/decode_bench.c $(LIB_OBJS) | $(BENCH_OUT)
 	$(call msg,CC,$@)
@@ -215,7 +216,7 @@ bench: bench-deps
 	$(Q)bash bench/run.sh
 
 format:
-	clang-format -i $(USER_SRCS) $(BPF_SRCS) bpf/*.h user/*.h exporters/*.h
+	clang-format -i $(USER_SRCS) $(BPF_SRCS) bpf/*.h user/*/*.h exporters/*.h
 
 clean:
 	rm -rf $(OUTPUT) skel bpfprof vmlinux/vmlinux.h $(PROG_BINS) demo-trace.json

@@ -30,12 +30,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/types.h>
-#include "../bpf/events.h"
-#include "decode.h"
-#include "exporter.h"
-#include "log.h"
-#include "report.h"
-#include "session.h"
+#include "bpf/events.h"
+#include "decode/decode.h"
+#include "exporters/exporter.h"
+#include "base/log.h"
+#include "report/report.h"
+#include "model/session.h"
 
 #define NTHREADS	4
 #define NFUNCS		50

@@ -28,10 +28,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "floor.skel.h"
-#include "../bpf/events.h"
-#include "elfsym.h"
-#include "log.h"
-#include "ringbuf.h"
+#include "bpf/events.h"
+#include "symbols/elfsym.h"
+#include "base/log.h"
+#include "capture/ringbuf.h"
 
 static unsigned long long records, checksum;
 
@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 	close(pipefd[1]);
 	pipefd[1] = -1;
 
-	/* bpfprof's drain policy (user/trace.c): every 1/16 of the buffer or 50 ms */
+	/* bpfprof's drain policy (user/capture/trace.c): every 1/16 of the buffer or 50 ms */
 	last = now_ns();
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exporter.h"
-#include "json.h"
+#include "base/json.h"
 
 /*
  * The per-call path is the hot loop of an export (millions of events): each

@@ -24,7 +24,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
-#include "escape.h"
+#include "base/escape.h"
 #include "exporter.h"
 
 static int csv_begin(struct exporter *e, const struct bp_session *s)

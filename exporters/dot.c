@@ -20,11 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "escape.h"
+#include "base/escape.h"
 #include "exporter.h"
-#include "log.h"
+#include "base/log.h"
 #include "pathagg.h"
-#include "util.h"
+#include "base/util.h"
 
 /* Dependency edges of one (kind, source function, target function). */
 struct dep {

@@ -7,7 +7,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "log.h"
+#include "base/log.h"
 #include "exporter.h"
 
 const struct exporter_ops *const exporter_table[] = {

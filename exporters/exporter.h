@@ -13,7 +13,7 @@
 #define BPFPROF_EXPORTER_H
 
 #include <stdio.h>
-#include "../user/session.h"
+#include "model/session.h"
 
 struct exporter;
 

@@ -34,9 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "escape.h"
+#include "base/escape.h"
 #include "exporter.h"
-#include "log.h"
+#include "base/log.h"
 #include "pathagg.h"
 
 struct folded_priv {

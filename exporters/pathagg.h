@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "../user/session.h"
+#include "model/session.h"
 
 struct path_stat {
 	uint64_t calls;

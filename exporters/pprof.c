@@ -36,7 +36,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "exporter.h"
-#include "log.h"
+#include "base/log.h"
 #include "pathagg.h"
 #include "protobuf.h"
 

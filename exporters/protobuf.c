@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <stdlib.h>
 #include <string.h>
-#include "log.h"
+#include "base/log.h"
 #include "protobuf.h"
 
 void pb_free(struct pb_buf *b)

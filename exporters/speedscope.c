@@ -40,8 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exporter.h"
-#include "json.h"
-#include "log.h"
+#include "base/json.h"
+#include "base/log.h"
 
 #define BLOCK_MIN	16	/* first buffer of a thread: most threads make few calls */
 #define BLOCK_MAX	256	/* records per block on disk */

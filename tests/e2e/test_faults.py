@@ -4,7 +4,7 @@ pthread_exit, deep recursion, SIGKILL, a full ring buffer, and two
 recordings at once.  Each program documents at the top of its source
 (tests/progs/*.c, *.cc) the exact facts checked here.
 
-Flags in a call's args (user/session.h, exporters/chrome.c):
+Flags in a call's args (user/model/session.h, exporters/chrome.c):
   "unfinished": true              no return seen (thread exited / killed / recording ended)
   "began_before_recording": true  a return without its entry
   "unwound": true                 skipped by longjmp or an exception (found by the stack pointer)

@@ -420,7 +420,7 @@ def test_not_root(tmp_path):
 def test_sigint_writes_trace(tmp_path):
     """Ctrl-C during a recording still writes a valid trace of what was captured.
 
-    Behaviour tested (user/cmd-record.c, "like perf"): on SIGINT bpfprof ends
+    Behaviour tested (user/cmd/record.c, "like perf"): on SIGINT bpfprof ends
     the command with SIGTERM, records its exit, writes the file and exits
     128 + SIGINT = 130.  Only bpfprof gets the signal here, as with
     `kill -INT`; a terminal Ctrl-C would reach both.  Should the target

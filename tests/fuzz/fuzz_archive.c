@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "archive.h"
+#include "archive/archive.h"
 
 static FILE *devnull;
 

@@ -22,11 +22,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
-#include "archive.h"
-#include "archive-fmt.h"
-#include "cmds.h"
-#include "exporter.h"
-#include "session.h"
+#include "archive/archive.h"
+#include "archive/format.h"
+#include "cmd/cmds.h"
+#include "exporters/exporter.h"
+#include "model/session.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1

@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "exporter.h"
-#include "session.h"
+#include "exporters/exporter.h"
+#include "model/session.h"
 
 struct fixture {
 	char dir[64];

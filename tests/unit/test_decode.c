@@ -12,9 +12,9 @@
 #include <string.h>
 #include <cmocka.h>
 #include <linux/types.h>
-#include "../../bpf/events.h"
-#include "decode.h"
-#include "session.h"
+#include "bpf/events.h"
+#include "decode/decode.h"
+#include "model/session.h"
 
 #define T0 1000000000ull
 #define PID 100

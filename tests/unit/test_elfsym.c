@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "elfsym.h"
+#include "symbols/elfsym.h"
 
 #define LIBC_PATH	"/lib/x86_64-linux-gnu/libc.so.6"
 #define LIBSTDCXX_PATH	"/usr/lib/x86_64-linux-gnu/libstdc++.so.6"

@@ -21,11 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
-#include "exporter.h"
-#include "escape.h"
-#include "pathagg.h"
-#include "protobuf.h"
-#include "session.h"
+#include "exporters/exporter.h"
+#include "base/escape.h"
+#include "exporters/pathagg.h"
+#include "exporters/protobuf.h"
+#include "model/session.h"
 
 #define ODD_NAME "o;d\"d\\,x\ny"	/* ; " \ , and a newline */
 #define BAD_NAME "bad\xff"		/* not UTF-8 */

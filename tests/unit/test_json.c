@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "json.h"
+#include "base/json.h"
 
 /* Runs json_str or json_us into a memory buffer and compares with `want`. */
 static void check_str(const char *in, const char *want)

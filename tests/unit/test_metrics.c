@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "metrics.h"
-#include "session.h"
+#include "web/metrics.h"
+#include "model/session.h"
 
 static struct bp_session s;
 static uint32_t f_main, f_fib, f_odd;

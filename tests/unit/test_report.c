@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "log.h"
-#include "report.h"
-#include "session.h"
+#include "base/log.h"
+#include "report/report.h"
+#include "model/session.h"
 
 enum { F_MAIN, F_RUN, F_COMPUTE, F_LEAF, F_FIB, F_WEIRD, F_SPREAD, NFUNCS };
 static const char *const names[NFUNCS] = { "main", "run", "compute", "leaf_add", "fib",

@@ -21,8 +21,8 @@
 #include <unistd.h>
 #include <linux/types.h>
 
-#include "../bpf/events.h"
-#include "unwind.h"
+#include "bpf/events.h"
+#include "symbols/unwind.h"
 
 #define STACK_BYTES	(1 << 20)
 #define COPY_BYTES	16384

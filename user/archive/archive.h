@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The .bpfprof archive: one recording (session tables + decoded event
+ * stream), written streaming by the "archive" exporter and read streaming
+ * here.  The byte layout is documented in writer.c.
+ *
+ * Reading never trusts the file: every length is bounded, every index is
+ * checked against its table, and a corrupt, truncated or hostile file gives
+ * -EBADMSG (or -ENOEXEC for "not an archive", -ENOTSUP for a newer major
+ * version) with a message, never a crash or an unbounded allocation.
+ */
+#ifndef BPFPROF_ARCHIVE_H
+#define BPFPROF_ARCHIVE_H
+
+#include "model/session.h"
+
+struct archive_reader;
+
+/*
+ * Opens `path` and reads the header and the tables known at the start of the
+ * recording (modules, functions) into `s` (which it initialises).  Tables
+ * written at the end (threads, processes, paths, losses, counters) are filled
+ * in as archive__next() reaches them, at the latest when it returns 0.
+ */
+int archive__open(const char *path, struct bp_session *s, struct archive_reader **out);
+/* The next event: 1 and *ev filled, 0 at the end (s complete), or -errno. */
+int archive__next(struct archive_reader *r, struct bp_event *ev);
+void archive__close(struct archive_reader *r);
+
+/*
+ * Reads only the tables of `path` into `s` (initialised here), stepping over
+ * the event blocks without decompressing them, but checking the file to its
+ * end: merge's first pass.  0 or -errno (printed); on error `s` is empty.
+ */
+int archive__read_tables(const char *path, struct bp_session *s);
+
+/* True when the file starts with the archive magic. */
+int archive__probe(const char *path);
+
+#endif

@@ -1,0 +1,699 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "skel/trace.skel.h"
+#include "bpf/events.h"
+#include "base/log.h"
+#include "ringbuf.h"
+#include "symbols/select.h"
+#include "model/session.h"
+#include "trace.h"
+
+#ifndef ENOTSUPP
+#define ENOTSUPP 524	/* the kernel's "instruction cannot be probed" */
+#endif
+
+struct tracer {
+	struct trace_bpf *skel;
+	struct bp_ringbuf *rb;
+	struct bpf_link **links;
+	unsigned char *kinds;	/* LINK_* of each link */
+	size_t nlinks;
+	tracer_record_fn fn;
+	void *ctx;
+	bool args;
+	bool gated;
+	uint64_t unwind_restored, unwind_failed;
+	size_t drain_bytes;	/* tracer__poll() drains once this much is pending... */
+	uint64_t last_drain;	/* ...or DRAIN_LATENCY_NS after the last drain */
+	bool woken;		/* a record asked for a wakeup */
+	bool draining;		/* the last tracer__poll() stopped at its budget */
+	int ncpus;		/* possible CPUs: the batches to flush */
+	struct bp_tgid_bits *bits;	/* the `recording` map, mapped */
+	bool stranded;		/* records left in batches at the end were counted lost */
+	bool paused;		/* tracer__pause() was called */
+	struct frozen *held;	/* tracer__hold_targets() */
+	size_t nheld;
+};
+
+enum { LINK_ENTRY, LINK_RETURN, LINK_UNWIND };
+
+struct frozen;
+static size_t freeze_targets(struct tracer *t, struct frozen **out);
+static void thaw_targets(struct frozen *v, size_t n);
+
+/* Records per tracer__poll(): the caller still sees signals and child exits under overload. */
+#define POLL_BUDGET	65536
+/* The longest a record waits in the ring buffer when nothing asks for it sooner. */
+#define DRAIN_LATENCY_NS	50000000ull
+
+/*
+ * The thread stopped at the entry of the exception unwinder: put the original
+ * return addresses back where the kernel's trampoline is, then resume it.
+ * Writes go through /proc/PID/mem, which kernel lockdown allows (unlike
+ * bpf_probe_write_user); a slot is written only if it still holds the
+ * trampoline.
+ */
+static void restore_unwind(struct tracer *t, const struct bp_rec_unwind *r)
+{
+	pid_t pid = r->h.pid_tgid >> 32;
+	char path[64];
+	__u32 i, n = r->n < BP_UNWIND_SLOTS ? r->n : BP_UNWIND_SLOTS;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		for (i = 0; i < n; i++) {
+			/* unwind: trampoline -> original; re-arm: original -> trampoline */
+			bool rearm = r->h.type == BP_REC_REARM;
+			__u64 cur = 0, want = rearm ? r->orig[i] : r->trampoline;
+			const __u64 *put = rearm ? &r->trampoline : &r->orig[i];
+
+			if (pread(fd, &cur, sizeof(cur), r->slot[i]) == sizeof(cur) && cur == want &&
+			    pwrite(fd, put, sizeof(*put), r->slot[i]) == sizeof(cur))
+				t->unwind_restored++;
+			else
+				t->unwind_failed++;
+		}
+		close(fd);
+	} else {
+		t->unwind_failed += n;
+	}
+	if (r->stopped)
+		kill(pid, SIGCONT);
+}
+
+static int on_record(void *ctx, const void *data, size_t size)
+{
+	struct tracer *t = ctx;
+
+	if (size >= sizeof(struct bp_rec_unwind) &&
+	    (((const struct bp_rec_hdr *)data)->type == BP_REC_UNWIND ||
+	     ((const struct bp_rec_hdr *)data)->type == BP_REC_REARM))
+		restore_unwind(t, data);
+	if (!t->fn)
+		return 0;	/* detaching: only threads stopped for the unwinder matter now */
+	return t->fn(t->ctx, data, size);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (!verbose || (level == LIBBPF_DEBUG && verbose < 2))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void tracer__route_libbpf_log(void)
+{
+	libbpf_set_print(libbpf_print);
+}
+
+int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
+		struct tracer **out)
+{
+	struct tracer *t = xcalloc(1, sizeof(*t));
+	size_t rb_size = 4096;
+	int err;
+
+	t->fn = fn;
+	t->ctx = ctx;
+	t->args = opts->args;
+	t->gated = opts->gated;
+	t->skel = trace_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		p_err("cannot open the BPF object: %s", strerror(-err));
+		goto cleanup;
+	}
+	t->skel->rodata->follow_forks = opts->follow_forks;
+	t->skel->rodata->trace_all = opts->trace_all;
+	t->skel->rodata->stop_on_exec = opts->stop_on_exec;
+	t->skel->rodata->wakeups = opts->wakeups;
+	t->skel->rodata->start_gated = opts->gated;
+	/* not even loaded when off: they would run on every context switch */
+	bpf_program__set_autoload(t->skel->progs.wake_waking, opts->wakeups);
+	bpf_program__set_autoload(t->skel->progs.wake_running, opts->wakeups);
+	/* the kernel wants a power of two of pages */
+	while (rb_size < opts->buffer_size)
+		rb_size <<= 1;
+	err = bpf_map__set_max_entries(t->skel->maps.rb, rb_size);
+	if (err) {
+		p_err("invalid buffer size %zu: %s", rb_size, strerror(-err));
+		goto cleanup;
+	}
+	/* Only one pair of call programs is used; the other pair is never attached. */
+	bpf_program__set_autoload(t->skel->progs.call_entry, !opts->args);
+	bpf_program__set_autoload(t->skel->progs.call_exit, !opts->args);
+	bpf_program__set_autoload(t->skel->progs.call_entry_args, opts->args);
+	bpf_program__set_autoload(t->skel->progs.call_exit_ret, opts->args);
+
+	err = trace_bpf__load(t->skel);
+	if (err) {
+		p_err("cannot load the BPF programs: %s%s", strerror(-err),
+		      err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
+		goto cleanup;
+	}
+	/* Task tracepoints: fork/exit/rename/exec keep the pid set and names current. */
+	err = trace_bpf__attach(t->skel);
+	if (err) {
+		p_err("cannot attach the task tracepoints: %s", strerror(-err));
+		goto cleanup;
+	}
+	t->bits = mmap(NULL, sizeof(*t->bits), PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(t->skel->maps.recording), 0);
+	if (t->bits == MAP_FAILED) {
+		t->bits = NULL;
+		err = -errno;
+		p_err("cannot map the traced-process bitmap: %s", strerror(-err));
+		goto cleanup;
+	}
+	/* 1 MB of the default 16 MB: ~10 ms at a million calls a second */
+	t->drain_bytes = rb_size / 16;
+	t->ncpus = libbpf_num_possible_cpus();
+	err = ringbuf__new(bpf_map__fd(t->skel->maps.rb), &t->rb);
+	if (err) {
+		p_err("cannot map the ring buffer: %s", strerror(-err));
+		goto cleanup;
+	}
+	*out = t;
+	return 0;
+cleanup:
+	tracer__free(t);
+	return err;
+}
+
+void tracer__shared_maps(struct tracer *t, struct shared_maps *m)
+{
+	m->rb = bpf_map__fd(t->skel->maps.rb);
+	m->tgids = bpf_map__fd(t->skel->maps.tgids);
+	m->batches = bpf_map__fd(t->skel->maps.batches);
+	m->recording = bpf_map__fd(t->skel->maps.recording);
+}
+
+static int add_pid(struct tracer *t, pid_t pid, __u8 state)
+{
+	__u32 key = pid;
+	int err;
+
+	err = bpf_map__update_elem(t->skel->maps.tgids, &key, sizeof(key), &state, sizeof(state),
+				   BPF_ANY);
+	if (err)
+		return -errno;
+	/* the BPF side may set other bits of the word at the same time */
+	if (state == BP_TGID_RECORDING && (unsigned)pid < BP_TGID_WORDS * 64)
+		__atomic_fetch_or(&t->bits->w[pid >> 6], 1ull << (pid & 63), __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+int tracer__add_pid(struct tracer *t, pid_t pid)
+{
+	return add_pid(t, pid, t->gated ? BP_TGID_GATED : BP_TGID_RECORDING);
+}
+
+int tracer__add_launched(struct tracer *t, pid_t pid)
+{
+	return add_pid(t, pid, BP_TGID_LAUNCHING);
+}
+
+static int attach_one(struct tracer *t, struct bpf_program *prog, bool ret, const char *path,
+		      const unsigned long *offsets, const uint64_t *cookies, size_t n)
+{
+	LIBBPF_OPTS(bpf_uprobe_multi_opts, o, .offsets = offsets, .cookies = (const __u64 *)cookies,
+		    .cnt = n, .retprobe = ret);
+	struct bpf_link *link;
+
+	link = bpf_program__attach_uprobe_multi(prog, -1, path, NULL, &o);
+	if (!link)
+		return -errno;
+	t->links = xrealloc(t->links, (t->nlinks + 1) * sizeof(*t->links));
+	t->kinds = xrealloc(t->kinds, (t->nlinks + 1) * sizeof(*t->kinds));
+	t->kinds[t->nlinks] = prog == t->skel->progs.unwind_enter ? LINK_UNWIND :
+			      ret ? LINK_RETURN : LINK_ENTRY;
+	t->links[t->nlinks++] = link;
+	return 0;
+}
+
+/*
+ * Attaches a range; when the kernel refuses the whole link (one function it
+ * cannot probe, e.g. a first instruction with a lock prefix), splits it in
+ * halves to find the refused ones, which are reported through `refused`.
+ */
+static int attach_range(struct tracer *t, struct bpf_program *entry, struct bpf_program *ret,
+			const char *path, const unsigned long *offsets, const uint64_t *cookies,
+			size_t n, uint64_t *refused, size_t *nrefused, int depth)
+{
+	size_t half;
+	int err;
+
+	/* Return probes first: an entry without its return would nest later calls under it. */
+	err = ret ? attach_one(t, ret, true, path, offsets, cookies, n) : 0;
+	if (!err) {
+		err = attach_one(t, entry, false, path, offsets, cookies, n);
+		if (!err)
+			return 0;
+		if (ret)
+			bpf_link__destroy(t->links[--t->nlinks]);	/* the return link just made */
+	}
+	if (err != -EINVAL && err != -ENOTSUPP && err != -EOPNOTSUPP && err != -EPERM)
+		return err;	/* not about one function: give up */
+	if (n == 1) {
+		refused[(*nrefused)++] = cookies[0];
+		return 0;
+	}
+	if (depth > 40)
+		return err;
+	half = n / 2;
+	err = attach_range(t, entry, ret, path, offsets, cookies, half, refused, nrefused,
+			   depth + 1);
+	if (err)
+		return err;
+	return attach_range(t, entry, ret, path, offsets + half, cookies + half, n - half, refused,
+			    nrefused, depth + 1);
+}
+
+int tracer__attach(struct tracer *t, const char *path, const unsigned long *offsets,
+		   const uint64_t *cookies, size_t n, bool entry_only, uint64_t *refused,
+		   size_t *nrefused)
+{
+	struct bpf_program *entry = t->args ? t->skel->progs.call_entry_args : t->skel->progs.call_entry;
+	struct bpf_program *ret = t->args ? t->skel->progs.call_exit_ret : t->skel->progs.call_exit;
+
+	if (entry_only)
+		ret = NULL;
+	*nrefused = 0;
+	if (!n)
+		return 0;
+	return attach_range(t, entry, ret, path, offsets, cookies, n, refused, nrefused, 0);
+}
+
+int tracer__attach_module(struct tracer *t, const struct bp_session *s,
+			  const struct probe_module *pm)
+{
+	uint64_t *refused = xcalloc(pm->n, sizeof(*refused));
+	size_t nrefused = 0, i;
+	int err;
+
+	err = tracer__attach(t, pm->path, pm->offsets, pm->cookies, pm->n, pm->entry_only, refused,
+			     &nrefused);
+	if (!err && nrefused) {
+		p_warn("the kernel refused to probe %zu function%s in %s (first instruction it "
+		       "cannot single-step, e.g. a lock prefix); not traced:", nrefused,
+		       nrefused == 1 ? "" : "s", pm->path);
+		for (i = 0; i < nrefused && i < 20; i++)
+			fprintf(stderr, "    %s\n", session__func_name(s, refused[i]));
+		if (nrefused > 20)
+			fprintf(stderr, "    ... and %zu more\n", nrefused - 20);
+	}
+	free(refused);
+	return err;
+}
+
+void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < unw->nmods; i++) {
+		const struct probe_module *m = &unw->mods[i];
+
+		if (!m->n)
+			continue;
+		err = attach_one(t, t->skel->progs.unwind_enter, false, m->path, m->offsets, NULL,
+				 m->n);
+		if (err)
+			p_warn("cannot hook the exception unwinder in %s: %s", m->path,
+			       strerror(-err));
+	}
+}
+
+int tracer__attach_set(struct tracer *t, const struct bp_session *s, const struct probe_set *ps)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < ps->nmods; i++) {
+		err = tracer__attach_module(t, s, &ps->mods[i]);
+		if (err) {
+			p_err("cannot attach %zu probes to %s: %s", ps->mods[i].n, ps->mods[i].path,
+			      strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+void tracer__wait(struct tracer *t, int timeout_ms)
+{
+	/* Only records submitted with a wakeup (forks, exits, exceptions) end the wait early. */
+	if (ringbuf__wait(t->rb, timeout_ms))
+		t->woken = true;
+}
+
+void tracer__unwind_stats(struct tracer *t, uint64_t *restored, uint64_t *failed)
+{
+	*restored = t->unwind_restored;
+	*failed = t->unwind_failed;
+}
+
+/*
+ * Sends the call records waiting in the per-CPU batches (bpf/common.bpf.h):
+ * batch_flush_cpu runs on each CPU, in an interrupt there.  With `wait`
+ * (only once paused: nothing is added any more), until every batch is
+ * empty; a batch stays held only while a preempted writer finishes its
+ * record, so this is short.
+ */
+static void flush_batches(struct tracer *t, bool wait)
+{
+	int fd = bpf_program__fd(t->skel->progs.batch_flush_cpu);
+	struct bp_rec_batch *v = NULL;
+	__u32 zero = 0;
+	int cpu, tries;
+
+	if (t->ncpus <= 0)
+		return;
+	for (tries = 0; tries < 200; tries++) {
+		bool left = false;
+
+		for (cpu = 0; cpu < t->ncpus; cpu++) {
+			LIBBPF_OPTS(bpf_test_run_opts, o, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+
+			bpf_prog_test_run_opts(fd, &o);	/* offline CPUs refuse: nothing waits there */
+		}
+		if (!wait)
+			return;
+		if (!v)
+			v = xcalloc(t->ncpus, sizeof(*v));
+		if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.batches), &zero, v))
+			break;
+		for (cpu = 0; cpu < t->ncpus; cpu++)
+			left |= v[cpu].n != 0;
+		if (!left)
+			break;
+		if (tries == 199 && !t->stranded) {
+			/*
+			 * A CPU gone offline, or a writer that never resumed:
+			 * what its batch holds is lost, and counted so.
+			 */
+			for (cpu = 0; cpu < t->ncpus && cpu < BP_MAX_CPUS; cpu++)
+				if (v[cpu].n)
+					__atomic_fetch_add(&t->skel->bss->lost[cpu],
+							   v[cpu].n < BP_BATCH_RECS ? v[cpu].n : BP_BATCH_RECS,
+							   __ATOMIC_RELAXED);
+			t->stranded = true;
+		}
+		usleep(1000);
+	}
+	free(v);
+}
+
+int tracer__poll(struct tracer *t, bool all)
+{
+	struct timespec ts;
+	uint64_t now;
+	long n;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	/*
+	 * Small drains are dear for the traced threads, not for us: reading
+	 * records just written on the other CPU added ~45 ns to every traced
+	 * event when the buffer was drained every 2 ms, next to nothing when
+	 * drained every 1 MB (bpf_stats run times of call_entry, f_push loop).
+	 * So records wait until there are enough of them, or until they are
+	 * DRAIN_LATENCY_NS old, unless a record asked for a wakeup (fork, exit,
+	 * exec, a thread held for the exception unwinder) or the caller wants
+	 * everything now.
+	 */
+	if (!all && !t->woken && !t->draining && now - t->last_drain < DRAIN_LATENCY_NS &&
+	    ringbuf__pending(t->rb) < t->drain_bytes)
+		return 0;
+	/*
+	 * A drain's first budget: what waits in the batches comes too; once
+	 * paused (nothing is added any more), until they are empty.
+	 */
+	if (!t->draining)
+		flush_batches(t, all && t->paused);
+	t->woken = false;
+	n = ringbuf__consume(t->rb, on_record, t, POLL_BUDGET);
+	/* a drain once started goes on to the end, one budget per call */
+	t->draining = n == POLL_BUDGET;
+	if (!t->draining)
+		t->last_drain = now;
+	return n;
+}
+
+size_t tracer__ntargets(struct tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.tgids);
+	__u32 key, next;
+	size_t n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+uint64_t tracer__lost(struct tracer *t, uint64_t *per_cpu, size_t ncpu)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < BP_MAX_CPUS; i++) {
+		uint64_t v = __atomic_load_n(&t->skel->bss->lost[i], __ATOMIC_RELAXED);
+
+		if (per_cpu && i < ncpu)
+			per_cpu[i] = v;
+		sum += v;
+	}
+	return sum;
+}
+
+void tracer__pause(struct tracer *t)
+{
+	__atomic_store_n(&t->skel->bss->paused, 1, __ATOMIC_SEQ_CST);
+	t->paused = true;
+}
+
+static void destroy_kind(struct tracer *t, int kind)
+{
+	size_t i;
+
+	for (i = 0; i < t->nlinks; i++)
+		if (t->links[i] && t->kinds[i] == kind) {
+			bpf_link__destroy(t->links[i]);
+			t->links[i] = NULL;
+		}
+}
+
+static void *destroy_one(void *link)
+{
+	bpf_link__destroy(link);
+	return NULL;
+}
+
+static void destroy_parallel(struct tracer *t)
+{
+	const struct bpf_object_skeleton *sk = t->skel->skeleton;
+	size_t i, n = 0, cap = t->nlinks + (sk ? sk->prog_cnt : 0);
+	struct bpf_link **links = xcalloc(cap ? cap : 1, sizeof(*links));
+	pthread_t *th = xcalloc(cap ? cap : 1, sizeof(*th));
+	bool *started = xcalloc(cap ? cap : 1, sizeof(*started));
+
+	/*
+	 * The uprobe links, and the task tracepoint links too: removing a
+	 * tracepoint probe also waits for a grace period (up to ~13 ms each
+	 * here, one after the other when the skeleton is destroyed).
+	 */
+	for (i = 0; i < t->nlinks; i++) {
+		if (t->links[i])
+			links[n++] = t->links[i];
+		t->links[i] = NULL;
+	}
+	for (i = 0; sk && i < (size_t)sk->prog_cnt; i++) {
+		struct bpf_link **l = sk->progs[i].link;
+
+		if (l && *l) {
+			links[n++] = *l;
+			*l = NULL;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		started[i] = !pthread_create(&th[i], NULL, destroy_one, links[i]);
+		if (!started[i])
+			bpf_link__destroy(links[i]);	/* no thread: do it here */
+	}
+	for (i = 0; i < n; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
+	free(links);
+	free(th);
+	free(started);
+}
+
+/* Serves threads stopped at the exception unwinder for about `ms`. */
+static void serve_unwinder(struct tracer *t, int ms)
+{
+	uint64_t end;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = ts.tv_sec * 1000ull + ts.tv_nsec / 1000000 + ms;
+	do {
+		ringbuf__consume(t->rb, on_record, t, POLL_BUDGET);
+		ringbuf__wait(t->rb, 1);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	} while ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 < end);
+}
+
+/*
+ * Removing a uprobe waits for an SRCU grace period, and every pending return
+ * probe holds the read side until it returns or the kernel's timer retires
+ * it -- a timer pushed back by each new return probe armed.  A target that
+ * keeps calling traced functions (while main() is pending forever) would
+ * hold the detach off indefinitely, and every other uprobe user on the
+ * machine with it.  So the threads still running are held still while the
+ * probes go: with ptrace (PTRACE_SEIZE + PTRACE_INTERRUPT), which, unlike
+ * SIGSTOP, their parent never sees; a stop for a signal keeps that signal,
+ * passed on at the detach.
+ */
+struct frozen {
+	pid_t tid;
+	int sig;
+};
+
+static size_t freeze_targets(struct tracer *t, struct frozen **out)
+{
+	int fd = bpf_map__fd(t->skel->maps.tgids);
+	struct frozen *v = NULL;
+	__u32 key, next;
+	void *prev = NULL;
+	size_t n = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		char path[64];
+		struct dirent *de;
+		DIR *d;
+
+		key = next;
+		prev = &key;
+		snprintf(path, sizeof(path), "/proc/%u/task", key);
+		d = opendir(path);
+		if (!d)
+			continue;
+		while ((de = readdir(d))) {
+			pid_t tid = atoi(de->d_name);
+			int status;
+
+			if (tid <= 0 || tid == getpid())
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0, 0))
+				continue;	/* gone, or traced by someone else: leave it */
+			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) ||
+			    waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status)) {
+				ptrace(PTRACE_DETACH, tid, 0, 0);
+				continue;
+			}
+			v = xrealloc(v, (n + 1) * sizeof(*v));
+			v[n].tid = tid;
+			/* a signal-delivery stop holds a signal that must not be lost */
+			v[n].sig = (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
+			if (v[n].sig == SIGTRAP)
+				v[n].sig = 0;
+			n++;
+		}
+		closedir(d);
+	}
+	*out = v;
+	return n;
+}
+
+static void thaw_targets(struct frozen *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		ptrace(PTRACE_DETACH, v[i].tid, 0, (void *)(long)v[i].sig);
+	free(v);
+}
+
+void tracer__hold_targets(struct tracer *t)
+{
+	if (!t->held)
+		t->nheld = freeze_targets(t, &t->held);
+}
+
+void tracer__release_targets(struct tracer *t)
+{
+	thaw_targets(t->held, t->nheld);
+	t->held = NULL;
+	t->nheld = 0;
+}
+
+void tracer__detach(struct tracer *t)
+{
+	struct frozen *frozen = NULL;
+	size_t nfrozen;
+
+	/*
+	 * Records are no longer decoded, but a thread that throws through a
+	 * return trampoline still stops at the unwinder hook and must be resumed
+	 * with its return addresses put back.  Entry probes go first: then no
+	 * new trampoline is armed, and removing the return probes does not wait
+	 * behind a target that keeps calling.  The unwinder hooks go last, and
+	 * the ring buffer is served until they are gone.
+	 */
+	t->fn = NULL;
+	if (!t->nlinks)
+		return;
+	/* threads stopped at the unwinder first: they are resumed by serving */
+	serve_unwinder(t, 2);
+	nfrozen = freeze_targets(t, &frozen);
+	if (tracer__ntargets(t) == 0 || nfrozen) {
+		/*
+		 * Nothing of ours can run: the order no longer matters, and each
+		 * link's removal waits for grace periods (30-50 ms here), so they
+		 * go in parallel.
+		 */
+		destroy_parallel(t);
+	} else {
+		destroy_kind(t, LINK_ENTRY);
+		destroy_kind(t, LINK_RETURN);
+		destroy_kind(t, LINK_UNWIND);
+	}
+	thaw_targets(frozen, nfrozen);
+	ringbuf__consume(t->rb, on_record, t, POLL_BUDGET);
+	t->nlinks = 0;
+}
+
+void tracer__free(struct tracer *t)
+{
+	if (!t)
+		return;
+	tracer__release_targets(t);
+	tracer__detach(t);
+	free(t->links);
+	free(t->kinds);
+	ringbuf__free(t->rb);
+	if (t->bits)
+		munmap(t->bits, sizeof(*t->bits));
+	trace_bpf__destroy(t->skel);
+	free(t);
+}

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * report: read a .bpfprof archive and print the per-function table and the
+ * call tree (user/report.c).  Needs no privileges: it only reads a file.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "archive/archive.h"
+#include "cmds.h"
+#include "base/log.h"
+#include "report/report.h"
+#include "model/session.h"
+
+#define DEFAULT_ARCHIVE "bpfprof.data"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: bpfprof report [options] [FILE]\n\n"
+		   "Print the functions of a recording (FILE, default " DEFAULT_ARCHIVE ", as\n"
+		   "written by 'bpfprof record' without -o or with -o X.bpfprof) with their\n"
+		   "calls and times, then the call tree by call path.\n\n"
+		   "options:\n"
+		   "      --format FMT   pretty (default), json, or csv (the flat table; the\n"
+		   "                     tree with --tree-only)\n"
+		   "  -s, --sort KEY     total (default, inclusive time), self, calls, avg, max\n"
+		   "  -n, --top N        only the first N functions of the flat table\n"
+		   "      --depth N      only the first N levels of the call tree\n"
+		   "  -p, --pid PID      only calls of process PID\n"
+		   "  -t, --tid TID      only calls of thread TID\n"
+		   "      --no-tree      only the flat table\n"
+		   "      --tree-only    only the call tree\n"
+		   "      --marks        only the BPFPROF_MARK checkpoints, per thread: time\n"
+		   "                     since the previous mark and since the first\n"
+		   "      --edges        only the dependency edges (fork, wakeup, data): source\n"
+		   "                     -> target function, kind, count, wake-to-run latency\n"
+		   "  -h, --help         this help\n\n"
+		   "columns: total is inclusive time, counted once for recursive functions\n"
+		   "(nested activations are inside the outermost one); self excludes traced\n"
+		   "callees; avg, min, max, p50, p99 are over single calls (p50/p99 within\n"
+		   "3.2%%); wall is total as a percentage of the recording's duration.\n");
+}
+
+/* A positive decimal that fits in `max`; 0 or -EINVAL with the message printed. */
+static int parse_count(const char *opt, const char *arg, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v == 0 || v > max) {
+		p_err("invalid %s '%s': want a positive number", opt, arg);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	enum { OPT_FORMAT = 256, OPT_DEPTH, OPT_NO_TREE, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS };
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "sort", required_argument, NULL, 's' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "depth", required_argument, NULL, OPT_DEPTH },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "no-tree", no_argument, NULL, OPT_NO_TREE },
+		{ "tree-only", no_argument, NULL, OPT_TREE_ONLY },
+		{ "edges", no_argument, NULL, OPT_EDGES },
+		{ "marks", no_argument, NULL, OPT_MARKS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL },
+	};
+	struct report_opts o = { 0 };
+	struct archive_reader *ar = NULL;
+	struct report *rep = NULL;
+	struct bp_session s;
+	struct bp_event ev;
+	const char *path = DEFAULT_ARCHIVE;
+	unsigned long v;
+	int c, err = 0;
+
+	session__init(&s);
+	opterr = 0;	/* our own messages: one "bpfprof: " line, like every other error */
+	while ((c = getopt_long(argc, argv, ":s:n:p:t:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_FORMAT:
+			err = report__parse_format(optarg, &o.format);
+			if (err)
+				p_err("unknown format '%s': want pretty, json or csv", optarg);
+			break;
+		case 's':
+			err = report__parse_sort(optarg, &o.sort);
+			if (err)
+				p_err("unknown sort key '%s': want total, self, calls, avg or max",
+				      optarg);
+			break;
+		case 'n':
+			err = parse_count("--top", optarg, ULONG_MAX, &v);
+			o.top = v;
+			break;
+		case OPT_DEPTH:
+			err = parse_count("--depth", optarg, UINT32_MAX, &v);
+			o.depth = v;
+			break;
+		case 'p':
+			err = parse_count("pid", optarg, INT_MAX, &v);
+			o.pid = v;
+			break;
+		case 't':
+			err = parse_count("tid", optarg, INT_MAX, &v);
+			o.tid = v;
+			break;
+		case OPT_NO_TREE:
+			o.no_tree = true;
+			break;
+		case OPT_EDGES:
+			o.edges = true;
+			break;
+		case OPT_MARKS:
+			o.marks = true;
+			break;
+		case OPT_TREE_ONLY:
+			o.tree_only = true;
+			break;
+		case 'h':
+			usage(stdout);
+			goto cleanup;
+		case ':':
+			p_err("option '%s' needs a value (see 'bpfprof report --help')",
+			      argv[optind - 1]);
+			err = -EINVAL;
+			break;
+		default:
+			p_err("unknown option '%s' (see 'bpfprof report --help')", argv[optind - 1]);
+			err = -EINVAL;
+			break;
+		}
+		if (err)
+			goto cleanup;
+	}
+	if (o.no_tree && o.tree_only) {
+		p_err("--no-tree and --tree-only leave nothing to print");
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (argc - optind > 1) {
+		p_err("report reads one file, got %d (see 'bpfprof report --help')", argc - optind);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (optind < argc)
+		path = argv[optind];
+
+	err = report__new(&o, &rep);
+	if (err)
+		goto cleanup;
+	err = archive__open(path, &s, &ar);
+	if (err)
+		goto cleanup;	/* the reader said why, in one line */
+	while ((err = archive__next(ar, &ev)) > 0) {
+		err = report__add(rep, &s, &ev);
+		if (err) {
+			p_err("%s: corrupt archive: a call of unknown function %u", path,
+			      ev.call.func);
+			goto cleanup;
+		}
+	}
+	if (err)
+		goto cleanup;	/* the reader printed why */
+	err = report__print(rep, &s, stdout);
+	/* main() checks stdout and reports the write error */
+cleanup:
+	if (ar)
+		archive__close(ar);
+	report__free(rep);
+	session__free(&s);
+	return err ? (err == -EINVAL ? 2 : 1) : 0;
+}

@@ -1,0 +1,779 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * serve: keep the probes of running processes attached and serve, over HTTP
+ * (libmicrohttpd, loopback by default):
+ *
+ *   /metrics               per (process, function) aggregates in the
+ *                          Prometheus text format (user/metrics.c)
+ *   /capture?ms=N&format=F the calls of the next N ms as a trace file,
+ *                          through the exporter F (chrome by default)
+ *
+ * Threads: the main thread attaches, drains the ring buffer and decodes, as
+ * `record` does; libmicrohttpd runs one thread per connection, so a capture
+ * that waits for its window does not hold up a scrape.  One mutex guards
+ * everything the two share -- the session tables (the decoder adds threads,
+ * processes and call paths), the aggregates and the open captures -- and is
+ * taken by the main thread around each drain of the ring buffer (not per
+ * record), and by a request for the little while it reads or registers.
+ *
+ * Memory: aggregates only (processes x functions, and the interned call
+ * paths); a capture streams its calls into its exporter's temporary file,
+ * which goes away once sent.  Between captures nothing grows with the number
+ * of calls.
+ */
+#include <errno.h>
+#include <dirent.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "cmds.h"
+#include "decode/decode.h"
+#include "exporters/exporter.h"
+#include "web/httpd.h"
+#include "capture/launch.h"
+#include "base/log.h"
+#include "web/metrics.h"
+#include "symbols/select.h"
+#include "model/session.h"
+#include "capture/trace.h"
+#include "base/util.h"
+
+#define DEFAULT_LISTEN		"127.0.0.1:9464"
+#define DEFAULT_TOP		50
+#define CAPTURE_MAX_MS		60000
+#define CAPTURE_DEFAULT_MS	1000
+#define MAX_CAPTURES		8	/* open at once; more get 429 */
+/*
+ * Calls kept per capture: at a million calls a second a 60 s window would
+ * be a 9 GB Chrome file, and speedscope sorts a thread's calls in memory
+ * (24 bytes each).  Further calls are counted, not kept, and the reply says so.
+ */
+#define CAPTURE_MAX_CALLS	5000000
+/* tracer__poll()'s budget: a drain that returns fewer emptied the ring buffer. */
+#define POLL_BUDGET		65536
+/* A capture whose window ended this long ago is closed even if the buffer never empties. */
+#define CAPTURE_GRACE_NS	2000000000ull
+#define PRUNE_EVERY_NS		5000000000ull
+/*
+ * How often to count the traced processes: a walk of the BPF hash map,
+ * whose cost grows with its size, not its use; done on every drain at a
+ * million calls a second it was 40% of bpfprof's time.
+ */
+#define TARGETS_EVERY_NS	100000000ull
+
+struct serve_opts {
+	pid_t *pids;
+	size_t npids;
+	char **includes, **excludes;
+	size_t nincludes, nexcludes;
+	struct httpd_addr listen;
+	size_t top;
+	uint64_t buffer_size;
+	bool no_follow;
+	bool no_skip_endbr;
+};
+
+/* One /capture request: its window in session time and its own exporter. */
+struct capture {
+	struct capture *next;
+	const struct exporter_ops *ops;
+	struct exporter *exp;
+	char *path;		/* the exporter's destination, in the temporary directory */
+	uint64_t start, end;	/* ns since the session's t0 */
+	uint64_t ncalls, nlost;
+	uint64_t ndropped;	/* calls past CAPTURE_MAX_CALLS */
+	int err;
+	bool done;
+};
+
+struct serve_ctx {
+	pthread_mutex_t lock;
+	pthread_cond_t done;	/* a capture was closed */
+	atomic_int waiting;	/* requests waiting for the lock: the drain loop lets them in */
+	struct bp_session s;
+	struct decoder *dec;
+	struct tracer *tr;
+	struct metrics *m;
+	struct capture *captures;	/* open */
+	size_t ncaptures;
+	uint64_t nserved;	/* captures returned */
+	uint64_t seq;		/* capture file names */
+	size_t ntargets;	/* traced processes alive, counted every TARGETS_EVERY_NS */
+	bool stopping;
+	size_t top;
+	struct httpd_addr addr;
+	char tmpdir[64];
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void lock(struct serve_ctx *x)
+{
+	atomic_fetch_add(&x->waiting, 1);
+	pthread_mutex_lock(&x->lock);
+	atomic_fetch_sub(&x->waiting, 1);
+}
+
+static void unlock(struct serve_ctx *x)
+{
+	pthread_mutex_unlock(&x->lock);
+}
+
+/* ---------------------------------------------------------------- captures */
+
+/* The session as a capture sees it: time starts at its window. */
+static struct bp_session capture_session(const struct serve_ctx *x, const struct capture *c,
+					 uint64_t end)
+{
+	struct bp_session cs = x->s;
+
+	cs.t0 += c->start;
+	cs.duration = end > c->start ? end - c->start : 0;
+	cs.ncalls = c->ncalls;
+	cs.lost_total = c->nlost;
+	return cs;
+}
+
+static void capture_event(struct serve_ctx *x, struct capture *c, const struct bp_event *ev)
+{
+	struct bp_session cs;
+	struct bp_event e = *ev;
+
+	if (c->err)
+		return;
+	if (e.kind == BP_EV_CALL) {
+		/* the calls wholly inside the window */
+		if (e.call.begin < c->start || e.call.end > c->end)
+			return;
+		if (c->ncalls >= CAPTURE_MAX_CALLS) {
+			c->ndropped++;
+			return;
+		}
+		e.call.begin -= c->start;
+		e.call.end -= c->start;
+		c->ncalls++;
+	} else if (e.kind == BP_EV_LOSS) {
+		if (e.loss.ts < c->start || e.loss.ts > c->end)
+			return;
+		e.loss.ts -= c->start;
+		c->nlost += e.loss.count;
+	} else {
+		return;
+	}
+	cs = capture_session(x, c, c->end);
+	c->err = exporter__event(c->exp, &cs, &e);
+}
+
+/* Writes the capture out and wakes its request.  Under the lock. */
+static void capture_close(struct serve_ctx *x, struct capture *c, uint64_t now)
+{
+	struct bp_session cs = capture_session(x, c, now < c->end ? now : c->end);
+	struct capture **pp;
+
+	if (!c->err)
+		c->err = exporter__finish(c->exp, &cs);
+	exporter__free(c->exp);
+	c->exp = NULL;
+	c->done = true;
+	for (pp = &x->captures; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	x->ncaptures--;
+	if (!c->err)
+		x->nserved++;
+	pthread_cond_broadcast(&x->done);
+}
+
+/*
+ * After a drain that started at `polled` (session time) and emptied the
+ * buffer: every record of a window that ended before it has been decoded.
+ */
+/* Has a capture's window ended by `t` (it then wants every record up to t)? */
+static bool capture_due(const struct serve_ctx *x, uint64_t t)
+{
+	const struct capture *c;
+
+	for (c = x->captures; c; c = c->next)
+		if (t > c->end)
+			return true;
+	return false;
+}
+
+static void close_captures(struct serve_ctx *x, uint64_t polled, bool drained, uint64_t now)
+{
+	struct capture *c, *next;
+
+	for (c = x->captures; c; c = next) {
+		next = c->next;
+		if ((drained && polled > c->end) || now > c->end + CAPTURE_GRACE_NS || x->stopping)
+			capture_close(x, c, now);
+	}
+}
+
+/* Every decoded event (under the lock: it runs inside tracer__poll). */
+static int sink(void *ctx, const struct bp_event *ev)
+{
+	struct serve_ctx *x = ctx;
+	struct capture *c;
+
+	if (ev->kind == BP_EV_CALL)
+		metrics__add_call(x->m, &x->s, &ev->call);
+	for (c = x->captures; c; c = c->next)
+		capture_event(x, c, ev);
+	return 0;
+}
+
+static int decode_record(void *ctx, const void *rec, size_t size)
+{
+	struct serve_ctx *x = ctx;
+
+	return decoder__feed(x->dec, rec, size);
+}
+
+/* ---------------------------------------------------------------- HTTP */
+
+static uint64_t cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+}
+
+static uint64_t rss_bytes(void)
+{
+	unsigned long size, rss;
+	FILE *f = fopen("/proc/self/statm", "r");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "%lu %lu", &size, &rss);
+	fclose(f);
+	return n == 2 ? (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+static enum MHD_Result serve_metrics(struct serve_ctx *x, struct MHD_Connection *conn)
+{
+	struct metrics_extra ex = { .cpu_ns = cpu_ns(), .rss_bytes = rss_bytes() };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int err;
+
+	if (!f)
+		return httpd__reply_text(conn, 500, "out of memory");
+	lock(x);
+	ex.lost = x->s.lost_total;
+	ex.traced_processes = x->ntargets;
+	ex.captures = x->nserved;
+	err = metrics__write(x->m, &x->s, x->top, &ex, f);
+	unlock(x);
+	if (fclose(f) || err) {
+		free(buf);
+		return httpd__reply_text(conn, 500, "cannot write the metrics");
+	}
+	return httpd__reply_take(conn, 200, "text/plain; version=0.0.4; charset=utf-8", buf, len);
+}
+
+static const struct {
+	const char *format, *ctype, *ext;
+} capture_formats[] = {
+	{ "chrome", "application/json", ".json" },
+	{ "speedscope", "application/json", ".speedscope.json" },
+	{ "pprof", "application/octet-stream", ".pb.gz" },
+	{ "folded", "text/plain; charset=utf-8", ".folded" },
+	{ "csv", "text/csv; charset=utf-8", ".csv" },
+	{ "dot", "text/vnd.graphviz; charset=utf-8", ".dot" },
+};
+
+static enum MHD_Result serve_capture(struct serve_ctx *x, struct MHD_Connection *conn)
+{
+	const char *ms_arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "ms");
+	const char *fmt = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "format");
+	struct capture *c = NULL;
+	unsigned long ms = CAPTURE_DEFAULT_MS;
+	size_t k, nf = sizeof(capture_formats) / sizeof(capture_formats[0]);
+	char name[64];
+	enum MHD_Result ret;
+	int fd, err;
+
+	if (ms_arg) {
+		char *end;
+
+		errno = 0;
+		ms = strtoul(ms_arg, &end, 10);
+		if (errno || end == ms_arg || *end || ms_arg[0] == '-' || ms < 1 ||
+		    ms > CAPTURE_MAX_MS)
+			return httpd__reply_text(conn, 400, "ms must be 1 to %d (milliseconds)",
+						 CAPTURE_MAX_MS);
+	}
+	for (k = 0; k < nf && fmt && strcmp(fmt, capture_formats[k].format); k++)
+		;
+	if (!fmt)
+		k = 0;
+	if (k == nf)
+		return httpd__reply_text(conn, 400,
+					 "unknown format '%s': chrome, speedscope, pprof, folded, "
+					 "csv or dot", fmt);
+
+	lock(x);
+	if (x->stopping) {
+		unlock(x);
+		return httpd__reply_text(conn, 503, "bpfprof is stopping");
+	}
+	if (x->ncaptures >= MAX_CAPTURES) {
+		unlock(x);
+		return httpd__reply_text(conn, 429, "%d captures are running: try again later",
+					 MAX_CAPTURES);
+	}
+	c = xcalloc(1, sizeof(*c));
+	c->ops = exporter__find(capture_formats[k].format);
+	c->start = now_ns(CLOCK_MONOTONIC) - x->s.t0;
+	c->end = c->start + ms * 1000000ull;
+	if (!c->ops || asprintf(&c->path, "%s/capture-%" PRIu64 "%s", x->tmpdir, ++x->seq,
+				capture_formats[k].ext) < 0) {
+		unlock(x);
+		free(c);
+		return httpd__reply_text(conn, 500, "cannot start a capture");
+	}
+	err = exporter__new(c->ops, c->path, &x->s, &c->exp);
+	if (err) {
+		unlock(x);
+		free(c->path);
+		free(c);
+		return httpd__reply_text(conn, 500, "cannot write a capture: %s", strerror(-err));
+	}
+	c->next = x->captures;
+	x->captures = c;
+	x->ncaptures++;
+	while (!c->done)
+		pthread_cond_wait(&x->done, &x->lock);
+	unlock(x);
+
+	err = c->err;
+	fd = err ? -1 : open(c->path, O_RDONLY | O_CLOEXEC);
+	if (!err && fd < 0)
+		err = -errno;
+	unlink(c->path);	/* the open descriptor keeps it until it is sent */
+	if (err) {
+		ret = httpd__reply_text(conn, 500, "the capture failed: %s", strerror(-err));
+	} else {
+		snprintf(name, sizeof(name), "bpfprof-capture-%lums%s", ms, capture_formats[k].ext);
+		ret = httpd__reply_fd(conn, 200, capture_formats[k].ctype, fd, name, c->ndropped);
+	}
+	free(c->path);
+	free(c);
+	return ret;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
+			       const char *method, const char *version, const char *upload,
+			       size_t *upload_size, void **con_cls)
+{
+	struct serve_ctx *x = cls;
+	enum MHD_Result ret;
+
+	if (!httpd__host_ok(&x->addr, conn, &ret))
+		return ret;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return httpd__reply_text(conn, 405, "only GET");
+	if (!strcmp(url, "/metrics"))
+		return serve_metrics(x, conn);
+	if (!strcmp(url, "/capture"))
+		return serve_capture(x, conn);
+	if (!strcmp(url, "/"))
+		return httpd__reply_text(conn, 200,
+			"bpfprof serve\n\n"
+			"/metrics                     Prometheus metrics of the traced functions\n"
+			"/capture?ms=N&format=FORMAT  the calls of the next N ms (1 to %d) as a trace:\n"
+			"                             chrome (default), speedscope, pprof, folded,\n"
+			"                             csv or dot", CAPTURE_MAX_MS);
+	return httpd__reply_text(conn, 404, "not found: %s (try /metrics or /capture?ms=500)", url);
+}
+
+/* ---------------------------------------------------------------- attaching */
+
+static void fill_header(struct bp_session *s, const struct serve_opts *o)
+{
+	struct utsname u;
+	char host[256] = "";
+	size_t len, i;
+
+	s->cmdline = xmalloc(32 + 12 * o->npids);
+	len = sprintf(s->cmdline, "serve --pid ");
+	for (i = 0; i < o->npids; i++)
+		len += sprintf(s->cmdline + len, "%s%d", i ? "," : "", o->pids[i]);
+	gethostname(host, sizeof(host) - 1);
+	s->hostname = xstrdup(host);
+	s->kernel = xstrdup(uname(&u) ? "" : u.release);
+}
+
+static bool pid_alive(uint32_t pid, void *ctx)
+{
+	return !kill((pid_t)pid, 0) || errno != ESRCH;
+}
+
+static int run(struct serve_opts *o)
+{
+	struct tracer_opts topts = {
+		.buffer_size = o->buffer_size,
+		.follow_forks = !o->no_follow,
+	};
+	struct select_opts sopts = {
+		.includes = o->includes, .nincludes = o->nincludes,
+		.excludes = o->excludes, .nexcludes = o->nexcludes,
+		.no_skip_endbr = o->no_skip_endbr,
+	};
+	struct serve_ctx x = { .top = o->top, .addr = o->listen };
+	struct probe_set ps = { 0 }, unw = { 0 };
+	struct MHD_Daemon *d = NULL;
+	uint64_t *lost_seen = NULL, *lost_now = NULL, next_prune, next_targets = 0;
+	sigset_t block, old;
+	char *exe = NULL, url[128], buf[32];
+	int err, ncpus;
+	bool locks_made = false;
+	size_t i;
+
+	session__init(&x.s);
+	fill_header(&x.s, o);
+	err = metrics__new(&x.m);
+	if (err)
+		goto cleanup;
+	if (pthread_mutex_init(&x.lock, NULL) || pthread_cond_init(&x.done, NULL)) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	locks_made = true;
+
+	/* 1. What to trace: the first process's executable, as `attach` does. */
+	err = launch__targets(o->pids, o->npids, &exe);
+	if (err)
+		goto cleanup;
+	sopts.exe = exe;
+	sopts.pid = o->pids[0];
+	err = select__resolve(&sopts, &x.s, &ps);
+	if (err)
+		goto cleanup;
+
+	/* 2. The temporary directory for captures, and the listening socket: fail early. */
+	snprintf(x.tmpdir, sizeof(x.tmpdir), "/tmp/bpfprof-serve.XXXXXX");
+	if (!mkdtemp(x.tmpdir)) {
+		err = -errno;
+		x.tmpdir[0] = 0;
+		p_err("cannot create a temporary directory: %s", strerror(-err));
+		goto cleanup;
+	}
+
+	/* 3. Load and attach. */
+	tracer__route_libbpf_log();
+	err = decoder__new(&x.s, sink, &x, &x.dec);
+	if (err)
+		goto cleanup;
+	err = tracer__new(&topts, decode_record, &x, &x.tr);
+	if (err)
+		goto cleanup;
+	for (i = 0; i < o->npids && !err; i++)
+		err = tracer__add_pid(x.tr, o->pids[i]);
+	if (err) {
+		p_err("cannot register the target: %s", strerror(-err));
+		goto cleanup;
+	}
+	x.s.t0 = now_ns(CLOCK_MONOTONIC);
+	x.s.realtime_offset = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
+	/* The exception-unwinder hooks first, before any return probe; targets held still. */
+	tracer__hold_targets(x.tr);
+	select__unwinders(exe, o->pids[0], &unw);
+	tracer__attach_unwinders(x.tr, &unw);
+	err = tracer__attach_set(x.tr, &x.s, &ps);
+	tracer__release_targets(x.tr);
+	if (err)
+		goto cleanup;
+	p_info("traced %zu functions in %zu file%s (attached in %s)", ps.nfuncs, ps.nmods,
+	       ps.nmods == 1 ? "" : "s",
+	       fmt_duration(now_ns(CLOCK_MONOTONIC) - x.s.t0, buf, sizeof(buf)));
+
+	/* 4. Serve.  Signals go to this thread only: the server's threads block them. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	d = httpd__start(&x.addr, MHD_USE_THREAD_PER_CONNECTION, handler, &x, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!d) {
+		err = -EADDRNOTAVAIL;
+		goto cleanup;
+	}
+	httpd__url(&x.addr, url, sizeof(url));
+	printf("%s/metrics\n", url);
+	fflush(stdout);
+	p_info("serving %s/metrics and %s/capture?ms=N (Ctrl-C ends)", url, url);
+
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0)
+		ncpus = 1;
+	lost_seen = xcalloc(ncpus, sizeof(*lost_seen));
+	lost_now = xcalloc(ncpus, sizeof(*lost_now));
+	next_prune = now_ns(CLOCK_MONOTONIC) + PRUNE_EVERY_NS;
+
+	/* 5. Drain until a signal or the targets are gone. */
+	for (;;) {
+		uint64_t polled = now_ns(CLOCK_MONOTONIC), now;
+		bool gone = false, all;
+		int n, spins;
+
+		lock(&x);
+		/* a capture whose window has ended needs the records up to now */
+		all = capture_due(&x, polled - x.s.t0);
+		n = tracer__poll(x.tr, all);
+		if (n < 0) {
+			err = n;
+			unlock(&x);
+			p_err("cannot decode the trace: %s", strerror(-err));
+			break;
+		}
+		x.s.lost_total = tracer__lost(x.tr, lost_now, ncpus);
+		for (i = 0; i < (size_t)ncpus && !err; i++) {
+			if (lost_now[i] == lost_seen[i])
+				continue;
+			err = decoder__loss(x.dec, i, lost_now[i] - lost_seen[i]);
+			lost_seen[i] = lost_now[i];
+		}
+		now = now_ns(CLOCK_MONOTONIC);
+		if (now >= next_targets) {
+			x.ntargets = tracer__ntargets(x.tr);
+			gone = x.ntargets == 0;
+			next_targets = now + TARGETS_EVERY_NS;
+		}
+		if (stop_signal || gone || err)
+			x.stopping = true;
+		close_captures(&x, polled - x.s.t0, all && n < POLL_BUDGET, now - x.s.t0);
+		if (now >= next_prune) {
+			size_t k = metrics__prune(x.m, pid_alive, NULL);
+			uint64_t keep = now - x.s.t0 > PRUNE_EVERY_NS ? now - x.s.t0 - PRUNE_EVERY_NS : 0;
+			struct capture *c;
+
+			if (k)
+				p_dbg("dropped the aggregates of %zu functions of exited processes", k);
+			/* exited threads: kept while a capture may still name them */
+			for (c = x.captures; c; c = c->next)
+				if (c->start < keep)
+					keep = c->start;
+			k = session__prune_threads(&x.s, keep);
+			if (k)
+				p_dbg("forgot %zu exited threads", k);
+			next_prune = now + PRUNE_EVERY_NS;
+		}
+		unlock(&x);
+		if (err) {
+			p_err("cannot decode the trace: %s", strerror(-err));
+			break;
+		}
+		if (x.stopping) {
+			if (gone && !stop_signal)
+				p_info("the traced processes exited");
+			break;
+		}
+		/* A request waits for the lock: let it in before the next drain. */
+		for (spins = 0; atomic_load(&x.waiting) && spins < 1000; spins++)
+			sched_yield();
+		if (n == 0)
+			tracer__wait(x.tr, 2);	/* checks targets and signals; drains when due */
+	}
+
+cleanup:
+	/* Requests still waiting get their capture as it stands, then the server stops. */
+	if (locks_made) {
+		lock(&x);
+		x.stopping = true;
+		close_captures(&x, 0, false, now_ns(CLOCK_MONOTONIC) - x.s.t0);
+		unlock(&x);
+	}
+	if (d)
+		MHD_stop_daemon(d);
+	if (x.tr)
+		tracer__pause(x.tr);
+	tracer__free(x.tr);
+	decoder__free(x.dec);
+	probe_set__free(&ps);
+	probe_set__free(&unw);
+	metrics__free(x.m);
+	session__free(&x.s);
+	remove_tmpdir(x.tmpdir);
+	if (locks_made) {
+		pthread_cond_destroy(&x.done);
+		pthread_mutex_destroy(&x.lock);
+	}
+	free(lost_seen);
+	free(lost_now);
+	free(exe);
+	return err ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------- options */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bpfprof serve --pid PID[,PID...] [options]\n\n"
+		"Trace the function calls of running processes and serve, over HTTP:\n"
+		"  /metrics                     calls, time, self time and a latency histogram\n"
+		"                               per function and process (Prometheus format)\n"
+		"  /capture?ms=N&format=FORMAT  a trace of the next N ms (up to %d): chrome\n"
+		"                               (default), speedscope, pprof, folded, csv, dot\n"
+		"until Ctrl-C or the processes exit.  Only aggregates are kept between captures.\n\n"
+		"options:\n"
+		"  -p, --pid PID[,PID]    processes to trace (repeatable)\n"
+		"  -l, --listen ADDR:PORT where to serve (default " DEFAULT_LISTEN "; port 0: any free)\n"
+		"  -F, --function GLOB    trace functions of the executable matching GLOB\n"
+		"  -F LIB:GLOB            ... of shared libraries whose file name matches LIB\n"
+		"  -N, --exclude [LIB:]GLOB  do not trace these\n"
+		"                         default: every function of the main executable\n"
+		"      --top K            export the K functions with the most time (default %d;\n"
+		"                         0: all)\n"
+		"      --buffer-size SIZE ring buffer size (default 64M)\n"
+		"      --no-follow        do not trace processes forked by the targets\n"
+		"      --no-skip-endbr    probe endbr64 itself (single-stepped, ~10x dearer)\n"
+		"  -q, --quiet            fewer messages\n"
+		"  -v, --verbose          more messages (twice: libbpf debug)\n"
+		"  -h, --help             this help\n\n"
+		"The URL of /metrics is printed on standard output once the probes are attached.\n",
+		CAPTURE_MAX_MS, DEFAULT_TOP);
+}
+
+/* 0, 1 for --help, or -EINVAL (printed). */
+static int parse_args(int argc, char **argv, struct serve_opts *o)
+{
+	enum { OPT_TOP = 256, OPT_BUFFER, OPT_NO_FOLLOW, OPT_NO_SKIP_ENDBR };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "function", required_argument, NULL, 'F' },
+		{ "exclude", required_argument, NULL, 'N' },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "buffer-size", required_argument, NULL, OPT_BUFFER },
+		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
+		{ "no-skip-endbr", no_argument, NULL, OPT_NO_SKIP_ENDBR },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL },
+	};
+	const char *listen = DEFAULT_LISTEN;
+	int c;
+
+	o->top = DEFAULT_TOP;
+	o->buffer_size = 64ull << 20;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:l:F:N:qvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pids(optarg, &o->pids, &o->npids))
+				return -EINVAL;
+			break;
+		case 'l':
+			listen = optarg;
+			break;
+		case 'F':
+			strv_push(&o->includes, &o->nincludes, optarg);
+			break;
+		case 'N':
+			strv_push(&o->excludes, &o->nexcludes, optarg);
+			break;
+		case OPT_TOP: {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || v > 1000000) {
+				p_err("invalid --top '%s': want a number (0: all)", optarg);
+				return -EINVAL;
+			}
+			o->top = v;
+			break;
+		}
+		case OPT_BUFFER:
+			if (parse_buffer_size(optarg, &o->buffer_size))
+				return -EINVAL;
+			break;
+		case OPT_NO_FOLLOW:
+			o->no_follow = true;
+			break;
+		case OPT_NO_SKIP_ENDBR:
+			o->no_skip_endbr = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case ':':
+			p_err("option '%s' needs a value (see 'bpfprof serve --help')",
+			      argv[optind - 1]);
+			return -EINVAL;
+		default:
+			p_err("unknown option '%s' (see 'bpfprof serve --help')", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		p_err("unexpected argument '%s': serve traces running processes (--pid)",
+		      argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->npids) {
+		p_err("serve needs --pid PID (the processes to trace)");
+		return -EINVAL;
+	}
+	return httpd__parse_listen("--listen", listen, &o->listen);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_opts o = { 0 };
+	int err;
+
+	err = parse_args(argc, argv, &o);
+	if (err)
+		err = err > 0 ? 0 : 2;
+	else
+		err = run(&o);
+	free(o.pids);
+	free(o.includes);
+	free(o.excludes);
+	return err;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The decoder: turns ring buffer records (bpf/events.h) into decoded events
+ * (session.h) with one shadow call stack per thread.
+ *
+ * Memory is bounded by the number of threads and their live call depth, never
+ * by the number of calls: a call is emitted to the sink as soon as it ends.
+ */
+#ifndef BPFPROF_DECODE_H
+#define BPFPROF_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "model/session.h"
+
+struct decoder;
+
+/* Receives every decoded event; a negative return stops decoding and is passed back. */
+typedef int (*decoder_sink_fn)(void *ctx, const struct bp_event *ev);
+
+/*
+ * Frames deeper than this on one thread get no return probe from the kernel
+ * (MAX_URETPROBE_DEPTH in kernel/events/uprobes.c); the decoder expects no
+ * exit for them and closes them when later records prove them gone.
+ */
+#define DECODER_URETPROBE_DEPTH 64
+
+int decoder__new(struct bp_session *s, decoder_sink_fn sink, void *ctx, struct decoder **out);
+struct symbolizer;
+/* Stack samples are symbolized through sy (owned by the caller); without it they are dropped. */
+void decoder__set_symbolizer(struct decoder *d, struct symbolizer *sy);
+/* Data edges from the argument and return registers of BP_REC_*_ARGS records (--deps). */
+void decoder__enable_data_edges(struct decoder *d);
+/* One ring buffer record.  Returns 0, -EINVAL for a malformed record, or the sink's error. */
+int decoder__feed(struct decoder *d, const void *rec, size_t size);
+/* `count` records were lost on `cpu`: emits a loss marker at the latest time seen. */
+/* Threads with decoder state (seen, not exited). */
+size_t decoder__nthreads(const struct decoder *d);
+int decoder__loss(struct decoder *d, uint32_t cpu, uint64_t count);
+/* End of recording: closes every call still open, flagged unfinished. */
+int decoder__finish(struct decoder *d);
+void decoder__free(struct decoder *d);
+
+#endif

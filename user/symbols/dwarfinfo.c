@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <dwarf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <elfutils/libdw.h>
+#include "dwarfinfo.h"
+#include "base/log.h"
+
+static void add(struct dwarf_funcs *df, size_t *cap, Dwarf_Die *die, Dwarf_Files *files)
+{
+	Dwarf_Addr low;
+	Dwarf_Die child;
+	struct dwarf_func *f;
+	int n = 0, line = 0;
+	Dwarf_Attribute a;
+	Dwarf_Word fileidx;
+
+	if (dwarf_lowpc(die, &low) || !low)
+		return;
+	if (dwarf_child(die, &child) == 0) {
+		do {
+			int tag = dwarf_tag(&child);
+
+			if (tag == DW_TAG_formal_parameter)
+				n++;
+			else if (tag == DW_TAG_unspecified_parameters)
+				n = -1000;	/* variadic: any register may be an argument */
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	if (df->n == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		df->v = xrealloc(df->v, *cap * sizeof(*df->v));
+	}
+	f = &df->v[df->n++];
+	f->addr = low;
+	f->nparams = n < 0 ? -1 : n;
+	f->file = NULL;
+	f->line = 0;
+	if (dwarf_decl_line(die, &line) == 0)
+		f->line = line;
+	if (files && dwarf_attr(die, DW_AT_decl_file, &a) && dwarf_formudata(&a, &fileidx) == 0) {
+		const char *name = dwarf_filesrc(files, fileidx, NULL, NULL);
+
+		if (name)
+			f->file = xstrdup(name);
+	}
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct dwarf_func *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int dwarfinfo__read(const char *path, struct dwarf_funcs *out)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+	Dwarf *dw;
+	int fd;
+
+	memset(out, 0, sizeof(*out));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dw = dwarf_begin(fd, DWARF_C_READ);
+	if (!dw) {
+		close(fd);
+		return 0;	/* no debug information: nothing to say */
+	}
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, die;
+		Dwarf_Files *files = NULL;
+		size_t nfiles;
+
+		if (dwarf_offdie(dw, off + hsize, &cu)) {
+			dwarf_getsrcfiles(&cu, &files, &nfiles);
+			if (dwarf_child(&cu, &die) == 0) {
+				do {
+					if (dwarf_tag(&die) == DW_TAG_subprogram)
+						add(out, &cap, &die, files);
+				} while (dwarf_siblingof(&die, &die) == 0);
+			}
+		}
+		off = next;
+	}
+	dwarf_end(dw);
+	close(fd);
+	qsort(out->v, out->n, sizeof(*out->v), by_addr);
+	return 0;
+}
+
+const struct dwarf_func *dwarfinfo__find(const struct dwarf_funcs *df, uint64_t addr)
+{
+	size_t lo = 0, hi = df->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (df->v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < df->n && df->v[lo].addr == addr ? &df->v[lo] : NULL;
+}
+
+void dwarfinfo__free(struct dwarf_funcs *df)
+{
+	size_t i;
+
+	if (!df)
+		return;
+	for (i = 0; i < df->n; i++)
+		free(df->v[i].file);
+	free(df->v);
+	memset(df, 0, sizeof(*df));
+}

@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Function symbols of an ELF file, for attaching uprobes: name, address,
+ * file offset and the class of the first instruction.  libelf does the ELF
+ * parsing; this file only filters, de-duplicates and annotates.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <gelf.h>
+#include "elfsym.h"
+#include "base/log.h"
+
+/* abi::__cxa_demangle from libstdc++, through its C symbol. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* Enough bytes for every instruction pattern elfsym__classify_insn() knows. */
+#define INSN_PEEK 32	/* endbr64 (4) or a Go stack check (<= 18) + the instruction after it */
+
+/* A function symbol before alias removal; names point into libelf's string table. */
+struct cand {
+	const char *name;
+	uint64_t addr;
+	uint64_t size;
+	uint64_t offset;
+	int bind_rank;	/* 0 GLOBAL, 1 WEAK, 2 anything else: lower wins among aliases */
+	uint32_t flags;
+};
+
+static const char *const startup_glue[] = {
+	"_start",
+	"_init",
+	"_fini",
+	"frame_dummy",
+	"register_tm_clones",
+	"deregister_tm_clones",
+	"__do_global_dtors_aux",
+	"__libc_csu_init",
+	"__libc_csu_fini",
+	"_dl_relocate_static_pie",
+};
+
+bool elfsym__is_startup_glue(const char *name)
+{
+	size_t i;
+
+	if (!name)
+		return false;
+	/* i386 PIC helpers, one per register: __x86.get_pc_thunk.bx, .cx, ... */
+	if (!strncmp(name, "__x86.get_pc_thunk.", strlen("__x86.get_pc_thunk.")))
+		return true;
+	for (i = 0; i < sizeof(startup_glue) / sizeof(startup_glue[0]); i++)
+		if (!strcmp(name, startup_glue[i]))
+			return true;
+	return false;
+}
+
+bool elfsym__func_matches(const struct elf_func *f, const char *glob)
+{
+	uint32_t i;
+
+	if (elfsym__match(glob, f->name) || elfsym__match(glob, f->raw_name))
+		return true;
+	for (i = 0; i < f->naliases; i++)
+		if (elfsym__match(glob, f->aliases[i]))
+			return true;
+	return false;
+}
+
+bool elfsym__match(const char *glob, const char *name)
+{
+	return glob && name && fnmatch(glob, name, 0) == 0;
+}
+
+const char *elfsym__insn_name(uint32_t insn)
+{
+	switch (insn) {
+	case ELFSYM_INSN_PUSH:
+		return "push";
+	case ELFSYM_INSN_NOP:
+		return "nop";
+	case ELFSYM_INSN_NOP5:
+		return "nop5";
+	case ELFSYM_INSN_ENDBR64:
+		return "endbr64";
+	case ELFSYM_INSN_MOV_RBP:
+		return "mov";
+	case ELFSYM_INSN_REFUSED:
+		return "refused";
+	default:
+		return "other";
+	}
+}
+
+uint32_t elfsym__classify_insn(const uint8_t *c, size_t len)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const uint8_t nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	size_t i = 0;
+
+	if (len >= sizeof(endbr64) && !memcmp(c, endbr64, sizeof(endbr64)))
+		return ELFSYM_INSN_ENDBR64;
+	/*
+	 * The kernel's uprobe decoder refuses a lock prefix and the es/cs/ss/ds
+	 * segment overrides (arch/x86/kernel/uprobes.c, is_prefix_bad()): such a
+	 * probe would be silently skipped when the file is mapped later.
+	 */
+	for (i = 0; i < len && i < 4; i++) {
+		if (c[i] == 0xf0 || c[i] == 0x26 || c[i] == 0x2e || c[i] == 0x36 || c[i] == 0x3e)
+			return ELFSYM_INSN_REFUSED;
+		if (c[i] != 0x66 && c[i] != 0x67 && c[i] != 0xf2 && c[i] != 0xf3 &&
+		    (c[i] & 0xf0) != 0x40)
+			break;	/* past the prefixes (and REX) */
+	}
+	/*
+	 * VEX (c4, c5) and EVEX (62) encoded instructions (AVX, AVX-512: glibc's
+	 * string functions start so): the kernel checks the opcode byte after
+	 * the prefix against its one-byte opcode table.  Measured on 6.18: a
+	 * probe on `vmovd %esi,%xmm1` never fired (0x6e reads as "outs",
+	 * refused when the file is mapped), and one on `vpbroadcastb
+	 * %esi,%zmm16` fired but the instruction was emulated as the `js` its
+	 * opcode byte 0x78 would be: wrong results in 996 of 1000 calls, a
+	 * python3.11 calling memset spun forever.  Never probed.
+	 */
+	if (i < len && (c[i] == 0xc4 || c[i] == 0xc5 || c[i] == 0x62))
+		return ELFSYM_INSN_REFUSED;
+	i = 0;
+	if (len >= sizeof(nop5) && !memcmp(c, nop5, sizeof(nop5)))
+		return ELFSYM_INSN_NOP5;
+	/* mov %rsp,%rbp has two encodings; assemblers emit 48 89 e5 */
+	if (len >= 3 && c[0] == 0x48 &&
+	    ((c[1] == 0x89 && c[2] == 0xe5) || (c[1] == 0x8b && c[2] == 0xec)))
+		return ELFSYM_INSN_MOV_RBP;
+	/* the kernel emulates push %reg, and push %r8-%r15 with a bare REX.B only */
+	if (len >= 1 && c[0] >= 0x50 && c[0] <= 0x57)
+		return ELFSYM_INSN_PUSH;
+	if (len >= 2 && c[0] == 0x41 && c[1] >= 0x50 && c[1] <= 0x57)
+		return ELFSYM_INSN_PUSH;
+	/* long nops come behind operand-size prefixes: 66 0f 1f 44 00 00, 66 90 */
+	while (i < len && c[i] == 0x66)
+		i++;
+	if (i < len && c[i] == 0x90)
+		return ELFSYM_INSN_NOP;
+	if (i + 1 < len && c[i] == 0x0f && c[i + 1] == 0x1f)
+		return ELFSYM_INSN_NOP;
+	return ELFSYM_INSN_OTHER;
+}
+
+void elfsym__free(struct elf_funcs *f)
+{
+	size_t i;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->n; i++) {
+		uint32_t j;
+
+		free(f->v[i].name);
+		free(f->v[i].raw_name);
+		for (j = 0; j < f->v[i].naliases; j++)
+			free(f->v[i].aliases[j]);
+		free(f->v[i].aliases);
+	}
+	for (i = 0; i < f->nifuncs; i++)
+		free(f->ifuncs[i]);
+	free(f->ifuncs);
+	free(f->segs);
+	free(f->v);
+	memset(f, 0, sizeof(*f));
+}
+
+/* Sections a function may be traced in: executable code, but not the PLT stubs. */
+static bool section_is_code(Elf *elf, size_t shstrndx, Elf_Scn *scn)
+{
+	GElf_Shdr shdr;
+	const char *name;
+
+	if (!gelf_getshdr(scn, &shdr))
+		return false;
+	if (shdr.sh_type != SHT_PROGBITS || !(shdr.sh_flags & SHF_EXECINSTR))
+		return false;
+	name = elf_strptr(elf, shstrndx, shdr.sh_name);
+	if (!name)
+		return true;
+	return strcmp(name, ".plt") && strcmp(name, ".plt.sec") && strcmp(name, ".plt.got") &&
+	       strcmp(name, ".iplt");
+}
+
+/*
+ * GCC splits unlikely paths into "foo.cold" / "foo.cold.3": entered by a jump
+ * from foo, not by a call, so there is no return address on the stack.
+ */
+static bool is_cold_fragment(const char *name)
+{
+	const char *p = name;
+
+	while ((p = strstr(p, ".cold"))) {
+		p += strlen(".cold");
+		if (*p == '\0' || *p == '.')
+			return true;
+	}
+	return false;
+}
+
+static int load_segments(Elf *elf, struct elf_seg **segs, size_t *nsegs)
+{
+	size_t phnum, i;
+	GElf_Phdr phdr;
+
+	*segs = NULL;
+	*nsegs = 0;
+	if (elf_getphdrnum(elf, &phnum))
+		return -ENOEXEC;
+	*segs = xcalloc(phnum, sizeof(**segs));
+	for (i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(elf, i, &phdr))
+			return -ENOEXEC;
+		if (phdr.p_type != PT_LOAD)
+			continue;
+		(*segs)[*nsegs].vaddr = phdr.p_vaddr;
+		(*segs)[*nsegs].filesz = phdr.p_filesz;
+		(*segs)[*nsegs].offset = phdr.p_offset;
+		(*nsegs)++;
+	}
+	return 0;
+}
+
+/* File offset of `addr`, or -1 when no PT_LOAD maps it from the file (e.g. .bss). */
+static int64_t addr_to_offset(const struct elf_seg *segs, size_t nsegs, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < nsegs; i++)
+		if (addr >= segs[i].vaddr && addr - segs[i].vaddr < segs[i].filesz)
+			return (int64_t)(addr - segs[i].vaddr + segs[i].offset);
+	return -1;
+}
+
+/* Aliases end up adjacent with the preferred name first. */
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	size_t lx, ly;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if ((x->name[0] == '_') != (y->name[0] == '_'))
+		return x->name[0] == '_' ? 1 : -1;
+	if (x->bind_rank != y->bind_rank)
+		return x->bind_rank - y->bind_rank;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Appends the function symbols of one symbol table section to `*cands`. */
+static void add_ifunc(struct elf_funcs *out, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < out->nifuncs; i++)
+		if (!strcmp(out->ifuncs[i], name))
+			return;	/* another version of it */
+	out->ifuncs = xrealloc(out->ifuncs, (out->nifuncs + 1) * sizeof(*out->ifuncs));
+	out->ifuncs[out->nifuncs++] = xstrdup(name);
+}
+
+static int collect_syms(Elf *elf, Elf_Scn *symscn, const bool *code_scn, size_t nscn,
+			const struct elf_seg *segs, size_t nsegs,
+			struct cand **cands, size_t *ncands, struct elf_funcs *out)
+{
+	GElf_Shdr shdr;
+	Elf_Data *data;
+	size_t i, nsyms, cap = 0;
+	GElf_Sym sym;
+
+	if (!gelf_getshdr(symscn, &shdr) || !shdr.sh_entsize)
+		return -ENOEXEC;
+	data = elf_getdata(symscn, NULL);
+	if (!data)
+		return -ENOEXEC;
+	nsyms = shdr.sh_size / shdr.sh_entsize;
+
+	for (i = 0; i < nsyms; i++) {
+		struct cand *c;
+		const char *name;
+		int64_t off;
+		int bind;
+
+		if (!gelf_getsym(data, i, &sym))
+			continue;
+		if (GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC && sym.st_shndx != SHN_UNDEF) {
+			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+			if (name && *name)
+				add_ifunc(out, name);
+			continue;
+		}
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value || !sym.st_size)
+			continue;
+		/* SHN_UNDEF: imported; SHN_ABS/SHN_XINDEX...: not code we can map */
+		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
+		    sym.st_shndx >= nscn || !code_scn[sym.st_shndx])
+			continue;
+		name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+		if (!name || !*name || is_cold_fragment(name))
+			continue;
+		off = addr_to_offset(segs, nsegs, sym.st_value);
+		if (off < 0)
+			continue;
+
+		if (*ncands == cap) {
+			cap = cap ? cap * 2 : 256;
+			*cands = xrealloc(*cands, cap * sizeof(**cands));
+		}
+		c = &(*cands)[(*ncands)++];
+		bind = GELF_ST_BIND(sym.st_info);
+		c->name = name;
+		c->addr = sym.st_value;
+		c->size = sym.st_size;
+		c->offset = (uint64_t)off;
+		c->bind_rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+		c->flags = bind == STB_WEAK ? ELFSYM_F_WEAK : bind == STB_LOCAL ? ELFSYM_F_LOCAL : 0;
+	}
+	return 0;
+}
+
+static char *demangle(const char *raw, uint32_t *flags)
+{
+	char *d;
+	int status = 0;
+
+	if (strncmp(raw, "_Z", 2))
+		return xstrdup(raw);
+	d = __cxa_demangle(raw, NULL, NULL, &status);
+	if (!d || status) {
+		free(d);
+		return xstrdup(raw);
+	}
+	*flags |= ELFSYM_F_DEMANGLED;
+	return d;
+}
+
+/* Fills one output entry from the winning alias; `fd` is the open ELF file. */
+uint32_t elfsym__go_prologue(const uint8_t *code, size_t len)
+{
+	static const uint8_t cmp_rsp[] = { 0x49, 0x3b, 0x66, 0x10 };	/* cmp 0x10(%r14),%rsp */
+	static const uint8_t cmp_r12[] = { 0x4d, 0x3b, 0x66, 0x10 };	/* cmp 0x10(%r14),%r12 */
+	const uint8_t *cmp = cmp_rsp;
+	size_t i = 0;
+
+	/* lea -N(%rsp),%r12: disp8 (4c 8d 64 24 NN) or disp32 (4c 8d a4 24 NN NN NN NN) */
+	if (len >= 5 && code[0] == 0x4c && code[1] == 0x8d && code[3] == 0x24 &&
+	    (code[2] == 0x64 || code[2] == 0xa4)) {
+		i = code[2] == 0x64 ? 5 : 8;
+		cmp = cmp_r12;
+	}
+	if (len < i + sizeof(cmp_rsp) || memcmp(code + i, cmp, sizeof(cmp_rsp)))
+		return 0;
+	i += sizeof(cmp_rsp);
+	if (len >= i + 2 && code[i] == 0x76)				/* jbe rel8 */
+		return i + 2;
+	if (len >= i + 6 && code[i] == 0x0f && code[i + 1] == 0x86)	/* jbe rel32 */
+		return i + 6;
+	return 0;
+}
+
+static void fill_func(struct elf_func *f, const struct cand *c, int fd, bool x86_64)
+{
+	uint8_t code[INSN_PEEK];
+	size_t want = c->size < INSN_PEEK ? c->size : INSN_PEEK;
+	ssize_t got;
+
+	f->raw_name = xstrdup(c->name);
+	f->addr = c->addr;
+	f->size = c->size;
+	f->offset = c->offset;
+	f->flags = c->flags;
+	f->name = demangle(c->name, &f->flags);
+	if (elfsym__is_startup_glue(c->name))
+		f->flags |= ELFSYM_F_STARTUP;
+	f->insn = ELFSYM_INSN_OTHER;
+	if (!x86_64)
+		return;
+	/* only the function's own bytes: a 1-byte "ret" must not borrow its neighbour's */
+	got = pread(fd, code, want, (off_t)c->offset);
+	if (got > 0)
+		f->insn = elfsym__classify_insn(code, (size_t)got);
+	f->insn_next = ELFSYM_INSN_OTHER;
+	if (f->insn == ELFSYM_INSN_ENDBR64 && got > 4)
+		f->insn_next = elfsym__classify_insn(code + 4, (size_t)got - 4);
+	if (got > 0) {
+		f->go_prologue = elfsym__go_prologue(code, (size_t)got);
+		if (f->go_prologue && f->go_prologue < (size_t)got)
+			f->insn_next = elfsym__classify_insn(code + f->go_prologue,
+							     (size_t)got - f->go_prologue);
+	}
+}
+
+int64_t elfsym__addr_to_offset(const struct elf_funcs *f, uint64_t addr)
+{
+	return addr_to_offset(f->segs, f->nsegs, addr);
+}
+
+int elfsym__func_at(const char *path, const char *name, uint64_t addr, uint64_t offset,
+		    struct elf_func *out)
+{
+	struct cand c = { .name = name, .addr = addr, .size = INSN_PEEK, .offset = offset };
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	memset(out, 0, sizeof(*out));
+	if (fd < 0)
+		return -errno;
+	fill_func(out, &c, fd, true);
+	out->size = 0;	/* unknown: no symbol */
+	out->flags |= ELFSYM_F_IFUNC;
+	close(fd);
+	return 0;
+}
+
+int elfsym__read(const char *path, struct elf_funcs *out)
+{
+	struct elf_seg *segs = NULL;
+	struct cand *cands = NULL;
+	bool *code_scn = NULL;
+	size_t nsegs = 0, ncands = 0, nscn = 0, nphdr = 0, shstrndx, i, n;
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	Elf *elf = NULL;
+	GElf_Ehdr ehdr;
+	struct stat st;
+	int fd = -1, err;
+
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		p_err("%s: libelf initialisation failed: %s", path, elf_errmsg(-1));
+		return -EINVAL;
+	}
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		p_err("%s: not a regular file", path);
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		p_err("%s: not an ELF file", path);
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	if (!gelf_getehdr(elf, &ehdr)) {
+		p_err("%s: corrupt ELF header: %s", path, elf_errmsg(-1));
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	if (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN) {
+		p_err("%s: ELF type %u is not an executable or shared library", path,
+		      (unsigned int)ehdr.e_type);
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	if (elf_getshdrstrndx(elf, &shstrndx) || elf_getshdrnum(elf, &nscn) ||
+	    elf_getphdrnum(elf, &nphdr)) {
+		p_err("%s: corrupt ELF headers: %s", path, elf_errmsg(-1));
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	/*
+	 * libelf reports a section header table cut short by the end of the
+	 * file as zero sections, not as an error: a truncated file would look
+	 * like one without symbols.  e_shnum is 0 only with extended numbering,
+	 * where libelf's count comes from section 0 and is the one to check.
+	 */
+	if (ehdr.e_phoff + (uint64_t)nphdr * ehdr.e_phentsize > (uint64_t)st.st_size ||
+	    ehdr.e_shoff + (uint64_t)(ehdr.e_shnum ? ehdr.e_shnum : nscn) * ehdr.e_shentsize >
+		    (uint64_t)st.st_size) {
+		p_err("%s: truncated ELF file", path);
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	err = load_segments(elf, &segs, &nsegs);
+	if (err) {
+		p_err("%s: corrupt ELF program headers: %s", path, elf_errmsg(-1));
+		goto cleanup;
+	}
+
+	/* one pass over the sections: which hold code, and where the symbol tables are */
+	code_scn = xcalloc(nscn, sizeof(*code_scn));
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		size_t idx = elf_ndxscn(scn);
+
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		if (shdr.sh_type == SHT_PROGBITS) {
+			const char *name = elf_strptr(elf, shstrndx, shdr.sh_name);
+
+			if (name && (!strcmp(name, ".go.buildinfo") || !strcmp(name, ".gopclntab")))
+				out->go = true;
+		}
+		if (shdr.sh_type == SHT_SYMTAB && !symtab)
+			symtab = scn;
+		else if (shdr.sh_type == SHT_DYNSYM && !dynsym)
+			dynsym = scn;
+		if (idx < nscn)
+			code_scn[idx] = section_is_code(elf, shstrndx, scn);
+	}
+	if (!symtab && !dynsym) {
+		err = -ENODATA;
+		goto cleanup;
+	}
+
+	err = collect_syms(elf, symtab ? symtab : dynsym, code_scn, nscn, segs, nsegs,
+			   &cands, &ncands, out);
+	if (err) {
+		p_err("%s: corrupt symbol table: %s", path, elf_errmsg(-1));
+		goto cleanup;
+	}
+	if (!ncands) {
+		err = -ENODATA;
+		goto cleanup;
+	}
+
+	qsort(cands, ncands, sizeof(*cands), cand_cmp);
+	out->v = xcalloc(ncands, sizeof(*out->v));
+	for (i = 0, n = 0; i < ncands; i++) {
+		if (n && out->v[n - 1].addr == cands[i].addr) {
+			struct elf_func *f = &out->v[n - 1];
+			uint32_t j;
+
+			/* the same symbol listed twice (versions) is not an alias */
+			if (!strcmp(f->raw_name, cands[i].name))
+				continue;
+			for (j = 0; j < f->naliases && strcmp(f->aliases[j], cands[i].name); j++)
+				;
+			if (j == f->naliases) {
+				f->aliases = xrealloc(f->aliases, (f->naliases + 1) * sizeof(*f->aliases));
+				f->aliases[f->naliases++] = xstrdup(cands[i].name);
+			}
+			f->flags |= ELFSYM_F_ALIASED;
+			continue;
+		}
+		fill_func(&out->v[n++], &cands[i], fd, ehdr.e_machine == EM_X86_64);
+	}
+	out->n = n;
+	out->from_dynsym = !symtab;
+	out->pie = ehdr.e_type == ET_DYN;
+	/* (out->go was set by the section pass) */
+	out->segs = segs;	/* for elfsym__addr_to_offset() */
+	out->nsegs = nsegs;
+	segs = NULL;
+	err = 0;
+
+cleanup:
+	if (err)
+		elfsym__free(out);
+	free(cands);
+	free(code_scn);
+	free(segs);
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}

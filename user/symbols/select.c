@@ -1,0 +1,663 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <unistd.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dwarfinfo.h"
+#include "elfsym.h"
+#include "base/log.h"
+#include "select.h"
+#include "base/util.h"
+
+static bool is_elf(const char *path);
+
+char *select__split(const char *pattern, const char **lib, const char **glob)
+{
+	char *copy = xstrdup(pattern);
+	char *p;
+
+	*lib = NULL;
+	*glob = copy;
+	for (p = copy; (p = strchr(p, ':')); p++) {
+		if (p[1] == ':') {	/* C++ scope: skip both */
+			p++;
+			continue;
+		}
+		*p = 0;
+		*lib = copy;
+		*glob = p + 1;
+		break;
+	}
+	return copy;
+}
+
+/* Where shared libraries live, in the order the dynamic loader would look. */
+static const char *const lib_dirs[] = {
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
+	"/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+	"/usr/local/lib", NULL,
+};
+
+static void add_path(char ***paths, size_t *n, const char *path)
+{
+	char *real = realpath(path, NULL);
+	size_t i;
+
+	if (!real)
+		return;
+	for (i = 0; i < *n; i++) {
+		if (strcmp((*paths)[i], real) == 0) {
+			free(real);
+			return;
+		}
+	}
+	*paths = xrealloc(*paths, (*n + 1) * sizeof(**paths));
+	(*paths)[(*n)++] = real;
+}
+
+static void scan_dir(const char *dir, const char *glob, char ***paths, size_t *n)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	char buf[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (fnmatch(glob, de->d_name, 0) || !strstr(de->d_name, ".so"))
+			continue;
+		snprintf(buf, sizeof(buf), "%s/%s", dir, de->d_name);
+		if (!is_elf(buf))
+			continue;	/* a linker script such as libc.so */
+		add_path(paths, n, buf);
+	}
+	closedir(d);
+}
+
+/* Mapped files of `pid` whose basename matches `glob`. */
+static void scan_maps(pid_t pid, const char *glob, char ***paths, size_t *n)
+{
+	char buf[PATH_MAX + 128], root[64];
+	FILE *f;
+
+	snprintf(buf, sizeof(buf), "/proc/%d/maps", pid);
+	f = fopen(buf, "r");
+	if (!f)
+		return;
+	snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	while (fgets(buf, sizeof(buf), f)) {
+		char *path = strchr(buf, '/'), *base, full[PATH_MAX + 64];
+
+		if (!path)
+			continue;
+		path[strcspn(path, "\n")] = 0;
+		base = strrchr(path, '/') + 1;
+		if (fnmatch(glob, base, 0))
+			continue;
+		/* Through /proc/PID/root so a process in another mount namespace works. */
+		snprintf(full, sizeof(full), "%s%s", root, path);
+		add_path(paths, n, full);
+	}
+	fclose(f);
+}
+
+int select__libraries(const char *lib, pid_t pid, char ***paths, size_t *n);
+
+/* The library files LIB names: a path, or a glob over file names. */
+static int resolve_lib(const char *lib, pid_t pid, char ***paths, size_t *n)
+{
+	const char *env = getenv("LD_LIBRARY_PATH");
+	size_t i;
+
+	if (strchr(lib, '/')) {
+		add_path(paths, n, lib);
+		return *n ? 0 : -ENOENT;
+	}
+	if (pid > 0)
+		scan_maps(pid, lib, paths, n);
+	if (env) {
+		char *copy = xstrdup(env), *save = NULL, *d;
+
+		for (d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save))
+			scan_dir(d, lib, paths, n);
+		free(copy);
+	}
+	for (i = 0; lib_dirs[i]; i++)
+		scan_dir(lib_dirs[i], lib, paths, n);
+	return *n ? 0 : -ENOENT;
+}
+
+struct mod_work {
+	char *path;
+	struct elf_funcs syms;
+	unsigned char *chosen;
+	int read_err;
+	bool all;		/* default selection: everything but glue */
+};
+
+static struct mod_work *find_mod(struct mod_work **mods, size_t *nmods, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < *nmods; i++)
+		if (strcmp((*mods)[i].path, path) == 0)
+			return &(*mods)[i];
+	*mods = xrealloc(*mods, (*nmods + 1) * sizeof(**mods));
+	memset(&(*mods)[*nmods], 0, sizeof(**mods));
+	(*mods)[*nmods].path = xstrdup(path);
+	(*mods)[*nmods].read_err = 1;	/* not read yet */
+	return &(*mods)[(*nmods)++];
+}
+
+static int load_syms(struct mod_work *m)
+{
+	if (m->read_err == 1) {
+		m->read_err = elfsym__read(m->path, &m->syms);
+		if (!m->read_err)
+			m->chosen = xcalloc(m->syms.n, 1);
+	}
+	return m->read_err;
+}
+
+static bool has_wildcard(const char *g)
+{
+	return strpbrk(g, "*?[") != NULL;
+}
+
+/*
+ * glibc's string functions (strlen, memcpy...) are IFUNCs: the symbol is a
+ * resolver that picks an implementation by CPU features when the library is
+ * loaded, and a stripped library has no symbol for the implementations.  On
+ * one machine the pick is the same for bpfprof and its target when both map
+ * the same file, so bpfprof asks its own dynamic linker (dlsym returns the
+ * implementation), for libraries it has loaded itself only (RTLD_NOLOAD: no
+ * constructor of a foreign library runs here).  Returns the implementation's
+ * link-time address in `path`.
+ */
+static int resolve_ifunc(const char *path, const char *name, uint64_t *addr)
+{
+	void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+	Dl_info info;
+	void *p;
+	int err = -ENOENT;
+
+	if (!h)
+		return -ENOENT;
+	p = dlsym(h, name);
+	if (p && dladdr(p, &info) && info.dli_fbase) {
+		*addr = (uintptr_t)p - (uintptr_t)info.dli_fbase;
+		err = 0;
+	}
+	dlclose(h);
+	return err;
+}
+
+/* Chooses the implementation of IFUNC `name` of m (appended to m's functions once). */
+static bool choose_ifunc(struct mod_work *m, const char *name)
+{
+	struct elf_func f;
+	uint64_t addr;
+	int64_t offset;
+	size_t i;
+
+	if (resolve_ifunc(m->path, name, &addr) ||
+	    (offset = elfsym__addr_to_offset(&m->syms, addr)) < 0) {
+		p_warn("%s in %s is chosen at run time (an IFUNC) and bpfprof has not loaded that "
+		       "library itself to ask which: not traced", name, m->path);
+		return false;
+	}
+	/*
+	 * One probe per address: glibc's memcpy and memmove resolve to one
+	 * implementation here; the second name becomes an alias of the first.
+	 */
+	for (i = 0; i < m->syms.n; i++) {
+		struct elf_func *g = &m->syms.v[i];
+
+		if (g->offset != (uint64_t)offset)
+			continue;
+		m->chosen[i] = 1;
+		if (!elfsym__func_matches(g, name)) {
+			g->aliases = xrealloc(g->aliases, (g->naliases + 1) * sizeof(*g->aliases));
+			g->aliases[g->naliases++] = xstrdup(name);
+			g->flags |= ELFSYM_F_ALIASED;
+		}
+		return true;
+	}
+	if (elfsym__func_at(m->path, name, addr, offset, &f))
+		return false;
+	m->syms.v = xrealloc(m->syms.v, (m->syms.n + 1) * sizeof(*m->syms.v));
+	m->chosen = xrealloc(m->chosen, m->syms.n + 1);
+	m->syms.v[m->syms.n] = f;
+	m->chosen[m->syms.n++] = 1;
+	p_dbg("%s in %s: an IFUNC, its implementation here is at offset %#lx", name, m->path,
+	      (unsigned long)offset);
+	return true;
+}
+
+/* Marks (or unmarks) matches of `glob` in m; returns how many matched. */
+static size_t apply(struct mod_work *m, const char *glob, bool include)
+{
+	size_t i, hits = 0;
+
+	/* IFUNCs first: a match appends to m->syms, which the loop below then sees */
+	for (i = 0; include && i < m->syms.nifuncs; i++)
+		if (elfsym__match(glob, m->syms.ifuncs[i]) && (!has_wildcard(glob) ||
+							       m->syms.ifuncs[i][0] != '_'))
+			choose_ifunc(m, m->syms.ifuncs[i]);
+
+	for (i = 0; i < m->syms.n; i++) {
+		const struct elf_func *f = &m->syms.v[i];
+		bool match = elfsym__func_matches(f, glob);
+
+		if (!match)
+			continue;
+		/* Start-up glue only when named exactly. */
+		if (include && (f->flags & ELFSYM_F_STARTUP) && has_wildcard(glob))
+			continue;
+		m->chosen[i] = include;
+		hits++;
+	}
+	return hits;
+}
+
+static int report_read_err(const char *path, int err)
+{
+	if (err == -ENODATA)
+		p_err("%s has no function symbols (fully stripped?)", path);
+	else if (err != -ENOEXEC)	/* ENOEXEC reasons are printed by elfsym */
+		p_err("cannot read symbols of %s: %s", path, strerror(-err));
+	return err;
+}
+
+int select__resolve(const struct select_opts *o, struct bp_session *s, struct probe_set *out)
+{
+	struct mod_work *mods = NULL, *m;
+	size_t nmods = 0, i, j;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	m = find_mod(&mods, &nmods, o->exe);	/* main executable is module 0 */
+
+	if (o->no_exe)
+		m->read_err = -ENOEXEC;	/* never read: plain patterns apply to exec'd images */
+	if (!o->nincludes && !o->no_exe) {
+		err = load_syms(m);
+		if (err) {
+			if (!o->lenient)
+				report_read_err(o->exe, err);
+			goto cleanup;
+		}
+		for (i = 0; i < m->syms.n; i++)
+			m->chosen[i] = !(m->syms.v[i].flags & ELFSYM_F_STARTUP);
+	}
+
+	/* Includes, then excludes: -N wins over -F whatever the order on the command line. */
+	for (int pass = 0; pass < 2; pass++) {
+		char **pats = pass ? o->excludes : o->includes;
+		size_t npats = pass ? o->nexcludes : o->nincludes;
+
+		for (i = 0; i < npats; i++) {
+			const char *lib, *glob;
+			char *copy = select__split(pats[i], &lib, &glob);
+			char **paths = NULL;
+			size_t npaths = 0, hits = 0;
+
+			if ((lib && o->main_only) || (!lib && o->no_exe)) {
+				free(copy);
+				continue;
+			}
+			if (lib) {
+				err = resolve_lib(lib, o->pid, &paths, &npaths);
+				if (err && pass == 0) {
+					p_err("no shared library matches '%s' (in pattern '%s')", lib,
+					      pats[i]);
+					free(copy);
+					goto cleanup;
+				}
+				err = 0;
+			} else {
+				add_path(&paths, &npaths, o->exe);
+				if (!npaths) {
+					paths = xmalloc(sizeof(*paths));
+					paths[npaths++] = xstrdup(o->exe);
+				}
+			}
+			for (j = 0; j < npaths; j++) {
+				struct mod_work *mm;
+
+				/* Excludes only touch modules something was selected from. */
+				if (pass == 1) {
+					size_t k;
+
+					for (k = 0, mm = NULL; k < nmods; k++) {
+						char *r = realpath(mods[k].path, NULL);
+
+						if (r && strcmp(r, paths[j]) == 0)
+							mm = &mods[k];
+						free(r);
+					}
+					if (!mm)
+						continue;
+				} else {
+					mm = lib ? find_mod(&mods, &nmods, paths[j]) : &mods[0];
+				}
+				err = load_syms(mm);
+				if (err) {
+					if (lib && npaths > 1 && (err == -ENOEXEC || err == -ENODATA)) {
+						err = 0;	/* e.g. a linker script named libc.so */
+						continue;
+					}
+					if (o->lenient) {
+						err = 0;
+						continue;
+					}
+					report_read_err(mm->path, err);
+					goto free_pat;
+				}
+				hits += apply(mm, glob, pass == 0);
+			}
+			if (pass == 0 && !hits && !o->lenient) {
+				p_err("pattern '%s' matches no function in %s", pats[i],
+				      lib ? lib : o->exe);
+				err = -ESRCH;
+			}
+free_pat:
+			for (j = 0; j < npaths; j++)
+				free(paths[j]);
+			free(paths);
+			free(copy);
+			if (err)
+				goto cleanup;
+		}
+	}
+
+	/* Build the probe set and the session's function table. */
+	for (i = 0; i < nmods; i++) {
+		struct probe_module pm = { 0 };
+		struct dwarf_funcs dw = { 0 };
+		size_t nrefused = 0;
+		uint32_t mid;
+
+		m = &mods[i];
+		if (m->read_err)
+			continue;
+		for (j = 0; j < m->syms.n; j++)
+			pm.n += m->chosen[j] &&
+				(o->list_only || m->syms.v[j].insn != ELFSYM_INSN_REFUSED);
+		if (!pm.n) {
+			for (j = 0; j < m->syms.n && !o->lenient; j++)
+				if (m->chosen[j])
+					p_warn("cannot probe %s in %s (first instruction with a lock or "
+					       "segment prefix, which the kernel refuses, or AVX-encoded, "
+					       "which it mis-executes); not traced",
+					       m->syms.v[j].name, m->path);
+			continue;
+		}
+		mid = session__add_module(s, m->path);
+		dwarfinfo__read(m->path, &dw);
+		pm.path = xstrdup(m->path);
+		/*
+		 * Go: the runtime copies goroutine stacks when they grow and walks
+		 * them (GC, tracebacks, panics); a return address replaced by the
+		 * kernel's return trampoline makes it abort ("unexpected return
+		 * pc").  Entries only, each a call of no duration.
+		 */
+		if (m->syms.go) {
+			pm.entry_only = true;
+			if (!o->list_only)
+				p_warn("%s is a Go program: return probes would crash it (its runtime "
+				       "moves and walks goroutine stacks), so its functions are traced "
+				       "at entry only: call counts, no durations", m->path);
+		}
+		pm.offsets = xcalloc(pm.n, sizeof(*pm.offsets));
+		pm.cookies = xcalloc(pm.n, sizeof(*pm.cookies));
+		pm.n = 0;
+		for (j = 0; j < m->syms.n; j++) {
+			const struct elf_func *ef = &m->syms.v[j];
+			struct bp_func f = {
+				.name = ef->name,
+				.module = mid,
+				.flags = ef->insn | (m->syms.go ? BP_FUNC_ENTRY_ONLY : 0),
+				.addr = ef->addr,
+				.size = ef->size,
+				.offset = ef->offset,
+			};
+
+			const struct dwarf_func *df;
+
+			if (!m->chosen[j])
+				continue;
+			if (ef->insn == ELFSYM_INSN_REFUSED && !o->list_only) {
+				/* the kernel would skip it silently once the file is mapped */
+				if (!o->lenient) {
+					if (!nrefused++)
+						p_warn("cannot probe these functions of %s (first "
+						       "instruction with a lock or segment prefix, which "
+						       "the kernel refuses, or AVX-encoded, which it "
+						       "mis-executes); not traced:", m->path);
+					if (nrefused <= 20)
+						fprintf(stderr, "    %s\n", ef->name);
+				}
+				continue;
+			}
+			f.nparams = -1;
+			df = dwarfinfo__find(&dw, ef->addr);
+			if (df) {
+				f.nparams = df->nparams;
+				f.file = df->file;
+				f.line = df->line;
+			}
+			/*
+			 * endbr64 is single-stepped by the kernel; the instruction after
+			 * it, if push or nop, is emulated: ~6x cheaper.  Probing there is
+			 * exact: endbr64 does not touch the stack, so the return address
+			 * is still on top for the return probe, and a branch back to
+			 * entry+4 would have to re-run a push -- compilers never do.
+			 */
+			if (ef->insn == ELFSYM_INSN_ENDBR64 && !o->no_skip_endbr &&
+			    (ef->insn_next == ELFSYM_INSN_PUSH || ef->insn_next == ELFSYM_INSN_NOP ||
+			     ef->insn_next == ELFSYM_INSN_NOP5) && ef->size > 4) {
+				f.flags = (f.flags & ~BP_FUNC_INSN_MASK) | BP_FUNC_SKIP_ENDBR |
+					  ef->insn_next;
+				f.offset += 4;
+			}
+			/*
+			 * Go: after the stack check, which morestack jumps back to
+			 * the entry to run again: one probe hit per call.
+			 */
+			if (m->syms.go && ef->go_prologue && ef->size > ef->go_prologue) {
+				f.flags = (f.flags & ~BP_FUNC_INSN_MASK) | BP_FUNC_GO_CHECKED |
+					  ef->insn_next;
+				f.offset += ef->go_prologue;
+			}
+			pm.offsets[pm.n] = f.offset;
+			pm.cookies[pm.n] = session__add_func(s, &f);
+			pm.n++;
+		}
+		dwarfinfo__free(&dw);
+		if (nrefused > 20)
+			fprintf(stderr, "    ... and %zu more\n", nrefused - 20);
+		out->mods = xrealloc(out->mods, (out->nmods + 1) * sizeof(*out->mods));
+		out->mods[out->nmods++] = pm;
+		out->nfuncs += pm.n;
+	}
+	if (!out->nfuncs) {
+		if (!o->lenient)
+			p_err("no function left to trace (every match was excluded by -N or "
+			      "cannot be probed)");
+		err = -ESRCH;
+	}
+cleanup:
+	for (i = 0; i < nmods; i++) {
+		free(mods[i].path);
+		elfsym__free(&mods[i].syms);
+		free(mods[i].chosen);
+	}
+	free(mods);
+	if (err)
+		probe_set__free(out);
+	return err;
+}
+
+void probe_set__free(struct probe_set *ps)
+{
+	size_t i;
+
+	if (!ps)
+		return;
+	for (i = 0; i < ps->nmods; i++) {
+		free(ps->mods[i].path);
+		free(ps->mods[i].offsets);
+		free(ps->mods[i].cookies);
+	}
+	free(ps->mods);
+	memset(ps, 0, sizeof(*ps));
+}
+
+static const char *const unwinder_syms[] = {
+	"_Unwind_RaiseException", "_Unwind_Resume", "_Unwind_ForcedUnwind",
+	"_Unwind_Resume_or_Rethrow", "_Unwind_Backtrace", NULL,
+};
+
+static bool is_elf(const char *path)
+{
+	return file_has_magic(path, "\177ELF", 4);
+}
+
+static void add_unwinder_module(const char *path, struct probe_set *out)
+{
+	struct elf_funcs syms = { 0 };
+	struct probe_module pm = { 0 };
+	size_t i, j;
+
+	if (!is_elf(path) || elfsym__read(path, &syms))
+		return;
+	pm.offsets = xcalloc(sizeof(unwinder_syms) / sizeof(unwinder_syms[0]), sizeof(*pm.offsets));
+	for (i = 0; i < syms.n; i++)
+		for (j = 0; unwinder_syms[j]; j++)
+			if (elfsym__func_matches(&syms.v[i], unwinder_syms[j])) {
+				pm.offsets[pm.n++] = syms.v[i].offset;
+				break;	/* once per function, whatever its names */
+			}
+	elfsym__free(&syms);
+	if (!pm.n) {
+		free(pm.offsets);
+		return;
+	}
+	pm.path = xstrdup(path);
+	out->mods = xrealloc(out->mods, (out->nmods + 1) * sizeof(*out->mods));
+	out->mods[out->nmods++] = pm;
+	out->nfuncs += pm.n;
+}
+
+/*
+ * Does the program use the exception unwinder at all: C++ or libgcc_s among
+ * its direct dependencies (a plain C program gains nothing from the hook but
+ * its attach and detach time)?  A running process (attach) is asked through
+ * its mappings instead.
+ */
+static bool needs_unwinder(const char *exe, pid_t pid)
+{
+	Elf_Scn *scn = NULL;
+	bool need = false;
+	Elf *elf;
+	int fd;
+
+	if (pid > 0) {
+		char **paths = NULL;
+		size_t n = 0, i;
+
+		scan_maps(pid, "libgcc_s.so*", &paths, &n);
+		for (i = 0; i < n; i++)
+			free(paths[i]);
+		free(paths);
+		if (n)
+			return true;
+	}
+	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && !need && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (i = 0; data && i < sh.sh_size / (sh.sh_entsize ? sh.sh_entsize : 16); i++) {
+			GElf_Dyn dyn;
+			const char *name;
+
+			if (!gelf_getdyn(data, i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			if (name && (strstr(name, "libstdc++") || strstr(name, "libgcc_s") ||
+				     strstr(name, "libc++")))
+				need = true;
+		}
+	}
+	if (!elf)
+		need = true;	/* cannot tell: hook it */
+	elf_end(elf);
+	close(fd);
+	return need;
+}
+
+void select__unwinders(const char *exe, pid_t pid, struct probe_set *out)
+{
+	char **paths = NULL;
+	size_t npaths = 0, i;
+
+	memset(out, 0, sizeof(*out));
+	add_unwinder_module(exe, out);
+	if (!needs_unwinder(exe, pid))
+		return;
+	resolve_lib("libgcc_s.so*", pid, &paths, &npaths);
+	for (i = 0; i < npaths; i++) {
+		add_unwinder_module(paths[i], out);
+		free(paths[i]);
+	}
+	free(paths);
+}
+
+const char *select__probe_path(const struct bp_func *f)
+{
+	if (f->flags & BP_FUNC_SKIP_ENDBR)
+		return "skip-endbr";
+	switch (f->flags & BP_FUNC_INSN_MASK) {
+	case ELFSYM_INSN_PUSH:
+	case ELFSYM_INSN_NOP:
+		return "emulated";
+	case ELFSYM_INSN_NOP5:
+		return "nop5";
+	default:
+		return "single-step";
+	}
+}
+
+unsigned select__probe_cost_ns(const struct bp_func *f)
+{
+	/* entry + return, `make bench` on the development VM (6.18, 2 vCPUs); see README */
+	const char *path = select__probe_path(f);
+
+	if (!strcmp(path, "single-step"))
+		return 15000;
+	return strcmp(path, "nop5") ? 700 : 500;
+}
+
+int select__libraries(const char *lib, pid_t pid, char ***paths, size_t *n)
+{
+	*paths = NULL;
+	*n = 0;
+	return resolve_lib(lib, pid, paths, n);
+}

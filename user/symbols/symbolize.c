@@ -1,0 +1,666 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <linux/types.h>
+#include "bpf/events.h"
+#include "dwarfinfo.h"
+#include "elfsym.h"
+#include "base/log.h"
+#include "symbolize.h"
+#include "unwind.h"
+
+struct mapping {
+	uint64_t start, end, pgoff;
+	int file;		/* index into files, -1: anonymous or special */
+	char *special;		/* "[vdso]", "[heap]", ... (not a file) */
+};
+
+struct proc_maps {
+	uint32_t pid;
+	struct mapping *v;
+	size_t n;
+	int reread;		/* misses since the last read: re-read at most a few times */
+	char *text;		/* /proc/PID/maps as last read, for the unwinder */
+	uint64_t gen;		/* changes with text */
+};
+
+struct symfile {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	uint32_t module;	/* session module id */
+	struct elf_funcs syms;	/* sorted by addr; offsets ascending with addr */
+	struct dwarf_funcs dw;	/* file:line of its functions, where it has DWARF */
+	int err;
+};
+
+struct ksym {
+	uint64_t addr;
+	char *name;
+};
+
+/* (module, symbol address) -> session function id */
+struct fkey {
+	uint64_t key;		/* module << 48 ^ addr, 0 = empty */
+	uint32_t func;
+};
+
+struct symbolizer {
+	struct bp_session *s;
+	struct proc_maps *procs;
+	size_t nprocs;
+	struct symfile *files;
+	size_t nfiles;
+	struct ksym *ksyms;
+	size_t nksyms;
+	int kloaded;
+	uint32_t kmodule;
+	struct fkey *ftab;
+	size_t ftab_cap, ftab_used;
+	uint32_t truncated_func, nostack_func;
+	bool have_truncated, have_nostack;
+	struct unwinder *uw;	/* created by the first sample with a stack copy */
+	bool uw_failed;
+	uint64_t nustack, nfallback;	/* stack copies unwound; fp stacks used instead */
+	uint32_t max_copy;	/* the largest stack copy seen */
+};
+
+static uint64_t fkey_of(uint32_t module, uint64_t addr)
+{
+	return ((uint64_t)module + 1) << 48 ^ addr;
+}
+
+static size_t fslot(const struct symbolizer *sy, uint64_t key)
+{
+	size_t i = (key * 0x9e3779b97f4a7c15ull >> 20) & (sy->ftab_cap - 1);
+
+	while (sy->ftab[i].key && sy->ftab[i].key != key)
+		i = (i + 1) & (sy->ftab_cap - 1);
+	return i;
+}
+
+static void fput(struct symbolizer *sy, uint64_t key, uint32_t func)
+{
+	size_t i;
+
+	if ((sy->ftab_used + 1) * 2 > sy->ftab_cap) {
+		struct fkey *old = sy->ftab;
+		size_t oldcap = sy->ftab_cap;
+
+		sy->ftab_cap = oldcap ? oldcap * 2 : 1024;
+		sy->ftab = xcalloc(sy->ftab_cap, sizeof(*sy->ftab));
+		for (i = 0; i < oldcap; i++)
+			if (old[i].key)
+				sy->ftab[fslot(sy, old[i].key)] = old[i];
+		free(old);
+	}
+	i = fslot(sy, key);
+	if (!sy->ftab[i].key)
+		sy->ftab_used++;
+	sy->ftab[i].key = key;
+	sy->ftab[i].func = func;
+}
+
+static bool fget(const struct symbolizer *sy, uint64_t key, uint32_t *func)
+{
+	size_t i;
+
+	if (!sy->ftab_cap)
+		return false;
+	i = fslot(sy, key);
+	if (!sy->ftab[i].key)
+		return false;
+	*func = sy->ftab[i].func;
+	return true;
+}
+
+int symbolizer__new(struct bp_session *s, struct symbolizer **out)
+{
+	struct symbolizer *sy = xcalloc(1, sizeof(*sy));
+	size_t i;
+
+	sy->s = s;
+	/* Probed functions keep their ids when they show up in stacks. */
+	for (i = 0; i < s->nfuncs; i++)
+		fput(sy, fkey_of(s->funcs[i].module, s->funcs[i].addr), i);
+	*out = sy;
+	return 0;
+}
+
+/*
+ * At the end: why DWARF unwinds fell short (with -v), and a hint when the
+ * stack copy was too small for a noticeable share.
+ */
+static void report_unwinds(struct symbolizer *sy)
+{
+	uint64_t cut;
+	int e;
+
+	if (!sy->uw || !sy->nustack)
+		return;
+	cut = unwinder__count(sy->uw, UNWIND_STACK_CUT);
+	p_dbg("user stack copies unwound: %" PRIu64 ", the largest %u bytes", sy->nustack,
+	      sy->max_copy);
+	for (e = 0; e < UNWIND_NEND && verbose; e++)
+		if (unwinder__count(sy->uw, e))
+			p_dbg("DWARF unwinds %s: %" PRIu64, unwind_end_str(e),
+			      unwinder__count(sy->uw, e));
+	if (sy->nfallback)
+		p_dbg("frame-pointer stacks used where DWARF fell short: %" PRIu64, sy->nfallback);
+	if (cut * 100 > sy->nustack)
+		p_warn("%" PRIu64 " of %" PRIu64 " user stacks were deeper than the %u-byte stack "
+		       "copy (truncated): try a larger --stack-size", cut, sy->nustack, sy->max_copy);
+}
+
+void symbolizer__free(struct symbolizer *sy)
+{
+	size_t i, j;
+
+	if (!sy)
+		return;
+	report_unwinds(sy);
+	unwinder__free(sy->uw);
+	for (i = 0; i < sy->nprocs; i++) {
+		for (j = 0; j < sy->procs[i].n; j++)
+			free(sy->procs[i].v[j].special);
+		free(sy->procs[i].v);
+		free(sy->procs[i].text);
+	}
+	for (i = 0; i < sy->nfiles; i++) {
+		free(sy->files[i].path);
+		elfsym__free(&sy->files[i].syms);
+		dwarfinfo__free(&sy->files[i].dw);
+	}
+	for (i = 0; i < sy->nksyms; i++)
+		free(sy->ksyms[i].name);
+	free(sy->procs);
+	free(sy->files);
+	free(sy->ksyms);
+	free(sy->ftab);
+	free(sy);
+}
+
+static void load_kallsyms(struct symbolizer *sy);
+
+static int file_index(struct symbolizer *sy, uint32_t pid, const char *path)
+{
+	char full[4200];
+	struct stat st;
+	size_t i;
+
+	/* Through /proc/PID/root: the process may live in another mount namespace. */
+	snprintf(full, sizeof(full), "/proc/%u/root%s", pid, path);
+	if (stat(full, &st) && stat(path, &st))
+		return -1;
+	for (i = 0; i < sy->nfiles; i++)
+		if (sy->files[i].dev == st.st_dev && sy->files[i].ino == st.st_ino)
+			return i;
+	sy->files = xrealloc(sy->files, (sy->nfiles + 1) * sizeof(*sy->files));
+	memset(&sy->files[sy->nfiles], 0, sizeof(*sy->files));
+	sy->files[sy->nfiles].path = xstrdup(path);
+	sy->files[sy->nfiles].dev = st.st_dev;
+	sy->files[sy->nfiles].ino = st.st_ino;
+	sy->files[sy->nfiles].module = session__add_module(sy->s, path);
+	sy->files[sy->nfiles].err = 1;	/* symbols not read yet */
+	return sy->nfiles++;
+}
+
+static struct proc_maps *proc_of(struct symbolizer *sy, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < sy->nprocs; i++)
+		if (sy->procs[i].pid == pid)
+			return &sy->procs[i];
+	return NULL;
+}
+
+/* The whole of /proc/PID/maps, or NULL when the process is gone. */
+static char *slurp_maps(uint32_t pid)
+{
+	char path[64], *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 16384;
+			buf = xrealloc(buf, cap);
+		}
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n);
+	fclose(f);
+	buf[len] = 0;
+	return buf;
+}
+
+static void read_maps(struct symbolizer *sy, struct proc_maps *pm)
+{
+	char *text = slurp_maps(pm->pid), *line, *nl;
+	size_t j;
+
+	if (!text)
+		return;	/* gone: what was read before is the best there is */
+	if (pm->text && !strcmp(pm->text, text)) {
+		free(text);
+		return;
+	}
+	for (j = 0; j < pm->n; j++)
+		free(pm->v[j].special);
+	pm->n = 0;
+	free(pm->text);
+	pm->text = text;
+	pm->gen++;
+	text = xstrdup(text);	/* parsed in place */
+	for (line = text; *line; line = nl + 1) {
+		unsigned long long start, end, pgoff;
+		char perms[8], *name;
+		int off = 0;
+		struct mapping *m;
+
+		nl = strchr(line, '\n');
+		if (!nl)
+			nl = line + strlen(line) - 1;
+		else
+			*nl = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff,
+			   &off) < 4 || !off || perms[2] != 'x')
+			continue;	/* only executable mappings hold code */
+		name = line + off;
+		pm->v = xrealloc(pm->v, (pm->n + 1) * sizeof(*pm->v));
+		m = &pm->v[pm->n++];
+		m->start = start;
+		m->end = end;
+		m->pgoff = pgoff;
+		m->file = -1;
+		m->special = NULL;
+		if (name[0] == '/')
+			m->file = file_index(sy, pm->pid, name);
+		if (m->file < 0)	/* anonymous, [vdso], or a file gone since */
+			m->special = xstrdup(name[0] ? name : "[anon]");
+	}
+	free(text);
+}
+
+void symbolizer__preload_kernel(struct symbolizer *sy)
+{
+	if (!sy->kloaded)
+		load_kallsyms(sy);
+}
+
+void symbolizer__preload(struct symbolizer *sy, uint32_t pid)
+{
+	struct proc_maps *pm = proc_of(sy, pid);
+
+	if (!pm) {
+		sy->procs = xrealloc(sy->procs, (sy->nprocs + 1) * sizeof(*sy->procs));
+		pm = &sy->procs[sy->nprocs++];
+		memset(pm, 0, sizeof(*pm));
+		pm->pid = pid;
+	}
+	read_maps(sy, pm);
+}
+
+void symbolizer__forget(struct symbolizer *sy, uint32_t pid)
+{
+	struct proc_maps *pm = proc_of(sy, pid);
+
+	if (pm)
+		read_maps(sy, pm);	/* exec: the new image is mapped now */
+	unwinder__forget(sy->uw, pid);
+}
+
+static const struct mapping *find_map(struct symbolizer *sy, uint32_t pid, uint64_t addr)
+{
+	struct proc_maps *pm = proc_of(sy, pid);
+	size_t i;
+
+	if (!pm) {
+		symbolizer__preload(sy, pid);
+		pm = proc_of(sy, pid);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (i = 0; i < pm->n; i++)
+			if (addr >= pm->v[i].start && addr < pm->v[i].end)
+				return &pm->v[i];
+		/* dlopen'd since: re-read, but not forever for a wild address */
+		if (pass || pm->reread > 64)
+			break;
+		pm->reread++;
+		read_maps(sy, pm);
+	}
+	return NULL;
+}
+
+/*
+ * A function met in a stack, and where it is defined when the file's DWARF
+ * says (df, NULL if not).
+ */
+static uint32_t add_func(struct symbolizer *sy, const char *name, uint32_t module, uint64_t addr,
+			 uint64_t size, uint32_t flags, const struct dwarf_func *df)
+{
+	struct bp_func f = {
+		.name = (char *)name,
+		.module = module,
+		.flags = flags,
+		.addr = addr,
+		.size = size,
+		.nparams = df ? df->nparams : -1,
+		.file = df ? df->file : NULL,
+		.line = df ? df->line : 0,
+	};
+	uint32_t id = session__add_func(sy->s, &f);
+
+	fput(sy, fkey_of(module, addr), id);
+	return id;
+}
+
+/* A user address -> function id. */
+static uint32_t user_frame(struct symbolizer *sy, uint32_t pid, uint64_t ip)
+{
+	const struct mapping *m = find_map(sy, pid, ip);
+	struct symfile *sf;
+	uint64_t off;
+	char name[512];
+	uint32_t id;
+	size_t lo, hi;
+
+	if (!m || m->file < 0) {
+		const char *what = m ? m->special : "[unmapped]";
+		uint32_t mod = session__add_module(sy->s, what);
+
+		/* Unknown code keeps its address: never dropped, never merged wrongly. */
+		if (fget(sy, fkey_of(mod, ip), &id))
+			return id;
+		snprintf(name, sizeof(name), "[unknown] %s+0x%" PRIx64, what,
+			 m ? ip - m->start : ip);
+		return add_func(sy, name, mod, ip, 0, BP_FUNC_SAMPLED | BP_FUNC_UNKNOWN, NULL);
+	}
+	sf = &sy->files[m->file];
+	off = ip - m->start + m->pgoff;	/* file offset of the address */
+	if (sf->err == 1) {
+		char full[4200];
+
+		snprintf(full, sizeof(full), "/proc/%u/root%s", pid, sf->path);
+		sf->err = elfsym__read(full, &sf->syms);
+		if (sf->err)
+			sf->err = elfsym__read(sf->path, &sf->syms);
+		if (!sf->err)	/* source file:line, where the file has debug information */
+			dwarfinfo__read(sf->err ? sf->path : full, &sf->dw);
+	}
+	if (!sf->err) {
+		/* the function whose file range holds off (offsets ascend with addresses) */
+		lo = 0;
+		hi = sf->syms.n;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (sf->syms.v[mid].offset <= off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo) {
+			const struct elf_func *ef = &sf->syms.v[lo - 1];
+
+			if (off < ef->offset + ef->size) {
+				if (fget(sy, fkey_of(sf->module, ef->addr), &id))
+					return id;
+				return add_func(sy, ef->name, sf->module, ef->addr, ef->size, BP_FUNC_SAMPLED,
+						    dwarfinfo__find(&sf->dw, ef->addr));
+			}
+		}
+	}
+	if (fget(sy, fkey_of(sf->module, off | 1ull << 47), &id))
+		return id;
+	{
+		const char *base = strrchr(sf->path, '/');
+
+		snprintf(name, sizeof(name), "[unknown] %s+0x%" PRIx64, base ? base + 1 : sf->path,
+			 off);
+	}
+	return add_func(sy, name, sf->module, off | 1ull << 47, 0,
+			BP_FUNC_SAMPLED | BP_FUNC_UNKNOWN, NULL);
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void load_kallsyms(struct symbolizer *sy)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512];
+	size_t cap = 0;
+
+	sy->kloaded = 1;
+	sy->kmodule = session__add_module(sy->s, "[kernel]");
+	if (!f)
+		return;
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	/* ~200k lines: parsed by hand, sscanf would take a good part of a second */
+	while (fgets_unlocked(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, *p, *name;
+
+		addr = strtoull(line, &p, 16);
+		if (!addr || *p != ' ')
+			continue;
+		type = p[1];
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		name = p + 3;
+		name[strcspn(name, " \t\n")] = 0;
+		if (sy->nksyms == cap) {
+			cap = cap ? cap * 2 : 65536;
+			sy->ksyms = xrealloc(sy->ksyms, cap * sizeof(*sy->ksyms));
+		}
+		sy->ksyms[sy->nksyms].addr = addr;
+		sy->ksyms[sy->nksyms].name = xstrdup(name);
+		sy->nksyms++;
+	}
+	fclose(f);
+	qsort(sy->ksyms, sy->nksyms, sizeof(*sy->ksyms), ksym_cmp);
+}
+
+static uint32_t kernel_frame(struct symbolizer *sy, uint64_t ip)
+{
+	size_t lo = 0, hi;
+	uint32_t id;
+	char name[64];
+
+	if (!sy->kloaded)
+		load_kallsyms(sy);
+	hi = sy->nksyms;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (sy->ksyms[mid].addr <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo) {
+		const struct ksym *k = &sy->ksyms[lo - 1];
+
+		if (fget(sy, fkey_of(sy->kmodule, k->addr), &id))
+			return id;
+		return add_func(sy, k->name, sy->kmodule, k->addr, 0,
+				BP_FUNC_SAMPLED | BP_FUNC_KERNEL, NULL);
+	}
+	if (fget(sy, fkey_of(sy->kmodule, ip), &id))
+		return id;
+	snprintf(name, sizeof(name), "[unknown] [kernel]+0x%" PRIx64, ip);
+	return add_func(sy, name, sy->kmodule, ip, 0,
+			BP_FUNC_SAMPLED | BP_FUNC_KERNEL | BP_FUNC_UNKNOWN, NULL);
+}
+
+/* Where a complete user stack begins: the C runtime's and the thread library's roots. */
+static bool is_root(const char *name)
+{
+	static const char *const roots[] = {
+		"_start", "__libc_start_main", "__libc_start_call_main", "start_thread",
+		"clone", "clone3", "__clone", "__clone3", "_dl_start_user", "_dl_start", NULL,
+	};
+	size_t i;
+
+	for (i = 0; roots[i]; i++)
+		if (!strcmp(name, roots[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Does a user stack (adjusted addresses, innermost first) reach a root?  Its
+ * outermost frame is one, or main() is right below the outermost frame
+ * (libc's __libc_start_call_main is a local symbol that a stripped libc does
+ * not name).
+ */
+static bool rooted(struct symbolizer *sy, uint32_t pid, const uint64_t *ips, uint32_t n)
+{
+	if (!n || n >= BP_MAX_USER_FRAMES)
+		return false;
+	return is_root(session__func_name(sy->s, user_frame(sy, pid, ips[n - 1]))) ||
+	       (n >= 2 && !strcmp(session__func_name(sy->s, user_frame(sy, pid, ips[n - 2])), "main"));
+}
+
+/* The call path of a stack: user frames (adjusted), then kernel frames, innermost first. */
+static uint32_t make_path(struct symbolizer *sy, uint32_t pid, const uint64_t *uips, uint32_t nuser,
+			  const uint64_t *kips, uint32_t nkern, bool truncated)
+{
+	uint32_t path = 0, i;
+
+	if (nuser && truncated) {
+		if (!sy->have_truncated) {
+			sy->truncated_func = add_func(sy, "[truncated]",
+						      session__add_module(sy->s, "[none]"), 0, 0,
+						      BP_FUNC_MARKER, NULL);
+			sy->have_truncated = true;
+		}
+		path = session__path(sy->s, 0, sy->truncated_func);
+	}
+	for (i = nuser; i-- > 0;)
+		path = session__path(sy->s, path, user_frame(sy, pid, uips[i]));
+	/* The innermost kernel frames of a tracepoint sample are the BPF machinery itself. */
+	while (nkern) {
+		const char *name = session__func_name(sy->s, kernel_frame(sy, kips[0]));
+
+		if (strncmp(name, "bpf_", 4) && strncmp(name, "__bpf_", 6) &&
+		    strncmp(name, "__traceiter_", 12) && strncmp(name, "perf_trace_", 11))
+			break;
+		kips++;
+		nkern--;
+	}
+	for (i = nkern; i-- > 0;)
+		path = session__path(sy->s, path, kernel_frame(sy, kips[i]));
+	/* a thread past exit_mm() (no user stack) sampled without kernel stacks */
+	if (!path) {
+		if (!sy->have_nostack) {
+			sy->nostack_func = add_func(sy, "[no stack]", session__add_module(sy->s, "[none]"),
+						    1, 0, BP_FUNC_MARKER, NULL);
+			sy->have_nostack = true;
+		}
+		path = session__path(sy->s, 0, sy->nostack_func);
+	}
+	return path;
+}
+
+uint32_t symbolizer__stack(struct symbolizer *sy, uint32_t pid, const uint64_t *ips,
+			   uint32_t nuser, uint32_t nkern, bool *truncated)
+{
+	uint64_t uips[BP_MAX_USER_FRAMES];
+	uint32_t i;
+
+	if (nuser > BP_MAX_USER_FRAMES)
+		nuser = BP_MAX_USER_FRAMES;
+	/* return addresses: symbolize the call instruction before each */
+	for (i = 0; i < nuser; i++)
+		uips[i] = i ? ips[i] - 1 : ips[i];
+	*truncated = nuser && !rooted(sy, pid, uips, nuser);
+	return make_path(sy, pid, uips, nuser, ips + nuser, nkern, *truncated);
+}
+
+uint32_t symbolizer__sample(struct symbolizer *sy, const struct bp_rec_sample *r, size_t size,
+			    bool *truncated)
+{
+	uint32_t pid = r->h.pid_tgid >> 32, tid = (uint32_t)r->h.pid_tgid, n, i;
+	size_t off = BP_SAMPLE_HDR_SIZE + 8ull * (r->nuser + r->nkern);
+	const uint64_t *ips = (const uint64_t *)r->ips;
+	uint64_t dips[BP_MAX_USER_FRAMES], fips[BP_MAX_USER_FRAMES];
+	const struct bp_ustack *us;
+	struct proc_maps *pm;
+	enum unwind_end end;
+	bool fp_truncated;
+
+	us = (const struct bp_ustack *)((const char *)r + off);
+	if (r->h.type != BP_REC_USTACK || size < off + sizeof(*us) ||
+	    size - off - sizeof(*us) < us->len || sy->uw_failed)
+		return symbolizer__stack(sy, pid, ips, r->nuser, r->nkern, truncated);
+	if (!sy->uw && unwinder__new(&sy->uw)) {
+		p_warn("cannot set up DWARF unwinding: stacks use frame pointers only");
+		sy->uw_failed = true;
+		return symbolizer__stack(sy, pid, ips, r->nuser, r->nkern, truncated);
+	}
+	pm = proc_of(sy, pid);
+	if (!pm) {
+		symbolizer__preload(sy, pid);
+		pm = proc_of(sy, pid);
+	}
+	sy->nustack++;
+	if (us->len > sy->max_copy)
+		sy->max_copy = us->len;
+	/* a pc outside the known mappings: the process exec'd or mapped code since */
+	find_map(sy, pid, us->regs[BP_UREG_IP]);
+	for (i = 0; i < 2; i++) {
+		uint64_t gen = pm->gen;
+
+		n = unwinder__unwind(sy->uw, pid, tid, pm->text, pm->gen, us, dips,
+				     BP_MAX_USER_FRAMES, &end);
+		/* stopped in code mapped since the maps were read (dlopen): once more */
+		if (end == UNWIND_COMPLETE || !n || i)
+			break;
+		find_map(sy, pid, dips[n - 1]);
+		if (pm->gen == gen)
+			break;
+	}
+	if (!n) {	/* not even the first frame: keep the pc */
+		dips[0] = us->regs[BP_UREG_IP];
+		n = 1;
+	}
+	/*
+	 * The CFI itself said where the stack ends (an undefined return
+	 * address: _start, clone3), or it ended at the dynamic loader's entry
+	 * point: complete, whatever the outermost function's name.
+	 */
+	*truncated = end != UNWIND_COMPLETE || n >= BP_MAX_USER_FRAMES;
+	/*
+	 * --stack=auto: where the CFI fell short (code without it, a JIT's)
+	 * the frame-pointer walk may still reach a root; a walk that does not
+	 * is no better than the partial DWARF stack.
+	 */
+	if (*truncated && r->nuser) {
+		uint32_t nu = r->nuser < BP_MAX_USER_FRAMES ? r->nuser : BP_MAX_USER_FRAMES;
+
+		for (i = 0; i < nu; i++)
+			fips[i] = i ? ips[i] - 1 : ips[i];
+		fp_truncated = !rooted(sy, pid, fips, nu);
+		if (!fp_truncated) {
+			sy->nfallback++;
+			*truncated = false;
+			return make_path(sy, pid, fips, nu, ips + r->nuser, r->nkern, false);
+		}
+	}
+	return make_path(sy, pid, dips, n, ips + r->nuser, r->nkern, *truncated);
+}

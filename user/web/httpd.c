@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* HTTP plumbing shared by `view` and `serve` (see httpd.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "httpd.h"
+#include "base/log.h"
+
+static bool is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	return false;
+}
+
+static void set_port(struct httpd_addr *a, uint16_t port)
+{
+	a->port = port;
+	if (a->ss.ss_family == AF_INET)
+		((struct sockaddr_in *)&a->ss)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)&a->ss)->sin6_port = htons(port);
+}
+
+void httpd__loopback(struct httpd_addr *a, uint16_t port)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)&a->ss;
+
+	memset(a, 0, sizeof(*a));
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a->len = sizeof(*sin);
+	a->loopback = true;
+	set_port(a, port);
+}
+
+static int parse_port(const char *s, uint16_t *port)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (!*s || *end || errno || v > 65535 || s[0] == '-' || s[0] == '+')
+		return -EINVAL;
+	*port = v;
+	return 0;
+}
+
+int httpd__parse_listen(const char *opt, const char *arg, struct httpd_addr *a)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+	char *copy = xstrdup(arg), *host = copy, *colon;
+	uint16_t port;
+	int err = -EINVAL, gai;
+
+	if (host[0] == '[') {
+		colon = strstr(host, "]:");
+		if (!colon)
+			goto bad;
+		*colon = 0;
+		host++;
+		colon++;
+	} else {
+		colon = strrchr(host, ':');
+		if (!colon) {
+			/* a bare port */
+			if (parse_port(host, &port))
+				goto bad;
+			httpd__loopback(a, port);
+			err = 0;
+			goto out;
+		}
+		*colon = 0;
+	}
+	if (parse_port(colon + 1, &port))
+		goto bad;
+	if (!*host) {
+		httpd__loopback(a, port);
+		err = 0;
+		goto out;
+	}
+	gai = getaddrinfo(host, NULL, &hints, &res);
+	if (gai || !res || res->ai_addrlen > sizeof(a->ss)) {
+		p_err("%s '%s': cannot resolve '%s': %s", opt, arg, host,
+		      gai ? gai_strerror(gai) : "no address");
+		err = -EINVAL;
+		goto out;
+	}
+	memset(a, 0, sizeof(*a));
+	memcpy(&a->ss, res->ai_addr, res->ai_addrlen);
+	a->len = res->ai_addrlen;
+	a->loopback = is_loopback(&a->ss);
+	set_port(a, port);
+	err = 0;
+	goto out;
+bad:
+	p_err("invalid %s '%s': want ADDR:PORT (e.g. 127.0.0.1:9464, [::1]:9464, :9464)", opt, arg);
+out:
+	if (res)
+		freeaddrinfo(res);
+	free(copy);
+	return err;
+}
+
+static void addr_str(const struct httpd_addr *a, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (a->ss.ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)&a->ss)->sin6_addr, ip, sizeof(ip));
+		snprintf(buf, len, "[%s]", ip);
+	} else {
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)&a->ss)->sin_addr, ip, sizeof(ip));
+		snprintf(buf, len, "%s", ip);
+	}
+}
+
+void httpd__url(const struct httpd_addr *a, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+
+	addr_str(a, host, sizeof(host));
+	snprintf(buf, len, "http://%s:%u", host, a->port);
+}
+
+/* libmicrohttpd's own complaints, through our log (only with -v: they are about clients). */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	if (!verbose)
+		return;
+	fputs("bpfprof: debug: http: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
+struct MHD_Daemon *httpd__start(struct httpd_addr *a, unsigned int flags,
+				MHD_AccessHandlerCallback fn, void *cls,
+				MHD_RequestCompletedCallback done)
+{
+	struct MHD_Daemon *d;
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof(bound);
+	char host[INET6_ADDRSTRLEN + 2];
+	int fd;
+
+	flags |= MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	if (!(flags & MHD_USE_THREAD_PER_CONNECTION))
+		flags |= MHD_USE_AUTO;
+	if (a->ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	/* Bind here, so the error is ours to word (libmicrohttpd only logs it). */
+	fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		p_err("cannot create a socket: %s", strerror(errno));
+		return NULL;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){ 1 }, sizeof(int));
+	if (bind(fd, (struct sockaddr *)&a->ss, a->len) || listen(fd, 64)) {
+		int e = errno;
+
+		addr_str(a, host, sizeof(host));
+		p_err("cannot listen on %s:%u: %s%s", host, a->port, strerror(e),
+		      e == EADDRINUSE ? " (choose another port)" : "");
+		close(fd);
+		return NULL;
+	}
+	/* port 0: the kernel chose one */
+	if (!getsockname(fd, (struct sockaddr *)&bound, &blen))
+		set_port(a, ntohs(bound.ss_family == AF_INET6 ?
+				  ((struct sockaddr_in6 *)&bound)->sin6_port :
+				  ((struct sockaddr_in *)&bound)->sin_port));
+	d = MHD_start_daemon(flags, 0, NULL, NULL, fn, cls,
+			     MHD_OPTION_LISTEN_SOCKET, fd,
+			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+			     MHD_OPTION_CONNECTION_LIMIT, 64u,
+			     MHD_OPTION_CONNECTION_TIMEOUT, 120u,
+			     MHD_OPTION_NOTIFY_COMPLETED, done, cls,
+			     MHD_OPTION_END);
+	if (!d) {
+		p_err("cannot start the HTTP server (libmicrohttpd)");
+		close(fd);
+		return NULL;
+	}
+	return d;
+}
+
+/* "host" or "host:port" equal to one of ours. */
+static bool host_matches(const char *h, const char *name, uint16_t port)
+{
+	size_t n = strlen(name);
+	char p[8];
+
+	if (strncasecmp(h, name, n))
+		return false;
+	if (!h[n])
+		return true;
+	snprintf(p, sizeof(p), ":%u", port);
+	return !strcmp(h + n, p);
+}
+
+bool httpd__host_ok(const struct httpd_addr *a, struct MHD_Connection *c, enum MHD_Result *ret)
+{
+	static const char *const names[] = { "localhost", "127.0.0.1", "[::1]" };
+	const char *h;
+	char mine[INET6_ADDRSTRLEN + 2];
+	size_t i;
+
+	if (!a->loopback)
+		return true;
+	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	if (!h)
+		return true;	/* HTTP/1.0: no Host, no name to rebind */
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (host_matches(h, names[i], a->port))
+			return true;
+	addr_str(a, mine, sizeof(mine));
+	if (host_matches(h, mine, a->port))
+		return true;
+	*ret = httpd__reply_text(c, 421, "bpfprof serves local clients only (Host: %s)", h);
+	return false;
+}
+
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned int status, const char *ctype,
+			     struct MHD_Response *r)
+{
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	if (ctype)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+enum MHD_Result httpd__reply(struct MHD_Connection *c, unsigned int status, const char *ctype,
+			     const void *buf, size_t len)
+{
+	return queue(c, status, ctype,
+		     MHD_create_response_from_buffer(len, (void *)buf, MHD_RESPMEM_MUST_COPY));
+}
+
+enum MHD_Result httpd__reply_take(struct MHD_Connection *c, unsigned int status,
+				  const char *ctype, void *buf, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+
+	if (!r)
+		free(buf);
+	return queue(c, status, ctype, r);
+}
+
+enum MHD_Result httpd__reply_text(struct MHD_Connection *c, unsigned int status,
+				  const char *fmt, ...)
+{
+	char *buf = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&buf, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return MHD_NO;
+	buf = xrealloc(buf, n + 2);
+	buf[n++] = '\n';
+	buf[n] = 0;
+	return httpd__reply_take(c, status, "text/plain; charset=utf-8", buf, n);
+}
+
+enum MHD_Result httpd__reply_fd(struct MHD_Connection *c, unsigned int status, const char *ctype,
+				int fd, const char *filename, uint64_t dropped)
+{
+	struct MHD_Response *r;
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		close(fd);
+		return httpd__reply_text(c, 500, "cannot read the file: %s", strerror(errno));
+	}
+	r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);	/* owns fd */
+	if (!r) {
+		close(fd);
+		return MHD_NO;
+	}
+	if (filename) {
+		char disp[300];
+
+		snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", filename);
+		MHD_add_response_header(r, "Content-Disposition", disp);
+	}
+	if (dropped) {
+		char n[24];
+
+		snprintf(n, sizeof(n), "%llu", (unsigned long long)dropped);
+		MHD_add_response_header(r, "X-Bpfprof-Dropped-Calls", n);
+	}
+	return queue(c, status, ctype, r);
+}
+
+const char *httpd__mime(const char *name)
+{
+	static const struct {
+		const char *ext, *type;
+	} types[] = {
+		{ ".html", "text/html; charset=utf-8" },
+		{ ".js", "application/javascript; charset=utf-8" },
+		{ ".css", "text/css; charset=utf-8" },
+		{ ".json", "application/json" },
+		{ ".svg", "image/svg+xml" },
+		{ ".png", "image/png" },
+		{ ".ico", "image/x-icon" },
+		{ ".wasm", "application/wasm" },
+		{ ".woff2", "font/woff2" },
+		{ ".txt", "text/plain; charset=utf-8" },
+		{ ".md", "text/plain; charset=utf-8" },
+	};
+	size_t n = strlen(name), i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		size_t e = strlen(types[i].ext);
+
+		if (n >= e && !strcasecmp(name + n - e, types[i].ext))
+			return types[i].type;
+	}
+	return "application/octet-stream";
+}

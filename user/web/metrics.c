@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Live per-(process, function) aggregates and their Prometheus exposition
+ * (see metrics.h).  The format: https://prometheus.io/docs/instrumenting/exposition_formats/
+ * -- one HELP and one TYPE line per family, then every sample of the family;
+ * label values escape backslash, double quote and line feed; a histogram is
+ * cumulative `_bucket{le=...}` samples ending with le="+Inf", then `_sum`
+ * and `_count`.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/log.h"
+#include "metrics.h"
+
+/* 1-2.5-5 per decade, 1 us to 10 s: the spread of function latencies. */
+const uint64_t metrics_bucket_ns[METRICS_NBUCKETS] = {
+	1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000,
+	1000000, 2500000, 5000000, 10000000, 25000000, 50000000,
+	100000000, 250000000, 500000000,
+	1000000000, 2500000000, 5000000000, 10000000000,
+};
+
+/* The same bounds as Prometheus clients print them (Go's strconv 'g'). */
+static const char *const bucket_le[METRICS_NBUCKETS] = {
+	"1e-06", "2.5e-06", "5e-06", "1e-05", "2.5e-05", "5e-05", "0.0001", "0.00025", "0.0005",
+	"0.001", "0.0025", "0.005", "0.01", "0.025", "0.05",
+	"0.1", "0.25", "0.5",
+	"1", "2.5", "5", "10",
+};
+
+struct row {
+	uint32_t pid, func;
+	uint64_t calls;
+	uint64_t total;		/* inclusive ns, outermost activations */
+	uint64_t self;
+	uint64_t sum;		/* inclusive ns of every call: the histogram's _sum */
+	uint64_t buckets[METRICS_NBUCKETS + 1];	/* not cumulative; the last is +Inf */
+};
+
+struct metrics {
+	struct row *rows;
+	size_t nrows, cap;
+	uint32_t *hash;		/* open addressing: row index + 1, 0 = empty */
+	size_t hash_cap;	/* power of two, at least twice nrows */
+	uint8_t *recursive;	/* per call path: 0 not known yet, 1 no, 2 yes */
+	size_t nrecursive;
+	uint64_t calls;
+};
+
+int metrics__new(struct metrics **out)
+{
+	struct metrics *m = xcalloc(1, sizeof(*m));
+
+	m->hash_cap = 64;
+	m->hash = xcalloc(m->hash_cap, sizeof(*m->hash));
+	*out = m;
+	return 0;
+}
+
+void metrics__free(struct metrics *m)
+{
+	if (!m)
+		return;
+	free(m->rows);
+	free(m->hash);
+	free(m->recursive);
+	free(m);
+}
+
+static size_t slot_of(uint32_t pid, uint32_t func, size_t cap)
+{
+	uint64_t k = ((uint64_t)pid << 32 | func) * 0x9e3779b97f4a7c15ull;
+
+	return (k >> 32) & (cap - 1);
+}
+
+static void rehash(struct metrics *m, size_t cap)
+{
+	size_t i, j;
+
+	free(m->hash);
+	m->hash_cap = cap;
+	m->hash = xcalloc(cap, sizeof(*m->hash));
+	for (i = 0; i < m->nrows; i++) {
+		for (j = slot_of(m->rows[i].pid, m->rows[i].func, cap); m->hash[j];
+		     j = (j + 1) & (cap - 1))
+			;
+		m->hash[j] = i + 1;
+	}
+}
+
+static struct row *row_of(struct metrics *m, uint32_t pid, uint32_t func)
+{
+	size_t j;
+	struct row *r;
+
+	for (j = slot_of(pid, func, m->hash_cap); m->hash[j]; j = (j + 1) & (m->hash_cap - 1)) {
+		r = &m->rows[m->hash[j] - 1];
+		if (r->pid == pid && r->func == func)
+			return r;
+	}
+	if (m->nrows == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 64;
+		m->rows = xrealloc(m->rows, m->cap * sizeof(*m->rows));
+	}
+	r = &m->rows[m->nrows++];
+	memset(r, 0, sizeof(*r));
+	r->pid = pid;
+	r->func = func;
+	if (m->nrows * 2 > m->hash_cap)
+		rehash(m, m->hash_cap * 2);
+	else
+		m->hash[j] = m->nrows;
+	return r;
+}
+
+/* Is c's function already on its call path above it (a nested activation)? */
+static bool nested(struct metrics *m, const struct bp_session *s, const struct bp_call *c)
+{
+	uint32_t p;
+	size_t depth = 0;
+	bool yes = false;
+
+	if (c->path == 0 || c->path >= s->npaths)
+		return false;
+	if (c->path >= m->nrecursive) {
+		size_t n = s->npaths > 2 * m->nrecursive ? s->npaths : 2 * m->nrecursive;
+
+		m->recursive = xrealloc(m->recursive, n);
+		memset(m->recursive + m->nrecursive, 0, n - m->nrecursive);
+		m->nrecursive = n;
+	}
+	if (m->recursive[c->path])
+		return m->recursive[c->path] == 2;
+	/* Paths are interned: each is walked once, bounded by the path count. */
+	for (p = s->paths[c->path].parent; p && p < s->npaths && depth < s->npaths; depth++) {
+		if (s->paths[p].func == c->func) {
+			yes = true;
+			break;
+		}
+		p = s->paths[p].parent;
+	}
+	m->recursive[c->path] = yes ? 2 : 1;
+	return yes;
+}
+
+void metrics__add_call(struct metrics *m, const struct bp_session *s, const struct bp_call *c)
+{
+	uint64_t dur = c->end > c->begin ? c->end - c->begin : 0;
+	struct row *r = row_of(m, c->pid, c->func);
+	size_t b;
+
+	r->calls++;
+	r->self += c->self;
+	r->sum += dur;
+	if (!nested(m, s, c))
+		r->total += dur;
+	for (b = 0; b < METRICS_NBUCKETS && dur > metrics_bucket_ns[b]; b++)
+		;
+	r->buckets[b]++;
+	m->calls++;
+}
+
+size_t metrics__prune(struct metrics *m, bool (*alive)(uint32_t pid, void *ctx), void *ctx)
+{
+	size_t i, j, gone;
+	uint32_t last_pid = 0;
+	bool last_alive = true;
+
+	for (i = j = 0; i < m->nrows; i++) {
+		/* rows of one process tend to sit together: ask once per run of them */
+		if (i == 0 || m->rows[i].pid != last_pid) {
+			last_pid = m->rows[i].pid;
+			last_alive = alive(last_pid, ctx);
+		}
+		if (last_alive)
+			m->rows[j++] = m->rows[i];
+	}
+	gone = m->nrows - j;
+	if (gone) {
+		m->nrows = j;
+		rehash(m, m->hash_cap);
+	}
+	return gone;
+}
+
+size_t metrics__rows(const struct metrics *m)
+{
+	return m->nrows;
+}
+
+uint64_t metrics__calls(const struct metrics *m)
+{
+	return m->calls;
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0)
+		n = 2, cp = s[0] & 0x1f;
+	else if ((s[0] & 0xf0) == 0xe0)
+		n = 3, cp = s[0] & 0x0f;
+	else if ((s[0] & 0xf8) == 0xf0)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates, beyond U+10FFFF */
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+void metrics__label_value(FILE *f, const char *v)
+{
+	const unsigned char *p = (const unsigned char *)(v ? v : "");
+	size_t n;
+
+	fputc('"', f);
+	while (*p) {
+		if (*p == '\\') {
+			fputs("\\\\", f);
+			p++;
+		} else if (*p == '"') {
+			fputs("\\\"", f);
+			p++;
+		} else if (*p == '\n') {
+			fputs("\\n", f);
+			p++;
+		} else if ((n = utf8_len(p))) {
+			fwrite(p, 1, n, f);
+			p += n;
+		} else {
+			fputs("\xef\xbf\xbd", f);	/* U+FFFD: Prometheus wants UTF-8 */
+			p++;
+		}
+	}
+	fputc('"', f);
+}
+
+static const char *module_of(const struct bp_session *s, uint32_t func)
+{
+	const char *path, *base;
+
+	if (func >= s->nfuncs || s->funcs[func].module >= s->nmodules)
+		return "";
+	path = s->modules[s->funcs[func].module].path;
+	base = strrchr(path, '/');
+	return base ? base + 1 : path;
+}
+
+static void labels(FILE *f, const struct bp_session *s, const struct row *r, const char *le)
+{
+	fputs("{function=", f);
+	metrics__label_value(f, session__func_name(s, r->func));
+	fputs(",module=", f);
+	metrics__label_value(f, module_of(s, r->func));
+	fprintf(f, ",pid=\"%" PRIu32 "\"", r->pid);
+	if (le)
+		fprintf(f, ",le=\"%s\"", le);
+	fputc('}', f);
+}
+
+static void seconds(FILE *f, uint64_t ns)
+{
+	fprintf(f, "%" PRIu64 ".%09" PRIu64 "\n", ns / 1000000000, ns % 1000000000);
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct row *x = *(const struct row *const *)a, *y = *(const struct row *const *)b;
+
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+int metrics__write(struct metrics *m, const struct bp_session *s, size_t top,
+		   const struct metrics_extra *x, FILE *f)
+{
+	const struct row **v = xmalloc((m->nrows ? m->nrows : 1) * sizeof(*v));
+	size_t n = m->nrows, i, b;
+
+	for (i = 0; i < n; i++)
+		v[i] = &m->rows[i];
+	qsort(v, n, sizeof(*v), by_total);
+	if (top && n > top)
+		n = top;
+
+	family(f, "bpfprof_function_calls_total", "counter",
+	       "Calls of a traced function that ended, per process.");
+	for (i = 0; i < n; i++) {
+		fputs("bpfprof_function_calls_total", f);
+		labels(f, s, v[i], NULL);
+		fprintf(f, " %" PRIu64 "\n", v[i]->calls);
+	}
+	family(f, "bpfprof_function_seconds_total", "counter",
+	       "Time inside a traced function, its callees included (recursion counted once).");
+	for (i = 0; i < n; i++) {
+		fputs("bpfprof_function_seconds_total", f);
+		labels(f, s, v[i], NULL);
+		fputc(' ', f);
+		seconds(f, v[i]->total);
+	}
+	family(f, "bpfprof_function_self_seconds_total", "counter",
+	       "Time inside a traced function less the time in its traced callees.");
+	for (i = 0; i < n; i++) {
+		fputs("bpfprof_function_self_seconds_total", f);
+		labels(f, s, v[i], NULL);
+		fputc(' ', f);
+		seconds(f, v[i]->self);
+	}
+	family(f, "bpfprof_function_duration_seconds", "histogram",
+	       "Duration of single calls of a traced function.");
+	for (i = 0; i < n; i++) {
+		uint64_t cum = 0;
+
+		for (b = 0; b <= METRICS_NBUCKETS; b++) {
+			cum += v[i]->buckets[b];
+			fputs("bpfprof_function_duration_seconds_bucket", f);
+			labels(f, s, v[i], b < METRICS_NBUCKETS ? bucket_le[b] : "+Inf");
+			fprintf(f, " %" PRIu64 "\n", cum);
+		}
+		fputs("bpfprof_function_duration_seconds_sum", f);
+		labels(f, s, v[i], NULL);
+		fputc(' ', f);
+		seconds(f, v[i]->sum);
+		fputs("bpfprof_function_duration_seconds_count", f);
+		labels(f, s, v[i], NULL);
+		fprintf(f, " %" PRIu64 "\n", v[i]->calls);
+	}
+	free(v);
+
+	family(f, "bpfprof_calls_total", "counter", "Calls of every traced function, all processes.");
+	fprintf(f, "bpfprof_calls_total %" PRIu64 "\n", m->calls);
+	family(f, "bpfprof_aggregated_functions", "gauge",
+	       "Process and function pairs aggregated (the top ones by time are exported).");
+	fprintf(f, "bpfprof_aggregated_functions %zu\n", m->nrows);
+	family(f, "bpfprof_lost_records_total", "counter",
+	       "Trace records lost because the ring buffer was full.");
+	fprintf(f, "bpfprof_lost_records_total %" PRIu64 "\n", x ? x->lost : 0);
+	family(f, "bpfprof_cpu_seconds_total", "counter",
+	       "CPU time bpfprof itself used, user and system.");
+	fputs("bpfprof_cpu_seconds_total ", f);
+	seconds(f, x ? x->cpu_ns : 0);
+	family(f, "bpfprof_traced_processes", "gauge", "Traced processes still alive.");
+	fprintf(f, "bpfprof_traced_processes %" PRIu64 "\n", x ? x->traced_processes : 0);
+	if (x && x->rss_bytes) {
+		family(f, "bpfprof_resident_memory_bytes", "gauge",
+		       "Resident memory of bpfprof itself.");
+		fprintf(f, "bpfprof_resident_memory_bytes %" PRIu64 "\n", x->rss_bytes);
+	}
+	family(f, "bpfprof_captures_total", "counter", "Traces returned by /capture.");
+	fprintf(f, "bpfprof_captures_total %" PRIu64 "\n", x ? x->captures : 0);
+	return ferror(f) ? -EIO : 0;
+}

@@ -26,7 +26,8 @@
 # cannot disturb the figures.
 #
 #   RUNS=5 N_FAST=200000 N_SLOW=20000 NDEC=10000000 NUFT=5000000 NMANY_RUNS=5
-#   NSUST=10000000 SECTIONS="percall attach sustained decode"   (a subset runs only those)
+#   NSUST=10000000 SECTIONS="percall attach sustained decode"   (a subset runs only those,
+#   prints "-" for the others and leaves bench/results.txt alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -229,7 +230,6 @@ progress "decode: $NDEC records -> archive + report"
 "$T/decode_bench" -n "$NDEC" -f archive -r -o "$T/dec.bpfprof" 2>"$T/dec.archive" ||
 	notes+=("decode_bench -f archive failed: $(tail -1 "$T/dec.archive")")
 rm -f "$T/dec.bpfprof"
-dec_field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" "$T/$1"; }
 
 if [ $have_uftrace = 1 ]; then
 	progress "decode: uftrace record $NUFT calls"
@@ -259,6 +259,8 @@ fi	# decode
 # The table.
 #
 val() { [ -s "$T/$1" ] && cat "$T/$1" || echo ""; }
+# a field of decode_bench's output; empty when the decode section did not run
+dec_field() { [ -s "$T/$1" ] && sed -n "s/.* $2=\([0-9.]*\).*/\1/p" "$T/$1" || true; }
 
 {
 echo "bpfprof benchmarks  $(date -u +%Y-%m-%d)  kernel $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
@@ -309,11 +311,13 @@ row_ms "10k functions: whole process"        "$(val many.untraced.whole.ms)" "$(
 row_ms "record -- exitcode: whole process"   "$(val exit.untraced.whole.ms)" "$(val exit.floor.whole.ms)" "$(val exit.bpfprof.whole.ms)" "$(val exit.bpftrace.whole.ms)" 150
 
 echo "sustained: f_push called as fast as one thread can, recorded with the defaults"
-read -r sn sr sl 2>/dev/null <"$T/sust" || sn=""
+# the sustained section may not have run (SECTIONS): empty fields, not unbound ones
+sn="" sr="" sl=""
+[ -s "$T/sust" ] && read -r sn sr sl <"$T/sust"
 awk -v n="$sn" -v r="$sr" -v l="$sl" -v want="$NSUST" '
 	BEGIN {
 		g = n == "" ? "" : (l == 0 && n == want ? "0 lost ok" : "0 lost MISS")
-		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", sprintf("%.0fM calls: M calls/s, lost", want / 1e6),
+		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", sprintf("%gM calls: M calls/s, lost", want / 1e6),
 			"-", "-", "-", n == "" ? "-" : sprintf("%.2f/%d", r / 1e6, l), "-", "-", "-", g
 	}'
 echo "decoding to Chrome JSON, one core: M records/s (CPU time); ratio = bpfprof / uftrace dump"
@@ -328,7 +332,7 @@ awk -v bp="$(dec_field dec.chrome records_per_cpu_s)" -v u="$uft_rate" -v n="$ND
 awk -v a="$(dec_field dec.chrome maxrss_kb)" -v s="$(dec_field dec.chrome_small maxrss_kb)" -v u="$uft_rss" -v n="$NDEC" '
 	BEGIN {
 		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", "  peak RSS, MB (" n / 1e7 "M / " n / 1e6 "M records)",
-			"-", "-", "-", sprintf("%.1f/%.1f", s / 1024, a / 1024), "-", u == "" ? "-" : u, "-", ""
+			"-", "-", "-", a == "" ? "-" : sprintf("%.1f/%.1f", s / 1024, a / 1024), "-", u == "" ? "-" : u, "-", ""
 	}'
 awk -v bp="$(dec_field dec.archive records_per_cpu_s)" -v n="$NDEC" '
 	BEGIN {
@@ -343,4 +347,9 @@ fi
 } >"$T/table"
 printf '%-70s\r' "" >&2
 cat "$T/table"
-cp "$T/table" "$RESULTS"
+# a subset of the sections is a partial table: it does not replace the full one
+if [ "$SECTIONS" = "percall attach sustained decode" ]; then
+	cp "$T/table" "$RESULTS"
+else
+	echo "run.sh: SECTIONS=\"$SECTIONS\": $RESULTS left as it was" >&2
+fi

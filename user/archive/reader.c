@@ -21,40 +21,9 @@
 #include <zlib.h>
 #include "archive.h"
 #include "format.h"
+#include "internal.h"
 #include "base/log.h"
 
-struct archive_reader {
-	FILE *f;
-	char *path;
-	struct bp_session *s;
-	uint64_t off;		/* bytes consumed */
-	uint64_t fsize;		/* regular files: the size, to tell truncation at once */
-	bool sized;
-	uint32_t crc;		/* of every byte consumed */
-	uint64_t nsections;	/* sections before END */
-	uint64_t nevents;	/* events announced by the block headers */
-	bool tables_only;	/* skip event blocks without decoding them */
-
-	/* the section being read */
-	uint32_t type, flags;
-	uint64_t sec_off;	/* file offset of its header */
-	uint64_t left;		/* payload bytes not consumed yet */
-	uint32_t crc_before;	/* crc before its header: END checks it */
-	bool pending;		/* its header is read, its payload not yet */
-
-	/* the current events block, decompressed */
-	unsigned char *blk, *zbuf;
-	size_t blk_cap, zbuf_cap;
-	size_t blk_len, blk_pos;
-	uint32_t blk_events, blk_seen;
-	struct archive_delta prev;
-
-	struct bp_info infos[ARCHIVE_MAX_INFOS];	/* the current call's, valid until the next */
-
-	bool header_seen;
-	bool done;		/* END read and checked */
-	int err;		/* sticky: the first error */
-};
 
 static const char *sec_name(uint32_t type)
 {
@@ -73,11 +42,8 @@ static const char *sec_name(uint32_t type)
 	}
 }
 
-static int fail(struct archive_reader *r, int err, const char *what, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
 /* Prints "FILE: WHAT (details)" once and makes the error sticky. */
-static int fail(struct archive_reader *r, int err, const char *what, const char *fmt, ...)
+int archive_fail(struct archive_reader *r, int err, const char *what, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -92,8 +58,6 @@ static int fail(struct archive_reader *r, int err, const char *what, const char 
 	return err;
 }
 
-#define truncated(r, ...) fail(r, -EBADMSG, "truncated archive", __VA_ARGS__)
-#define corrupt(r, ...) fail(r, -EBADMSG, "corrupt archive", __VA_ARGS__)
 
 /* Exactly n bytes of the file, or a truncation error. */
 static int fill(struct archive_reader *r, void *dst, size_t n)
@@ -105,7 +69,7 @@ static int fill(struct archive_reader *r, void *dst, size_t n)
 	if (got == n)
 		return 0;
 	if (ferror(r->f))
-		return fail(r, -EIO, "cannot read", "%s", strerror(errno ? errno : EIO));
+		return archive_fail(r, -EIO, "cannot read", "%s", strerror(errno ? errno : EIO));
 	return truncated(r, "the %s section at byte %" PRIu64 " is cut short at byte %" PRIu64,
 			 sec_name(r->type), r->sec_off, r->off);
 }
@@ -571,7 +535,7 @@ static int read_events(struct archive_reader *r)
 }
 
 /* The next section's header; at the end of the file without END: truncated. */
-static int read_section_header(struct archive_reader *r)
+int archive_read_section_header(struct archive_reader *r)
 {
 	unsigned char b[ARCHIVE_SEC_HDR_LEN];
 	size_t got;
@@ -583,7 +547,7 @@ static int read_section_header(struct archive_reader *r)
 	r->off += got;
 	if (got < sizeof(b)) {
 		if (ferror(r->f))
-			return fail(r, -EIO, "cannot read", "%s", strerror(errno ? errno : EIO));
+			return archive_fail(r, -EIO, "cannot read", "%s", strerror(errno ? errno : EIO));
 		if (got == 0)
 			return truncated(r, "it ends at byte %" PRIu64 " without an end section",
 					 r->off);
@@ -605,7 +569,7 @@ static int read_section_header(struct archive_reader *r)
 }
 
 /* Reads and applies the pending section's payload. */
-static int read_section_body(struct archive_reader *r)
+int archive_read_section_body(struct archive_reader *r)
 {
 	int err;
 
@@ -655,295 +619,6 @@ static int read_section_body(struct archive_reader *r)
 }
 
 /* One varint of an event payload; false when it is cut short. */
-static bool ev_varint(const unsigned char *p, size_t len, size_t *pos, uint64_t *v)
-{
-	size_t n = varint_get(p + *pos, len - *pos, v);
-
-	*pos += n;
-	return n != 0;
-}
-
-/* A short string of an event: varint length, bytes; kept up to cap - 1. */
-static int ev_str(const unsigned char *p, size_t len, size_t *pos, char *out, size_t cap)
-{
-	uint64_t n;
-
-	if (!ev_varint(p, len, pos, &n) || n > len - *pos)
-		return -1;
-	memcpy(out, p + *pos, n < cap - 1 ? n : cap - 1);
-	out[n < cap - 1 ? n : cap - 1] = 0;
-	*pos += n;
-	return 0;
-}
-
-static int decode_annot(struct archive_reader *r, const unsigned char *p, size_t len,
-			struct bp_annot *a)
-{
-	uint64_t v[7], x;
-	size_t pos = 0, i;
-
-	for (i = 0; i < 7; i++)
-		if (!ev_varint(p, len, &pos, &v[i]))
-			return corrupt(r, "an annotation in the events block at byte %" PRIu64
-				       " is cut short", r->sec_off);
-	if (v[1] > UINT32_MAX || v[2] > UINT32_MAX || v[3] > UINT32_MAX || v[6] > 6)
-		return corrupt(r, "an annotation is out of range");
-	a->ts = r->prev.ts + (uint64_t)unzigzag(v[0]);
-	a->pid = v[1];
-	a->tid = v[2];
-	a->kind = v[3];
-	a->call = v[4];
-	a->value = unzigzag(v[5]);
-	a->nargs = v[6];
-	for (i = 0; i < a->nargs; i++) {
-		if (!ev_varint(p, len, &pos, &x))
-			return corrupt(r, "an annotation's arguments are cut short");
-		a->args[i] = unzigzag(x);
-	}
-	if (ev_str(p, len, &pos, a->name, sizeof(a->name)))
-		return corrupt(r, "an annotation's name is cut short");
-	r->prev.ts = a->ts;
-	return 0;
-}
-
-static int decode_call(struct archive_reader *r, const unsigned char *p, size_t len,
-		       struct bp_call *c)
-{
-	const struct bp_session *s = r->s;
-	uint64_t v[11];
-	int64_t pid, tid;
-	size_t pos = 0, i;
-
-	for (i = 0; i < 11; i++)
-		if (!ev_varint(p, len, &pos, &v[i]))
-			return corrupt(r, "a call event at byte %zu of the events block at byte %"
-				       PRIu64 " is cut short", r->blk_pos, r->sec_off);
-	c->id = r->prev.id + (uint64_t)unzigzag(v[0]);
-	c->parent_id = v[1] ? c->id - v[1] : 0;
-	c->begin = r->prev.ts + (uint64_t)unzigzag(v[2]);
-	c->end = c->begin + v[3];
-	c->self = v[3] - v[4];
-	pid = (int64_t)r->prev.pid + unzigzag(v[5]);
-	tid = (int64_t)r->prev.tid + unzigzag(v[6]);
-	if (pid < 0 || pid > UINT32_MAX || tid < 0 || tid > UINT32_MAX || v[8] > UINT32_MAX ||
-	    v[9] > UINT32_MAX)
-		return corrupt(r, "a call event at byte %zu of the events block at byte %" PRIu64
-			       " is out of range", r->blk_pos, r->sec_off);
-	if (v[7] >= s->nfuncs)
-		return corrupt(r, "a call names function %" PRIu64 " of %zu", v[7], s->nfuncs);
-	if (v[10] && v[10] >= s->npaths)
-		return corrupt(r, "a call names call path %" PRIu64 " of %zu", v[10], s->npaths);
-	c->pid = pid;
-	c->tid = tid;
-	c->func = v[7];
-	c->depth = v[8];
-	c->flags = v[9];
-	c->path = v[10];
-	/* the registers follow when the flags say they were recorded */
-	if (c->flags & BP_CALL_HAS_ARGS)
-		for (i = 0; i < 6; i++)
-			if (!ev_varint(p, len, &pos, &c->args[i]))
-				return corrupt(r, "a call event's arguments are cut short");
-	if ((c->flags & BP_CALL_HAS_RET) && !ev_varint(p, len, &pos, &c->ret))
-		return corrupt(r, "a call event's return value is cut short");
-	if (c->flags & BP_CALL_HAS_INFOS) {
-		uint64_t n, is_str, v;
-
-		if (!ev_varint(p, len, &pos, &n) || n > ARCHIVE_MAX_INFOS)
-			return corrupt(r, "a call event's infos are cut short or too many");
-		for (i = 0; i < n; i++) {
-			struct bp_info *in = &r->infos[i];
-
-			memset(in, 0, sizeof(*in));
-			if (ev_str(p, len, &pos, in->key, sizeof(in->key)) ||
-			    !ev_varint(p, len, &pos, &is_str))
-				return corrupt(r, "a call event's info is cut short");
-			in->is_str = is_str != 0;
-			if (in->is_str ? ev_str(p, len, &pos, in->str, sizeof(in->str)) :
-					 !ev_varint(p, len, &pos, &v))
-				return corrupt(r, "a call event's info value is cut short");
-			if (!in->is_str)
-				in->value = unzigzag(v);
-		}
-		c->infos = r->infos;
-		c->ninfos = n;
-	}
-	r->prev.id = c->id;
-	r->prev.ts = c->begin;
-	r->prev.pid = c->pid;
-	r->prev.tid = c->tid;
-	return 0;
-}
-
-static int decode_loss(struct archive_reader *r, const unsigned char *p, size_t len,
-		       struct bp_loss *l)
-{
-	uint64_t v[3];
-	size_t pos = 0, i;
-
-	for (i = 0; i < 3; i++)
-		if (!ev_varint(p, len, &pos, &v[i]))
-			return corrupt(r, "a loss event at byte %zu of the events block at byte %"
-				       PRIu64 " is cut short", r->blk_pos, r->sec_off);
-	if (v[2] > UINT32_MAX)
-		return corrupt(r, "a loss event names CPU %" PRIu64, v[2]);
-	l->ts = r->prev.ts + (uint64_t)unzigzag(v[0]);
-	l->count = v[1];
-	l->cpu = v[2];
-	r->prev.ts = l->ts;
-	return 0;
-}
-
-static int decode_sample(struct archive_reader *r, const unsigned char *p, size_t len,
-			 struct bp_sample *sm)
-{
-	uint64_t v[7];
-	int64_t pid, tid;
-	size_t pos = 0, i;
-
-	for (i = 0; i < 7; i++)
-		if (!ev_varint(p, len, &pos, &v[i]))
-			return corrupt(r, "a sample event in the events block at byte %" PRIu64
-				       " is cut short", r->sec_off);
-	pid = (int64_t)r->prev.pid + unzigzag(v[2]);
-	tid = (int64_t)r->prev.tid + unzigzag(v[3]);
-	if (pid < 0 || pid > UINT32_MAX || tid < 0 || tid > UINT32_MAX || v[5] > UINT32_MAX ||
-	    v[6] > UINT32_MAX)
-		return corrupt(r, "a sample event is out of range");
-	if (v[4] >= r->s->npaths && v[4])
-		return corrupt(r, "a sample names call path %" PRIu64 " of %zu", v[4], r->s->npaths);
-	sm->ts = r->prev.ts + (uint64_t)unzigzag(v[0]);
-	sm->weight = v[1];
-	sm->pid = pid;
-	sm->tid = tid;
-	sm->path = v[4];
-	sm->cpu = v[5];
-	sm->flags = v[6];
-	r->prev.ts = sm->ts;
-	r->prev.pid = sm->pid;
-	r->prev.tid = sm->tid;
-	return 0;
-}
-
-static int decode_edge(struct archive_reader *r, const unsigned char *p, size_t len,
-		       struct bp_edge *ed)
-{
-	uint64_t v[12];
-	size_t pos = 0, i;
-
-	for (i = 0; i < 12; i++)
-		if (!ev_varint(p, len, &pos, &v[i]))
-			return corrupt(r, "an edge event in the events block at byte %" PRIu64
-				       " is cut short", r->sec_off);
-	for (i = 5; i < 9; i++)
-		if (v[i] > UINT32_MAX)
-			return corrupt(r, "an edge event is out of range");
-	if (v[0] > UINT32_MAX || v[9] >= r->s->nfuncs || v[10] >= r->s->nfuncs)
-		return corrupt(r, "an edge names function %" PRIu64 "/%" PRIu64 " of %zu", v[9],
-			       v[10], r->s->nfuncs);
-	ed->kind = v[0];
-	ed->src_call = v[1];
-	ed->dst_call = v[2];
-	ed->src_ts = r->prev.ts + (uint64_t)unzigzag(v[3]);
-	ed->dst_ts = ed->src_ts + (uint64_t)unzigzag(v[4]);
-	ed->src_pid = v[5];
-	ed->src_tid = v[6];
-	ed->dst_pid = v[7];
-	ed->dst_tid = v[8];
-	ed->src_func = v[9];
-	ed->dst_func = v[10];
-	ed->value = v[11];
-	r->prev.ts = ed->src_ts;
-	return 0;
-}
-
-/* The next event of the loaded block: 1 (*ev filled), 0 (a kind skipped), or -errno. */
-static int decode_event(struct archive_reader *r, struct bp_event *ev)
-{
-	uint64_t kind, len;
-	size_t n, avail = r->blk_len - r->blk_pos;
-	const unsigned char *p = r->blk + r->blk_pos;
-	int err;
-
-	if (++r->blk_seen > r->blk_events)
-		return corrupt(r, "the events block at byte %" PRIu64 " holds more than its %"
-			       PRIu32 " events", r->sec_off, r->blk_events);
-	n = varint_get(p, avail, &kind);
-	if (n) {
-		size_t m = varint_get(p + n, avail - n, &len);
-
-		n = m ? n + m : 0;
-	}
-	if (!n || len > avail - n || len > ARCHIVE_MAX_EVENT)
-		return corrupt(r, "an event at byte %zu of the events block at byte %" PRIu64
-			       " runs past its end", r->blk_pos, r->sec_off);
-	p += n;
-	memset(ev, 0, sizeof(*ev));
-	switch (kind) {
-	case ARCHIVE_EV_CALL:
-		ev->kind = BP_EV_CALL;
-		err = decode_call(r, p, len, &ev->call);
-		break;
-	case ARCHIVE_EV_LOSS:
-		ev->kind = BP_EV_LOSS;
-		err = decode_loss(r, p, len, &ev->loss);
-		break;
-	case ARCHIVE_EV_SAMPLE:
-		ev->kind = BP_EV_SAMPLE;
-		err = decode_sample(r, p, len, &ev->sample);
-		break;
-	case ARCHIVE_EV_EDGE:
-		ev->kind = BP_EV_EDGE;
-		err = decode_edge(r, p, len, &ev->edge);
-		break;
-	case ARCHIVE_EV_ANNOT:
-		ev->kind = BP_EV_ANNOT;
-		err = decode_annot(r, p, len, &ev->annot);
-		break;
-	default:
-		/* A kind from a newer writer: its length lets us step over it. */
-		err = 0;
-		kind = 0;
-		break;
-	}
-	if (err)
-		return err;
-	r->blk_pos += n + len;
-	return kind ? 1 : 0;
-}
-
-int archive__next(struct archive_reader *r, struct bp_event *ev)
-{
-	int err;
-
-	for (;;) {
-		if (r->err)
-			return r->err;
-		if (r->done)
-			return 0;
-		if (r->blk_pos < r->blk_len) {
-			err = decode_event(r, ev);
-			if (err)
-				return err;	/* 1: an event; <0: sticky */
-			continue;
-		}
-		if (r->blk_seen != r->blk_events)
-			return corrupt(r, "the events block at byte %" PRIu64 " holds %" PRIu32
-				       " events, not %" PRIu32, r->sec_off, r->blk_seen,
-				       r->blk_events);
-		r->blk_len = r->blk_pos = 0;
-		r->blk_events = r->blk_seen = 0;
-		if (!r->pending) {
-			err = read_section_header(r);
-			if (err)
-				return err;
-		}
-		err = read_section_body(r);
-		if (err)
-			return err;
-	}
-}
-
 static void reader_free(struct archive_reader *r)
 {
 	if (!r)
@@ -1015,13 +690,13 @@ static int reader_open(const char *path, struct bp_session *s, bool tables_only,
 
 	/* The header and the tables before the first block (or the end). */
 	for (;;) {
-		err = read_section_header(r);
+		err = archive_read_section_header(r);
 		if (err)
 			goto cleanup;
 		if (r->header_seen && r->type != ARCHIVE_SEC_MODULES &&
 		    r->type != ARCHIVE_SEC_FUNCS && r->type != ARCHIVE_SEC_PATHS)
 			break;
-		err = read_section_body(r);
+		err = archive_read_section_body(r);
 		if (err)
 			goto cleanup;
 	}

@@ -18,88 +18,9 @@
 #include <linux/types.h>
 #include "bpf/events.h"
 #include "decode.h"
+#include "internal.h"
 #include "base/log.h"
 #include "symbols/symbolize.h"
-
-/* frame.flags (beside BP_CALL_*): its return address was put back for the
- * exception unwinder, so its return will not be seen */
-#define FRAME_RESTORED 0x80000000u
-
-/* Two stack pointers further apart than this are on different stacks
- * (sigaltstack, coroutines): never use one to judge the other's frames. */
-#define SAME_STACK_SPAN (256ull << 20)
-
-struct frame {
-	uint64_t id;
-	uint64_t begin;
-	uint64_t sp;
-	uint64_t child_ns;	/* time spent in traced children */
-	uint32_t func;
-	uint32_t flags;
-	uint32_t path;		/* interned call path (session.paths) */
-	uint32_t pad;
-	uint64_t args[6];	/* with BP_CALL_HAS_ARGS */
-	uint64_t ret;		/* with BP_CALL_HAS_RET */
-	uint32_t info_first;	/* its BPFPROF_INFOs: tstate.infos[info_first .. next frame's) */
-	uint32_t pad3;
-};
-
-struct tstate {
-	uint32_t tid;		/* 0: empty slot */
-	uint32_t pid;
-	uint64_t first_ts, last_ts;
-	uint64_t orphan_ns;	/* time of completed depth-0 calls: self time of a no-entry caller */
-	uint64_t orphan_since;	/* the part of orphan_ns after the last no-entry call at depth 0 */
-	uint64_t noentry_sp;	/* the last call closed with no entry at depth 0: its sp... */
-	uint64_t noentry_end;	/* ...and its end (0: none) */
-	struct frame *stack;
-	uint32_t depth, cap;
-	struct bp_info *infos;	/* a stack like the frames': the innermost frame's are last */
-	uint32_t ninfos, infos_cap;
-	bool unwinding;		/* in the exception unwinder: return probes were removed */
-	/* an edge waiting for its far end: the thread's first call (fork) or its
-	 * resumption (wakeup); src_call 0 = none */
-	struct bp_edge pend_fork, pend_wake;
-	bool offcpu_pending;	/* blocked: the stack where, waiting for its BP_REC_SWITCH */
-	uint32_t offcpu_path;
-	uint32_t offcpu_flags;
-	uint64_t offcpu_ts;
-};
-
-struct decoder {
-	struct bp_session *s;
-	decoder_sink_fn sink;
-	void *ctx;
-	struct tstate *tab;	/* open addressing by tid */
-	size_t tab_cap, tab_used;
-	uint64_t next_id;
-	uint64_t last_ts;	/* latest record time, relative */
-	struct symbolizer *sy;
-	bool data_edges;
-	bool had_loss;		/* records were lost: a return without entry is no attach artefact */
-	/* span names -> their session function */
-	struct span_func {
-		char *name;
-		uint32_t func;
-	} *spans;
-	size_t nspans;
-
-	/* data edges: pointers returned by calls, value -> producing call */
-	struct ptr_slot {
-		uint64_t value;
-		uint64_t call, ts;
-		uint32_t pid, tid, func, pad;
-	} *ptrs;
-	size_t ptrs_cap;
-	/* per-process address ranges: what can be a pointer */
-	struct pid_ranges {
-		uint32_t pid;
-		uint32_t n;
-		uint64_t (*r)[2];
-		int misses;
-	} *ranges;
-	size_t nranges;
-};
 
 void decoder__set_symbolizer(struct decoder *d, struct symbolizer *sy)
 {
@@ -160,7 +81,7 @@ static size_t slot_of(const struct decoder *d, uint32_t tid)
 	return i;
 }
 
-static struct tstate *thread_state(struct decoder *d, uint32_t tid, uint32_t pid, uint64_t ts)
+struct tstate *dec_thread_state(struct decoder *d, uint32_t tid, uint32_t pid, uint64_t ts)
 {
 	struct tstate *t;
 	size_t i;
@@ -199,7 +120,7 @@ static struct tstate *thread_state(struct decoder *d, uint32_t tid, uint32_t pid
  * go without end).  Linear probing: the entries after it that could not sit
  * in their home slot move back.
  */
-static void forget_thread(struct decoder *d, uint32_t tid)
+void dec_forget_thread(struct decoder *d, uint32_t tid)
 {
 	size_t mask = d->tab_cap - 1, i = slot_of(d, tid), j = i;
 
@@ -229,12 +150,12 @@ size_t decoder__nthreads(const struct decoder *d)
 	return d->tab_used;
 }
 
-static uint64_t rel_ts(const struct decoder *d, uint64_t ts)
+uint64_t dec_rel_ts(const struct decoder *d, uint64_t ts)
 {
 	return ts > d->s->t0 ? ts - d->s->t0 : 0;
 }
 
-static void push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+void dec_push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
 		 uint64_t id)
 {
 	struct frame *f;
@@ -256,7 +177,7 @@ static void push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts
 }
 
 /* Emits the call of `f` ending at `end`; the caller has removed it from the stack. */
-static int emit_call(struct decoder *d, struct tstate *t, const struct frame *f, uint32_t depth,
+int dec_emit_call(struct decoder *d, struct tstate *t, const struct frame *f, uint32_t depth,
 		     uint64_t end, uint32_t flags)
 {
 	struct bp_event ev = { .kind = BP_EV_CALL };
@@ -304,17 +225,17 @@ static int emit_call(struct decoder *d, struct tstate *t, const struct frame *f,
 	return d->sink(d->ctx, &ev);
 }
 
-static int pop_emit(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags)
+int dec_pop_emit(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags)
 {
 	struct frame f = t->stack[--t->depth];
-	int err = emit_call(d, t, &f, t->depth, end, flags);
+	int err = dec_emit_call(d, t, &f, t->depth, end, flags);
 
 	if (f.info_first < t->ninfos)
 		t->ninfos = f.info_first;	/* its infos went out with it */
 	return err;
 }
 
-static bool same_stack(uint64_t a, uint64_t b)
+bool dec_same_stack(uint64_t a, uint64_t b)
 {
 	return (a > b ? a - b : b - a) < SAME_STACK_SPAN;
 }
@@ -324,7 +245,7 @@ static bool same_stack(uint64_t a, uint64_t b)
  * unwound above them: every frame whose entry sp is below `sp`.  They ended
  * no later than the previous record of the thread.
  */
-static int close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool entry, uint32_t func)
+int dec_close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool entry, uint32_t func)
 {
 	bool popped = false;
 	int err;
@@ -349,10 +270,10 @@ static int close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool ent
 		if (top->sp > sp ||
 		    (top->sp == sp && !(entry && (popped || (top->flags & FRAME_RESTORED) ||
 						 (top->func == func && d->had_loss)))) ||
-		    !same_stack(top->sp, sp))
+		    !dec_same_stack(top->sp, sp))
 			break;
 		popped = true;
-		err = pop_emit(d, t, t->last_ts,
+		err = dec_pop_emit(d, t, t->last_ts,
 			       top->flags & BP_CALL_NO_RETPROBE ? 0 : BP_CALL_UNWOUND);
 		if (err)
 			return err;
@@ -360,12 +281,12 @@ static int close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool ent
 	return 0;
 }
 
-static int close_all(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags)
+int dec_close_all(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags)
 {
 	int err;
 
 	while (t->depth) {
-		err = pop_emit(d, t, end, flags);
+		err = dec_pop_emit(d, t, end, flags);
 		if (err)
 			return err;
 	}
@@ -374,141 +295,7 @@ static int close_all(struct decoder *d, struct tstate *t, uint64_t end, uint32_t
 	return 0;
 }
 
-static int emit_edge(struct decoder *d, const struct bp_edge *e)
-{
-	struct bp_event ev = { .kind = BP_EV_EDGE };
-
-	ev.edge = *e;
-	if (e->kind < 4)
-		d->s->nedges[e->kind]++;
-	return d->sink(d->ctx, &ev);
-}
-
-static void read_ranges(struct pid_ranges *pr)
-{
-	char path[64], line[512];
-	FILE *f;
-
-	pr->n = 0;
-	snprintf(path, sizeof(path), "/proc/%u/maps", pr->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long a, b;
-
-		if (sscanf(line, "%llx-%llx", &a, &b) != 2)
-			continue;
-		if ((pr->n & (pr->n - 1)) == 0)
-			pr->r = xrealloc(pr->r, (pr->n ? pr->n * 2 : 64) * sizeof(*pr->r));
-		pr->r[pr->n][0] = a;
-		pr->r[pr->n][1] = b;
-		pr->n++;
-	}
-	fclose(f);
-}
-
-/* Could v be a pointer in pid's address space?  Small integers never are. */
-static bool pointer_like(struct decoder *d, uint32_t pid, uint64_t v)
-{
-	struct pid_ranges *pr = NULL;
-	size_t i;
-
-	if (v < 0x10000 || v >= 0x800000000000ull)
-		return false;
-	for (i = 0; i < d->nranges; i++)
-		if (d->ranges[i].pid == pid)
-			pr = &d->ranges[i];
-	if (!pr) {
-		d->ranges = xrealloc(d->ranges, (d->nranges + 1) * sizeof(*d->ranges));
-		pr = &d->ranges[d->nranges++];
-		memset(pr, 0, sizeof(*pr));
-		pr->pid = pid;
-		read_ranges(pr);
-	}
-	/* Gone before we could read its mappings: the canonical user range is all we know. */
-	if (!pr->n)
-		return true;
-	for (int pass = 0; pass < 2; pass++) {
-		for (i = 0; i < pr->n; i++)
-			if (v >= pr->r[i][0] && v < pr->r[i][1])
-				return true;
-		if (pass || pr->misses > 256)
-			break;
-		pr->misses++;	/* the heap may have grown since: look again, a bounded number of times */
-		read_ranges(pr);
-	}
-	return false;
-}
-
-static struct ptr_slot *ptr_slot(struct decoder *d, uint32_t pid, uint64_t v)
-{
-	if (!d->ptrs) {
-		d->ptrs_cap = 1 << 16;	/* bounded: a newer pointer overwrites an older one */
-		d->ptrs = xcalloc(d->ptrs_cap, sizeof(*d->ptrs));
-	}
-	return &d->ptrs[((v ^ pid) * 0x9e3779b97f4a7c15ull >> 40) & (d->ptrs_cap - 1)];
-}
-
-/* A call received these arguments: edges from the calls that returned them. */
-static int data_edges(struct decoder *d, struct tstate *t, const struct frame *f,
-		      const uint64_t *regs)
-{
-	uint64_t seen[6];
-	int i, j, n = 0, err, nregs = 6;
-
-	/* Only registers that carry arguments: others hold leftovers of earlier calls. */
-	if (f->func < d->s->nfuncs && d->s->funcs[f->func].nparams >= 0)
-		nregs = d->s->funcs[f->func].nparams < 6 ? d->s->funcs[f->func].nparams : 6;
-	for (i = 0; i < nregs; i++) {
-		struct ptr_slot *p;
-		struct bp_edge e = { .kind = BP_EDGE_DATA };
-
-		if (regs[i] < 0x10000 || !d->ptrs)
-			continue;
-		for (j = 0; j < n && seen[j] != regs[i]; j++)
-			;
-		if (j < n)
-			continue;	/* one edge per value, however many arguments carry it */
-		seen[n++] = regs[i];
-		p = ptr_slot(d, t->pid, regs[i]);
-		if (p->value != regs[i] || p->pid != t->pid)
-			continue;
-		e.src_call = p->call;
-		e.src_ts = p->ts;
-		e.src_pid = p->pid;
-		e.src_tid = p->tid;
-		e.src_func = p->func;
-		e.dst_call = f->id;
-		e.dst_ts = f->begin;
-		e.dst_pid = t->pid;
-		e.dst_tid = t->tid;
-		e.dst_func = f->func;
-		e.value = regs[i];
-		err = emit_edge(d, &e);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* A call returned v: remember it if it can be a pointer. */
-static void note_return(struct decoder *d, struct tstate *t, const struct bp_call *c, uint64_t v)
-{
-	struct ptr_slot *p;
-
-	if (!pointer_like(d, t->pid, v))
-		return;
-	p = ptr_slot(d, t->pid, v);
-	p->value = v;
-	p->call = c->id;
-	p->ts = c->end;
-	p->pid = t->pid;
-	p->tid = t->tid;
-	p->func = c->func;
-}
-
-static int call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
 		      const uint64_t *args)
 {
 	int err;
@@ -521,8 +308,8 @@ static int call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64
 	if (t->unwinding) {
 		t->unwinding = false;
 		while (t->depth && t->stack[t->depth - 1].sp <= sp &&
-		       same_stack(t->stack[t->depth - 1].sp, sp)) {
-			err = pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
+		       dec_same_stack(t->stack[t->depth - 1].sp, sp)) {
+			err = dec_pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
 			if (err)
 				return err;
 		}
@@ -530,15 +317,15 @@ static int call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64
 
 	/* No return will come (a Go function): a call of no duration under the current frame. */
 	if (d->s->funcs[func].flags & BP_FUNC_ENTRY_ONLY) {
-		push(d, t, func, ts, sp, d->next_id++);
-		return pop_emit(d, t, ts, 0);
+		dec_push(d, t, func, ts, sp, d->next_id++);
+		return dec_pop_emit(d, t, ts, 0);
 	}
 
 	/* A new call's sp is below every live frame: frames below it are dead. */
-	err = close_dead(d, t, sp, true, func);
+	err = dec_close_dead(d, t, sp, true, func);
 	if (err)
 		return err;
-	push(d, t, func, ts, sp, d->next_id++);
+	dec_push(d, t, func, ts, sp, d->next_id++);
 	if (t->pend_fork.src_call) {
 		/* the first call of a forked process or new thread */
 		t->pend_fork.dst_call = t->stack[t->depth - 1].id;
@@ -546,7 +333,7 @@ static int call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64
 		t->pend_fork.dst_pid = t->pid;
 		t->pend_fork.dst_tid = t->tid;
 		t->pend_fork.dst_func = func;
-		err = emit_edge(d, &t->pend_fork);
+		err = dec_emit_edge(d, &t->pend_fork);
 		t->pend_fork.src_call = 0;
 		if (err)
 			return err;
@@ -557,13 +344,13 @@ static int call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64
 		memcpy(top->args, args, sizeof(top->args));
 		top->flags |= BP_CALL_HAS_ARGS;
 		if (d->data_edges)
-			return data_edges(d, t, top, args);
+			return dec_data_edges(d, t, top, args);
 	}
 	return 0;
 }
 
 /* The returning frame is the top one: emit it, and remember its pointer result. */
-static int pop_return(struct decoder *d, struct tstate *t, uint64_t ts, const uint64_t *ret)
+int dec_pop_return(struct decoder *d, struct tstate *t, uint64_t ts, const uint64_t *ret)
 {
 	struct frame f;
 	int err;
@@ -573,16 +360,16 @@ static int pop_return(struct decoder *d, struct tstate *t, uint64_t ts, const ui
 		t->stack[t->depth - 1].flags |= BP_CALL_HAS_RET;
 	}
 	f = t->stack[t->depth - 1];
-	err = pop_emit(d, t, ts, 0);
+	err = dec_pop_emit(d, t, ts, 0);
 	if (!err && ret && d->data_edges) {
 		struct bp_call c = { .id = f.id, .func = f.func, .end = ts };
 
-		note_return(d, t, &c, *ret);
+		dec_note_return(d, t, &c, *ret);
 	}
 	return err;
 }
 
-static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
 		       const uint64_t *ret)
 {
 	struct frame f;
@@ -590,17 +377,17 @@ static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint6
 	int err;
 
 	/* Frames deeper than the one returning were skipped (longjmp, throw). */
-	err = close_dead(d, t, sp - 8, false, UINT32_MAX);
+	err = dec_close_dead(d, t, sp - 8, false, UINT32_MAX);
 	if (err)
 		return err;
 	if (t->depth && t->stack[t->depth - 1].func == func)
-		return pop_return(d, t, ts, ret);
+		return dec_pop_return(d, t, ts, ret);
 
 	/* Search down for the function: frames above it were skipped. */
 	for (i = t->depth; i-- > 0;) {
 		if (t->stack[i].func != func)
 			continue;
-		if (t->stack[i].sp + 8 != sp && same_stack(t->stack[i].sp, sp))
+		if (t->stack[i].sp + 8 != sp && dec_same_stack(t->stack[i].sp, sp))
 			continue;	/* another activation of it */
 		while (t->depth > i + 1) {
 			/*
@@ -610,13 +397,13 @@ static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint6
 			 * with it.  Deeper ones were skipped.
 			 */
 			if (t->stack[t->depth - 1].sp == t->stack[i].sp)
-				err = pop_emit(d, t, ts, 0);
+				err = dec_pop_emit(d, t, ts, 0);
 			else
-				err = pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
+				err = dec_pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
 			if (err)
 				return err;
 		}
-		return pop_return(d, t, ts, ret);
+		return dec_pop_return(d, t, ts, ret);
 	}
 
 	/*
@@ -637,7 +424,7 @@ static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint6
 		/* its entry may be among the lost records: it began after the last record seen */
 		f.begin = t->last_ts;
 		f.child_ns = 0;
-	} else if (t->noentry_end && f.sp <= t->noentry_sp && same_stack(f.sp, t->noentry_sp)) {
+	} else if (t->noentry_end && f.sp <= t->noentry_sp && dec_same_stack(f.sp, t->noentry_sp)) {
 		/*
 		 * Another one at the same level or deeper than the last: not its
 		 * caller, so it began after that one ended (both were entered
@@ -653,354 +440,11 @@ static int call_return(struct decoder *d, struct tstate *t, uint32_t func, uint6
 		t->orphan_ns = 0;
 	}
 	if (t->depth || d->had_loss)
-		return emit_call(d, t, &f, t->depth, ts, 0);
+		return dec_emit_call(d, t, &f, t->depth, ts, 0);
 	t->noentry_sp = f.sp;
 	t->noentry_end = ts;
-	err = emit_call(d, t, &f, 0, ts, 0);
+	err = dec_emit_call(d, t, &f, 0, ts, 0);
 	t->orphan_since = 0;	/* counts again from its end */
-	return err;
-}
-
-static int on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts)
-{
-	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
-	char comm[BP_COMM_LEN + 1];
-	struct bp_thread *bt;
-	struct tstate *t;
-	int err = 0;
-
-	memcpy(comm, r->comm, BP_COMM_LEN);
-	comm[BP_COMM_LEN] = 0;
-
-	switch (r->h.type) {
-	case BP_REC_FORK: {
-		uint32_t ptid = (uint32_t)r->parent_pid_tgid;
-		struct tstate *pt = thread_state(d, ptid, r->parent_pid_tgid >> 32, ts);
-
-		t = thread_state(d, tid, pid, ts);
-		pt = thread_state(d, ptid, r->parent_pid_tgid >> 32, ts);	/* t's insert may move it */
-		if (pt->depth) {
-			const struct frame *src = &pt->stack[pt->depth - 1];
-
-			memset(&t->pend_fork, 0, sizeof(t->pend_fork));
-			t->pend_fork.kind = BP_EDGE_FORK;
-			t->pend_fork.src_call = src->id;
-			t->pend_fork.src_ts = ts;
-			t->pend_fork.src_pid = pt->pid;
-			t->pend_fork.src_tid = pt->tid;
-			t->pend_fork.src_func = src->func;
-		}
-		bt = session__thread(d->s, tid, pid);
-		memcpy(bt->name, comm, sizeof(bt->name));
-		bt->name[sizeof(bt->name) - 1] = 0;
-		if (r->h.flags & BP_TASK_NEW_PROCESS) {
-			struct bp_process *p = session__process(d->s, pid);
-
-			p->ppid = r->parent_pid_tgid >> 32;
-			if (!p->name)
-				p->name = xstrdup(comm);
-		}
-		break;
-	}
-	case BP_REC_COMM:
-		t = thread_state(d, tid, pid, ts);
-		bt = session__thread(d->s, tid, pid);
-		memcpy(bt->name, comm, sizeof(bt->name));
-		bt->name[sizeof(bt->name) - 1] = 0;
-		if (tid == pid)
-			session__set_process_name(d->s, pid, comm);
-		break;
-	case BP_REC_TASK_EXIT:
-		t = thread_state(d, tid, pid, ts);
-		err = close_all(d, t, ts, BP_CALL_UNFINISHED);
-		bt = session__thread(d->s, tid, pid);
-		bt->exited = 1;
-		if (!bt->name[0]) {
-			memcpy(bt->name, comm, sizeof(bt->name));
-			bt->name[sizeof(bt->name) - 1] = 0;
-		}
-		if (tid == pid && !session__process(d->s, pid)->name)
-			session__set_process_name(d->s, pid, comm);
-		if (ts > bt->last_ts)
-			bt->last_ts = ts;
-		if (!err)
-			forget_thread(d, tid);	/* nothing of it can come after its exit */
-		return err;
-	default:
-		return -EINVAL;
-	}
-	t->last_ts = ts;
-	bt = session__find_thread(d->s, tid);
-	if (bt && ts > bt->last_ts)
-		bt->last_ts = ts;
-	return err;
-}
-
-static int on_exec(struct decoder *d, const struct bp_rec_exec *r, uint64_t ts)
-{
-	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
-	char path[BP_PATH_LEN + 1];
-	const char *base;
-	struct tstate *t;
-	int err;
-
-	/* The old image's calls are gone; a non-leader that exec'd took the leader's tid. */
-	if (r->old_tid && r->old_tid != tid) {
-		t = thread_state(d, r->old_tid, pid, ts);
-		err = close_all(d, t, ts, BP_CALL_UNFINISHED);
-		if (err)
-			return err;
-	}
-	t = thread_state(d, tid, pid, ts);
-	err = close_all(d, t, ts, BP_CALL_UNFINISHED);
-	if (err)
-		return err;
-	t->last_ts = ts;
-	memcpy(path, r->filename, BP_PATH_LEN);
-	path[BP_PATH_LEN] = 0;
-	base = strrchr(path, '/');
-	session__set_process_name(d->s, pid, base ? base + 1 : path);
-	if (d->sy)
-		symbolizer__forget(d->sy, pid);
-	return 0;
-}
-
-static void name_from_comm(struct decoder *d, uint32_t tid, uint32_t pid, const char *c)
-{
-	char comm[BP_COMM_LEN + 1];
-	struct bp_thread *bt = session__thread(d->s, tid, pid);
-
-	if (bt->name[0])
-		return;
-	memcpy(comm, c, BP_COMM_LEN);
-	comm[BP_COMM_LEN] = 0;
-	memcpy(bt->name, comm, sizeof(bt->name));
-	bt->name[sizeof(bt->name) - 1] = 0;
-	if (tid == pid && !session__process(d->s, pid)->name)
-		session__set_process_name(d->s, pid, comm);
-}
-
-static int on_sample(struct decoder *d, const struct bp_rec_sample *r, size_t size, uint64_t ts)
-{
-	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
-	struct bp_event ev = { .kind = BP_EV_SAMPLE };
-	struct tstate *t;
-	bool truncated;
-	uint32_t path;
-
-	if (size < BP_SAMPLE_HDR_SIZE || r->nuser > BP_MAX_USER_FRAMES ||
-	    r->nkern > BP_MAX_KERN_FRAMES || size < BP_SAMPLE_HDR_SIZE + 8ull * (r->nuser + r->nkern))
-		return -EINVAL;
-	t = thread_state(d, tid, pid, ts);
-	/*
-	 * Not t->last_ts: that is the time frames without a return are closed
-	 * at, and a sample taken while the thread's call batch was held arrives
-	 * ahead of calls older than it.
-	 */
-	name_from_comm(d, tid, pid, r->comm);
-	if (!d->sy)
-		return 0;
-	/* BP_REC_USTACK: the same record with a stack copy after the frames (issue 8) */
-	path = symbolizer__sample(d->sy, r, size, &truncated);
-	if (r->h.flags & BP_SAMPLE_OFFCPU) {
-		t->offcpu_pending = true;
-		t->offcpu_path = path;
-		t->offcpu_flags = BP_SAMPLE_F_OFFCPU | (truncated ? BP_SAMPLE_F_TRUNCATED : 0);
-		t->offcpu_ts = ts;
-		return 0;
-	}
-	ev.sample.ts = ts;
-	ev.sample.weight = r->period;
-	ev.sample.pid = pid;
-	ev.sample.tid = tid;
-	ev.sample.path = path;
-	ev.sample.cpu = r->h.cpu;
-	ev.sample.flags = truncated ? BP_SAMPLE_F_TRUNCATED : 0;
-	d->s->nsamples++;
-	if (truncated)
-		d->s->ntruncated++;
-	return d->sink(d->ctx, &ev);
-}
-
-static int on_switch(struct decoder *d, const struct bp_rec_switch *r, uint64_t ts)
-{
-	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
-	struct bp_event ev = { .kind = BP_EV_SAMPLE };
-	struct tstate *t = thread_state(d, tid, pid, ts);
-
-	if (ts > t->last_ts)
-		t->last_ts = ts;
-	if (!t->offcpu_pending)
-		return 0;	/* its start was lost or came before the recording */
-	t->offcpu_pending = false;
-	ev.sample.ts = t->offcpu_ts;
-	ev.sample.weight = r->blocked_ns;
-	ev.sample.pid = pid;
-	ev.sample.tid = tid;
-	ev.sample.path = t->offcpu_path;
-	ev.sample.cpu = r->h.cpu;
-	ev.sample.flags = t->offcpu_flags;
-	d->s->noffcpu++;
-	return d->sink(d->ctx, &ev);
-}
-
-static int on_wakeup(struct decoder *d, const struct bp_rec_wakeup *r, uint64_t ts)
-{
-	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
-	uint32_t otid = (uint32_t)r->other, opid = r->other >> 32;
-	struct tstate *t, *o;
-	int err = 0;
-
-	if (r->h.flags == BP_WAKE_WAKING) {
-		/* in the waker: its innermost open call is the cause */
-		o = thread_state(d, otid, opid, ts);
-		t = thread_state(d, tid, pid, ts);	/* after o: inserting may move entries */
-		o = thread_state(d, otid, opid, ts);
-		memset(&o->pend_wake, 0, sizeof(o->pend_wake));
-		if (!t->depth)
-			return 0;
-		o->pend_wake.kind = BP_EDGE_WAKEUP;
-		o->pend_wake.src_call = t->stack[t->depth - 1].id;
-		o->pend_wake.src_func = t->stack[t->depth - 1].func;
-		o->pend_wake.src_ts = ts;
-		o->pend_wake.src_pid = pid;
-		o->pend_wake.src_tid = tid;
-		return 0;
-	}
-	if (r->h.flags != BP_WAKE_RUNNING)
-		return -EINVAL;
-	/* the wakee runs again, inside the call it blocked in */
-	t = thread_state(d, tid, pid, ts);
-	if (t->pend_wake.src_call && t->depth) {
-		t->pend_wake.dst_call = t->stack[t->depth - 1].id;
-		t->pend_wake.dst_func = t->stack[t->depth - 1].func;
-		t->pend_wake.dst_ts = ts;
-		t->pend_wake.dst_pid = pid;
-		t->pend_wake.dst_tid = tid;
-		err = emit_edge(d, &t->pend_wake);
-	}
-	t->pend_wake.src_call = 0;
-	return err;
-}
-
-/* The session function standing for span `name` (created on first use). */
-static uint32_t span_func(struct decoder *d, const char *name)
-{
-	struct bp_func f = { .nparams = -1, .flags = BP_FUNC_SPAN };
-	size_t i;
-
-	for (i = 0; i < d->nspans; i++)
-		if (!strcmp(d->spans[i].name, name))
-			return d->spans[i].func;
-	f.name = (char *)name;
-	f.module = session__add_module(d->s, "[span]");
-	d->spans = xrealloc(d->spans, (d->nspans + 1) * sizeof(*d->spans));
-	d->spans[d->nspans].name = xstrdup(name);
-	d->spans[d->nspans].func = session__add_func(d->s, &f);
-	return d->spans[d->nspans++].func;
-}
-
-static int on_usdt(struct decoder *d, const struct bp_rec_usdt *r, uint64_t ts)
-{
-	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
-	struct tstate *t = thread_state(d, tid, pid, ts);
-	struct bp_event ev = { .kind = BP_EV_ANNOT };
-	struct bp_annot *a = &ev.annot;
-	char s0[BP_USDT_STR + 1], s1[BP_USDT_STR + 1];
-	uint32_t i, func;
-	int err = 0;
-
-	memcpy(s0, r->s0, BP_USDT_STR);
-	s0[BP_USDT_STR] = 0;
-	memcpy(s1, r->s1, BP_USDT_STR);
-	s1[BP_USDT_STR] = 0;
-	switch (r->h.flags) {
-	case BP_USDT_INFO:
-	case BP_USDT_INFO_STR: {
-		struct bp_info *in;
-
-		/* merged into the innermost open call; dropped outside any call */
-		if (!t->depth)
-			break;
-		if (t->ninfos == t->infos_cap) {
-			t->infos_cap = t->infos_cap ? t->infos_cap * 2 : 8;
-			t->infos = xrealloc(t->infos, t->infos_cap * sizeof(*t->infos));
-		}
-		in = &t->infos[t->ninfos++];
-		memset(in, 0, sizeof(*in));
-		snprintf(in->key, sizeof(in->key), "%.63s", s0);
-		if (r->h.flags == BP_USDT_INFO_STR) {
-			in->is_str = 1;
-			snprintf(in->str, sizeof(in->str), "%.63s", s1);
-		} else {
-			in->value = r->nargs > 1 ? r->args[1] : 0;
-		}
-		break;
-	}
-	case BP_USDT_SPAN_BEGIN:
-		/* a span is a frame: it nests with the calls around and inside it */
-		func = span_func(d, s0[0] ? s0 : "[span]");
-		push(d, t, func, ts, r->sp, d->next_id++);
-		break;
-	case BP_USDT_SPAN_END:
-		func = span_func(d, s0[0] ? s0 : "[span]");
-		for (i = t->depth; i-- > 0;) {
-			if (t->stack[i].func != func)
-				continue;
-			/* calls still open inside the span end with it */
-			while (t->depth > i + 1 && !err)
-				err = pop_emit(d, t, ts, BP_CALL_UNWOUND);
-			if (!err)
-				err = pop_emit(d, t, ts, 0);
-			break;
-		}
-		break;
-	case BP_USDT_MARK:
-	case BP_USDT_EVENT:
-	case BP_USDT_START:
-	case BP_USDT_STOP:
-	case BP_USDT_OTHER:
-		a->ts = ts;
-		a->pid = pid;
-		a->tid = tid;
-		a->call = t->depth ? t->stack[t->depth - 1].id : 0;
-		a->nargs = r->nargs > 6 ? 6 : r->nargs;
-		for (i = 0; i < 6; i++)
-			a->args[i] = r->args[i];
-		switch (r->h.flags) {
-		case BP_USDT_MARK:
-			a->kind = BP_ANNOT_MARK;
-			snprintf(a->name, sizeof(a->name), "%.63s", s0);
-			break;
-		case BP_USDT_EVENT:
-			a->kind = BP_ANNOT_EVENT;
-			snprintf(a->name, sizeof(a->name), "%.63s", s0);
-			a->value = r->nargs > 1 ? r->args[1] : 0;
-			break;
-		case BP_USDT_START:
-			a->kind = BP_ANNOT_START;
-			snprintf(a->name, sizeof(a->name), "capture start");
-			break;
-		case BP_USDT_STOP:
-			a->kind = BP_ANNOT_STOP;
-			snprintf(a->name, sizeof(a->name), "capture stop");
-			break;
-		default:
-			a->kind = BP_ANNOT_PROBE;
-			i = r->cookie >> 8;
-			snprintf(a->name, sizeof(a->name), "%s",
-				 i < d->s->nprobes ? d->s->probes[i] : "usdt");
-			a->value = r->args[0];
-			break;
-		}
-		d->s->nannots++;
-		err = d->sink(d->ctx, &ev);
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (ts > t->last_ts)
-		t->last_ts = ts;
 	return err;
 }
 
@@ -1031,7 +475,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		return 0;
 	}
 	d->s->nrecords++;
-	ts = rel_ts(d, h->ts);
+	ts = dec_rel_ts(d, h->ts);
 	if (ts > d->last_ts)
 		d->last_ts = ts;
 
@@ -1040,8 +484,8 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	case BP_REC_ENTRY_ARGS:
 		if (size < sizeof(*c) || c->func_id >= d->s->nfuncs)
 			return -EINVAL;
-		t = thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
-		err = call_entry(d, t, c->func_id, ts, c->sp,
+		t = dec_thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
+		err = dec_call_entry(d, t, c->func_id, ts, c->sp,
 				 h->type == BP_REC_ENTRY_ARGS && size >= sizeof(struct bp_rec_call_args) ?
 				 (const uint64_t *)((const struct bp_rec_call_args *)rec)->regs : NULL);
 		break;
@@ -1049,8 +493,8 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	case BP_REC_EXIT_RET:
 		if (size < sizeof(*c) || c->func_id >= d->s->nfuncs)
 			return -EINVAL;
-		t = thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
-		err = call_return(d, t, c->func_id, ts, c->sp,
+		t = dec_thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
+		err = dec_call_return(d, t, c->func_id, ts, c->sp,
 				  h->type == BP_REC_EXIT_RET && size >= sizeof(struct bp_rec_call_args) ?
 				  (const uint64_t *)((const struct bp_rec_call_args *)rec)->regs : NULL);
 		break;
@@ -1059,26 +503,26 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	case BP_REC_COMM:
 		if (size < sizeof(struct bp_rec_task))
 			return -EINVAL;
-		return on_task(d, rec, ts);
+		return dec_on_task(d, rec, ts);
 	case BP_REC_EXEC:
 		if (size < sizeof(struct bp_rec_exec))
 			return -EINVAL;
-		return on_exec(d, rec, ts);
+		return dec_on_exec(d, rec, ts);
 	case BP_REC_SAMPLE:
 	case BP_REC_USTACK:
-		return on_sample(d, rec, size, ts);
+		return dec_on_sample(d, rec, size, ts);
 	case BP_REC_WAKEUP:
 		if (size < sizeof(struct bp_rec_wakeup))
 			return -EINVAL;
-		return on_wakeup(d, rec, ts);
+		return dec_on_wakeup(d, rec, ts);
 	case BP_REC_USDT:
 		if (size < sizeof(struct bp_rec_usdt))
 			return -EINVAL;
-		return on_usdt(d, rec, ts);
+		return dec_on_usdt(d, rec, ts);
 	case BP_REC_SWITCH:
 		if (size < sizeof(struct bp_rec_switch))
 			return -EINVAL;
-		return on_switch(d, rec, ts);
+		return dec_on_switch(d, rec, ts);
 	case BP_REC_REARM: {
 		const struct bp_rec_unwind *u = rec;
 		uint32_t i;
@@ -1090,7 +534,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		 * returns will come); a frame restored for the unwinder and not
 		 * re-armed was unwound by the exception: its slot was reused.
 		 */
-		t = thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
+		t = dec_thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
 		err = 0;
 		while (t->depth && !err) {
 			struct frame *top = &t->stack[t->depth - 1];
@@ -1102,7 +546,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 				alive |= u->slot[i] == top->sp;
 			if (alive)
 				break;
-			err = pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
+			err = dec_pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
 		}
 		for (i = 0; i < t->depth; i++) {
 			uint32_t j;
@@ -1117,7 +561,7 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	case BP_REC_UNWIND:
 		if (size < sizeof(struct bp_rec_unwind))
 			return -EINVAL;
-		t = thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
+		t = dec_thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
 		t->unwinding = true;
 		for (uint32_t i = 0; i < t->depth; i++)
 			t->stack[i].flags |= FRAME_RESTORED;
@@ -1156,7 +600,7 @@ int decoder__finish(struct decoder *d)
 
 		if (!t->tid)
 			continue;
-		err = close_all(d, t, t->last_ts, BP_CALL_UNFINISHED);
+		err = dec_close_all(d, t, t->last_ts, BP_CALL_UNFINISHED);
 		if (err)
 			return err;
 		bt = session__find_thread(d->s, t->tid);

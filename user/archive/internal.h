@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The archive reader's state, shared by reader.c (file, sections, tables)
+ * and events.c (event blocks).  Not for use outside user/archive/.
+ */
+#ifndef BPFPROF_ARCHIVE_INTERNAL_H
+#define BPFPROF_ARCHIVE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "archive.h"
+#include "format.h"
+
+struct archive_reader {
+	FILE *f;
+	char *path;
+	struct bp_session *s;
+	uint64_t off;		/* bytes consumed */
+	uint64_t fsize;		/* regular files: the size, to tell truncation at once */
+	bool sized;
+	uint32_t crc;		/* of every byte consumed */
+	uint64_t nsections;	/* sections before END */
+	uint64_t nevents;	/* events announced by the block headers */
+	bool tables_only;	/* skip event blocks without decoding them */
+
+	/* the section being read */
+	uint32_t type, flags;
+	uint64_t sec_off;	/* file offset of its header */
+	uint64_t left;		/* payload bytes not consumed yet */
+	uint32_t crc_before;	/* crc before its header: END checks it */
+	bool pending;		/* its header is read, its payload not yet */
+
+	/* the current events block, decompressed */
+	unsigned char *blk, *zbuf;
+	size_t blk_cap, zbuf_cap;
+	size_t blk_len, blk_pos;
+	uint32_t blk_events, blk_seen;
+	struct archive_delta prev;
+
+	struct bp_info infos[ARCHIVE_MAX_INFOS];	/* the current call's, valid until the next */
+
+	bool header_seen;
+	bool done;		/* END read and checked */
+	int err;		/* sticky: the first error */
+};
+
+/* Prints "FILE: WHAT (details)" once and makes the error sticky; returns it. */
+int archive_fail(struct archive_reader *r, int err, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+#define truncated(r, ...) archive_fail(r, -EBADMSG, "truncated archive", __VA_ARGS__)
+#define corrupt(r, ...) archive_fail(r, -EBADMSG, "corrupt archive", __VA_ARGS__)
+
+/* The next section's header; then its body (tables are read, an events block is loaded). */
+int archive_read_section_header(struct archive_reader *r);
+int archive_read_section_body(struct archive_reader *r);
+
+#endif

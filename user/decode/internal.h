@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The decoder's own state and the functions its files share (decode.c: the
+ * shadow stacks and the one record switch; tasks.c, edges.c, annot.c: what
+ * the switch hands them).  Not for use outside user/decode/.
+ */
+#ifndef BPFPROF_DECODE_INTERNAL_H
+#define BPFPROF_DECODE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "bpf/events.h"
+#include "decode.h"
+
+/* frame.flags (beside BP_CALL_*): its return address was put back for the
+ * exception unwinder, so its return will not be seen */
+#define FRAME_RESTORED 0x80000000u
+
+/* Two stack pointers further apart than this are on different stacks
+ * (sigaltstack, coroutines): never use one to judge the other's frames. */
+#define SAME_STACK_SPAN (256ull << 20)
+
+struct frame {
+	uint64_t id;
+	uint64_t begin;
+	uint64_t sp;
+	uint64_t child_ns;	/* time spent in traced children */
+	uint32_t func;
+	uint32_t flags;
+	uint32_t path;		/* interned call path (session.paths) */
+	uint32_t pad;
+	uint64_t args[6];	/* with BP_CALL_HAS_ARGS */
+	uint64_t ret;		/* with BP_CALL_HAS_RET */
+	uint32_t info_first;	/* its BPFPROF_INFOs: tstate.infos[info_first .. next frame's) */
+	uint32_t pad3;
+};
+
+struct tstate {
+	uint32_t tid;		/* 0: empty slot */
+	uint32_t pid;
+	uint64_t first_ts, last_ts;
+	uint64_t orphan_ns;	/* time of completed depth-0 calls: self time of a no-entry caller */
+	uint64_t orphan_since;	/* the part of orphan_ns after the last no-entry call at depth 0 */
+	uint64_t noentry_sp;	/* the last call closed with no entry at depth 0: its sp... */
+	uint64_t noentry_end;	/* ...and its end (0: none) */
+	struct frame *stack;
+	uint32_t depth, cap;
+	struct bp_info *infos;	/* a stack like the frames': the innermost frame's are last */
+	uint32_t ninfos, infos_cap;
+	bool unwinding;		/* in the exception unwinder: return probes were removed */
+	/* an edge waiting for its far end: the thread's first call (fork) or its
+	 * resumption (wakeup); src_call 0 = none */
+	struct bp_edge pend_fork, pend_wake;
+	bool offcpu_pending;	/* blocked: the stack where, waiting for its BP_REC_SWITCH */
+	uint32_t offcpu_path;
+	uint32_t offcpu_flags;
+	uint64_t offcpu_ts;
+};
+
+struct decoder {
+	struct bp_session *s;
+	decoder_sink_fn sink;
+	void *ctx;
+	struct tstate *tab;	/* open addressing by tid */
+	size_t tab_cap, tab_used;
+	uint64_t next_id;
+	uint64_t last_ts;	/* latest record time, relative */
+	struct symbolizer *sy;
+	bool data_edges;
+	bool had_loss;		/* records were lost: a return without entry is no attach artefact */
+	/* span names -> their session function */
+	struct span_func {
+		char *name;
+		uint32_t func;
+	} *spans;
+	size_t nspans;
+
+	/* data edges: pointers returned by calls, value -> producing call */
+	struct ptr_slot {
+		uint64_t value;
+		uint64_t call, ts;
+		uint32_t pid, tid, func, pad;
+	} *ptrs;
+	size_t ptrs_cap;
+	/* per-process address ranges: what can be a pointer */
+	struct pid_ranges {
+		uint32_t pid;
+		uint32_t n;
+		uint64_t (*r)[2];
+		int misses;
+	} *ranges;
+	size_t nranges;
+};
+
+
+struct tstate *dec_thread_state(struct decoder *d, uint32_t tid, uint32_t pid, uint64_t ts);
+void dec_forget_thread(struct decoder *d, uint32_t tid);
+uint64_t dec_rel_ts(const struct decoder *d, uint64_t ts);
+void dec_push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+		 uint64_t id);
+int dec_emit_call(struct decoder *d, struct tstate *t, const struct frame *f, uint32_t depth,
+		     uint64_t end, uint32_t flags);
+int dec_pop_emit(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags);
+bool dec_same_stack(uint64_t a, uint64_t b);
+int dec_close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool entry, uint32_t func);
+int dec_close_all(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags);
+int dec_emit_edge(struct decoder *d, const struct bp_edge *e);
+int dec_data_edges(struct decoder *d, struct tstate *t, const struct frame *f,
+		      const uint64_t *regs);
+void dec_note_return(struct decoder *d, struct tstate *t, const struct bp_call *c, uint64_t v);
+int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+		      const uint64_t *args);
+int dec_pop_return(struct decoder *d, struct tstate *t, uint64_t ts, const uint64_t *ret);
+int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+		       const uint64_t *ret);
+int dec_on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts);
+int dec_on_exec(struct decoder *d, const struct bp_rec_exec *r, uint64_t ts);
+void dec_name_from_comm(struct decoder *d, uint32_t tid, uint32_t pid, const char *c);
+int dec_on_sample(struct decoder *d, const struct bp_rec_sample *r, size_t size, uint64_t ts);
+int dec_on_switch(struct decoder *d, const struct bp_rec_switch *r, uint64_t ts);
+int dec_on_wakeup(struct decoder *d, const struct bp_rec_wakeup *r, uint64_t ts);
+int dec_on_usdt(struct decoder *d, const struct bp_rec_usdt *r, uint64_t ts);
+
+#endif

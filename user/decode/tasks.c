@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Process and thread lifetime (fork, exit, exec, names) and stack samples
+ * (on-cpu, and off-cpu intervals closed at the switch back).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/types.h>
+#include "bpf/events.h"
+#include "base/log.h"
+#include "symbols/symbolize.h"
+#include "internal.h"
+
+int dec_on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts)
+{
+	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
+	char comm[BP_COMM_LEN + 1];
+	struct bp_thread *bt;
+	struct tstate *t;
+	int err = 0;
+
+	memcpy(comm, r->comm, BP_COMM_LEN);
+	comm[BP_COMM_LEN] = 0;
+
+	switch (r->h.type) {
+	case BP_REC_FORK: {
+		uint32_t ptid = (uint32_t)r->parent_pid_tgid;
+		struct tstate *pt = dec_thread_state(d, ptid, r->parent_pid_tgid >> 32, ts);
+
+		t = dec_thread_state(d, tid, pid, ts);
+		pt = dec_thread_state(d, ptid, r->parent_pid_tgid >> 32, ts);	/* t's insert may move it */
+		if (pt->depth) {
+			const struct frame *src = &pt->stack[pt->depth - 1];
+
+			memset(&t->pend_fork, 0, sizeof(t->pend_fork));
+			t->pend_fork.kind = BP_EDGE_FORK;
+			t->pend_fork.src_call = src->id;
+			t->pend_fork.src_ts = ts;
+			t->pend_fork.src_pid = pt->pid;
+			t->pend_fork.src_tid = pt->tid;
+			t->pend_fork.src_func = src->func;
+		}
+		bt = session__thread(d->s, tid, pid);
+		memcpy(bt->name, comm, sizeof(bt->name));
+		bt->name[sizeof(bt->name) - 1] = 0;
+		if (r->h.flags & BP_TASK_NEW_PROCESS) {
+			struct bp_process *p = session__process(d->s, pid);
+
+			p->ppid = r->parent_pid_tgid >> 32;
+			if (!p->name)
+				p->name = xstrdup(comm);
+		}
+		break;
+	}
+	case BP_REC_COMM:
+		t = dec_thread_state(d, tid, pid, ts);
+		bt = session__thread(d->s, tid, pid);
+		memcpy(bt->name, comm, sizeof(bt->name));
+		bt->name[sizeof(bt->name) - 1] = 0;
+		if (tid == pid)
+			session__set_process_name(d->s, pid, comm);
+		break;
+	case BP_REC_TASK_EXIT:
+		t = dec_thread_state(d, tid, pid, ts);
+		err = dec_close_all(d, t, ts, BP_CALL_UNFINISHED);
+		bt = session__thread(d->s, tid, pid);
+		bt->exited = 1;
+		if (!bt->name[0]) {
+			memcpy(bt->name, comm, sizeof(bt->name));
+			bt->name[sizeof(bt->name) - 1] = 0;
+		}
+		if (tid == pid && !session__process(d->s, pid)->name)
+			session__set_process_name(d->s, pid, comm);
+		if (ts > bt->last_ts)
+			bt->last_ts = ts;
+		if (!err)
+			dec_forget_thread(d, tid);	/* nothing of it can come after its exit */
+		return err;
+	default:
+		return -EINVAL;
+	}
+	t->last_ts = ts;
+	bt = session__find_thread(d->s, tid);
+	if (bt && ts > bt->last_ts)
+		bt->last_ts = ts;
+	return err;
+}
+
+int dec_on_exec(struct decoder *d, const struct bp_rec_exec *r, uint64_t ts)
+{
+	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
+	char path[BP_PATH_LEN + 1];
+	const char *base;
+	struct tstate *t;
+	int err;
+
+	/* The old image's calls are gone; a non-leader that exec'd took the leader's tid. */
+	if (r->old_tid && r->old_tid != tid) {
+		t = dec_thread_state(d, r->old_tid, pid, ts);
+		err = dec_close_all(d, t, ts, BP_CALL_UNFINISHED);
+		if (err)
+			return err;
+	}
+	t = dec_thread_state(d, tid, pid, ts);
+	err = dec_close_all(d, t, ts, BP_CALL_UNFINISHED);
+	if (err)
+		return err;
+	t->last_ts = ts;
+	memcpy(path, r->filename, BP_PATH_LEN);
+	path[BP_PATH_LEN] = 0;
+	base = strrchr(path, '/');
+	session__set_process_name(d->s, pid, base ? base + 1 : path);
+	if (d->sy)
+		symbolizer__forget(d->sy, pid);
+	return 0;
+}
+
+void dec_name_from_comm(struct decoder *d, uint32_t tid, uint32_t pid, const char *c)
+{
+	char comm[BP_COMM_LEN + 1];
+	struct bp_thread *bt = session__thread(d->s, tid, pid);
+
+	if (bt->name[0])
+		return;
+	memcpy(comm, c, BP_COMM_LEN);
+	comm[BP_COMM_LEN] = 0;
+	memcpy(bt->name, comm, sizeof(bt->name));
+	bt->name[sizeof(bt->name) - 1] = 0;
+	if (tid == pid && !session__process(d->s, pid)->name)
+		session__set_process_name(d->s, pid, comm);
+}
+
+int dec_on_sample(struct decoder *d, const struct bp_rec_sample *r, size_t size, uint64_t ts)
+{
+	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
+	struct bp_event ev = { .kind = BP_EV_SAMPLE };
+	struct tstate *t;
+	bool truncated;
+	uint32_t path;
+
+	if (size < BP_SAMPLE_HDR_SIZE || r->nuser > BP_MAX_USER_FRAMES ||
+	    r->nkern > BP_MAX_KERN_FRAMES || size < BP_SAMPLE_HDR_SIZE + 8ull * (r->nuser + r->nkern))
+		return -EINVAL;
+	t = dec_thread_state(d, tid, pid, ts);
+	/*
+	 * Not t->last_ts: that is the time frames without a return are closed
+	 * at, and a sample taken while the thread's call batch was held arrives
+	 * ahead of calls older than it.
+	 */
+	dec_name_from_comm(d, tid, pid, r->comm);
+	if (!d->sy)
+		return 0;
+	/* BP_REC_USTACK: the same record with a stack copy after the frames (issue 8) */
+	path = symbolizer__sample(d->sy, r, size, &truncated);
+	if (r->h.flags & BP_SAMPLE_OFFCPU) {
+		t->offcpu_pending = true;
+		t->offcpu_path = path;
+		t->offcpu_flags = BP_SAMPLE_F_OFFCPU | (truncated ? BP_SAMPLE_F_TRUNCATED : 0);
+		t->offcpu_ts = ts;
+		return 0;
+	}
+	ev.sample.ts = ts;
+	ev.sample.weight = r->period;
+	ev.sample.pid = pid;
+	ev.sample.tid = tid;
+	ev.sample.path = path;
+	ev.sample.cpu = r->h.cpu;
+	ev.sample.flags = truncated ? BP_SAMPLE_F_TRUNCATED : 0;
+	d->s->nsamples++;
+	if (truncated)
+		d->s->ntruncated++;
+	return d->sink(d->ctx, &ev);
+}
+
+int dec_on_switch(struct decoder *d, const struct bp_rec_switch *r, uint64_t ts)
+{
+	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
+	struct bp_event ev = { .kind = BP_EV_SAMPLE };
+	struct tstate *t = dec_thread_state(d, tid, pid, ts);
+
+	if (ts > t->last_ts)
+		t->last_ts = ts;
+	if (!t->offcpu_pending)
+		return 0;	/* its start was lost or came before the recording */
+	t->offcpu_pending = false;
+	ev.sample.ts = t->offcpu_ts;
+	ev.sample.weight = r->blocked_ns;
+	ev.sample.pid = pid;
+	ev.sample.tid = tid;
+	ev.sample.path = t->offcpu_path;
+	ev.sample.cpu = r->h.cpu;
+	ev.sample.flags = t->offcpu_flags;
+	d->s->noffcpu++;
+	return d->sink(d->ctx, &ev);
+}

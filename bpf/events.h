@@ -213,15 +213,35 @@ struct bp_rec_wakeup {
 
 #define BP_USDT_STR		64
 
+/*
+ * A string the BPF side could not read (its page was never faulted in: a
+ * literal the program itself never touched).  The string's address is the
+ * probe argument (args[0] for s0, args[1] for s1); here is where it lies in
+ * the mapped file, found by bpf_find_vma() while the process still existed,
+ * so the loader can read the bytes from the file even after the process
+ * exited.  ino 0: no file (anonymous memory, or no mapping found).
+ */
+struct bp_usdt_where {
+	__u64 ino;
+	__u64 off;		/* file offset of the string */
+	__u32 dev;		/* the kernel's dev_t: major << 20 | minor */
+	__u32 pad;
+};
+
+/* bp_rec_usdt.unread */
+#define BP_USDT_S0_UNREAD	0x1	/* s0 is empty: read it from where[0] / args[0] */
+#define BP_USDT_S1_UNREAD	0x2	/* s1 is empty: read it from where[1] / args[1] */
+
 struct bp_rec_usdt {
 	struct bp_rec_hdr h;
 	__u64 cookie;
 	__u64 sp;		/* the stack pointer at the probe: spans nest with calls by it */
 	__s64 args[6];
 	__u32 nargs;
-	__u32 pad;
+	__u32 unread;		/* BP_USDT_S*_UNREAD */
 	char s0[BP_USDT_STR];
 	char s1[BP_USDT_STR];
+	struct bp_usdt_where where[2];
 };
 
 /*

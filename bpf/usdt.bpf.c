@@ -9,6 +9,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/usdt.bpf.h>
 #include "events.h"
 #include "common.bpf.h"
@@ -17,6 +18,38 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile bool gated = false;	/* START/STOP open and close the window */
 
+
+/*
+ * Where a string the probe could not read lies in its mapped file.  The read
+ * fails when the page was never faulted in by the process (a literal it
+ * never touched); the loader then reads the bytes from the file.
+ */
+static long where_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct bp_usdt_where *w = ctx;
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	if (!f)
+		return 0;
+	w->ino = BPF_CORE_READ(f, f_inode, i_ino);
+	w->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	w->off = w->off - BPF_CORE_READ(vma, vm_start) + (BPF_CORE_READ(vma, vm_pgoff) << 12);	/* x86-64 pages */
+	return 0;
+}
+
+static __u32 read_str(char *dst, __u64 addr, struct bp_usdt_where *out)
+{
+	struct bp_usdt_where w = { .off = addr };	/* bpf_find_vma wants it on the stack */
+
+	if (bpf_probe_read_user_str(dst, BP_USDT_STR, (void *)addr) > 0)
+		return 0;
+	dst[0] = 0;
+	bpf_find_vma(bpf_get_current_task_btf(), addr, where_cb, &w, 0);
+	if (!w.ino)
+		w.off = 0;
+	*out = w;
+	return 1;
+}
 
 SEC("usdt")
 int usdt_probe(struct pt_regs *ctx)
@@ -58,9 +91,10 @@ int usdt_probe(struct pt_regs *ctx)
 	r->sp = PT_REGS_SP(ctx);
 	r->s0[0] = 0;
 	r->s1[0] = 0;
+	__builtin_memset(r->where, 0, sizeof(r->where));
 	n = bpf_usdt_arg_cnt(ctx);
 	r->nargs = n < 0 ? 0 : n;
-	r->pad = 0;
+	r->unread = 0;
 	for (i = 0; i < 6; i++) {
 		v = 0;
 		if (i < n)
@@ -68,10 +102,11 @@ int usdt_probe(struct pt_regs *ctx)
 		r->args[i] = v;
 	}
 	/* the bpfprof.h probes pass their label/key/name as the first argument */
-	if (kind != BP_USDT_OTHER && kind != BP_USDT_START && kind != BP_USDT_STOP && n > 0)
-		bpf_probe_read_user_str(r->s0, sizeof(r->s0), (void *)r->args[0]);
-	if (kind == BP_USDT_INFO_STR && n > 1)
-		bpf_probe_read_user_str(r->s1, sizeof(r->s1), (void *)r->args[1]);
+	if (kind != BP_USDT_OTHER && kind != BP_USDT_START && kind != BP_USDT_STOP && n > 0 &&
+	    read_str(r->s0, r->args[0], &r->where[0]))
+		r->unread |= BP_USDT_S0_UNREAD;
+	if (kind == BP_USDT_INFO_STR && n > 1 && read_str(r->s1, r->args[1], &r->where[1]))
+		r->unread |= BP_USDT_S1_UNREAD;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -7,7 +7,8 @@
  * a note in the binary.  Nothing happens when nobody traces the program;
  * `bpfprof record` and `attach` find the probes and attach to them on their
  * own.  Strings must stay valid for the duration of the macro (literals are
- * best); they are read up to 63 bytes.
+ * best); they are read up to 63 bytes, from the program's memory or, for a
+ * literal on a page the program never touched, from its binary.
  *
  *   BPFPROF_MARK("label")            checkpoint: report --marks shows the time
  *                                    since the previous mark of the thread and

@@ -81,6 +81,25 @@ def test_every_macro_in_two_threads(record):
         assert outer[0]["args"]["depth"] + 1 == inner[0]["args"]["depth"] == w["args"]["depth"] - 1
 
 
+def test_labels_on_pages_the_program_never_touched(record):
+    """bpfprof.h strings the BPF read cannot see (page never faulted in) are
+    read from the mapped file: every name and key as the program wrote it."""
+    r = record("coldlabels")
+    assert r.rc == 0 and "coldlabels: ok" in r.proc.stdout, r.describe()
+    # the situation under test is real: the labels' page was not mapped when the probes fired
+    assert "coldlabels: labels not mapped" in r.proc.stdout, r.proc.stdout
+    t = r.trace
+    assert [m["name"] for m in by_cat(t, "mark")] == ["cold-mark"]
+    ev = by_cat(t, "event")
+    assert [(e["ph"], e["name"]) for e in ev] == [("i", "cold-event"), ("C", "cold-event")]
+    assert ev[1]["args"] == {"cold-event": 5}
+    assert [s["name"] for s in by_cat(t, "span")] == ["cold-span"]
+    run = [c for c in trace_util.xevents(t) if c["name"] == "run"]
+    assert len(run) == 1 and run[0]["args"]["cold-key"] == 7
+    assert run[0]["args"]["cold-who"] == "cold-value"
+    assert "" not in run[0]["args"]
+
+
 def test_gated_records_only_the_window(record):
     r = record("annotate", "gated", opts=["--gated"])
     assert r.rc == 0, r.describe()

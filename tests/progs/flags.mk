@@ -25,3 +25,6 @@ PROG_CFLAGS_nofp := -O2 -fomit-frame-pointer
 
 # ifunc: strlen and memset must stay calls into libc
 PROG_CFLAGS_ifunc := -fno-builtin
+
+# coldlabels: uses include/bpfprof.h
+PROG_CFLAGS_coldlabels := -Iinclude

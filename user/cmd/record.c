@@ -30,6 +30,7 @@
 #include "report/report.h"
 #include "capture/sample.h"
 #include "symbols/symbolize.h"
+#include "symbols/ustrings.h"
 #include "capture/usdt.h"
 #include "capture/trace.h"
 #include "base/util.h"
@@ -70,6 +71,7 @@ struct record_ctx {
 	const struct select_opts *sopts;
 	struct usdt_tracer *usd;	/* loaded on first need (usdt_ensure) */
 	struct usdt_opts uopts;
+	struct ustrings *strings;	/* probe strings the BPF side could not read */
 	struct stat *images;	/* executables already probed (dev, ino) */
 	struct proc_count {
 		uint32_t pid;
@@ -140,8 +142,10 @@ static int usdt_ensure(struct record_ctx *rc)
 
 static void usdt_attach_bpfprof(struct record_ctx *rc, const char *path)
 {
-	if (usdt__has_bpfprof(path) && !usdt_ensure(rc))
+	if (usdt__has_bpfprof(path) && !usdt_ensure(rc)) {
 		usdt__attach_bpfprof(rc->usd, path);
+		ustrings__add_file(rc->strings, path);
+	}
 }
 
 static int attach_usdts(const struct record_opts *o, struct record_ctx *rc, const char *exe,
@@ -781,6 +785,8 @@ static int run(struct record_opts *o)
 	if (err)
 		goto cleanup;
 	rc.dec = dec;
+	rc.strings = ustrings__new();
+	decoder__set_strings(dec, rc.strings);
 	rc.sopts = &sopts;
 	if (o->deps)
 		decoder__enable_data_edges(dec);
@@ -1061,6 +1067,7 @@ cleanup:
 	tracer__free(tr);
 	symbolizer__free(sym);
 	decoder__free(dec);
+	ustrings__free(rc.strings);
 	exporter__free(rc.exp);
 	probe_set__free(&ps);
 	probe_set__free(&unw);

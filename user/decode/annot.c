@@ -11,6 +11,7 @@
 #include "bpf/events.h"
 #include "base/log.h"
 #include "symbols/symbolize.h"
+#include "symbols/ustrings.h"
 #include "internal.h"
 
 /* The session function standing for span `name` (created on first use). */
@@ -44,6 +45,11 @@ int dec_on_usdt(struct decoder *d, const struct bp_rec_usdt *r, uint64_t ts)
 	s0[BP_USDT_STR] = 0;
 	memcpy(s1, r->s1, BP_USDT_STR);
 	s1[BP_USDT_STR] = 0;
+	/* strings on pages the program never touched: from the file or the process */
+	if ((r->unread & BP_USDT_S0_UNREAD) && d->strings && r->nargs > 0)
+		ustrings__read(d->strings, pid, (uint64_t)r->args[0], &r->where[0], s0, sizeof(s0));
+	if ((r->unread & BP_USDT_S1_UNREAD) && d->strings && r->nargs > 1)
+		ustrings__read(d->strings, pid, (uint64_t)r->args[1], &r->where[1], s1, sizeof(s1));
 	switch (r->h.flags) {
 	case BP_USDT_INFO:
 	case BP_USDT_INFO_STR: {

@@ -27,6 +27,11 @@ void decoder__set_symbolizer(struct decoder *d, struct symbolizer *sy)
 	d->sy = sy;
 }
 
+void decoder__set_strings(struct decoder *d, struct ustrings *u)
+{
+	d->strings = u;
+}
+
 void decoder__enable_data_edges(struct decoder *d)
 {
 	d->data_edges = true;

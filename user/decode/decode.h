@@ -29,6 +29,9 @@ int decoder__new(struct bp_session *s, decoder_sink_fn sink, void *ctx, struct d
 struct symbolizer;
 /* Stack samples are symbolized through sy (owned by the caller); without it they are dropped. */
 void decoder__set_symbolizer(struct decoder *d, struct symbolizer *sy);
+struct ustrings;
+/* Strings the probes could not read are read through u (owned by the caller); without it they stay empty. */
+void decoder__set_strings(struct decoder *d, struct ustrings *u);
 /* Data edges from the argument and return registers of BP_REC_*_ARGS records (--deps). */
 void decoder__enable_data_edges(struct decoder *d);
 /* One ring buffer record.  Returns 0, -EINVAL for a malformed record, or the sink's error. */

@@ -68,6 +68,7 @@ struct decoder {
 	uint64_t next_id;
 	uint64_t last_ts;	/* latest record time, relative */
 	struct symbolizer *sy;
+	struct ustrings *strings;	/* reads the strings probes could not (NULL: left empty) */
 	bool data_edges;
 	bool had_loss;		/* records were lost: a return without entry is no attach artefact */
 	/* span names -> their session function */

@@ -8,6 +8,8 @@
 #   V=1             show full commands
 
 OUTPUT   := .output
+# BPF objects do not depend on SANITIZE: one copy for both builds.
+BPF_OUT  := .output/bpf
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
 CC       ?= cc
@@ -29,6 +31,25 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	    -D_GNU_SOURCE -MMD -MP -I. -Iuser
 LDLIBS   += -lbpf -lelf -ldw -lz -lmicrohttpd -lstdc++
+
+# The shipped binary runs as root on input from other users' processes and
+# files: hardened (checked string/memory calls, stack canaries, PIE, a
+# read-only GOT).  SANITIZE=1 builds an ASan+UBSan bpfprof instead, into its
+# own output folder (.output-san/bpfprof), for `make test` and debugging;
+# _FORTIFY_SOURCE is left out there (ASan checks the same calls, better).
+HARDEN_CFLAGS  := -fstack-protector-strong -fPIE
+HARDEN_LDFLAGS := -pie -Wl,-z,relro,-z,now
+ifeq ($(SANITIZE),1)
+OUTPUT   := .output-san
+BPFPROF_BIN := $(OUTPUT)/bpfprof
+CFLAGS   += -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+	    -fno-sanitize-recover=undefined $(HARDEN_CFLAGS)
+LDFLAGS  += -fsanitize=address,undefined $(HARDEN_LDFLAGS)
+else
+BPFPROF_BIN := bpfprof
+CFLAGS   += -D_FORTIFY_SOURCE=2 $(HARDEN_CFLAGS)
+LDFLAGS  += $(HARDEN_LDFLAGS)
+endif
 # libbpf's usdt.bpf.h includes <linux/errno.h>: the multiarch asm/ headers must be found
 # (after vmlinux.h's own definitions), as libbpf-bootstrap does with clang's system dirs.
 MULTIARCH  := $(shell $(CC) -dumpmachine 2>/dev/null)
@@ -55,10 +76,10 @@ PROG_BINS  := $(basename $(PROG_SRCS))
 
 .DELETE_ON_ERROR:
 # the BPF objects are intermediates of the skeletons: keep them (no rebuild on every make)
-.SECONDARY: $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS)) $(SKELS)
-.PHONY: all deps test-deps bench-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke
+.SECONDARY: $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS)) $(SKELS)
+.PHONY: FORCE all deps test-deps bench-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke
 
-all: bpfprof progs
+all: $(BPFPROF_BIN) progs
 
 deps:
 	$(Q)bash scripts/setup.sh
@@ -70,21 +91,28 @@ vmlinux/vmlinux.h: | $(BTF_VMLINUX)
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file $(BTF_VMLINUX) format c > $@
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/tests skel:
+$(OUTPUT) $(BPF_OUT) $(OUTPUT)/tests skel:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) | $(OUTPUT)/bpf
+$(BPF_OUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) | $(BPF_OUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MT $@ -MF $(@:.o=.d) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
-skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o | skel
+skel/%.skel.h: $(BPF_OUT)/%.bpf.o | skel
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
+# A change of flags (SANITIZE, CFLAGS=...) rebuilds the objects that use them.
+FLAGS_STAMP := $(OUTPUT)/flags
+$(FLAGS_STAMP): FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)echo '$(CFLAGS) $(LDFLAGS)' | cmp -s - $@ || echo '$(CFLAGS) $(LDFLAGS)' > $@
+FORCE:
+
 # Userspace objects, one folder per layer (user/<layer>/x.c -> .output/user/<layer>/x.o).
 # They may include skeletons: generate them all first.
-$(OUTPUT)/user/%.o: user/%.c $(SKELS)
+$(OUTPUT)/user/%.o: user/%.c $(SKELS) $(FLAGS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -92,19 +120,19 @@ $(OUTPUT)/user/%.o: user/%.c $(SKELS)
 # view's page is built into the binary (.incbin): -MMD does not see it.
 $(OUTPUT)/user/cmd/view.o: user/web/view-page.html
 
-$(OUTPUT)/exporters/%.o: exporters/%.c
+$(OUTPUT)/exporters/%.o: exporters/%.c $(FLAGS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-bpfprof: $(USER_OBJS)
+$(BPFPROF_BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # Unit tests: cmocka, linked against everything but main.
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
 
 # Test target programs: known behaviour, frame pointers, no inlining so every
 # function in the source is a real call.  Per-program flags in tests/progs/flags.mk.
@@ -219,6 +247,6 @@ format:
 	clang-format -i $(USER_SRCS) $(BPF_SRCS) bpf/*.h user/*/*.h exporters/*.h
 
 clean:
-	rm -rf $(OUTPUT) skel bpfprof vmlinux/vmlinux.h $(PROG_BINS) demo-trace.json
+	rm -rf .output .output-san skel bpfprof vmlinux/vmlinux.h $(PROG_BINS) demo-trace.json
 
--include $(patsubst %.o,%.d,$(USER_OBJS) $(LIB_OBJS)) $(wildcard $(OUTPUT)/bpf/*.bpf.d) $(wildcard $(OUTPUT)/tests/*.d)
+-include $(patsubst %.o,%.d,$(USER_OBJS) $(LIB_OBJS)) $(wildcard $(BPF_OUT)/*.bpf.d) $(wildcard $(OUTPUT)/tests/*.d)

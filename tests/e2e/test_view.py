@@ -24,6 +24,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+from pathlib import Path
 
 from conftest import BPFPROF, REPO, prog_path, run_bpfprof
 from test_record import CALLTREE_COUNTS
@@ -201,7 +202,8 @@ def test_view_endpoints(recordings, view):
     st, ct, body = v.get("/report.json")
     rep = json.loads(body)
     assert {f["name"]: f["calls"] for f in rep["functions"]} == CALLTREE_COUNTS
-    st, ct, body = v.get(info["profile"])
+    assert not info["profile"].startswith("/"), info  # relative to /TOKEN/
+    st, ct, body = v.get("/" + info["profile"])
     prof = json.loads(body)
     assert prof["$schema"].endswith("file-format-schema.json")
     names = {f["name"] for f in prof["shared"]["frames"]}
@@ -222,6 +224,51 @@ def test_view_endpoints(recordings, view):
     with pytest.raises(urllib.error.HTTPError) as e:
         v.get("/graph.svg", data=b"digraph { a -> b }", method="POST")
     assert e.value.code == 403
+    assert v.stop() == 0
+
+
+def test_view_token_and_origin(recordings, view):
+    """Any local user can reach a loopback port: without the URL's token, nothing;
+    a page of another site gets nothing either, even with the token."""
+    v = view(recordings["archive"])
+    m = re.fullmatch(r"(http://127\.0\.0\.1:\d+)/([0-9a-f]{32})/", v.url)
+    assert m, v.url
+    base, token = m.groups()
+    v2 = view(recordings["archive"])
+    assert v2.url.split("/")[3] != token  # a new token for each run
+    assert v2.stop() == 0
+
+    def status(url, **kw):
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, **kw), timeout=30) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
+    wrong = "%032x" % (int(token, 16) ^ 1)
+    for path in ("/", "/report.json", "/info.json", "/" + wrong + "/report.json",
+                 "/" + token[:-1] + "/report.json", "/" + token + "x/report.json"):
+        st, body = status(base + path)
+        assert st == 404 and b"leaf_add" not in body, (path, st)
+    # /TOKEN redirects to /TOKEN/ (the page's links are relative)
+    st, body = status(base + "/" + token + "/report.json")
+    assert st == 200 and b"leaf_add" in body
+    st, body = status(base + "/" + token)
+    assert st == 200 and b"<html" in body.lower()
+    # cross-site: a browser says so, and is refused
+    for hdr in ({"Origin": "http://evil.example"}, {"Origin": "null"},
+                {"Origin": "http://127.0.0.1:1"},
+                {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"},
+                {"Referer": "http://evil.example/page.html"},
+                {"Referer": "http://127.0.0.1:1/x"}):
+        st, body = status(v.url + "report.json", headers=hdr)
+        assert st == 403 and b"leaf_add" not in body, hdr
+    # the page's own requests: same origin
+    host = base[len("http://"):]
+    for hdr in ({"Origin": base}, {"Sec-Fetch-Site": "same-origin"}, {"Sec-Fetch-Site": "none"},
+                {"Referer": v.url + "#timeline"}, {"Host": host, "Origin": base}):
+        st, body = status(v.url + "report.json", headers=hdr)
+        assert st == 200 and b"leaf_add" in body, hdr
     assert v.stop() == 0
 
 
@@ -279,5 +326,13 @@ def test_view_open(recordings, tmp_path, view):
     deadline = time.monotonic() + 20
     while not (tmp_path / "opened").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert (tmp_path / "opened").read_text().strip() == v.url
+    # the opener gets a private file that leads to the URL, never the URL
+    # itself (an opener's command line is readable by every user)
+    opened = (tmp_path / "opened").read_text().strip()
+    assert v.url.split("/")[3] not in opened, opened
+    assert opened.startswith("/tmp/bpfprof-view.") and opened.endswith("/open.html"), opened
+    st = os.stat(opened)
+    assert st.st_mode & 0o077 == 0 and st.st_mode & 0o777 == 0o600
+    assert os.stat(os.path.dirname(opened)).st_mode & 0o077 == 0
+    assert 'content="0;url=%s"' % v.url in Path(opened).read_text()
     assert v.stop() == 0

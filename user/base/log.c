@@ -68,6 +68,18 @@ void *xmalloc(unsigned long n)
 	return p ? p : oom();
 }
 
+char *xasprintf(const char *fmt, ...)
+{
+	char *p = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	return n < 0 ? oom() : p;
+}
+
 void *xcalloc(unsigned long n, unsigned long sz)
 {
 	void *p = calloc(n ? n : 1, sz ? sz : 1);

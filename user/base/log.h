@@ -18,5 +18,6 @@ void *xmalloc(unsigned long n);
 void *xcalloc(unsigned long n, unsigned long sz);
 void *xrealloc(void *p, unsigned long n);
 char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

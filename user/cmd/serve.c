@@ -398,7 +398,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 	struct serve_ctx *x = cls;
 	enum MHD_Result ret;
 
-	if (!httpd__host_ok(&x->addr, conn, &ret))
+	if (!httpd__request_ok(&x->addr, conn, &ret))
 		return ret;
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return httpd__reply_text(conn, 405, "only GET");

@@ -63,6 +63,7 @@ struct view_ctx {
 	char *speedscope;	/* speedscope's dist/release directory, NULL: not found */
 	char *dot;		/* Graphviz dot, NULL: not found */
 	struct httpd_addr addr;
+	char token[HTTPD_TOKEN_LEN + 1];	/* every URL starts with /TOKEN/ */
 	char tmpdir[64];
 	pthread_mutex_t lock;	/* the conversions below, made once */
 	char *report;		/* archive: the report JSON */
@@ -283,7 +284,7 @@ static int run_dot(const char *dot, const char *in, const char *out, char **why)
 	err = posix_spawn(&pid, dot, &fa, NULL, argv, NULL);
 	posix_spawn_file_actions_destroy(&fa);
 	if (err) {
-		asprintf(why, "cannot run %s: %s", dot, strerror(err));
+		*why = xasprintf("cannot run %s: %s", dot, strerror(err));
 		return -err;
 	}
 	for (i = 0; i < DOT_TIMEOUT_S * 100; i++) {
@@ -296,7 +297,7 @@ static int run_dot(const char *dot, const char *in, const char *out, char **why)
 	if (i == DOT_TIMEOUT_S * 100) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
-		asprintf(why, "Graphviz dot took more than %d s on this graph: stopped", DOT_TIMEOUT_S);
+		*why = xasprintf("Graphviz dot took more than %d s on this graph: stopped", DOT_TIMEOUT_S);
 		unlink(errpath);
 		return -ETIMEDOUT;
 	}
@@ -309,7 +310,7 @@ static int run_dot(const char *dot, const char *in, const char *out, char **why)
 	}
 	unlink(errpath);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		asprintf(why, "Graphviz dot failed (%s %d): %s",
+		*why = xasprintf("Graphviz dot failed (%s %d): %s",
 			 WIFEXITED(status) ? "exit" : "signal",
 			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), msg);
 		return -EIO;
@@ -339,7 +340,7 @@ static int make_graph(struct view_ctx *v)
 	snprintf(svg, sizeof(svg), "%s/graph.svg", v->tmpdir);
 	err = convert(v, &dot_exporter, dotpath);
 	if (err) {
-		asprintf(&v->graph_err, "cannot write the DOT graph: %s", strerror(-err));
+		v->graph_err = xasprintf("cannot write the DOT graph: %s", strerror(-err));
 		return err;
 	}
 	err = run_dot(v->dot, dotpath, svg, &v->graph_err);
@@ -410,7 +411,7 @@ static enum MHD_Result serve_info(struct view_ctx *v, struct MHD_Connection *c)
 		return httpd__reply_text(c, 500, "out of memory");
 	fputs("{\"file\":", f);
 	json_str(f, v->name);
-	fprintf(f, ",\"kind\":\"%s\",\"speedscope\":%s,\"dot\":%s,\"profile\":\"/profile/%s\"",
+	fprintf(f, ",\"kind\":\"%s\",\"speedscope\":%s,\"dot\":%s,\"profile\":\"profile/%s\"",
 		kind_names[v->kind], v->speedscope ? "true" : "false", v->dot ? "true" : "false",
 		v->kind == IN_CHROME ? "trace.json" : "profile.speedscope.json");
 	fputs(",\"speedscope_hint\":", f);
@@ -500,8 +501,35 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	struct upload *u = *con_cls;
 	enum MHD_Result ret;
 
-	if (!u && !httpd__host_ok(&v->addr, c, &ret))
+	if (!u && !httpd__request_ok(&v->addr, c, &ret))
 		return ret;
+	/*
+	 * Any user of this machine can connect to a loopback port: only who
+	 * was given the URL (it holds a random token) gets anything.
+	 */
+	if (!strcmp(url, "/favicon.ico"))	/* browsers ask at the root: there is none */
+		return httpd__reply(c, 204, NULL, "", 0);
+	url = httpd__strip_token(url, v->token);
+	if (!url)
+		return httpd__reply_text(c, 404, "not found (the URL bpfprof view printed has a token)");
+	if (!*url) {
+		/* the page's links are relative to /TOKEN/ */
+		char *to = NULL;
+		struct MHD_Response *r;
+
+		if (asprintf(&to, "/%s/", v->token) < 0)
+			return MHD_NO;
+		r = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+		if (!r) {
+			free(to);
+			return MHD_NO;
+		}
+		MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, to);
+		ret = MHD_queue_response(c, 302, r);
+		MHD_destroy_response(r);
+		free(to);
+		return ret;
+	}
 	if (!strcmp(method, "POST") && !strcmp(url, "/graph.svg")) {
 		if (!u) {
 			/* A custom header: a page of another origin cannot send it without asking. */
@@ -543,8 +571,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return serve_speedscope(v, c, url + 12);
 	if (!strcmp(url, "/speedscope"))
 		return serve_speedscope(v, c, "");
-	if (!strcmp(url, "/favicon.ico"))	/* browsers ask: say there is none, quietly */
-		return httpd__reply(c, 204, NULL, "", 0);
 	p_dbg("view: 404 for %s", url);
 	return httpd__reply_text(c, 404, "not found: %s", url);
 }
@@ -586,6 +612,37 @@ static pid_t open_browser(const char *url)
 	}
 	p_warn("no browser opener (xdg-open, sensible-browser) found: open %s yourself", url);
 	return 0;
+}
+
+/*
+ * --open: the browser gets a file that redirects to the URL, not the URL
+ * itself: an opener's and a browser's command line can be read by every
+ * user (/proc/PID/cmdline), the file only by us (the temporary directory is
+ * 0700).
+ */
+static pid_t open_browser_at(const struct view_ctx *v, const char *url)
+{
+	char path[sizeof(v->tmpdir) + 16];
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/open.html", v->tmpdir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		p_warn("cannot write %s: %s: open %s yourself", path, strerror(errno), url);
+		return 0;
+	}
+	fprintf(f, "<!DOCTYPE html><meta charset=\"utf-8\"><title>bpfprof view</title>"
+		"<meta http-equiv=\"refresh\" content=\"0;url=%s\"><a href=\"%s\">%s</a>\n",
+		url, url, url);
+	if (fclose(f)) {
+		p_warn("cannot write %s: %s: open %s yourself", path, strerror(errno), url);
+		return 0;
+	}
+	return open_browser(path);
 }
 
 static void usage(FILE *f)
@@ -702,6 +759,11 @@ int cmd_view(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
 	signal(SIGPIPE, SIG_IGN);
+	err = httpd__token_new(v.token);
+	if (err) {
+		p_err("cannot make the page's token: %s", strerror(-err));
+		goto cleanup;
+	}
 	httpd__loopback(&v.addr, port);
 	d = httpd__start(&v.addr, MHD_USE_THREAD_PER_CONNECTION, handler, &v, request_done);
 	if (!d) {
@@ -710,11 +772,13 @@ int cmd_view(int argc, char **argv)
 	}
 	httpd__url(&v.addr, url, sizeof(url));
 	strcat(url, "/");
+	strcat(url, v.token);
+	strcat(url, "/");
 	printf("%s\n", url);
 	fflush(stdout);
 	p_info("showing %s at %s (Ctrl-C ends)", v.file, url);
 	if (want_open)
-		opener = open_browser(url);
+		opener = open_browser_at(&v, url);
 	while (!stop_signal) {
 		siginfo_t si;
 		int sig = sigtimedwait(&set, &si, &(struct timespec){ .tv_sec = 1 });

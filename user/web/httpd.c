@@ -7,8 +7,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "httpd.h"
@@ -174,6 +176,11 @@ struct MHD_Daemon *httpd__start(struct httpd_addr *a, unsigned int flags,
 		close(fd);
 		return NULL;
 	}
+	if (!a->loopback) {
+		addr_str(a, host, sizeof(host));
+		p_warn("listening on %s:%u, not a loopback address: whoever can reach it "
+		       "reads what bpfprof serves (no authentication, no TLS)", host, a->port);
+	}
 	/* port 0: the kernel chose one */
 	if (!getsockname(fd, (struct sockaddr *)&bound, &blen))
 		set_port(a, ntohs(bound.ss_family == AF_INET6 ?
@@ -208,7 +215,7 @@ static bool host_matches(const char *h, const char *name, uint16_t port)
 	return !strcmp(h + n, p);
 }
 
-bool httpd__host_ok(const struct httpd_addr *a, struct MHD_Connection *c, enum MHD_Result *ret)
+static bool host_ok(const struct httpd_addr *a, struct MHD_Connection *c, enum MHD_Result *ret)
 {
 	static const char *const names[] = { "localhost", "127.0.0.1", "[::1]" };
 	const char *h;
@@ -228,6 +235,103 @@ bool httpd__host_ok(const struct httpd_addr *a, struct MHD_Connection *c, enum M
 		return true;
 	*ret = httpd__reply_text(c, 421, "bpfprof serves local clients only (Host: %s)", h);
 	return false;
+}
+
+/* "http://HOST[:PORT]" of `url` equal to "http://" + host (the request's own Host)? */
+static bool same_origin(const char *url, const char *host, bool prefix_only)
+{
+	size_t n = strlen(host);
+
+	if (strncasecmp(url, "http://", 7) || strncasecmp(url + 7, host, n))
+		return false;
+	url += 7 + n;
+	/* an Origin ends there; a Referer goes on with its path */
+	return !*url || (prefix_only && (*url == '/' || *url == '?' || *url == '#'));
+}
+
+bool httpd__request_ok(const struct httpd_addr *a, struct MHD_Connection *c, enum MHD_Result *ret)
+{
+	const char *host, *origin, *site, *referer;
+
+	if (!host_ok(a, c, ret))
+		return false;
+	host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	site = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
+	referer = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Referer");
+	/*
+	 * Browsers say where a request comes from; other clients say nothing.
+	 * "same-site" is refused too: a page on another port of 127.0.0.1
+	 * (someone else's local server) is the same site.
+	 */
+	if (site && strcasecmp(site, "same-origin") && strcasecmp(site, "none"))
+		goto refuse;
+	if (origin && (!host || !same_origin(origin, host, false)))
+		goto refuse;
+	if (referer && (!host || !same_origin(referer, host, true)))
+		goto refuse;
+	return true;
+refuse:
+	p_dbg("http: refused a cross-site request (Origin %s, Sec-Fetch-Site %s, Referer %s)",
+	      origin ?: "-", site ?: "-", referer ?: "-");
+	*ret = httpd__reply_text(c, 403, "bpfprof answers no request from another site's page");
+	return false;
+}
+
+bool httpd__client_gone(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct pollfd p;
+
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!ci)
+		return false;
+	p.fd = ci->connect_fd;
+	p.events = POLLRDHUP;
+	p.revents = 0;
+	if (poll(&p, 1, 0) <= 0)
+		return false;
+	return p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL);
+}
+
+int httpd__token_new(char token[HTTPD_TOKEN_LEN + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char r[HTTPD_TOKEN_LEN / 2];
+	size_t got = 0, i;
+	ssize_t n;
+
+	while (got < sizeof(r)) {
+		n = getrandom(r + got, sizeof(r) - got, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		got += n;
+	}
+	for (i = 0; i < sizeof(r); i++) {
+		token[2 * i] = hex[r[i] >> 4];
+		token[2 * i + 1] = hex[r[i] & 15];
+	}
+	token[HTTPD_TOKEN_LEN] = 0;
+	return 0;
+}
+
+const char *httpd__strip_token(const char *url, const char *token)
+{
+	unsigned char diff = 0;
+	size_t i;
+
+	if (url[0] != '/' || strnlen(url + 1, HTTPD_TOKEN_LEN) != HTTPD_TOKEN_LEN)
+		return NULL;
+	/* every byte compared: the time says nothing about how much matched */
+	for (i = 0; i < HTTPD_TOKEN_LEN; i++)
+		diff |= (unsigned char)url[1 + i] ^ (unsigned char)token[i];
+	if (diff)
+		return NULL;
+	url += 1 + HTTPD_TOKEN_LEN;
+	return *url == '/' || !*url ? url : NULL;
 }
 
 static enum MHD_Result queue(struct MHD_Connection *c, unsigned int status, const char *ctype,

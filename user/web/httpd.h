@@ -8,6 +8,12 @@
  * addresses it listens on, so a web page elsewhere cannot reach it through
  * DNS rebinding (a name of theirs that resolves to 127.0.0.1): what these
  * servers hand out, traces of local processes, stays with local clients.
+ *
+ * Loopback is not a wall against web pages: a page on any site can make the
+ * browser send a GET to 127.0.0.1 (`<img src=...>`), and a GET of serve's
+ * /capture starts a capture.  So every request a browser marks as coming
+ * from another origin (Origin, Sec-Fetch-Site, Referer) is refused; clients
+ * that are not browsers (curl, Prometheus) send none of these and pass.
  */
 #ifndef BPFPROF_HTTPD_H
 #define BPFPROF_HTTPD_H
@@ -47,11 +53,35 @@ struct MHD_Daemon *httpd__start(struct httpd_addr *a, unsigned int flags,
 void httpd__url(const struct httpd_addr *a, char *buf, size_t len);
 
 /*
- * False (and a 421 reply queued) when the server listens on loopback and
- * the request's Host names something else.  Call first in every handler.
+ * False, with the refusal queued in *ret, when the request must not be
+ * served: the server listens on loopback and the request's Host names
+ * something else (421), or a browser sent it for a page of another origin
+ * (403): an Origin that is not http://<its Host>, a Sec-Fetch-Site other
+ * than same-origin/none (a same-site page on another port of 127.0.0.1 is
+ * refused too), a Referer of another origin.  Call first in every handler.
  */
-bool httpd__host_ok(const struct httpd_addr *a, struct MHD_Connection *c,
-		    enum MHD_Result *ret);
+bool httpd__request_ok(const struct httpd_addr *a, struct MHD_Connection *c,
+		       enum MHD_Result *ret);
+
+/*
+ * True when the client of `c` has closed its end (or the connection
+ * broke): a request that waits (serve's captures) gives up.  A client that
+ * only shuts down its sending side counts as gone.
+ */
+bool httpd__client_gone(struct MHD_Connection *c);
+
+/*
+ * The secret path prefix of a server any local user could otherwise read
+ * (a loopback port is open to every user of the machine): 32 hex digits
+ * from getrandom().  0 or -errno.
+ */
+#define HTTPD_TOKEN_LEN 32
+int httpd__token_new(char token[HTTPD_TOKEN_LEN + 1]);
+/*
+ * url without its "/TOKEN" prefix ("/x" for "/TOKEN/x", "" for "/TOKEN"),
+ * or NULL when the prefix is not there (compared in constant time).
+ */
+const char *httpd__strip_token(const char *url, const char *token);
 
 /* Replies with buf (copied), `len` bytes. */
 enum MHD_Result httpd__reply(struct MHD_Connection *c, unsigned int status, const char *ctype,

@@ -256,6 +256,16 @@ cleanup:
 	return err;
 }
 
+uint64_t exporter__bytes(struct exporter *e)
+{
+	off_t pos = e->out ? ftello(e->out) : -1;
+	uint64_t n = pos > 0 ? (uint64_t)pos : 0;
+
+	if (e->ops->held)
+		n += e->ops->held(e);
+	return n;
+}
+
 void exporter__free(struct exporter *e)
 {
 	struct exporter_impl *x;

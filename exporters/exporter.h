@@ -26,6 +26,8 @@ struct exporter_ops {
 	int (*event)(struct exporter *e, const struct bp_session *s, const struct bp_event *ev);
 	int (*end)(struct exporter *e, const struct bp_session *s);
 	void (*free)(struct exporter *e);	/* optional: release priv's contents */
+	/* optional: bytes kept in files of its own so far (speedscope's spill) */
+	uint64_t (*held)(struct exporter *e);
 };
 
 struct exporter {
@@ -52,6 +54,11 @@ int exporter__new(const struct exporter_ops *ops, const char *path, const struct
 int exporter__event(struct exporter *e, const struct bp_session *s, const struct bp_event *ev);
 /* Calls end(), flushes, checks for write errors, renames into place. */
 int exporter__finish(struct exporter *e, const struct bp_session *s);
+/*
+ * Bytes the exporter holds on disk so far: its output written until now,
+ * and files of its own (serve caps what all its captures hold).
+ */
+uint64_t exporter__bytes(struct exporter *e);
 /* Frees; removes the temporary file if exporter__finish() did not succeed. */
 void exporter__free(struct exporter *e);
 

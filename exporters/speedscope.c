@@ -586,6 +586,13 @@ static void speedscope_free(struct exporter *e)
 	free(p->stack);
 }
 
+static uint64_t speedscope_held(struct exporter *e)
+{
+	const struct speedscope_priv *p = e->priv;
+
+	return p ? p->tmp_size : 0;
+}
+
 const struct exporter_ops speedscope_exporter = {
 	.name = "speedscope",
 	.suffix = ".speedscope.json",
@@ -595,4 +602,5 @@ const struct exporter_ops speedscope_exporter = {
 	.event = speedscope_event,
 	.end = speedscope_end,
 	.free = speedscope_free,
+	.held = speedscope_held,
 };

@@ -373,3 +373,103 @@ def test_serve_errors(procs, tmp_path):
         port = sock.getsockname()[1]
         r = run_bpfprof(["serve", "--pid", pid, "--listen", "127.0.0.1:%d" % port], timeout=60)
     assert r.returncode == 1 and "cannot listen on 127.0.0.1:%d: Address already in use" % port in r.stderr
+
+
+# ------------------------------------------------------------ who may ask
+
+def status_of(url, headers=None, timeout=90):
+    """(status, headers, body) of a GET, errors included."""
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}),
+                                    timeout=timeout) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def test_cross_site_requests_refused(procs):
+    """A web page can make the browser GET 127.0.0.1 (<img src=.../capture>): every
+    request a browser marks as another site's is refused, and starts nothing;
+    plain clients (curl, Prometheus: no such headers) are served."""
+    b, pid = busy(procs)
+    s, base = start_serve(procs, pid, "-q")
+    host = base[len("http://"):]
+    for hdr in ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Dest": "image"},
+                {"Sec-Fetch-Site": "same-site"},  # another port of 127.0.0.1
+                {"Origin": "http://evil.example"}, {"Origin": "null"},
+                {"Origin": "http://127.0.0.1:1"},
+                {"Referer": "http://evil.example/x.html"}):
+        for path in ("/capture?ms=100", "/metrics"):
+            st, _, body = status_of(base + path, hdr)
+            assert st == 403, (path, hdr, st, body)
+    # our own origin, and clients that say nothing, are served
+    for hdr in ({}, {"Origin": base}, {"Sec-Fetch-Site": "same-origin"},
+                {"Sec-Fetch-Site": "none"}, {"Referer": base + "/"}, {"Host": host}):
+        st, _, body = status_of(base + "/capture?ms=50", hdr)
+        assert st == 200 and json.loads(body)["traceEvents"] is not None, hdr
+    st, _, body = status_of(base + "/metrics")
+    # only the 6 served captures counted: the refused ones never started
+    assert st == 200 and re.search(rb"^bpfprof_captures_total 6$", body, re.M), body[-300:]
+    assert stop(s) == 0
+
+
+def test_capture_cancelled_when_client_leaves(procs):
+    """A capture whose client disconnects stops at once: 8 abandoned 60 s captures
+    (the most that may run) do not keep the next request out for a minute."""
+    b, pid = busy(procs)
+    s, base = start_serve(procs, pid, "-q")
+    port = int(base.rsplit(":", 1)[1])
+    socks = []
+    for _ in range(8):
+        c = socket.create_connection(("127.0.0.1", port), timeout=30)
+        c.sendall(b"GET /capture?ms=60000 HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port)
+        socks.append(c)
+    # wait until all 8 run: the next one is turned away
+    deadline = time.monotonic() + 30
+    while True:
+        st, _, _ = status_of(base + "/capture?ms=1")
+        if st == 429:
+            break
+        assert st == 200 and time.monotonic() < deadline, st
+        time.sleep(0.1)
+    for c in socks:
+        c.close()
+    # their windows have 59 s to go; gone clients free their places in well under that
+    deadline = time.monotonic() + 40
+    while True:
+        st, _, body = status_of(base + "/capture?ms=1")
+        if st == 200:
+            break
+        assert st == 429 and time.monotonic() < deadline, "abandoned captures still running"
+        time.sleep(0.2)
+    st, _, body = status_of(base + "/metrics")
+    assert re.search(rb"^bpfprof_captures_total \d+$", body, re.M)
+    assert stop(s) == 0
+
+
+def test_capture_limit(procs):
+    """--capture-limit caps the bytes captures hold: past it a capture keeps no
+    more calls and says how many it left out; the file stays valid."""
+    b, pid = busy(procs)
+    limit = 8192
+    s, base = start_serve(procs, pid, "-q", "--capture-limit", "8k")
+    st, hdr, body = status_of(base + "/capture?ms=3000&format=chrome")
+    assert st == 200
+    ticks = [e for e in json.loads(body)["traceEvents"] if e.get("name") == "tick"]
+    dropped = int(hdr.get("X-Bpfprof-Dropped-Calls", "0"))
+    # at least a few hundred ticks a second for 3 s, ~150 bytes each: more than 8k
+    assert dropped > 0 and ticks, (dropped, len(ticks))
+    # checked every 256 kept calls: the file ends within that many calls of the cap
+    assert len(body) < limit + 256 * 400, len(body)
+    r = run_bpfprof(["serve", "--pid", pid, "--capture-limit", "12"], timeout=20)
+    assert r.returncode == 2 and "--capture-limit" in r.stderr
+    assert stop(s) == 0
+
+
+def test_listen_not_loopback_warns(procs):
+    b, pid = busy(procs)
+    port = free_port()
+    s = procs.start([BPFPROF, "serve", "--pid", pid, "--listen", "0.0.0.0:%d" % port], text=True)
+    line = read_line(s, r"not a loopback address", stream="stderr")
+    assert "0.0.0.0:%d" % port in line and line.startswith("bpfprof: warning:"), line
+    assert stop(s) == 0

@@ -63,6 +63,16 @@
  * (24 bytes each).  Further calls are counted, not kept, and the reply says so.
  */
 #define CAPTURE_MAX_CALLS	5000000
+/*
+ * Bytes all captures may hold at once (their files in /tmp, often memory),
+ * while they record and until they are sent: --capture-limit.  A capture
+ * that would pass it keeps no more calls, as at CAPTURE_MAX_CALLS.
+ */
+#define DEFAULT_CAPTURE_LIMIT	(512ull << 20)
+/* Checked every this many kept calls (an ftello per open capture). */
+#define CAPTURE_CHECK_EVERY	256
+/* How often a waiting capture looks whether its client went away. */
+#define CAPTURE_POLL_MS		200
 /* tracer__poll()'s budget: a drain that returns fewer emptied the ring buffer. */
 #define POLL_BUDGET		65536
 /* A capture whose window ended this long ago is closed even if the buffer never empties. */
@@ -83,6 +93,7 @@ struct serve_opts {
 	struct httpd_addr listen;
 	size_t top;
 	uint64_t buffer_size;
+	uint64_t capture_limit;
 	bool no_follow;
 	bool no_skip_endbr;
 };
@@ -95,8 +106,9 @@ struct capture {
 	char *path;		/* the exporter's destination, in the temporary directory */
 	uint64_t start, end;	/* ns since the session's t0 */
 	uint64_t ncalls, nlost;
-	uint64_t ndropped;	/* calls past CAPTURE_MAX_CALLS */
+	uint64_t ndropped;	/* calls past CAPTURE_MAX_CALLS or --capture-limit */
 	int err;
+	bool full;		/* at --capture-limit: keeps no more calls */
 	bool done;
 };
 
@@ -113,6 +125,8 @@ struct serve_ctx {
 	uint64_t nserved;	/* captures returned */
 	uint64_t seq;		/* capture file names */
 	size_t ntargets;	/* traced processes alive, counted every TARGETS_EVERY_NS */
+	uint64_t capture_limit;
+	_Atomic uint64_t sending;	/* bytes of closed captures not sent yet */
 	bool stopping;
 	size_t top;
 	struct httpd_addr addr;
@@ -140,6 +154,18 @@ static void unlock(struct serve_ctx *x)
 
 /* ---------------------------------------------------------------- captures */
 
+/* Do the open captures and those being sent hold --capture-limit bytes or more? */
+static bool captures_full(struct serve_ctx *x)
+{
+	uint64_t held = atomic_load(&x->sending);
+	const struct capture *c;
+
+	for (c = x->captures; c; c = c->next)
+		if (c->exp)
+			held += exporter__bytes(c->exp);
+	return held >= x->capture_limit;
+}
+
 /* The session as a capture sees it: time starts at its window. */
 static struct bp_session capture_session(const struct serve_ctx *x, const struct capture *c,
 					 uint64_t end)
@@ -164,7 +190,9 @@ static void capture_event(struct serve_ctx *x, struct capture *c, const struct b
 		/* the calls wholly inside the window */
 		if (e.call.begin < c->start || e.call.end > c->end)
 			return;
-		if (c->ncalls >= CAPTURE_MAX_CALLS) {
+		if (!c->full && c->ncalls % CAPTURE_CHECK_EVERY == 0)
+			c->full = captures_full(x);
+		if (c->ncalls >= CAPTURE_MAX_CALLS || c->full) {
 			c->ndropped++;
 			return;
 		}
@@ -311,7 +339,22 @@ static const struct {
 	{ "dot", "text/vnd.graphviz; charset=utf-8", ".dot" },
 };
 
-static enum MHD_Result serve_capture(struct serve_ctx *x, struct MHD_Connection *conn)
+/* A capture's reply was sent (or its client left): its file's bytes are free. */
+static void capture_sent(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode why)
+{
+	struct serve_ctx *x = cls;
+	uint64_t *size = *con_cls;
+
+	if (size) {
+		atomic_fetch_sub(&x->sending, *size);
+		free(size);
+		*con_cls = NULL;
+	}
+}
+
+static enum MHD_Result serve_capture(struct serve_ctx *x, struct MHD_Connection *conn,
+				     void **con_cls)
 {
 	const char *ms_arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "ms");
 	const char *fmt = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "format");
@@ -371,8 +414,22 @@ static enum MHD_Result serve_capture(struct serve_ctx *x, struct MHD_Connection 
 	c->next = x->captures;
 	x->captures = c;
 	x->ncaptures++;
-	while (!c->done)
-		pthread_cond_wait(&x->done, &x->lock);
+	while (!c->done) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += CAPTURE_POLL_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&x->done, &x->lock, &until);
+		/* nobody to send it to (a closed tab, an <img> gone): stop recording it */
+		if (!c->done && httpd__client_gone(conn)) {
+			c->err = -ECANCELED;
+			capture_close(x, c, now_ns(CLOCK_MONOTONIC) - x->s.t0);
+		}
+	}
 	unlock(x);
 
 	err = c->err;
@@ -380,7 +437,18 @@ static enum MHD_Result serve_capture(struct serve_ctx *x, struct MHD_Connection 
 	if (!err && fd < 0)
 		err = -errno;
 	unlink(c->path);	/* the open descriptor keeps it until it is sent */
-	if (err) {
+	if (!err) {
+		struct stat st;
+		uint64_t *size = xmalloc(sizeof(*size));
+
+		*size = fstat(fd, &st) ? 0 : (uint64_t)st.st_size;
+		atomic_fetch_add(&x->sending, *size);
+		*con_cls = size;	/* capture_sent() gives it back */
+	}
+	if (err == -ECANCELED) {
+		p_dbg("capture: the client left, capture dropped");
+		ret = MHD_NO;
+	} else if (err) {
 		ret = httpd__reply_text(conn, 500, "the capture failed: %s", strerror(-err));
 	} else {
 		snprintf(name, sizeof(name), "bpfprof-capture-%lums%s", ms, capture_formats[k].ext);
@@ -405,7 +473,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 	if (!strcmp(url, "/metrics"))
 		return serve_metrics(x, conn);
 	if (!strcmp(url, "/capture"))
-		return serve_capture(x, conn);
+		return serve_capture(x, conn, con_cls);
 	if (!strcmp(url, "/"))
 		return httpd__reply_text(conn, 200,
 			"bpfprof serve\n\n"
@@ -449,7 +517,7 @@ static int run(struct serve_opts *o)
 		.excludes = o->excludes, .nexcludes = o->nexcludes,
 		.no_skip_endbr = o->no_skip_endbr,
 	};
-	struct serve_ctx x = { .top = o->top, .addr = o->listen };
+	struct serve_ctx x = { .top = o->top, .addr = o->listen, .capture_limit = o->capture_limit };
 	struct probe_set ps = { 0 }, unw = { 0 };
 	struct MHD_Daemon *d = NULL;
 	uint64_t *lost_seen = NULL, *lost_now = NULL, next_prune, next_targets = 0;
@@ -527,7 +595,7 @@ static int run(struct serve_opts *o)
 	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	d = httpd__start(&x.addr, MHD_USE_THREAD_PER_CONNECTION, handler, &x, NULL);
+	d = httpd__start(&x.addr, MHD_USE_THREAD_PER_CONNECTION, handler, &x, capture_sent);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!d) {
 		err = -EADDRNOTAVAIL;
@@ -661,6 +729,8 @@ static void usage(FILE *f)
 		"      --top K            export the K functions with the most time (default %d;\n"
 		"                         0: all)\n"
 		"      --buffer-size SIZE ring buffer size (default 64M)\n"
+		"      --capture-limit SIZE  bytes all captures may hold at once, in /tmp\n"
+		"                         (default 512M); past it a capture keeps no more calls\n"
 		"      --no-follow        do not trace processes forked by the targets\n"
 		"      --no-skip-endbr    probe endbr64 itself (single-stepped, ~10x dearer)\n"
 		"  -q, --quiet            fewer messages\n"
@@ -673,7 +743,7 @@ static void usage(FILE *f)
 /* 0, 1 for --help, or -EINVAL (printed). */
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
-	enum { OPT_TOP = 256, OPT_BUFFER, OPT_NO_FOLLOW, OPT_NO_SKIP_ENDBR };
+	enum { OPT_TOP = 256, OPT_BUFFER, OPT_NO_FOLLOW, OPT_NO_SKIP_ENDBR, OPT_CAPTURE_LIMIT };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -681,6 +751,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "exclude", required_argument, NULL, 'N' },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "buffer-size", required_argument, NULL, OPT_BUFFER },
+		{ "capture-limit", required_argument, NULL, OPT_CAPTURE_LIMIT },
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "no-skip-endbr", no_argument, NULL, OPT_NO_SKIP_ENDBR },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -693,6 +764,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 
 	o->top = DEFAULT_TOP;
 	o->buffer_size = 64ull << 20;
+	o->capture_limit = DEFAULT_CAPTURE_LIMIT;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:l:F:N:qvh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -725,6 +797,13 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		case OPT_BUFFER:
 			if (parse_buffer_size(optarg, &o->buffer_size))
 				return -EINVAL;
+			break;
+		case OPT_CAPTURE_LIMIT:
+			if (parse_size(optarg, &o->capture_limit) || o->capture_limit < 4096) {
+				p_err("invalid --capture-limit '%s': want a size of 4k or more "
+				      "(e.g. 64M, 2G)", optarg);
+				return -EINVAL;
+			}
 			break;
 		case OPT_NO_FOLLOW:
 			o->no_follow = true;

@@ -9,6 +9,7 @@
 #include "skel/sample.skel.h"
 #include "bpf/events.h"
 #include "base/log.h"
+#include "losses.h"
 #include "sample.h"
 #include "base/util.h"
 
@@ -153,17 +154,7 @@ int sampler__attach(struct sampler *s)
 
 uint64_t sampler__lost(struct sampler *s, uint64_t *per_cpu, size_t ncpu)
 {
-	uint64_t sum = 0;
-	size_t i;
-
-	for (i = 0; i < BP_MAX_CPUS; i++) {
-		uint64_t v = __atomic_load_n(&s->skel->bss->lost[i], __ATOMIC_RELAXED);
-
-		if (per_cpu && i < ncpu)
-			per_cpu[i] += v;
-		sum += v;
-	}
-	return sum;
+	return losses__add((const uint64_t *)s->skel->bss->lost, per_cpu, ncpu);
 }
 
 void sampler__pause(struct sampler *s)

@@ -17,6 +17,7 @@
 #include "skel/trace.skel.h"
 #include "bpf/events.h"
 #include "base/log.h"
+#include "losses.h"
 #include "ringbuf.h"
 #include "symbols/select.h"
 #include "model/session.h"
@@ -473,17 +474,7 @@ size_t tracer__ntargets(struct tracer *t)
 
 uint64_t tracer__lost(struct tracer *t, uint64_t *per_cpu, size_t ncpu)
 {
-	uint64_t sum = 0;
-	size_t i;
-
-	for (i = 0; i < BP_MAX_CPUS; i++) {
-		uint64_t v = __atomic_load_n(&t->skel->bss->lost[i], __ATOMIC_RELAXED);
-
-		if (per_cpu && i < ncpu)
-			per_cpu[i] = v;
-		sum += v;
-	}
-	return sum;
+	return losses__add((const uint64_t *)t->skel->bss->lost, per_cpu, ncpu);
 }
 
 void tracer__pause(struct tracer *t)

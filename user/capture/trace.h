@@ -95,7 +95,7 @@ void tracer__unwind_stats(struct tracer *t, uint64_t *restored, uint64_t *failed
 int tracer__poll(struct tracer *t, bool all);
 /* Number of traced processes still alive (the BPF side forgets a process at its exit). */
 size_t tracer__ntargets(struct tracer *t);
-/* Sum of reserve failures; per_cpu (ncpu entries) receives the per-CPU counts. */
+/* Sum of reserve failures; adds the per-CPU counts into per_cpu (ncpu entries, see losses.h). */
 uint64_t tracer__lost(struct tracer *t, uint64_t *per_cpu, size_t ncpu);
 /* Stops recording (the probes stay attached but write nothing): the end of a recording. */
 void tracer__pause(struct tracer *t);

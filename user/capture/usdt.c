@@ -9,6 +9,7 @@
 #include "skel/usdt.skel.h"
 #include "bpf/events.h"
 #include "base/log.h"
+#include "losses.h"
 #include "usdt.h"
 
 /* The note type of SystemTap SDT probes in .note.stapsdt. */
@@ -218,17 +219,7 @@ int usdt__attach_bpfprof(struct usdt_tracer *u, const char *path)
 
 uint64_t usdt__lost(struct usdt_tracer *u, uint64_t *per_cpu, size_t ncpu)
 {
-	uint64_t sum = 0;
-	size_t i;
-
-	for (i = 0; i < BP_MAX_CPUS; i++) {
-		uint64_t v = __atomic_load_n(&u->skel->bss->lost[i], __ATOMIC_RELAXED);
-
-		if (per_cpu && i < ncpu)
-			per_cpu[i] += v;
-		sum += v;
-	}
-	return sum;
+	return losses__add((const uint64_t *)u->skel->bss->lost, per_cpu, ncpu);
 }
 
 void usdt__pause(struct usdt_tracer *u)

@@ -41,15 +41,12 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "cmds.h"
-#include "decode/decode.h"
+#include "capture/capture.h"
 #include "exporters/exporter.h"
 #include "web/httpd.h"
-#include "capture/launch.h"
 #include "base/log.h"
 #include "web/metrics.h"
-#include "symbols/select.h"
 #include "model/session.h"
-#include "capture/trace.h"
 #include "base/util.h"
 
 #define DEFAULT_LISTEN		"127.0.0.1:9464"
@@ -73,17 +70,9 @@
 #define CAPTURE_CHECK_EVERY	256
 /* How often a waiting capture looks whether its client went away. */
 #define CAPTURE_POLL_MS		200
-/* tracer__poll()'s budget: a drain that returns fewer emptied the ring buffer. */
-#define POLL_BUDGET		65536
 /* A capture whose window ended this long ago is closed even if the buffer never empties. */
 #define CAPTURE_GRACE_NS	2000000000ull
 #define PRUNE_EVERY_NS		5000000000ull
-/*
- * How often to count the traced processes: a walk of the BPF hash map,
- * whose cost grows with its size, not its use; done on every drain at a
- * million calls a second it was 40% of bpfprof's time.
- */
-#define TARGETS_EVERY_NS	100000000ull
 
 struct serve_opts {
 	pid_t *pids;
@@ -117,14 +106,12 @@ struct serve_ctx {
 	pthread_cond_t done;	/* a capture was closed */
 	atomic_int waiting;	/* requests waiting for the lock: the drain loop lets them in */
 	struct bp_session s;
-	struct decoder *dec;
-	struct tracer *tr;
+	struct capture *cap;
 	struct metrics *m;
 	struct capture *captures;	/* open */
 	size_t ncaptures;
 	uint64_t nserved;	/* captures returned */
 	uint64_t seq;		/* capture file names */
-	size_t ntargets;	/* traced processes alive, counted every TARGETS_EVERY_NS */
 	uint64_t capture_limit;
 	_Atomic uint64_t sending;	/* bytes of closed captures not sent yet */
 	bool stopping;
@@ -273,13 +260,6 @@ static int sink(void *ctx, const struct bp_event *ev)
 	return 0;
 }
 
-static int decode_record(void *ctx, const void *rec, size_t size)
-{
-	struct serve_ctx *x = ctx;
-
-	return decoder__feed(x->dec, rec, size);
-}
-
 /* ---------------------------------------------------------------- HTTP */
 
 static uint64_t cpu_ns(void)
@@ -317,7 +297,7 @@ static enum MHD_Result serve_metrics(struct serve_ctx *x, struct MHD_Connection 
 		return httpd__reply_text(conn, 500, "out of memory");
 	lock(x);
 	ex.lost = x->s.lost_total;
-	ex.traced_processes = x->ntargets;
+	ex.traced_processes = capture__ntargets(x->cap);
 	ex.captures = x->nserved;
 	err = metrics__write(x->m, &x->s, x->top, &ex, f);
 	unlock(x);
@@ -486,21 +466,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 
 /* ---------------------------------------------------------------- attaching */
 
-static void fill_header(struct bp_session *s, const struct serve_opts *o)
-{
-	struct utsname u;
-	char host[256] = "";
-	size_t len, i;
-
-	s->cmdline = xmalloc(32 + 12 * o->npids);
-	len = sprintf(s->cmdline, "serve --pid ");
-	for (i = 0; i < o->npids; i++)
-		len += sprintf(s->cmdline + len, "%s%d", i ? "," : "", o->pids[i]);
-	gethostname(host, sizeof(host) - 1);
-	s->hostname = xstrdup(host);
-	s->kernel = xstrdup(uname(&u) ? "" : u.release);
-}
-
 static bool pid_alive(uint32_t pid, void *ctx)
 {
 	return !kill((pid_t)pid, 0) || errno != ESRCH;
@@ -508,27 +473,26 @@ static bool pid_alive(uint32_t pid, void *ctx)
 
 static int run(struct serve_opts *o)
 {
-	struct tracer_opts topts = {
-		.buffer_size = o->buffer_size,
-		.follow_forks = !o->no_follow,
-	};
-	struct select_opts sopts = {
+	struct capture_opts co = {
+		.pids = o->pids, .npids = o->npids, .verb = "serve",
 		.includes = o->includes, .nincludes = o->nincludes,
 		.excludes = o->excludes, .nexcludes = o->nexcludes,
 		.no_skip_endbr = o->no_skip_endbr,
+		.buffer_size = o->buffer_size,
+		.no_follow = o->no_follow,
+		/* captures hold calls and losses: no edges, and the probed images stay */
+		.no_wakeups = true,
+		.no_exec_follow = true,
 	};
 	struct serve_ctx x = { .top = o->top, .addr = o->listen, .capture_limit = o->capture_limit };
-	struct probe_set ps = { 0 }, unw = { 0 };
 	struct MHD_Daemon *d = NULL;
-	uint64_t *lost_seen = NULL, *lost_now = NULL, next_prune, next_targets = 0;
+	uint64_t next_prune;
 	sigset_t block, old;
-	char *exe = NULL, url[128], buf[32];
-	int err, ncpus;
+	char url[128];
+	int err;
 	bool locks_made = false;
-	size_t i;
 
 	session__init(&x.s);
-	fill_header(&x.s, o);
 	err = metrics__new(&x.m);
 	if (err)
 		goto cleanup;
@@ -539,12 +503,7 @@ static int run(struct serve_opts *o)
 	locks_made = true;
 
 	/* 1. What to trace: the first process's executable, as `attach` does. */
-	err = launch__targets(o->pids, o->npids, &exe);
-	if (err)
-		goto cleanup;
-	sopts.exe = exe;
-	sopts.pid = o->pids[0];
-	err = select__resolve(&sopts, &x.s, &ps);
+	err = capture__new(&co, &x.s, sink, &x, &x.cap);
 	if (err)
 		goto cleanup;
 
@@ -557,33 +516,10 @@ static int run(struct serve_opts *o)
 		goto cleanup;
 	}
 
-	/* 3. Load and attach. */
-	tracer__route_libbpf_log();
-	err = decoder__new(&x.s, sink, &x, &x.dec);
+	/* 3. Load and attach (the targets held still meanwhile). */
+	err = capture__start(x.cap);
 	if (err)
 		goto cleanup;
-	err = tracer__new(&topts, decode_record, &x, &x.tr);
-	if (err)
-		goto cleanup;
-	for (i = 0; i < o->npids && !err; i++)
-		err = tracer__add_pid(x.tr, o->pids[i]);
-	if (err) {
-		p_err("cannot register the target: %s", strerror(-err));
-		goto cleanup;
-	}
-	x.s.t0 = now_ns(CLOCK_MONOTONIC);
-	x.s.realtime_offset = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
-	/* The exception-unwinder hooks first, before any return probe; targets held still. */
-	tracer__hold_targets(x.tr);
-	select__unwinders(exe, o->pids[0], &unw);
-	tracer__attach_unwinders(x.tr, &unw);
-	err = tracer__attach_set(x.tr, &x.s, &ps);
-	tracer__release_targets(x.tr);
-	if (err)
-		goto cleanup;
-	p_info("traced %zu functions in %zu file%s (attached in %s)", ps.nfuncs, ps.nmods,
-	       ps.nmods == 1 ? "" : "s",
-	       fmt_duration(now_ns(CLOCK_MONOTONIC) - x.s.t0, buf, sizeof(buf)));
 
 	/* 4. Serve.  Signals go to this thread only: the server's threads block them. */
 	sigemptyset(&block);
@@ -605,46 +541,28 @@ static int run(struct serve_opts *o)
 	printf("%s/metrics\n", url);
 	fflush(stdout);
 	p_info("serving %s/metrics and %s/capture?ms=N (Ctrl-C ends)", url, url);
-
-	ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0)
-		ncpus = 1;
-	lost_seen = xcalloc(ncpus, sizeof(*lost_seen));
-	lost_now = xcalloc(ncpus, sizeof(*lost_now));
 	next_prune = now_ns(CLOCK_MONOTONIC) + PRUNE_EVERY_NS;
 
 	/* 5. Drain until a signal or the targets are gone. */
 	for (;;) {
 		uint64_t polled = now_ns(CLOCK_MONOTONIC), now;
-		bool gone = false, all;
+		bool gone, all;
 		int n, spins;
 
 		lock(&x);
 		/* a capture whose window has ended needs the records up to now */
 		all = capture_due(&x, polled - x.s.t0);
-		n = tracer__poll(x.tr, all);
+		n = capture__poll(x.cap, all);
 		if (n < 0) {
 			err = n;
 			unlock(&x);
-			p_err("cannot decode the trace: %s", strerror(-err));
 			break;
 		}
-		x.s.lost_total = tracer__lost(x.tr, lost_now, ncpus);
-		for (i = 0; i < (size_t)ncpus && !err; i++) {
-			if (lost_now[i] == lost_seen[i])
-				continue;
-			err = decoder__loss(x.dec, i, lost_now[i] - lost_seen[i]);
-			lost_seen[i] = lost_now[i];
-		}
 		now = now_ns(CLOCK_MONOTONIC);
-		if (now >= next_targets) {
-			x.ntargets = tracer__ntargets(x.tr);
-			gone = x.ntargets == 0;
-			next_targets = now + TARGETS_EVERY_NS;
-		}
-		if (stop_signal || gone || err)
+		gone = capture__done(x.cap);
+		if (stop_signal || gone)
 			x.stopping = true;
-		close_captures(&x, polled - x.s.t0, all && n < POLL_BUDGET, now - x.s.t0);
+		close_captures(&x, polled - x.s.t0, all && n < CAPTURE_POLL_BUDGET, now - x.s.t0);
 		if (now >= next_prune) {
 			size_t k = metrics__prune(x.m, pid_alive, NULL);
 			uint64_t keep = now - x.s.t0 > PRUNE_EVERY_NS ? now - x.s.t0 - PRUNE_EVERY_NS : 0;
@@ -662,10 +580,6 @@ static int run(struct serve_opts *o)
 			next_prune = now + PRUNE_EVERY_NS;
 		}
 		unlock(&x);
-		if (err) {
-			p_err("cannot decode the trace: %s", strerror(-err));
-			break;
-		}
 		if (x.stopping) {
 			if (gone && !stop_signal)
 				p_info("the traced processes exited");
@@ -675,7 +589,7 @@ static int run(struct serve_opts *o)
 		for (spins = 0; atomic_load(&x.waiting) && spins < 1000; spins++)
 			sched_yield();
 		if (n == 0)
-			tracer__wait(x.tr, 2);	/* checks targets and signals; drains when due */
+			capture__wait(x.cap, 2);	/* checks targets and signals; drains when due */
 	}
 
 cleanup:
@@ -688,12 +602,7 @@ cleanup:
 	}
 	if (d)
 		MHD_stop_daemon(d);
-	if (x.tr)
-		tracer__pause(x.tr);
-	tracer__free(x.tr);
-	decoder__free(x.dec);
-	probe_set__free(&ps);
-	probe_set__free(&unw);
+	capture__free(x.cap);
 	metrics__free(x.m);
 	session__free(&x.s);
 	remove_tmpdir(x.tmpdir);
@@ -701,9 +610,6 @@ cleanup:
 		pthread_cond_destroy(&x.done);
 		pthread_mutex_destroy(&x.lock);
 	}
-	free(lost_seen);
-	free(lost_now);
-	free(exe);
 	return err ? 1 : 0;
 }
 

@@ -32,6 +32,12 @@ void decoder__set_strings(struct decoder *d, struct ustrings *u)
 	d->strings = u;
 }
 
+void decoder__set_exec_hook(struct decoder *d, decoder_exec_fn fn, void *ctx)
+{
+	d->exec_hook = fn;
+	d->exec_ctx = ctx;
+}
+
 void decoder__enable_data_edges(struct decoder *d)
 {
 	d->data_edges = true;

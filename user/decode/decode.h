@@ -34,6 +34,13 @@ struct ustrings;
 void decoder__set_strings(struct decoder *d, struct ustrings *u);
 /* Data edges from the argument and return registers of BP_REC_*_ARGS records (--deps). */
 void decoder__enable_data_edges(struct decoder *d);
+/*
+ * Called after a BP_REC_EXEC record whose process the BPF side stopped at its
+ * new image's first instruction (tracer_opts.stop_on_exec): the hook probes
+ * the image and must let the process go on (SIGCONT).
+ */
+typedef void (*decoder_exec_fn)(void *ctx, uint32_t pid, const char *filename);
+void decoder__set_exec_hook(struct decoder *d, decoder_exec_fn fn, void *ctx);
 /* One ring buffer record.  Returns 0, -EINVAL for a malformed record, or the sink's error. */
 int decoder__feed(struct decoder *d, const void *rec, size_t size);
 /* `count` records were lost on `cpu`: emits a loss marker at the latest time seen. */

@@ -1,0 +1,757 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The live pipeline shared by record, attach and serve (see capture.h).
+ * What it does, in order: header; targets and selection; load the tracer
+ * (and the sampler, and the USDT object when a probe can be met); start the
+ * command held or hold the running targets; unwinder hooks before any return
+ * probe; USDT probes; function probes; release.  Then, step by step: drain,
+ * account losses, follow execs, notice the end.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "capture.h"
+#include "launch.h"
+#include "trace.h"
+#include "usdt.h"
+#include "bpf/events.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "symbols/select.h"
+#include "symbols/symbolize.h"
+#include "symbols/ustrings.h"
+
+/* How long a command asked to stop (SIGTERM) has to exit before the recording ends anyway. */
+#define STOP_GRACE_NS		1000000000ull
+/*
+ * How often to count the traced processes: a walk of the BPF hash map, a
+ * syscall per key, whose cost grows with its size; done on every drain at a
+ * million calls a second it was 40% of bpfprof's time (measured in serve).
+ */
+#define TARGETS_EVERY_NS	100000000ull
+
+struct capture {
+	struct capture_opts o;
+	struct bp_session *s;
+	struct select_opts sopts;
+	struct probe_set ps, unw;
+	char *exe;		/* the main executable, NULL with -a and no command */
+	bool launching;		/* a command is started (record) */
+	struct launch l;
+
+	struct decoder *dec;
+	struct tracer *tr;
+	struct sampler *smp;
+	struct symbolizer *sym;
+	struct usdt_tracer *usd;	/* loaded on first need (usdt_ensure) */
+	struct usdt_opts uopts;
+	struct ustrings *strings;	/* probe strings the BPF side could not read */
+
+	struct stat *images;	/* executables already probed (dev, ino) */
+	size_t nimages;
+
+	int ncpus;
+	uint64_t *lost_seen, *lost_now;
+
+	bool child_running, stopping;
+	int exit_code;
+	uint64_t stop_deadline;
+	uint64_t next_count;	/* when to count the targets again */
+	size_t ntargets;
+};
+
+/* ---------------------------------------------------------------- header */
+
+static char *join_argv(char *const *argv)
+{
+	size_t len = 0, i;
+	char *cmd;
+
+	for (i = 0; argv[i]; i++)
+		len += strlen(argv[i]) + 1;
+	cmd = xcalloc(1, len + 1);
+	for (i = 0; argv[i]; i++) {
+		if (i)
+			strcat(cmd, " ");
+		strcat(cmd, argv[i]);
+	}
+	return cmd;
+}
+
+static void fill_header(struct bp_session *s, const struct capture_opts *o)
+{
+	struct utsname u;
+	char host[256] = "";
+	size_t len, i;
+
+	if (o->npids) {
+		s->cmdline = xmalloc(32 + 12 * o->npids);
+		len = sprintf(s->cmdline, "%s --pid ", o->verb ? o->verb : "attach");
+		for (i = 0; i < o->npids; i++)
+			len += sprintf(s->cmdline + len, "%s%d", i ? "," : "", o->pids[i]);
+	} else if (!o->argv) {
+		s->cmdline = xstrdup("record -a (system-wide)");
+	} else {
+		s->cmdline = join_argv(o->argv);
+	}
+	gethostname(host, sizeof(host) - 1);
+	s->hostname = xstrdup(host);
+	s->kernel = xstrdup(uname(&u) ? "" : u.release);
+}
+
+/* ---------------------------------------------------------------- targets */
+
+static void read_comm(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	if (fgets(buf, len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+/*
+ * Running targets existed before the recording, so no fork or rename record
+ * will name them: take their names from /proc now.
+ */
+static void name_existing(struct bp_session *s, pid_t pid)
+{
+	char path[96], comm[32];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	read_comm(path, comm, sizeof(comm));
+	if (comm[0])
+		session__set_process_name(s, pid, comm);
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		pid_t tid = atoi(de->d_name);
+		struct bp_thread *t;
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+		read_comm(path, comm, sizeof(comm));
+		t = session__thread(s, tid, pid);
+		if (comm[0] && !t->name[0])
+			snprintf(t->name, sizeof(t->name), "%.15s", comm);
+	}
+	closedir(d);
+}
+
+static bool is_script(const char *path)
+{
+	return file_has_magic(path, "#!", 2);
+}
+
+/* Was this executable probed already?  Remembers it if not. */
+static bool image_known(struct capture *c, const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < c->nimages; i++)
+		if (c->images[i].st_dev == st->st_dev && c->images[i].st_ino == st->st_ino)
+			return true;
+	c->images = xrealloc(c->images, (c->nimages + 1) * sizeof(*c->images));
+	c->images[c->nimages++] = *st;
+	return false;
+}
+
+/* Do -F/-N patterns (or the default) select main-executable functions? */
+static bool follows_exec(const struct capture_opts *o)
+{
+	size_t i;
+
+	if (o->no_exec_follow)
+		return false;
+	if (!o->nincludes)
+		return !(o->sample_hz || o->offcpu);	/* default: every function of the exe */
+	for (i = 0; i < o->nincludes; i++) {
+		const char *lib, *glob;
+		char *copy = select__split(o->includes[i], &lib, &glob);
+		bool plain = !lib;
+
+		free(copy);
+		if (plain)
+			return true;
+	}
+	return false;
+}
+
+/* The targets and the selection: nothing is loaded yet. */
+static int resolve_targets(struct capture *c)
+{
+	const struct capture_opts *o = &c->o;
+	int err;
+
+	c->sopts = (struct select_opts){
+		.includes = o->includes, .nincludes = o->nincludes,
+		.excludes = o->excludes, .nexcludes = o->nexcludes,
+		.no_skip_endbr = o->no_skip_endbr,
+	};
+	if (o->npids) {
+		err = launch__targets(o->pids, o->npids, &c->exe);
+		if (err)
+			return err;
+		c->sopts.pid = o->pids[0];
+	} else if (o->argv) {
+		err = launch__resolve(o->argv[0], &c->exe);
+		if (err) {
+			p_err("cannot run '%s': %s", o->argv[0],
+			      err == -ENOENT ? "command not found" : strerror(-err));
+			return -ENOENT;
+		}
+	}
+	c->sopts.exe = c->exe ? c->exe : "/proc/self/exe";
+	/* A script: its interpreter is rarely what the user wants; follow what it execs. */
+	c->sopts.lenient = c->sopts.no_exe = !c->exe || (!o->npids && is_script(c->exe));
+	/* Sampling without -F: no function probes at all. */
+	if ((o->sample_hz || o->offcpu) && !o->nincludes)
+		err = 0;
+	else
+		err = select__resolve(&c->sopts, c->s, &c->ps);
+	if (err && c->sopts.lenient && o->argv) {
+		p_info("%s is a script: tracing the programs it executes", o->argv[0]);
+		err = 0;
+	}
+	return err;
+}
+
+int capture__new(const struct capture_opts *o, struct bp_session *s, decoder_sink_fn sink,
+		 void *ctx, struct capture **out)
+{
+	struct capture *c = xcalloc(1, sizeof(*c));
+	int err;
+
+	c->o = *o;
+	c->s = s;
+	c->l.release_fd = c->l.err_fd = -1;
+	c->launching = !o->npids && o->argv;
+	fill_header(s, o);
+	err = resolve_targets(c);
+	if (!err)
+		err = decoder__new(s, sink, ctx, &c->dec);
+	if (err) {
+		capture__free(c);
+		return err;
+	}
+	c->strings = ustrings__new();
+	decoder__set_strings(c->dec, c->strings);
+	*out = c;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- USDT */
+
+/*
+ * The USDT object is loaded only when a probe can be met (-U, --gated, a
+ * bpfprof.h probe in a traced binary, now or in one exec'd later): ~11 ms of
+ * a short recording otherwise.
+ */
+static int usdt_ensure(struct capture *c)
+{
+	struct shared_maps maps;
+
+	if (c->usd)
+		return 0;
+	tracer__shared_maps(c->tr, &maps);
+	return usdt__new(&c->uopts, &maps, &c->usd);
+}
+
+static void usdt_attach_bpfprof(struct capture *c, const char *path)
+{
+	if (usdt__has_bpfprof(path) && !usdt_ensure(c)) {
+		usdt__attach_bpfprof(c->usd, path);
+		ustrings__add_file(c->strings, path);
+	}
+}
+
+/* One -U: PROVIDER:NAME in the main executable, or LIB:PROVIDER:NAME in the libraries LIB names. */
+static int attach_usdt(struct capture *c, const char *spec)
+{
+	char *copy = xstrdup(spec), *parts[3] = { NULL }, **paths = NULL, *p;
+	size_t np = 0, npaths = 0, nok = 0, j;
+	struct bp_session *s = c->s;
+	int err = 0;
+
+	for (p = copy; np < 3 && p; np++) {
+		parts[np] = p;
+		p = strchr(p, ':');
+		if (p)
+			*p++ = 0;
+	}
+	if ((np != 2 && np != 3) || p || !*parts[np - 1] || !*parts[np - 2]) {
+		p_err("invalid -U '%s': PROVIDER:NAME or LIB:PROVIDER:NAME", spec);
+		err = -EINVAL;
+		goto out;
+	}
+	if (np == 3) {
+		err = select__libraries(parts[0], c->o.npids ? c->o.pids[0] : 0, &paths, &npaths);
+		if (err) {
+			p_err("no shared library matches '%s' (in -U '%s')", parts[0], spec);
+			err = -ENOENT;
+			goto out;
+		}
+	} else if (c->exe) {
+		paths = xmalloc(sizeof(*paths));
+		paths[npaths++] = xstrdup(c->exe);
+	}
+	s->probes = xrealloc(s->probes, (s->nprobes + 1) * sizeof(*s->probes));
+	s->probes[s->nprobes] = xmalloc(strlen(parts[np - 2]) + strlen(parts[np - 1]) + 2);
+	sprintf(s->probes[s->nprobes], "%s:%s", parts[np - 2], parts[np - 1]);
+	for (j = 0; j < npaths; j++) {
+		if (!usdt__attach(c->usd, paths[j], parts[np - 2], parts[np - 1],
+				  BP_USDT_OTHER | s->nprobes << 8))
+			nok++;
+		free(paths[j]);
+	}
+	s->nprobes++;
+	free(paths);
+	if (!nok) {
+		p_err("no USDT probe %s:%s in %s", parts[np - 2], parts[np - 1],
+		      np == 3 ? parts[0] : (c->exe ? c->exe : "the executable"));
+		err = -ESRCH;
+	}
+out:
+	free(copy);
+	return err;
+}
+
+/* The bpfprof.h probes of every traced binary (no flag needed), and the -U probes. */
+static int attach_usdts(struct capture *c)
+{
+	size_t i;
+	int err;
+
+	if (c->exe)
+		usdt_attach_bpfprof(c, c->exe);
+	for (i = 0; i < c->ps.nmods; i++)
+		if (!c->exe || strcmp(c->ps.mods[i].path, c->exe))
+			usdt_attach_bpfprof(c, c->ps.mods[i].path);
+	if (c->o.nusdts) {
+		err = usdt_ensure(c);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < c->o.nusdts; i++) {
+		err = attach_usdt(c, c->o.usdts[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- exec */
+
+/*
+ * A traced process exec'd (the decoder's exec hook): probe the new image
+ * with the same patterns (the process is stopped at its first instruction),
+ * then let it run.
+ */
+static void follow_exec(void *ctx, uint32_t pid, const char *filename)
+{
+	struct capture *c = ctx;
+	struct select_opts so = c->sopts;
+	struct probe_set ps = { 0 };
+	char link[64];
+	struct stat st;
+	char *exe = NULL;
+	size_t i;
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+	if (stat(link, &st) || image_known(c, &st) || launch__pid_exe(pid, &exe))
+		goto resume;
+	so.exe = exe;
+	so.pid = pid;
+	so.lenient = true;
+	so.main_only = true;
+	so.no_exe = false;
+	if (select__resolve(&so, c->s, &ps))
+		goto resume;
+	usdt_attach_bpfprof(c, exe);
+	for (i = 0; i < ps.nmods; i++) {
+		int err = tracer__attach_module(c->tr, c->s, &ps.mods[i]);
+
+		if (err)
+			p_warn("pid %u exec'd %s: cannot attach %zu probes: %s", pid, filename,
+			       ps.mods[i].n, strerror(-err));
+		else
+			p_dbg("pid %u exec'd %s: %zu functions traced", pid, ps.mods[i].path,
+			      ps.mods[i].n);
+	}
+	probe_set__free(&ps);
+resume:
+	free(exe);
+	kill(pid, SIGCONT);
+}
+
+/* ---------------------------------------------------------------- start */
+
+static int feed(void *ctx, const void *rec, size_t size)
+{
+	struct capture *c = ctx;
+
+	return decoder__feed(c->dec, rec, size);
+}
+
+/* Warns when most selected functions take the kernel's single-step path. */
+static void warn_slow_probes(const struct bp_session *s)
+{
+	size_t i, slow = 0, skipped = 0;
+
+	for (i = 0; i < s->nfuncs; i++) {
+		const char *path = select__probe_path(&s->funcs[i]);
+
+		slow += !strcmp(path, "single-step");
+		skipped += !strcmp(path, "skip-endbr");
+	}
+	if (skipped)
+		p_dbg("%zu functions probed after their endbr64 (emulated path)", skipped);
+	if (s->nfuncs && slow * 2 > s->nfuncs)
+		p_warn("%zu of %zu functions start with an instruction the kernel single-steps: "
+		       "about %u ns per traced call instead of %u ns (see 'bpfprof list')",
+		       slow, s->nfuncs, select__probe_cost_ns(&(struct bp_func){ .flags = 0 }),
+		       select__probe_cost_ns(&(struct bp_func){ .flags = 1 }));
+}
+
+static int load(struct capture *c)
+{
+	const struct capture_opts *o = &c->o;
+	struct tracer_opts topts = {
+		.buffer_size = o->buffer_size,
+		.follow_forks = !o->no_follow,
+		.args = o->args || o->deps,
+		/*
+		 * Hold exec'd images for probing only when main-executable
+		 * patterns apply: never system-wide (-a would probe every
+		 * program on the machine, and return probes on processes that
+		 * call continuously can hold off the kernel's uprobe SRCU grace
+		 * periods for every other tracer), and not when only sampling or
+		 * only library functions are asked for.
+		 */
+		.stop_on_exec = !o->all && follows_exec(o),
+		.trace_all = o->all,
+		.gated = o->gated,
+		.wakeups = !o->no_wakeups && c->ps.nfuncs > 0,
+	};
+	int err;
+
+	tracer__route_libbpf_log();
+	if (o->deps)
+		decoder__enable_data_edges(c->dec);
+	if (topts.stop_on_exec)
+		decoder__set_exec_hook(c->dec, follow_exec, c);
+	if (c->exe) {
+		struct stat st;
+
+		if (!stat(c->exe, &st))
+			image_known(c, &st);
+	}
+	err = tracer__new(&topts, feed, c, &c->tr);
+	if (err)
+		return err;
+	if (o->sample_hz || o->offcpu) {
+		struct sampler_opts so = {
+			.hz = o->sample_hz,
+			.offcpu = o->offcpu,
+			.trace_all = o->all,
+			.kernel_stacks = !o->no_kernel_stacks,
+			.stack = o->stack,
+			.stack_size = o->stack_size,
+		};
+		struct shared_maps maps;
+
+		tracer__shared_maps(c->tr, &maps);
+		err = sampler__new(&so, &maps, &c->smp);
+		if (err)
+			return err;
+		err = symbolizer__new(c->s, &c->sym);
+		if (err)
+			return err;
+		decoder__set_symbolizer(c->dec, c->sym);
+		if (!o->no_kernel_stacks)
+			symbolizer__preload_kernel(c->sym);
+	}
+	c->uopts.trace_all = o->all;
+	c->uopts.gated = o->gated;
+	if (o->gated)
+		return usdt_ensure(c);	/* the window opens at a probe */
+	return 0;
+}
+
+/* Starts the command held, or registers the running targets. */
+static int add_targets(struct capture *c)
+{
+	const struct capture_opts *o = &c->o;
+	size_t i;
+	int err = 0;
+
+	if (c->launching) {
+		prctl(PR_SET_CHILD_SUBREAPER, 1);	/* orphaned descendants come back to us */
+		err = launch__start(&c->l, xstrdup(c->exe), o->argv, o->as_root);
+		if (err) {
+			p_err("cannot start '%s': %s", o->argv[0], strerror(-err));
+			return err;
+		}
+		err = tracer__add_launched(c->tr, c->l.pid);
+	} else {
+		for (i = 0; i < o->npids && !err; i++)
+			err = tracer__add_pid(c->tr, o->pids[i]);
+		for (i = 0; c->sym && i < o->npids; i++)
+			symbolizer__preload(c->sym, o->pids[i]);
+		for (i = 0; i < o->npids; i++)
+			name_existing(c->s, o->pids[i]);
+	}
+	if (err)
+		p_err("cannot register the target: %s", strerror(-err));
+	return err;
+}
+
+int capture__start(struct capture *c)
+{
+	const struct capture_opts *o = &c->o;
+	char buf[32];
+	uint64_t t_attach;
+	int err;
+
+	err = load(c);
+	if (err)
+		return err;
+	err = add_targets(c);
+	if (err)
+		return err;
+
+	c->s->t0 = now_ns(CLOCK_MONOTONIC);
+	c->s->realtime_offset = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
+	/* Running targets stand still while the links go in (see tracer__hold_targets). */
+	if (o->npids)
+		tracer__hold_targets(c->tr);
+	/* The exception-unwinder hooks first, before any return probe. */
+	if (c->exe && c->ps.nfuncs)
+		select__unwinders(c->exe, o->npids ? o->pids[0] : 0, &c->unw);
+	tracer__attach_unwinders(c->tr, &c->unw);
+	err = attach_usdts(c);
+	if (!err)
+		err = tracer__attach_set(c->tr, c->s, &c->ps);
+	if (!err && c->smp)
+		err = sampler__attach(c->smp);
+	tracer__release_targets(c->tr);
+	if (err)
+		return err;
+	t_attach = now_ns(CLOCK_MONOTONIC) - c->s->t0;
+	warn_slow_probes(c->s);
+	if (c->ps.nfuncs || !c->smp)
+		p_info("traced %zu functions in %zu file%s (attached in %s)", c->ps.nfuncs,
+		       c->ps.nmods, c->ps.nmods == 1 ? "" : "s",
+		       fmt_duration(t_attach, buf, sizeof(buf)));
+	if (c->smp)
+		p_info("sampling%s%s%s", o->sample_hz ? " cpu stacks at " : "",
+		       o->sample_hz ? (snprintf(buf, sizeof(buf), "%u Hz", o->sample_hz), buf) : "",
+		       o->offcpu ? (o->sample_hz ? " and off-cpu time" : " off-cpu time") : "");
+
+	c->ncpus = libbpf_num_possible_cpus();
+	if (c->ncpus <= 0)
+		c->ncpus = 1;
+	c->lost_seen = xcalloc(c->ncpus, sizeof(*c->lost_seen));
+	c->lost_now = xcalloc(c->ncpus, sizeof(*c->lost_now));
+
+	if (c->launching) {
+		err = launch__release(&c->l);
+		if (err) {
+			p_err("cannot execute '%s': %s", o->argv[0], strerror(-err));
+			waitpid(c->l.pid, NULL, 0);
+			c->l.pid = 0;
+			return err;
+		}
+		c->child_running = true;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the loop */
+
+/* Reserve failures of every BPF object, per CPU, into c->lost_now; the total. */
+static uint64_t read_losses(struct capture *c)
+{
+	uint64_t total;
+
+	memset(c->lost_now, 0, c->ncpus * sizeof(*c->lost_now));
+	total = tracer__lost(c->tr, c->lost_now, c->ncpus);
+	if (c->smp)
+		total += sampler__lost(c->smp, c->lost_now, c->ncpus);
+	if (c->usd)
+		total += usdt__lost(c->usd, c->lost_now, c->ncpus);
+	return total;
+}
+
+/* Loss markers for what was lost since the last look. */
+static int account_losses(struct capture *c)
+{
+	int i, err;
+
+	c->s->lost_total = read_losses(c);
+	for (i = 0; i < c->ncpus; i++) {
+		if (c->lost_now[i] == c->lost_seen[i])
+			continue;
+		err = decoder__loss(c->dec, i, c->lost_now[i] - c->lost_seen[i]);
+		if (err)
+			return err;
+		c->lost_seen[i] = c->lost_now[i];
+	}
+	return 0;
+}
+
+int capture__poll(struct capture *c, bool all)
+{
+	int n = tracer__poll(c->tr, all), err;
+
+	if (n < 0) {
+		if (n != -EIO && n != -ENOSPC && n != -EFBIG)
+			p_err("cannot decode the trace: %s", strerror(-n));
+		return n;
+	}
+	err = account_losses(c);
+	return err ? err : n;
+}
+
+void capture__wait(struct capture *c, int ms)
+{
+	tracer__wait(c->tr, ms);
+}
+
+static size_t count_targets(struct capture *c)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	if (now >= c->next_count) {
+		c->ntargets = tracer__ntargets(c->tr);
+		c->next_count = now + TARGETS_EVERY_NS;
+	}
+	return c->ntargets;
+}
+
+size_t capture__ntargets(const struct capture *c)
+{
+	return c->ntargets;
+}
+
+bool capture__done(struct capture *c)
+{
+	int status;
+	pid_t w;
+
+	if (c->stopping && now_ns(CLOCK_MONOTONIC) >= c->stop_deadline)
+		return true;
+	if (!c->launching) {
+		/* -a with no command: only the clock or a signal ends it */
+		return c->o.npids ? count_targets(c) == 0 : false;
+	}
+	while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (w == c->l.pid) {
+			c->child_running = false;
+			c->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) :
+				       128 + WTERMSIG(status);
+		}
+	}
+	return !c->child_running && (c->o.no_follow || c->o.all || w < 0 || count_targets(c) == 0);
+}
+
+void capture__stop(struct capture *c)
+{
+	if (c->stopping)
+		return;
+	c->stopping = true;
+	c->stop_deadline = now_ns(CLOCK_MONOTONIC);
+	if (!c->launching)
+		return;
+	/* Like perf: the command is ended with SIGTERM, its exit is recorded. */
+	if (c->child_running)
+		kill(c->l.pid, SIGTERM);
+	c->stop_deadline += STOP_GRACE_NS;
+}
+
+/*
+ * Drains what is left and closes open calls.  Probes are detached only
+ * afterwards (capture__free): removing return probes waits for an SRCU grace
+ * period that can take seconds, and the output must not wait for it.
+ * Pausing first bounds the drain when targets still run.
+ */
+int capture__finish(struct capture *c)
+{
+	int err;
+
+	tracer__pause(c->tr);
+	if (c->smp)
+		sampler__pause(c->smp);
+	if (c->usd)
+		usdt__pause(c->usd);
+	do {
+		err = tracer__poll(c->tr, true);
+	} while (err > 0);
+	if (err < 0)
+		return err;
+	err = account_losses(c);
+	if (err)
+		return err;
+	c->s->ncpus = c->ncpus;
+	free(c->s->lost_per_cpu);
+	c->s->lost_per_cpu = c->lost_now;
+	c->lost_now = NULL;
+	err = decoder__finish(c->dec);
+	if (err)
+		return err;
+	c->s->duration = now_ns(CLOCK_MONOTONIC) - c->s->t0;
+	return 0;
+}
+
+int capture__exit_code(const struct capture *c)
+{
+	return c->exit_code;
+}
+
+void capture__counts(const struct capture *c, size_t *nfuncs, size_t *nmods)
+{
+	*nfuncs = c->ps.nfuncs;
+	*nmods = c->ps.nmods;
+}
+
+void capture__free(struct capture *c)
+{
+	if (!c)
+		return;
+	if (c->launching && c->l.pid > 0 && c->l.release_fd >= 0)
+		launch__abort(&c->l);
+	launch__free(&c->l);
+	if (c->tr)
+		tracer__pause(c->tr);
+	sampler__free(c->smp);
+	usdt__free(c->usd);
+	tracer__free(c->tr);
+	symbolizer__free(c->sym);
+	decoder__free(c->dec);
+	ustrings__free(c->strings);
+	probe_set__free(&c->ps);
+	probe_set__free(&c->unw);
+	free(c->images);
+	free(c->lost_seen);
+	free(c->lost_now);
+	free(c->exe);
+	free(c);
+}

@@ -10,9 +10,12 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import urllib.request
 
 import pytest
 
@@ -56,6 +59,17 @@ def report(*args):
     return p
 
 
+def with_paths(tree):
+    """The tree's nodes, each given its path: a node names its parent (listed before it)."""
+    byid = {}
+    for n in tree:
+        assert n["parent"] == 0 or n["parent"] in byid, n
+        n["path"] = (byid[n["parent"]]["path"] if n["parent"] else []) + [n["name"]]
+        assert len(n["path"]) == n["depth"], n
+        byid[n["id"]] = n
+    return tree
+
+
 @pytest.fixture(scope="module")
 def rep(archive):
     """report --format json: (whole object, {name: function}, {"a>b": tree node})."""
@@ -65,7 +79,7 @@ def rep(archive):
     except ValueError as e:
         pytest.fail("report --format json is not JSON (%s):\n%s" % (e, p.stdout[:2000]))
     funcs = {f["name"]: f for f in d["functions"]}
-    tree = {">".join(n["path"]): n for n in d["tree"]}
+    tree = {">".join(n["path"]): n for n in with_paths(d["tree"])}
     return d, funcs, tree
 
 
@@ -147,7 +161,7 @@ def test_options(archive, rep):
     deep = json.loads(report("--format", "json", "--depth", "2", "--no-tree", archive).stdout)
     assert deep["tree"] == [] and len(deep["functions"]) == len(funcs)
     shallow = json.loads(report("--format", "json", "--depth", "2", "--tree-only", archive).stdout)
-    assert [n["path"] for n in shallow["tree"]] == [["main"], ["main", "run"]]
+    assert [n["path"] for n in with_paths(shallow["tree"])] == [["main"], ["main", "run"]]
     assert shallow["functions"] == []
     nobody = json.loads(report("--format", "json", "--pid", "2147483647", archive).stdout)
     assert nobody["functions"] == [] and nobody["tree"] == []
@@ -219,3 +233,41 @@ def test_truncated_archive(archive, tmp_path):
     assert p.returncode > 0, describe(p)
     assert any(l.startswith("bpfprof: ") for l in p.stderr.splitlines()), describe(p)
     assert p.stdout == "", "a report of half an archive was printed as complete\n" + describe(p)
+
+
+def test_deep_recursion_bounded(tmp_path):
+    """recurse 20000 deep: the report (pretty, JSON, CSV tree) stays linear in the
+    depth (it grew with its square: 400 MB pretty, 1.2 GB JSON), and so does view."""
+    depth = 20000
+    arch = tmp_path / "deep.bpfprof"
+    p = run_bpfprof(["record", "-q", "-o", arch, "--", prog_path("recurse"), str(depth)])
+    assert p.returncode == 0, describe(p)
+    for fmt in ("pretty", "json", "csv"):
+        args = ["--tree-only"] if fmt == "csv" else []
+        out = report("--format", fmt, *args, arch).stdout
+        # one line per level (fewer when the kernel lost return probes past 64 deep:
+        # those frames are still there, flagged), each of bounded length
+        assert len(out) < depth * 200, (fmt, len(out))
+        if fmt == "json":
+            tree = json.loads(out)["tree"]
+            assert max(n["depth"] for n in tree) == depth + 1  # main, then down x depth
+            assert {n["name"] for n in tree} == {"main", "down"}
+        if fmt == "pretty":
+            assert re.search(r"\[%d\] down$" % (depth + 1), out, re.M), out[-500:]
+    # view keeps the functions table only: its memory stays small
+    v = subprocess.Popen([str(BPFPROF), "view", str(arch)], cwd=REPO, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        url = v.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), v.stderr.read()
+        for path, most in (("report.json", 1 << 20), ("info.json", 1 << 20),
+                           ("profile/profile.speedscope.json", 10 << 20)):
+            with urllib.request.urlopen(url + path, timeout=60) as r:
+                body = r.read()
+            assert r.status == 200 and len(body) < most, (path, len(body))
+        with open("/proc/%d/status" % v.pid) as f:
+            hwm = int(re.search(r"^VmHWM:\s+(\d+) kB", f.read(), re.M).group(1))
+        assert hwm < 200 * 1024, "view peak RSS %d kB" % hwm
+    finally:
+        v.send_signal(signal.SIGINT)
+        assert v.wait(timeout=15) == 0

@@ -192,7 +192,21 @@ static void python_check(const char *json, const char *check)
 		 "/usr/bin/python3 -c 'import json, sys\n"
 		 "d = json.load(open(sys.argv[1]))\n"
 		 "F = {x[\"name\"]: x for x in d[\"functions\"]}\n"
-		 "T = {\">\".join(x[\"path\"]): x for x in d[\"tree\"]}\n"
+		 /* a node names its parent, listed before it; paths rebuilt for small trees */
+		 "N = {}\n"
+		 "for x in d[\"tree\"]:\n"
+		 "    assert set(x) == {\"id\", \"parent\", \"depth\", \"name\", \"calls\", \"total_ns\", \"self_ns\"}, x\n"
+		 "    assert x[\"depth\"] == (N[x[\"parent\"]][\"depth\"] + 1 if x[\"parent\"] else 1), x\n"
+		 "    N[x[\"id\"]] = x\n"
+		 "def path(x):\n"
+		 "    p = [x[\"name\"]]\n"
+		 "    while x[\"parent\"]:\n"
+		 "        x = N[x[\"parent\"]]\n"
+		 "        p.append(x[\"name\"])\n"
+		 "    return p[::-1]\n"
+		 "for x in d[\"tree\"][:1000]:\n"
+		 "    x[\"path\"] = path(x)\n"
+		 "T = {\">\".join(x[\"path\"]): x for x in d[\"tree\"][:1000]}\n"
 		 "%s' %s",
 		 check, path);
 	rc = system(cmd);
@@ -219,6 +233,40 @@ static void assert_csv_line(const char *csv, const char *line)
 
 	if (!p || strncmp(p, line, strlen(line)) || p[strlen(line)] != '\r')
 		fail_msg("no CSV line '%s' in:\n%s", line, csv);
+}
+
+/*
+ * The CSV tree row of the node at `path` (names joined by ';'), followed by
+ * `rest`: follows the id,parent columns up from each row.
+ */
+static void assert_csv_tree(const char *csv, const char *path, const char *rest)
+{
+	char cmd[4096], file[] = "/tmp/test_report_csv_XXXXXX";
+	int fd = mkstemp(file), rc;
+	FILE *f;
+
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(csv, f);
+	assert_int_equal(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/python3 -c 'import csv, sys\n"
+		 "rows = list(csv.reader(open(sys.argv[1], newline=\"\")))\n"
+		 "assert rows[0] == [\"id\", \"parent\", \"depth\", \"name\", \"calls\", \"total_ns\", \"self_ns\"]\n"
+		 "P = {}\n"
+		 "for r in rows[1:]:\n"
+		 "    P[r[0]] = (P[r[1]] + \";\" if r[1] != \"0\" else \"\") + r[3]\n"
+		 "    assert P[r[0]].count(\";\") + 1 == int(r[2]), r\n"
+		 "    if P[r[0]] == sys.argv[2]:\n"
+		 "        assert \",\" + \",\".join(r[4:]) == sys.argv[3], r\n"
+		 "        sys.exit(0)\n"
+		 "sys.exit(\"no row %%s\" %% sys.argv[2])' %s '%s' '%s'",
+		 file, path, rest);
+	rc = system(cmd);
+	unlink(file);
+	if (rc)
+		fail_msg("CSV tree: no row %s%s in:\n%s", path, rest, csv);
 }
 
 static void test_flat_exact(void **state)
@@ -376,9 +424,9 @@ static void test_depth_and_sections(void **state)
 	o.no_tree = false;
 	o.tree_only = true;
 	out = run_report(&o);
-	assert_csv_line(out, "path,depth,calls,total_ns,self_ns");
-	assert_csv_line(out, "main;run;fib;fib,4,2,380,300");
-	assert_csv_line(out, "\"a,\"\"b\"\"\",1,1,50,50");
+	assert_csv_line(out, "id,parent,depth,name,calls,total_ns,self_ns");
+	assert_csv_tree(out, "main;run;fib;fib", ",2,380,300");
+	assert_csv_tree(out, "a,\"b\"", ",1,50,50");
 	free(out);
 
 	o.no_tree = true;
@@ -511,6 +559,54 @@ static void test_deep_recursion(void **state)
 	session__free(&s);
 }
 
+/*
+ * Recursion 20000 deep, the whole tree: every format stays linear in the
+ * number of nodes (it grew with the square of the depth: 400 MB pretty).
+ */
+static void test_deep_recursion_output_linear(void **state)
+{
+	enum { D = 20000 };
+	static const enum report_format fmts[] = { REPORT_PRETTY, REPORT_JSON, REPORT_CSV };
+	size_t k, i;
+
+	(void)state;
+	for (k = 0; k < 3; k++) {
+		struct report_opts o = { .format = fmts[k], .tree_only = fmts[k] == REPORT_CSV };
+		struct bp_session s;
+		struct report *r;
+		struct sim m;
+		char *buf = NULL;
+		size_t len = 0, lines = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		new_session(&s);
+		assert_int_equal(report__new(&o, &r), 0);
+		sim_init(&m, &s, r, 1, 1, D + 1);
+		for (i = 0; i < D; i++)
+			enter(&m, F_FIB, 10 * i);
+		for (i = 0; i < D; i++)
+			leave(&m, 10 * D + 10 * i);
+		free(m.st);
+		assert_int_equal(report__print(r, &s, f), 0);
+		assert_int_equal(fclose(f), 0);
+		for (i = 0; i < len; i++)
+			lines += buf[i] == '\n';
+		/* one line per level, each of bounded length */
+		assert_true(lines >= D);
+		if (len > (size_t)D * 200)
+			fail_msg("format %zu: %zu bytes for %d nodes", k, len, D);
+		if (fmts[k] == REPORT_PRETTY)
+			assert_non_null(strstr(buf, "[20000] fib\n"));
+		if (fmts[k] == REPORT_JSON)
+			python_check(buf, "assert len(d[\"tree\"]) == 20000\n"
+					  "assert [x[\"depth\"] for x in d[\"tree\"]] == list(range(1, 20001))\n"
+					  "assert path(d[\"tree\"][-1]) == [\"fib\"] * 20000\n");
+		free(buf);
+		report__free(r);
+		session__free(&s);
+	}
+}
+
 /* A call of a function the session does not have is corrupt input, not a crash. */
 static void test_bad_func(void **state)
 {
@@ -561,6 +657,7 @@ int main(void)
 		cmocka_unit_test(test_pretty_and_summary),
 		cmocka_unit_test(test_percentiles),
 		cmocka_unit_test(test_deep_recursion),
+		cmocka_unit_test(test_deep_recursion_output_linear),
 		cmocka_unit_test(test_bad_func),
 		cmocka_unit_test(test_parse),
 	};

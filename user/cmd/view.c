@@ -194,7 +194,8 @@ static int detect_kind(const char *path, enum input_kind *kind)
 /* The report component's JSON of an archive; reading it whole also checks the file. */
 static int make_report(struct view_ctx *v)
 {
-	struct report_opts ro = { .format = REPORT_JSON };
+	/* the page shows the functions, not the tree: a deep recursion's tree is large */
+	struct report_opts ro = { .format = REPORT_JSON, .no_tree = true };
 	struct archive_reader *ar = NULL;
 	struct report *rep = NULL;
 	struct bp_session s;

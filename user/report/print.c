@@ -11,6 +11,14 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "internal.h"
+
+/*
+ * Output that stays linear in the number of tree nodes, whatever the depth
+ * (recursion 20,000 deep is 20,000 nodes): the pretty tree indents at most
+ * TREE_INDENT_MAX levels and says the depth of deeper nodes instead; JSON
+ * and CSV name each node's parent instead of repeating its whole path.
+ */
+#define TREE_INDENT_MAX	32
 /* ---------------------------------------------------------------- pretty */
 
 static void pretty_header(struct report *r, const struct bp_session *s, FILE *f)
@@ -77,7 +85,10 @@ static void pretty_node(struct report *r, const struct bp_session *s, FILE *f,
 	if (first)
 		fprintf(f, "%10s %9s %9s  %s\n", "calls", "total", "self", "call tree");
 	fprintf(f, "%10" PRIu64 " %9s %9s  %*s", p->calls, fmt_duration(p->total, b[0], sizeof(b[0])),
-		fmt_duration(p->self, b[1], sizeof(b[1])), (int)(2 * (depth - 1)), "");
+		fmt_duration(p->self, b[1], sizeof(b[1])),
+		(int)(2 * (depth - 1 < TREE_INDENT_MAX ? depth - 1 : TREE_INDENT_MAX)), "");
+	if (depth - 1 > TREE_INDENT_MAX)
+		fprintf(f, "[%zu] ", depth);
 	pretty_name(s, f, s->paths[chain[depth - 1]].func);
 }
 
@@ -111,15 +122,12 @@ static void json_node(struct report *r, const struct bp_session *s, FILE *f,
 		      const uint32_t *chain, size_t depth, bool first)
 {
 	const struct path_row *p = report_node_stats(r, chain[depth - 1]);
-	size_t i;
 
-	fputs(first ? "\n  {\"path\":[" : ",\n  {\"path\":[", f);
-	for (i = 0; i < depth; i++) {
-		if (i)
-			fputc(',', f);
-		json_str(f, session__func_name(s, s->paths[chain[i]].func));
-	}
-	fprintf(f, "],\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64 "}",
+	/* the parent was listed before (0: a root): the path is not repeated */
+	fprintf(f, "%s{\"id\":%u,\"parent\":%u,\"depth\":%zu,\"name\":", first ? "\n  " : ",\n  ",
+		chain[depth - 1], depth > 1 ? chain[depth - 2] : 0, depth);
+	json_str(f, session__func_name(s, s->paths[chain[depth - 1]].func));
+	fprintf(f, ",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64 "}",
 		p->calls, p->total, p->self);
 }
 
@@ -202,22 +210,11 @@ static void csv_node(struct report *r, const struct bp_session *s, FILE *f,
 		     const uint32_t *chain, size_t depth, bool first)
 {
 	const struct path_row *p = report_node_stats(r, chain[depth - 1]);
-	char *path = NULL;
-	size_t len = 0, i;
-	FILE *m = open_memstream(&path, &len);
 
-	if (!m) {
-		fputs("[out of memory]", f);
-		return;
-	}
-	/* the path as folded stacks write it: outermost first, ';' between */
-	for (i = 0; i < depth; i++)
-		fprintf(m, "%s%s", i ? ";" : "", session__func_name(s, s->paths[chain[i]].func));
-	fclose(m);
-	csv_field(f, path ? path : "");
-	free(path);
-	fprintf(f, ",%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\r\n", depth, p->calls, p->total,
-		p->self);
+	/* as in JSON: the parent's id (listed before; 0: a root), not the whole path */
+	fprintf(f, "%u,%u,%zu,", chain[depth - 1], depth > 1 ? chain[depth - 2] : 0, depth);
+	csv_field(f, session__func_name(s, s->paths[chain[depth - 1]].func));
+	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\r\n", p->calls, p->total, p->self);
 }
 
 /* ---------------------------------------------------------------- samples and edges */
@@ -478,7 +475,7 @@ int report__print(struct report *r, const struct bp_session *s, FILE *f)
 		if (r->o.edges) {
 			csv_edges(r, s, f);
 		} else if (r->o.tree_only) {
-			fputs("path,depth,calls,total_ns,self_ns\r\n", f);
+			fputs("id,parent,depth,name,calls,total_ns,self_ns\r\n", f);
 			report_walk_tree(r, s, f, csv_node);
 		} else {
 			csv_flat(r, s, f);

@@ -3,7 +3,7 @@
 #
 # All benchmarks in one table (`make bench`, as root, from the repo root):
 #
-#   per traced call   for each kind of first instruction (.output/bench/insns,
+#   per traced call   for each kind of first instruction and prefix shape (.output/bench/insns,
 #                     built from tests/progs/insns.c), and a tiny C function
 #                     (bench/uftrace_spin.c, also built with -pg for uftrace):
 #                     untraced ns/call, then ns added per call (entry + return)
@@ -135,6 +135,11 @@ percall endbr_ns f_endbr_push $N_SLOW "$I" "f_endbr_push $N_SLOW" f_endbr_push -
 percall endbr_r  f_endbr_ret  $N_SLOW "$I" "f_endbr_ret $N_SLOW"  f_endbr_ret
 percall riprel   f_riprel     $N_SLOW "$I" "f_riprel $N_SLOW"     f_riprel
 percall sub      f_sub        $N_SLOW "$I" "f_sub $N_SLOW"        f_sub
+# prefix shapes bpfprof moves the probe past (user/symbols/placement.c), and before that
+percall movp     f_mov_push   $N_FAST "$I" "f_mov_push $N_FAST"   f_mov_push+6
+percall movp_ns  f_mov_push   $N_SLOW "$I" "f_mov_push $N_SLOW"   f_mov_push --no-skip-endbr
+percall xorp     f_xor_push   $N_FAST "$I" "f_xor_push $N_FAST"   f_xor_push+2
+percall testje   f_test_je    $N_FAST "$I" "f_test_je $N_FAST"    f_test_je+3
 percall tiny     tiny         $N_FAST "$T/uftrace_spin" "$N_FAST" tiny
 
 # uftrace: the same tiny function, -pg build (mcount; no kernel entry)
@@ -290,6 +295,18 @@ row_call endbr_r  "f_endbr_ret   endbr64;ret (1-step)"
 row_call riprel   "f_riprel      rip-relative (1-step)"
 row_call sub      "f_sub         sub \$8,%rsp (1-step)"
 row_call tiny     "tiny()        C, push; uftrace: -pg"
+row_call movp     "f_mov_push    mov x(%rip);push, +6"
+row_call movp_ns  "f_mov_push    at the entry (1-step)"
+row_call xorp     "f_xor_push    xor;push, probed +2"
+row_call testje   "f_test_je     test;je, probed on je"
+# the placement goal: a mov-first function costs at most 1.3x a push-first one
+awk -v u="$(val movp.untraced)" -v m="$(val movp.bpfprof)" -v pu="$(val push.untraced)" -v p="$(val push.bpfprof)" '
+	BEGIN {
+		if (m == "" || p == "" || p - pu <= 0) exit
+		r = (m - u) / (p - pu)
+		printf "  %-38s %9s %9s %9s %9s %9s %9s %7.2f %9s\n", "f_mov_push / f_push, bpfprof", "-", "-",
+			"-", "-", "-", "-", r, r <= 1.3 ? "<=1.3 ok" : "<=1.3 MISS"
+	}'
 
 echo "attach/detach, ms; ratio = bpfprof / floor"
 row_ms() {

@@ -12,7 +12,7 @@ N = 1000
 
 
 @pytest.mark.parametrize("func", ["f_push", "f_nop", "f_nop5", "f_endbr_push", "f_endbr_ret",
-                                  "f_riprel", "f_sub"])
+                                  "f_riprel", "f_sub", "f_mov_push", "f_xor_push", "f_test_je"])
 @pytest.mark.parametrize("skip", [True, False])
 def test_exact_calls_on_every_probe_path(record, func, skip):
     opts = ["-F", func] + ([] if skip else ["--no-skip-endbr"])
@@ -29,11 +29,17 @@ def test_exact_calls_on_every_probe_path(record, func, skip):
 def test_list_shows_probe_paths():
     r = run_bpfprof(["list", str(prog_path("insns")), "f_*"])
     assert r.returncode == 0, r.stderr
-    entry = {l.split()[-1]: l.split()[2] for l in r.stdout.splitlines()[1:] if l.startswith("0x")}
+    rows = {l.split()[-1]: l.split()[2:5] for l in r.stdout.splitlines()[1:] if l.startswith("0x")}
+    entry = {f: row[0] for f, row in rows.items()}
     assert entry["f_push"] == "push" and entry["f_nop5"] == "nop5"
     # probed past endbr64, on the push the kernel emulates; nothing to skip to after "endbr64; ret"
-    assert entry["f_endbr_push"] == "endbr+push" and entry["f_endbr_ret"] == "endbr64"
+    assert entry["f_endbr_push"] == "+4:push" and entry["f_endbr_ret"] == "endbr64"
     assert entry["f_lock"] == "refused"
+    # the path column, and why a probe stays on a single-stepped instruction
+    assert rows["f_endbr_push"][1:] == ["emulated", "-"]
+    assert rows["f_endbr_ret"][1:] == ["single-step", "branch"]
+    assert rows["f_riprel"][1:] == ["single-step", "mem-write"]
+    assert rows["f_sub"][1:] == ["single-step", "rsp"]
 
 
 def test_refused_function_is_named_not_silently_missing(record):

@@ -12,6 +12,9 @@
  *   f_riprel      addl $1, counter(%rip)    (single-stepped, rip-relative)
  *   f_sub         sub $8, %rsp              (single-stepped)
  *   f_lock        lock addl $1, counter(%rip) (the kernel refuses to probe it)
+ *   f_mov_push    mov counter(%rip),%eax; push %rbp  (bpfprof probes the push, +6)
+ *   f_xor_push    xor %eax,%eax; push %rbp  (bpfprof probes the push, +2)
+ *   f_test_je     test %rdi,%rdi; je; ret   (bpfprof probes the je, +3: emulated)
  * Guarantee: exactly N calls of FUNC, each returning normally; main calls
  * nothing else traced.  x86-64 only.
  */
@@ -31,6 +34,9 @@ NAKED void f_endbr_ret(void) { asm("endbr64\n\tret"); }
 NAKED void f_riprel(void) { asm("addl $1, counter(%rip)\n\tret"); }
 NAKED void f_sub(void) { asm("sub $8, %rsp\n\tadd $8, %rsp\n\tret"); }
 NAKED void f_lock(void) { asm("lock addl $1, counter(%rip)\n\tret"); }
+NAKED void f_mov_push(void) { asm("mov counter(%rip), %eax\n\tpush %rbp\n\tpop %rbp\n\tret"); }
+NAKED void f_xor_push(void) { asm("xor %eax, %eax\n\tpush %rbp\n\tpop %rbp\n\tret"); }
+NAKED void f_test_je(void) { asm("test %rdi, %rdi\n\tje 1f\n\tret\n1:\tret"); }
 
 static const struct {
 	const char *name;
@@ -39,6 +45,7 @@ static const struct {
 	{ "f_push", f_push }, { "f_nop", f_nop }, { "f_nop5", f_nop5 },
 	{ "f_endbr_push", f_endbr_push }, { "f_endbr_ret", f_endbr_ret },
 	{ "f_riprel", f_riprel }, { "f_sub", f_sub }, { "f_lock", f_lock },
+	{ "f_mov_push", f_mov_push }, { "f_xor_push", f_xor_push }, { "f_test_je", f_test_je },
 };
 
 int main(int argc, char **argv)
@@ -52,7 +59,8 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], funcs[k].name))
 			fn = funcs[k].fn;
 	if (!fn) {
-		fprintf(stderr, "usage: insns f_push|f_nop|f_nop5|f_endbr_push|f_endbr_ret|f_riprel|f_sub|f_lock [N]\n");
+		fprintf(stderr, "usage: insns f_push|f_nop|f_nop5|f_endbr_push|f_endbr_ret|f_riprel|f_sub|"
+				"f_lock|f_mov_push|f_xor_push|f_test_je [N]\n");
 		return 2;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &a);

@@ -27,6 +27,7 @@
 #include "bpf/events.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "symbols/placement.h"
 #include "symbols/select.h"
 #include "symbols/symbolize.h"
 #include "symbols/ustrings.h"
@@ -205,6 +206,7 @@ static int resolve_targets(struct capture *c)
 		.includes = o->includes, .nincludes = o->nincludes,
 		.excludes = o->excludes, .nexcludes = o->nexcludes,
 		.no_skip_endbr = o->no_skip_endbr,
+		.keep_args = o->args || o->deps,
 	};
 	if (o->npids) {
 		err = launch__targets(o->pids, o->npids, &c->exe);
@@ -527,7 +529,7 @@ static int add_targets(struct capture *c)
 int capture__start(struct capture *c)
 {
 	const struct capture_opts *o = &c->o;
-	char buf[32];
+	char buf[256];
 	uint64_t t_attach;
 	int err;
 
@@ -561,6 +563,8 @@ int capture__start(struct capture *c)
 		p_info("traced %zu functions in %zu file%s (attached in %s)", c->ps.nfuncs,
 		       c->ps.nmods, c->ps.nmods == 1 ? "" : "s",
 		       fmt_duration(t_attach, buf, sizeof(buf)));
+	if (c->ps.nfuncs && placement__paths(c->s, buf, sizeof(buf)))
+		p_info("%s", buf);
 	if (c->smp)
 		p_info("sampling%s%s%s", o->sample_hz ? " cpu stacks at " : "",
 		       o->sample_hz ? (snprintf(buf, sizeof(buf), "%u Hz", o->sample_hz), buf) : "",

@@ -12,6 +12,7 @@
 #include "capture/launch.h"
 #include "base/log.h"
 #include "symbols/select.h"
+#include "symbols/placement.h"
 #include "model/session.h"
 #include "capture/usdt.h"
 
@@ -19,13 +20,16 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: bpfprof list [options] BINARY [[LIB:]GLOB]...\n"
 		   "       bpfprof list [options] --pid PID [[LIB:]GLOB]...\n\n"
-		   "List the functions that 'record -F GLOB' would trace: file, address, size,\n"
-		   "the first instruction (which decides the probe's cost: push/nop are\n"
-		   "emulated by the kernel, others are single-stepped) and the name.\n"
-		   "Without GLOB: every function of the executable.\n\n"
+		   "List the functions that 'record -F GLOB' would trace: address, size, where\n"
+		   "the entry probe goes and the instruction there (\"+3:push\": 3 bytes in, past\n"
+		   "a harmless prefix), the probe's path (emulated by the kernel, nop5, or\n"
+		   "single-step: about 3x dearer), why the probe could not move further (see\n"
+		   "README), the file and the name.  Without GLOB: every function of the\n"
+		   "executable.  A summary of the paths goes to stderr.\n\n"
 		   "options:\n"
 		   "  -p, --pid PID   a running process (its executable and mapped libraries)\n"
 		   "  -N GLOB         leave out matches of GLOB\n"
+		   "      --args      place probes as 'record --args' does (argument registers kept)\n"
 		   "  -h, --help      this help\n");
 }
 
@@ -93,6 +97,7 @@ int cmd_list(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "exclude", required_argument, NULL, 'N' },
+		{ "args", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL },
 	};
@@ -114,6 +119,9 @@ int cmd_list(int argc, char **argv)
 				err = -EINVAL;
 				goto cleanup;
 			}
+			break;
+		case 'A':
+			so.keep_args = true;
 			break;
 		case 'N':
 			excl = xrealloc(excl, (nexcl + 1) * sizeof(*excl));
@@ -165,23 +173,39 @@ int cmd_list(int argc, char **argv)
 	err = select__resolve(&so, &s, &ps);
 	if (err)
 		goto cleanup;
-	printf("%-18s %8s %-14s %-30s %s\n", "address", "size", "entry", "file", "function");
+	printf("%-18s %8s %-14s %-11s %-13s %-30s %s\n", "address", "size", "probe", "path", "why",
+	       "file", "function");
 	for (i = 0; i < s.nfuncs; i++) {
 		const struct bp_func *f = &s.funcs[i];
 		const char *path = s.modules[f->module].path, *base = strrchr(path, '/');
+		const char *how = select__probe_path(f);
+		char probe[32];
 
-		char entry[32];
-
-		/* probed after endbr64: say which instruction the probe sits on */
-		snprintf(entry, sizeof(entry), "%s%s",
-			 f->flags & BP_FUNC_SKIP_ENDBR ? "endbr+" :
-			 f->flags & BP_FUNC_GO_CHECKED ? "gocheck+" : "",
-			 elfsym__insn_name(f->flags & BP_FUNC_INSN_MASK));
-		printf("%#-18llx %8llu %-14s %-30s %s\n", (unsigned long long)f->addr,
-		       (unsigned long long)f->size, entry, base ? base + 1 : path, f->name);
+		/* moved past a prefix: how far, and the instruction the probe sits on */
+		if (f->flags & BP_FUNC_GO_CHECKED)
+			snprintf(probe, sizeof(probe), "gocheck+%s",
+				 elfsym__insn_name(f->flags & BP_FUNC_INSN_MASK));
+		else if (f->probe_skip)
+			snprintf(probe, sizeof(probe), "+%u:%s", f->probe_skip,
+				 elfsym__insn_name(f->flags & BP_FUNC_INSN_MASK));
+		else
+			snprintf(probe, sizeof(probe), "%s",
+				 elfsym__insn_name(f->flags & BP_FUNC_INSN_MASK));
+		if ((f->flags & BP_FUNC_INSN_MASK) == ELFSYM_INSN_REFUSED)
+			how = "refused";
+		printf("%#-18llx %8llu %-14s %-11s %-13s %-30s %s\n", (unsigned long long)f->addr,
+		       (unsigned long long)f->size, probe, how,
+		       f->probe_why && strcmp(how, "emulated") ? f->probe_why : "-",
+		       base ? base + 1 : path, f->name);
 	}
 	fprintf(stderr, "bpfprof: %zu functions in %zu file%s\n", s.nfuncs, s.nmodules,
 		s.nmodules == 1 ? "" : "s");
+	{
+		char line[256];
+
+		if (placement__paths(&s, line, sizeof(line)))
+			fprintf(stderr, "bpfprof: %s\n", line);
+	}
 	list_usdt(&s, exe, pid);
 cleanup:
 	probe_set__free(&ps);

@@ -33,6 +33,7 @@ struct bp_module {
 #define BP_FUNC_SPAN		0x2000	/* a BPFPROF_SPAN_BEGIN/END range, nested like a call */
 #define BP_FUNC_ENTRY_ONLY	0x4000	/* no return probe (a Go function): each entry a call of 0 ns */
 #define BP_FUNC_GO_CHECKED	0x8000	/* probed after Go's stack check (elfsym__go_prologue) */
+#define BP_FUNC_PLACED		0x10000	/* probed after a harmless prefix (symbols/placement.c) */
 
 struct bp_func {
 	char *name;		/* demangled where possible */
@@ -41,6 +42,8 @@ struct bp_func {
 	uint64_t addr;		/* symbol value (link-time virtual address) */
 	uint64_t size;
 	uint64_t offset;	/* file offset the probe is placed at */
+	uint32_t probe_skip;	/* bytes from the entry to the probe (not archived) */
+	const char *probe_why;	/* static: why the probe stayed before an emulated instruction, or NULL */
 	int32_t nparams;	/* from DWARF; -1: unknown or variadic */
 	uint32_t line;		/* definition line from DWARF, 0: unknown */
 	char *file;		/* definition file from DWARF, NULL: unknown */

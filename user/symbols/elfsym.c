@@ -91,6 +91,8 @@ const char *elfsym__insn_name(uint32_t insn)
 		return "mov";
 	case ELFSYM_INSN_REFUSED:
 		return "refused";
+	case ELFSYM_INSN_JUMP:
+		return "jump";
 	default:
 		return "other";
 	}

@@ -38,6 +38,7 @@ struct elf_func {
 #define ELFSYM_INSN_ENDBR64	4	/* f3 0f 1e fa */
 #define ELFSYM_INSN_MOV_RBP	5	/* 48 89 e5 mov %rsp,%rbp */
 #define ELFSYM_INSN_REFUSED	6	/* a prefix the kernel will not probe (lock, es/cs/ss/ds) */
+#define ELFSYM_INSN_JUMP	7	/* relative jmp/jcc/call: emulated (set by symbols/placement.c) */
 
 /* elf_func.flags */
 #define ELFSYM_F_LOCAL		(1u << 0)	/* STB_LOCAL: a static function */
@@ -114,7 +115,7 @@ int elfsym__func_at(const char *path, const char *name, uint64_t addr, uint64_t 
 /* Does glob match the function under any of its names (name, raw name, aliases)? */
 bool elfsym__func_matches(const struct elf_func *f, const char *glob);
 
-/* "push", "nop", "nop5", "endbr64", "mov", "other" (also for unknown values). */
+/* "push", "nop", "nop5", "endbr64", "mov", "jump", "refused", "other" (also for unknown values). */
 const char *elfsym__insn_name(uint32_t insn);
 
 /* Classifies the first instruction of x86-64 code: `len` bytes at `code`. */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "dwarfinfo.h"
 #include "elfsym.h"
+#include "placement.h"
 #include "base/log.h"
 #include "select.h"
 #include "base/util.h"
@@ -382,6 +383,7 @@ free_pat:
 	for (i = 0; i < nmods; i++) {
 		struct probe_module pm = { 0 };
 		struct dwarf_funcs dw = { 0 };
+		struct placement_mod *pl = NULL;
 		size_t nrefused = 0;
 		uint32_t mid;
 
@@ -416,6 +418,9 @@ free_pat:
 				       "moves and walks goroutine stacks), so its functions are traced "
 				       "at entry only: call counts, no durations", m->path);
 		}
+		/* Go has its own entry rule below; --no-skip-endbr: probe every entry itself */
+		if (!m->syms.go && !o->no_skip_endbr)
+			placement__open(m->path, &m->syms, &pl);	/* NULL: entries stay */
 		pm.offsets = xcalloc(pm.n, sizeof(*pm.offsets));
 		pm.cookies = xcalloc(pm.n, sizeof(*pm.cookies));
 		pm.n = 0;
@@ -455,13 +460,18 @@ free_pat:
 				f.line = df->line;
 			}
 			/*
-			 * endbr64 is single-stepped by the kernel; the instruction after
-			 * it, if push or nop, is emulated: ~6x cheaper.  Probing there is
-			 * exact: endbr64 does not touch the stack, so the return address
-			 * is still on top for the return probe, and a branch back to
-			 * entry+4 would have to re-run a push -- compilers never do.
+			 * The kernel single-steps most first instructions (mov, xor,
+			 * endbr64...) and emulates push, nop and relative branches:
+			 * ~3x cheaper.  placement.c moves the probe onto the first
+			 * emulated instruction when the prefix before it is harmless
+			 * and nothing can enter the function inside it.  Without a
+			 * decoder for the file (not x86-64, unreadable): only a lone
+			 * endbr64 followed by push/nop is skipped, as before.
 			 */
-			if (ef->insn == ELFSYM_INSN_ENDBR64 && !o->no_skip_endbr &&
+			if (pl) {
+				/* past a harmless prefix, onto an emulated instruction */
+				placement__apply(pl, j, o->keep_args, &f);
+			} else if (ef->insn == ELFSYM_INSN_ENDBR64 && !o->no_skip_endbr &&
 			    (ef->insn_next == ELFSYM_INSN_PUSH || ef->insn_next == ELFSYM_INSN_NOP ||
 			     ef->insn_next == ELFSYM_INSN_NOP5) && ef->size > 4) {
 				f.flags = (f.flags & ~BP_FUNC_INSN_MASK) | BP_FUNC_SKIP_ENDBR |
@@ -482,6 +492,7 @@ free_pat:
 			pm.n++;
 		}
 		dwarfinfo__free(&dw);
+		placement__close(pl);
 		if (nrefused > 20)
 			fprintf(stderr, "    ... and %zu more\n", nrefused - 20);
 		out->mods = xrealloc(out->mods, (out->nmods + 1) * sizeof(*out->mods));
@@ -632,11 +643,10 @@ void select__unwinders(const char *exe, pid_t pid, struct probe_set *out)
 
 const char *select__probe_path(const struct bp_func *f)
 {
-	if (f->flags & BP_FUNC_SKIP_ENDBR)
-		return "skip-endbr";
 	switch (f->flags & BP_FUNC_INSN_MASK) {
 	case ELFSYM_INSN_PUSH:
 	case ELFSYM_INSN_NOP:
+	case ELFSYM_INSN_JUMP:
 		return "emulated";
 	case ELFSYM_INSN_NOP5:
 		return "nop5";

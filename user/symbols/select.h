@@ -42,6 +42,7 @@ struct select_opts {
 	bool no_exe;		/* exe is a script: only LIB: patterns apply now */
 	bool no_skip_endbr;	/* probe endbr64 itself (single-stepped) instead of after it */
 	bool list_only;		/* for 'list': keep functions the kernel would refuse, quietly */
+	bool keep_args;		/* --args: probes stay before any write to an argument register */
 };
 
 /*
@@ -53,7 +54,7 @@ struct select_opts {
 int select__resolve(const struct select_opts *o, struct bp_session *s, struct probe_set *out);
 void probe_set__free(struct probe_set *ps);
 
-/* "emulated", "single-step", "nop5" or "skip-endbr": how the probe on f fires. */
+/* "emulated", "single-step" or "nop5": how the probe on f fires (wherever placement put it). */
 const char *select__probe_path(const struct bp_func *f);
 /* Rough cost of one traced call (entry + return) in ns on f's probe path, as measured in bench/. */
 unsigned select__probe_cost_ns(const struct bp_func *f);

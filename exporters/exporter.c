@@ -286,3 +286,17 @@ void exporter__free(struct exporter *e)
 	free(e->path);
 	free(x);
 }
+
+const struct exporter_ops *exporter__choose(const char *format, const char *path, const char *cmd)
+{
+	const struct exporter_ops *ops;
+
+	ops = format ? exporter__find(format) : exporter__for_path(path);
+	if (!ops) {
+		if (format)
+			p_err("unknown format '%s' (see 'bpfprof %s --help')", format, cmd);
+		else
+			p_err("cannot tell the format of '%s' from its name: use --format", path);
+	}
+	return ops;
+}

@@ -42,6 +42,11 @@ struct exporter {
 const struct exporter_ops *exporter__find(const char *name);
 /* Format by the output name's ending ("x.speedscope.json" before "x.json"), or NULL. */
 const struct exporter_ops *exporter__for_path(const char *path);
+/*
+ * The format of an output: --format FMT when given, else from the name of
+ * `path`; NULL with one line saying why ("see 'bpfprof CMD --help'").
+ */
+const struct exporter_ops *exporter__choose(const char *format, const char *path, const char *cmd);
 /* NULL-terminated table of every format, for --help. */
 extern const struct exporter_ops *const exporter_table[];
 

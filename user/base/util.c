@@ -113,6 +113,11 @@ uint64_t now_ns(int clock)
 
 int parse_pids(const char *arg, pid_t **pids, size_t *n)
 {
+	return parse_ids("pid", arg, pids, n);
+}
+
+int parse_ids(const char *what, const char *arg, pid_t **pids, size_t *n)
+{
 	char *copy = xstrdup(arg), *save = NULL, *tok;
 	int err = 0;
 
@@ -123,7 +128,7 @@ int parse_pids(const char *arg, pid_t **pids, size_t *n)
 		errno = 0;
 		v = strtol(tok, &end, 10);
 		if (errno || *end || v <= 0 || v > INT_MAX) {
-			p_err("invalid pid '%s'", tok);
+			p_err("invalid %s '%s'", what, tok);
 			err = -EINVAL;
 			break;
 		}

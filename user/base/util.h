@@ -18,6 +18,8 @@ char *fmt_duration(uint64_t ns, char *buf, size_t len);
 uint64_t now_ns(int clock);
 /* "123,456" appended to *pids; 0, or -EINVAL with a message. */
 int parse_pids(const char *arg, pid_t **pids, size_t *n);
+/* The same, with `what` naming the value in the message ("--tid"). */
+int parse_ids(const char *what, const char *arg, pid_t **pids, size_t *n);
 /* Appends s (not copied) to the vector *arr of *n strings. */
 void strv_push(char ***arr, size_t *n, const char *s);
 /* Does the file at path begin with these len bytes? */

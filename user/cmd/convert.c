@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "archive/archive.h"
+#include "archive/replay.h"
 #include "cmds.h"
 #include "exporters/exporter.h"
 #include "base/log.h"
@@ -25,9 +25,7 @@ struct convert_opts {
 	const char *input;
 	const char *output;
 	const char *format;
-	uint64_t min_time;
-	uint32_t *pids, *tids;
-	size_t npids, ntids;
+	struct event_filter filter;	/* --min-time, --pid, --tid */
 };
 
 static void usage(FILE *f)
@@ -48,37 +46,6 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %-18s %s\n", exporter_table[i]->name,
 			exporter_table[i]->suffix ? exporter_table[i]->suffix : "",
 			exporter_table[i]->help);
-}
-
-static int add_ids(const char *opt, const char *arg, uint32_t **ids, size_t *n)
-{
-	char *copy = xstrdup(arg), *save = NULL, *tok, *end;
-	unsigned long v;
-	int err = 0;
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		errno = 0;
-		v = strtoul(tok, &end, 10);
-		if (errno || end == tok || *end || tok[0] == '-' || v == 0 || v > UINT32_MAX) {
-			p_err("invalid %s '%s'", opt, tok);
-			err = -EINVAL;
-			break;
-		}
-		*ids = xrealloc(*ids, (*n + 1) * sizeof(**ids));
-		(*ids)[(*n)++] = v;
-	}
-	free(copy);
-	return err;
-}
-
-static bool has_id(const uint32_t *ids, size_t n, uint32_t id)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (ids[i] == id)
-			return true;
-	return false;
 }
 
 /* Returns 0, 1 for --help, or -EINVAL. */
@@ -106,17 +73,17 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 			o->format = optarg;
 			break;
 		case OPT_MIN_TIME:
-			if (parse_duration(optarg, &o->min_time)) {
+			if (parse_duration(optarg, &o->filter.min_time)) {
 				p_err("invalid --min-time '%s' (e.g. 100us, 2ms)", optarg);
 				return -EINVAL;
 			}
 			break;
 		case 'p':
-			if (add_ids("--pid", optarg, &o->pids, &o->npids))
+			if (parse_ids("--pid", optarg, &o->filter.pids, &o->filter.npids))
 				return -EINVAL;
 			break;
 		case 't':
-			if (add_ids("--tid", optarg, &o->tids, &o->ntids))
+			if (parse_ids("--tid", optarg, &o->filter.tids, &o->filter.ntids))
 				return -EINVAL;
 			break;
 		case 'q':
@@ -146,130 +113,18 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 	return 0;
 }
 
-static const struct exporter_ops *output_ops(const char *format, const char *output)
-{
-	const struct exporter_ops *ops;
-
-	ops = format ? exporter__find(format) : exporter__for_path(output);
-	if (!ops) {
-		if (format)
-			p_err("unknown format '%s' (see 'bpfprof convert --help')", format);
-		else
-			p_err("cannot tell the format of '%s' from its name: use --format", output);
-	}
-	return ops;
-}
-
-static bool keep_task(const struct convert_opts *o, uint32_t pid, uint32_t tid)
-{
-	return (!o->npids || has_id(o->pids, o->npids, pid)) &&
-	       (!o->ntids || has_id(o->tids, o->ntids, tid));
-}
-
-static bool keep_call(const struct convert_opts *o, const struct bp_call *c)
-{
-	uint64_t dur = c->end > c->begin ? c->end - c->begin : 0;
-
-	if (dur < o->min_time)
-		return false;
-	return keep_task(o, c->pid, c->tid);
-}
-
-static bool keep_event(const struct convert_opts *o, const struct bp_event *ev)
-{
-	switch (ev->kind) {
-	case BP_EV_CALL:
-		return keep_call(o, &ev->call);
-	case BP_EV_SAMPLE:
-		return keep_task(o, ev->sample.pid, ev->sample.tid);
-	case BP_EV_ANNOT:
-		return keep_task(o, ev->annot.pid, ev->annot.tid);
-	case BP_EV_EDGE:
-		/* Causality across the filter's border is the point of an edge: either end. */
-		return keep_task(o, ev->edge.src_pid, ev->edge.src_tid) ||
-		       keep_task(o, ev->edge.dst_pid, ev->edge.dst_tid);
-	default:
-		return true;	/* losses concern every process */
-	}
-}
-
-/*
- * With --pid/--tid, the thread and process tables lose what was filtered
- * out, so the output names only what it shows.
- */
-static void filter_tables(const struct convert_opts *o, struct bp_session *s)
-{
-	size_t i, j, k;
-
-	if (!o->npids && !o->ntids)
-		return;
-	for (i = j = 0; i < s->nthreads; i++) {
-		const struct bp_thread *t = &s->threads[i];
-
-		if ((o->npids && !has_id(o->pids, o->npids, t->pid)) ||
-		    (o->ntids && !has_id(o->tids, o->ntids, t->tid)))
-			continue;
-		s->threads[j++] = *t;	/* order kept: still sorted by tid */
-	}
-	s->nthreads = j;
-	for (i = j = 0; i < s->nprocs; i++) {
-		struct bp_process *p = &s->procs[i];
-		bool keep = o->npids ? has_id(o->pids, o->npids, p->pid) : true;
-
-		if (keep && o->ntids) {
-			keep = false;
-			for (k = 0; k < s->nthreads && !keep; k++)
-				keep = s->threads[k].pid == p->pid;
-		}
-		if (!keep) {
-			free(p->name);
-			continue;
-		}
-		s->procs[j++] = *p;
-	}
-	s->nprocs = j;
-}
-
 static int convert(const struct convert_opts *o)
 {
 	const struct exporter_ops *ops;
-	struct archive_reader *r = NULL;
-	struct exporter *e = NULL;
-	struct bp_session s;
-	struct bp_event ev;
 	uint64_t nout = 0;
 	int err;
 
-	session__init(&s);
-	ops = output_ops(o->format, o->output);
+	ops = exporter__choose(o->format, o->output, "convert");
 	if (!ops)
 		return -EINVAL;
-	err = archive__open(o->input, &s, &r);
-	if (err)
-		goto cleanup;
-	err = exporter__new(ops, o->output, &s, &e);
-	if (err)
-		goto cleanup;
-	while ((err = archive__next(r, &ev)) > 0) {
-		if (!keep_event(o, &ev))
-			continue;
-		err = exporter__event(e, &s, &ev);
-		if (err)
-			goto cleanup;
-		nout++;
-	}
-	if (err)
-		goto cleanup;
-	filter_tables(o, &s);
-	err = exporter__finish(e, &s);
-	if (err)
-		goto cleanup;
-	if (strcmp(o->output, "-"))
+	err = replay__export(o->input, &o->filter, ops, o->output, &nout);
+	if (!err && strcmp(o->output, "-"))
 		p_info("wrote %s (%" PRIu64 " events)", o->output, nout);
-cleanup:
-	exporter__free(e);
-	archive__close(r);
-	session__free(&s);
 	return err;
 }
 
@@ -283,7 +138,6 @@ int cmd_convert(int argc, char **argv)
 		err = err > 0 ? 0 : 2;
 	else
 		err = convert(&o) ? 1 : 0;
-	free(o.pids);
-	free(o.tids);
+	filter__free(&o.filter);
 	return err;
 }

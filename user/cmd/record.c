@@ -17,6 +17,7 @@
 #include "base/util.h"
 #include "capture/capture.h"
 #include "exporters/exporter.h"
+#include "model/filter.h"
 #include "model/session.h"
 #include "report/report.h"
 #include "symbols/select.h"
@@ -59,7 +60,7 @@ struct record_ctx {
 	size_t ntop;
 	struct exporter *exp;
 	struct report *rep;
-	uint64_t min_time;
+	struct event_filter filter;
 	uint64_t exported;
 };
 
@@ -90,7 +91,7 @@ static int sink(void *ctx, const struct bp_event *ev)
 		}
 		rc->top[i].samples++;
 	}
-	if (ev->kind == BP_EV_CALL && ev->call.end - ev->call.begin < rc->min_time)
+	if (!filter__keep(&rc->filter, ev))	/* --min-time */
 		return 0;
 	if (!rc->exp)
 		return 0;
@@ -393,14 +394,9 @@ static int open_output(struct record_opts *o, struct record_ctx *rc)
 		o->output = "bpfprof.data";
 		return exporter__new(&archive_exporter, o->output, &rc->s, &rc->exp);
 	}
-	ops = o->format ? exporter__find(o->format) : exporter__for_path(o->output);
-	if (!ops) {
-		if (o->format)
-			p_err("unknown format '%s' (see --help)", o->format);
-		else
-			p_err("cannot tell the format of '%s' from its name: use --format", o->output);
+	ops = exporter__choose(o->format, o->output, o->attach ? "attach" : "record");
+	if (!ops)
 		return -EINVAL;
-	}
 	if (!o->output) {
 		p_err("--format needs -o FILE ('-' for standard output)");
 		return -EINVAL;
@@ -460,7 +456,7 @@ static int run(struct record_opts *o)
 		.stack_size = o->stack_size,
 	};
 	struct report_opts ro = { .no_percentiles = true };
-	struct record_ctx rc = { .min_time = o->min_time };
+	struct record_ctx rc = { .filter.min_time = o->min_time };
 	struct capture *cap = NULL;
 	uint64_t deadline = 0;
 	int err, exit_code = 0;

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "archive/archive.h"
+#include "archive/replay.h"
 #include "cmds.h"
 #include "base/log.h"
 #include "report/report.h"
@@ -78,10 +78,8 @@ int cmd_report(int argc, char **argv)
 		{ NULL },
 	};
 	struct report_opts o = { 0 };
-	struct archive_reader *ar = NULL;
 	struct report *rep = NULL;
 	struct bp_session s;
-	struct bp_event ev;
 	const char *path = DEFAULT_ARCHIVE;
 	unsigned long v;
 	int c, err = 0;
@@ -161,24 +159,13 @@ int cmd_report(int argc, char **argv)
 	err = report__new(&o, &rep);
 	if (err)
 		goto cleanup;
-	err = archive__open(path, &s, &ar);
+	/* the report applies --pid/--tid itself (the same rules: model/filter.h) */
+	err = replay__report(path, NULL, &s, rep);
 	if (err)
-		goto cleanup;	/* the reader said why, in one line */
-	while ((err = archive__next(ar, &ev)) > 0) {
-		err = report__add(rep, &s, &ev);
-		if (err) {
-			p_err("%s: corrupt archive: a call of unknown function %u", path,
-			      ev.call.func);
-			goto cleanup;
-		}
-	}
-	if (err)
-		goto cleanup;	/* the reader printed why */
+		goto cleanup;	/* the reader or the report said why, in one line */
 	err = report__print(rep, &s, stdout);
 	/* main() checks stdout and reports the write error */
 cleanup:
-	if (ar)
-		archive__close(ar);
 	report__free(rep);
 	session__free(&s);
 	return err ? (err == -EINVAL ? 2 : 1) : 0;

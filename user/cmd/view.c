@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "archive/archive.h"
+#include "archive/replay.h"
 #include "cmds.h"
 #include "exporters/exporter.h"
 #include "web/httpd.h"
@@ -196,27 +197,16 @@ static int make_report(struct view_ctx *v)
 {
 	/* the page shows the functions, not the tree: a deep recursion's tree is large */
 	struct report_opts ro = { .format = REPORT_JSON, .no_tree = true };
-	struct archive_reader *ar = NULL;
 	struct report *rep = NULL;
 	struct bp_session s;
-	struct bp_event ev;
 	FILE *f = NULL;
 	int err;
 
 	session__init(&s);
-	err = archive__open(v->file, &s, &ar);
-	if (err)
-		goto cleanup;
 	err = report__new(&ro, &rep);
 	if (err)
 		goto cleanup;
-	while ((err = archive__next(ar, &ev)) > 0) {
-		err = report__add(rep, &s, &ev);
-		if (err) {
-			p_err("%s: an event names a function the archive does not have", v->file);
-			goto cleanup;
-		}
-	}
+	err = replay__report(v->file, NULL, &s, rep);
 	if (err)
 		goto cleanup;
 	f = open_memstream(&v->report, &v->report_len);
@@ -229,7 +219,6 @@ cleanup:
 	if (f && fclose(f) && !err)
 		err = -EIO;
 	report__free(rep);
-	archive__close(ar);
 	session__free(&s);
 	return err;
 }
@@ -237,31 +226,7 @@ cleanup:
 /* Replays the archive into `ops`, written to `path`.  0 or -errno (printed). */
 static int convert(const struct view_ctx *v, const struct exporter_ops *ops, const char *path)
 {
-	struct archive_reader *ar = NULL;
-	struct exporter *e = NULL;
-	struct bp_session s;
-	struct bp_event ev;
-	int err;
-
-	session__init(&s);
-	err = archive__open(v->file, &s, &ar);
-	if (err)
-		goto cleanup;
-	err = exporter__new(ops, path, &s, &e);
-	if (err)
-		goto cleanup;
-	while ((err = archive__next(ar, &ev)) > 0) {
-		err = exporter__event(e, &s, &ev);
-		if (err)
-			goto cleanup;
-	}
-	if (!err)
-		err = exporter__finish(e, &s);
-cleanup:
-	exporter__free(e);
-	archive__close(ar);
-	session__free(&s);
-	return err;
+	return replay__export(v->file, NULL, ops, path, NULL);
 }
 
 /*

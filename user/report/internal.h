@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "report.h"
+#include "model/filter.h"
 
 /*
  * Durations per function go into a log-linear histogram (HDR-style): values
@@ -44,6 +45,8 @@ struct path_row {
 
 struct report {
 	struct report_opts o;
+	struct event_filter filter;	/* from o.pid, o.tid */
+	pid_t filter_pid, filter_tid;
 	struct func_row *funcs;
 	size_t nfuncs;
 	struct path_row *rows;	/* dense, in order of first call */

@@ -101,6 +101,13 @@ int report__new(const struct report_opts *opts, struct report **out)
 	r = xcalloc(1, sizeof(*r));
 	if (opts)
 		r->o = *opts;
+	/* the one filter's rules (model/filter.h), for one process and/or thread */
+	r->filter.pids = r->o.pid ? &r->filter_pid : NULL;
+	r->filter.npids = !!r->o.pid;
+	r->filter_pid = r->o.pid;
+	r->filter.tids = r->o.tid ? &r->filter_tid : NULL;
+	r->filter.ntids = !!r->o.tid;
+	r->filter_tid = r->o.tid;
 	*out = r;
 	return 0;
 }
@@ -245,8 +252,6 @@ static int add_sample(struct report *r, const struct bp_session *s, const struct
 	uint32_t p;
 	bool leaf = true;
 
-	if ((r->o.pid && sm->pid != r->o.pid) || (r->o.tid && sm->tid != r->o.tid))
-		return 0;
 	if (sm->path && sm->path >= s->npaths)	/* 0: an empty stack, no path table needed */
 		return -EINVAL;
 	r->nsamples++;
@@ -281,9 +286,6 @@ static int add_edge(struct report *r, const struct bp_session *s, const struct b
 
 	if (e->src_func >= s->nfuncs || e->dst_func >= s->nfuncs)
 		return -EINVAL;
-	if ((r->o.pid && e->src_pid != r->o.pid && e->dst_pid != r->o.pid) ||
-	    (r->o.tid && e->src_tid != r->o.tid && e->dst_tid != r->o.tid))
-		return 0;
 	if ((r->nedges + 1) * 2 > r->edges_cap) {
 		struct edge_row *old = r->edges;
 		size_t oldcap = r->edges_cap;
@@ -324,11 +326,11 @@ int report__add(struct report *r, const struct bp_session *s, const struct bp_ev
 {
 	const struct bp_call *c;
 
+	if (!filter__keep(&r->filter, ev))
+		return 0;
 	switch (ev->kind) {
 	case BP_EV_CALL:
 		c = &ev->call;
-		if ((r->o.pid && c->pid != r->o.pid) || (r->o.tid && c->tid != r->o.tid))
-			return 0;
 		/* funcs are known before their calls: anything else is corrupt input */
 		if (c->func >= s->nfuncs)
 			return -EINVAL;
@@ -339,8 +341,7 @@ int report__add(struct report *r, const struct bp_session *s, const struct bp_ev
 	case BP_EV_EDGE:
 		return add_edge(r, s, &ev->edge);
 	case BP_EV_ANNOT:
-		if (ev->annot.kind != BP_ANNOT_MARK ||
-		    (r->o.pid && ev->annot.pid != r->o.pid) || (r->o.tid && ev->annot.tid != r->o.tid))
+		if (ev->annot.kind != BP_ANNOT_MARK)
 			return 0;
 		if (r->nmarks == r->marks_cap) {
 			r->marks_cap = r->marks_cap ? r->marks_cap * 2 : 64;

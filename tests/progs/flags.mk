@@ -28,3 +28,6 @@ PROG_CFLAGS_ifunc := -fno-builtin
 
 # coldlabels: uses include/bpfprof.h
 PROG_CFLAGS_coldlabels := -Iinclude
+
+# slowsteady: sampled stacks must show slow/steady under main (as cpusplit)
+PROG_CFLAGS_slowsteady := -O0

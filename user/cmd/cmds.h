@@ -11,5 +11,6 @@ int cmd_convert(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

@@ -26,6 +26,7 @@ static const struct cmd {
 	{ "list", cmd_list, false, "list the functions that can be traced in a binary or process" },
 	{ "report", cmd_report, false, "print per-function times and the call tree of a recording" },
 	{ "convert", cmd_convert, false, "write a recording (.bpfprof archive) in another format" },
+	{ "diff", cmd_diff, false, "compare two recordings: what got slower, per function, and how sure" },
 	{ "merge", cmd_merge, false, "merge recordings of several runs or hosts on one time axis" },
 	{ "view", cmd_view, false, "show a recording in the browser: functions, timeline, graph" },
 	{ "serve", cmd_serve, true, "trace running processes; Prometheus metrics and captures over HTTP" },

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * diff: compare two recordings (.bpfprof archives), per function and per call
+ * path, with the statistics of user/report/diff.c.  Needs no privileges.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "archive/archive.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "cmds.h"
+#include "model/session.h"
+#include "report/diff.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: bpfprof diff [options] BASE NEW\n\n"
+		   "Compare two recordings (.bpfprof archives): per function, both sides'\n"
+		   "calls, total, self and p50/p90/p99 per call, the change of the median per\n"
+		   "call with a confidence interval, and whether it is significant; then the\n"
+		   "call paths where the time moved.  Functions match by name and module file\n"
+		   "name, so two builds, hosts or runs compare.  Recordings with stack samples\n"
+		   "only (or with --sample) compare sample shares per function and per stack.\n\n"
+		   "options:\n"
+		   "      --format FMT     pretty (default), json, csv (the function table), or\n"
+		   "                       folded (\"stack BASE NEW\" lines: flamegraph.pl's\n"
+		   "                       differential input; self ns per call path, or samples)\n"
+		   "      --sample         compare on-cpu stack samples, not traced calls\n"
+		   "      --alpha A        family-wise error rate of the tests (default 0.05)\n"
+		   "      --min-change PCT changes of the median per call within +-PCT are not\n"
+		   "                       counted as changes (default 2%%; 0: any change)\n"
+		   "      --min-calls N    timed calls each side needs for a verdict (default 20;\n"
+		   "                       with --sample: samples of a row, both sides together)\n"
+		   "      --fail-above PCT exit 1 when a function's median per call rose\n"
+		   "                       significantly by more than PCT (the lower end of its\n"
+		   "                       interval above 1+PCT); the offenders are printed on\n"
+		   "                       stderr.  Exit 0 otherwise\n"
+		   "      --min-total DUR  the gate ignores functions whose total time in NEW is\n"
+		   "                       below DUR (default 0)\n"
+		   "  -n, --top N          only the first N functions (default: all)\n"
+		   "      --depth N        only the first N levels of the call paths\n"
+		   "      --no-paths       no call-path view\n"
+		   "      --all-paths      every call path, also those whose time moved less than\n"
+		   "                       0.5%% of the traced time\n"
+		   "  -h, --help           this help\n\n"
+		   "test: Mann-Whitney U on log per-call durations (a uniform sample of up to 2048\n"
+		   "timed calls per function and side), against the --min-change margin,\n"
+		   "Holm-corrected over the functions; shift = Hodges-Lehmann ratio new/base with\n"
+		   "its (1-alpha) interval.  Exit status: 0, 1 on --fail-above offenders or errors,\n"
+		   "2 on usage errors.\n");
+}
+
+static int parse_count(const char *opt, const char *arg, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v > max) {
+		p_err("invalid %s '%s': want a number", opt, arg);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Streams one archive into side `side` of the diff. */
+static int read_side(struct diff *d, int side, const char *path)
+{
+	struct archive_reader *ar = NULL;
+	struct bp_session s;
+	struct bp_event ev;
+	int err;
+
+	session__init(&s);
+	err = archive__open(path, &s, &ar);
+	if (err)
+		goto cleanup;	/* the reader said why, in one line */
+	while ((err = archive__next(ar, &ev)) > 0) {
+		err = diff__add(d, side, &s, &ev);
+		if (err) {
+			p_err("%s: corrupt archive: an event names an unknown function or call path",
+			      path);
+			goto cleanup;
+		}
+	}
+	if (err)
+		goto cleanup;	/* the reader printed why */
+	diff__side_done(d, side, &s, path);
+cleanup:
+	if (ar)
+		archive__close(ar);
+	session__free(&s);
+	return err;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	enum {
+		OPT_FORMAT = 256, OPT_SAMPLE, OPT_ALPHA, OPT_MIN_CHANGE, OPT_MIN_CALLS,
+		OPT_FAIL_ABOVE, OPT_MIN_TOTAL, OPT_DEPTH, OPT_NO_PATHS, OPT_ALL_PATHS,
+	};
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "sample", no_argument, NULL, OPT_SAMPLE },
+		{ "alpha", required_argument, NULL, OPT_ALPHA },
+		{ "min-change", required_argument, NULL, OPT_MIN_CHANGE },
+		{ "min-calls", required_argument, NULL, OPT_MIN_CALLS },
+		{ "fail-above", required_argument, NULL, OPT_FAIL_ABOVE },
+		{ "min-total", required_argument, NULL, OPT_MIN_TOTAL },
+		{ "top", required_argument, NULL, 'n' },
+		{ "depth", required_argument, NULL, OPT_DEPTH },
+		{ "no-paths", no_argument, NULL, OPT_NO_PATHS },
+		{ "all-paths", no_argument, NULL, OPT_ALL_PATHS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL },
+	};
+	struct diff_opts o;
+	struct diff *d = NULL;
+	unsigned long v;
+	char *end;
+	size_t bad;
+	int c, err = 0;
+
+	diff__default_opts(&o);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "pretty")) {
+				o.format = DIFF_PRETTY;
+			} else if (!strcmp(optarg, "json")) {
+				o.format = DIFF_JSON;
+			} else if (!strcmp(optarg, "csv")) {
+				o.format = DIFF_CSV;
+			} else if (!strcmp(optarg, "folded")) {
+				o.format = DIFF_FOLDED;
+			} else {
+				p_err("unknown format '%s': want pretty, json, csv or folded", optarg);
+				err = -EINVAL;
+			}
+			break;
+		case OPT_SAMPLE:
+			o.mode = DIFF_SAMPLES;
+			break;
+		case OPT_ALPHA:
+			errno = 0;
+			o.alpha = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o.alpha > 0 && o.alpha < 1)) {
+				p_err("invalid --alpha '%s': want a number between 0 and 1", optarg);
+				err = -EINVAL;
+			}
+			break;
+		case OPT_MIN_CHANGE:
+			err = diff__parse_pct(optarg, &o.min_change);
+			if (err)
+				p_err("invalid --min-change '%s': want a percentage (2%%, 0.5)", optarg);
+			break;
+		case OPT_FAIL_ABOVE:
+			err = diff__parse_pct(optarg, &o.fail_above);
+			if (err)
+				p_err("invalid --fail-above '%s': want a percentage (5%%, 10)", optarg);
+			break;
+		case OPT_MIN_CALLS:
+			err = parse_count("--min-calls", optarg, UINT32_MAX, &v);
+			if (!err && v < 2) {
+				p_err("invalid --min-calls '%s': at least 2", optarg);
+				err = -EINVAL;
+			}
+			o.min_calls = v;
+			break;
+		case OPT_MIN_TOTAL:
+			err = parse_duration(optarg, &o.min_total);
+			if (err)
+				p_err("invalid --min-total '%s': want a duration (500us, 10ms, 1s)",
+				      optarg);
+			break;
+		case 'n':
+			err = parse_count("--top", optarg, ULONG_MAX, &v);
+			o.top = v;
+			break;
+		case OPT_DEPTH:
+			err = parse_count("--depth", optarg, UINT32_MAX, &v);
+			o.depth = v;
+			break;
+		case OPT_NO_PATHS:
+			o.no_paths = true;
+			break;
+		case OPT_ALL_PATHS:
+			o.all_paths = true;
+			break;
+		case 'h':
+			usage(stdout);
+			goto cleanup;
+		case ':':
+			p_err("option '%s' needs a value (see 'bpfprof diff --help')",
+			      argv[optind - 1]);
+			err = -EINVAL;
+			break;
+		default:
+			p_err("unknown option '%s' (see 'bpfprof diff --help')", argv[optind - 1]);
+			err = -EINVAL;
+			break;
+		}
+		if (err)
+			goto cleanup;
+	}
+	if (argc - optind != 2) {
+		p_err("diff compares two recordings, BASE and NEW; got %d (see 'bpfprof diff --help')",
+		      argc - optind);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (o.fail_above >= 0 && o.mode == DIFF_SAMPLES) {
+		p_err("--fail-above gates on per-call times: it needs traced calls, not --sample");
+		err = -EINVAL;
+		goto cleanup;
+	}
+	err = diff__new(&o, &d);
+	if (err)
+		goto cleanup;
+	err = read_side(d, 0, argv[optind]);
+	if (!err)
+		err = read_side(d, 1, argv[optind + 1]);
+	if (err) {
+		err = -EIO;	/* printed; a bad file is exit 1, not a usage error */
+		goto cleanup;
+	}
+	err = diff__compute(d);
+	if (err) {
+		err = -EIO;
+		goto cleanup;
+	}
+	if (o.fail_above >= 0 && diff__mode(d) != DIFF_CALLS) {
+		p_err("--fail-above gates on per-call times: these recordings have stack samples only");
+		err = -EIO;
+		goto cleanup;
+	}
+	err = diff__print(d, stdout);
+	if (err)
+		goto cleanup;	/* main() reports the write error */
+	if (o.fail_above >= 0) {
+		/* after the table, so a CI log shows the whole picture, then the verdict */
+		fflush(stdout);
+		bad = diff__gate(d, stderr);
+		if (bad) {
+			p_err("%zu function%s slower by more than %.4g%% (--fail-above)", bad,
+			      bad == 1 ? "" : "s", o.fail_above * 100);
+			err = 1;
+		}
+	}
+cleanup:
+	diff__free(d);
+	if (err == 1)
+		return 1;
+	return err ? (err == -EINVAL ? 2 : 1) : 0;
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * diff: what changed between two recordings (base and new), per function and
+ * per call path, with the statistics to tell a real change from noise.
+ *
+ * Functions are matched by name and module file name (not by id, address or
+ * pid), so two builds of one program, two hosts or two runs compare; call
+ * paths by the chain of those (function, module) pairs from the outermost
+ * traced call.  Both sides intern into the same tables while they stream.
+ *
+ * Memory is bounded by distinct functions and paths: per function and side a
+ * fixed set of counters and a reservoir of at most RESERVOIR_MAX per-call
+ * durations (stats.h), per path and side four counters.  Nothing grows with
+ * the number of calls or samples.
+ *
+ * Calls mode compares per-call durations: Mann-Whitney U on log durations,
+ * against a margin (--min-change: a change smaller than it is not counted as
+ * one), Holm-corrected over the functions tested, with the Hodges-Lehmann
+ * ratio and its confidence interval.  Sample mode compares shares of stack
+ * samples per function and per stack (two-proportion test, Holm).
+ */
+#ifndef BPFPROF_DIFF_H
+#define BPFPROF_DIFF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "model/session.h"
+
+struct diff;
+
+enum diff_format {
+	DIFF_PRETTY,
+	DIFF_JSON,
+	DIFF_CSV,
+	DIFF_FOLDED,	/* FlameGraph difffolded input: "a;b;c BASE NEW" per stack */
+};
+
+enum diff_mode {
+	DIFF_AUTO,	/* calls when both sides have calls, else samples when both have samples */
+	DIFF_CALLS,
+	DIFF_SAMPLES,
+};
+
+struct diff_opts {
+	enum diff_format format;
+	enum diff_mode mode;
+	double alpha;		/* family-wise error rate, 0.05 */
+	double min_change;	/* fraction: per-call changes within +-this are not counted */
+	uint64_t min_calls;	/* per side, for a verdict; also samples per row in sample mode */
+	double fail_above;	/* fraction; < 0: no gate */
+	uint64_t min_total;	/* ns: the gate ignores functions whose new total is below */
+	size_t top;		/* rows of the tables, 0: all */
+	uint32_t depth;		/* levels of the path view, 0: all */
+	bool no_paths;		/* no call-path view */
+	bool all_paths;		/* every path, not only those where time moved */
+};
+
+/* Defaults: alpha 0.05, min_change 2%, min_calls 20, no gate. */
+void diff__default_opts(struct diff_opts *o);
+
+int diff__new(const struct diff_opts *o, struct diff **out);
+/*
+ * One event of side 0 (base) or 1 (new), read from the session s (complete
+ * enough for the event: the archive defines functions and paths before the
+ * events naming them).  0, or -EBADMSG for an event naming an unknown
+ * function or path.
+ */
+int diff__add(struct diff *d, int side, const struct bp_session *s, const struct bp_event *ev);
+/* After the last event of a side: its header (name shown, command, duration). */
+void diff__side_done(struct diff *d, int side, const struct bp_session *s, const char *label);
+/*
+ * Picks the mode and runs the statistics.  -EINVAL with a message when the
+ * recordings cannot be compared (no calls on one side only, no samples with
+ * --sample, nothing at all).
+ */
+int diff__compute(struct diff *d);
+/* The tables in opts->format.  0 or -EIO. */
+int diff__print(struct diff *d, FILE *f);
+/*
+ * The --fail-above gate: the functions whose median per-call time rose
+ * significantly and by more than opts->fail_above (the lower end of the
+ * ratio's confidence interval above 1 + fail_above), with a new total of at
+ * least min_total; each printed on f as one line.  Returns how many.
+ */
+size_t diff__gate(struct diff *d, FILE *f);
+/* Which mode diff__compute() chose. */
+enum diff_mode diff__mode(const struct diff *d);
+void diff__free(struct diff *d);
+
+/* "5", "5%", "0.5%" -> 0.05, 0.005; 0 or -EINVAL (negative, not a number). */
+int diff__parse_pct(const char *arg, double *out);
+
+#endif

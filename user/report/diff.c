@@ -510,10 +510,10 @@ static void finish_side(struct diff *d, struct side *sd)
 		f->p50 = stats__quantile(f->res.v, f->res.n, 0.50);
 		f->p90 = stats__quantile(f->res.v, f->res.n, 0.90);
 		f->p99 = stats__quantile(f->res.v, f->res.n, 0.99);
-		/* log(d + 1): defined at 0 ns (entry-only functions), ~log(d) for real calls */
+		/* 0 ns (entry-only functions) counts as 1 ns: log is defined, ties stay ties */
 		f->logs = xcalloc(f->res.n, sizeof(*f->logs));
 		for (k = 0; k < f->res.n; k++)
-			f->logs[k] = log((double)f->res.v[k] + 1);
+			f->logs[k] = log((double)(f->res.v[k] ? f->res.v[k] : 1));
 	}
 	free(stamp);
 }

@@ -1300,7 +1300,7 @@ int diff__print(struct diff *d, FILE *f)
 size_t diff__gate(struct diff *d, FILE *f)
 {
 	size_t i, n = 0;
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32], b4[32];
 
 	if (!d->computed || d->mode != DIFF_CALLS || d->o.fail_above < 0)
 		return 0;
@@ -1315,8 +1315,8 @@ size_t diff__gate(struct diff *d, FILE *f)
 			   "%.3fx-%.3fx), p %.2g, total %s -> ", d->gf[r->func].name,
 			d->gf[r->func].module, dur(x->p50, b1, sizeof(b1)), dur(y->p50, b2, sizeof(b2)),
 			r->ratio, (1 - d->o.alpha) * 100, r->ci_lo, r->ci_hi, r->p_adj,
-			dur(x->total, b1, sizeof(b1)));
-		fprintf(f, "%s\n", dur(y->total, b2, sizeof(b2)));
+			dur(x->total, b3, sizeof(b3)));
+		fprintf(f, "%s\n", dur(y->total, b4, sizeof(b4)));
 	}
 	return n;
 }

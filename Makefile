@@ -193,7 +193,7 @@ test: test-deps
 # throughput driver, uftrace's -pg target, 10,000 generated functions.
 BENCH_OUT  := $(OUTPUT)/bench
 BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/decode_bench $(BENCH_OUT)/insns $(BENCH_OUT)/uftrace_spin \
-	      $(BENCH_OUT)/uftrace_spin_pg $(BENCH_OUT)/many
+	      $(BENCH_OUT)/uftrace_spin_pg $(BENCH_OUT)/many $(BENCH_OUT)/diff_gen
 
 $(BENCH_OUT):
 	$(Q)mkdir -p $@
@@ -213,6 +213,11 @@ $(BENCH_OUT)/floor: bench/floor.c $(BENCH_OUT)/floor.skel.h $(FLOOR_OBJS)
 	$(Q)$(CC) $(CFLAGS) -I$(BENCH_OUT) $< $(FLOOR_OBJS) $(LDLIBS) -o $@
 
 $(BENCH_OUT)/decode_bench: bench/decode_bench.c $(LIB_OBJS) | $(BENCH_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+# A big synthetic recording for timing `bpfprof diff` (README, diff).
+$(BENCH_OUT)/diff_gen: bench/diff_gen.c $(LIB_OBJS) | $(BENCH_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
 

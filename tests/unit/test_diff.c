@@ -176,6 +176,57 @@ static void test_reservoir(void **state)
 	reservoir__free(&r2);
 }
 
+static void test_reservoir_merge(void **state)
+{
+	struct reservoir a, b;
+	uint64_t i, from_a = 0;
+	uint32_t k;
+
+	/* two exact samples that fit together: concatenated */
+	reservoir__init(&a, 1);
+	reservoir__init(&b, 2);
+	for (i = 0; i < 10; i++) {
+		reservoir__add(&a, i);
+		reservoir__add(&b, 100 + i);
+	}
+	reservoir__merge(&a, &b);
+	assert_int_equal(a.n, 20);
+	assert_int_equal(a.seen, 20);
+	assert_int_equal(b.n, 0);
+	reservoir__sort(&a);
+	for (k = 0; k < 10; k++) {
+		assert_int_equal(a.v[k], k);
+		assert_int_equal(a.v[10 + k], 100 + k);
+	}
+	reservoir__free(&a);
+
+	/* 30000 values (0..29999) and 10000 (1e6 + ...): slots shared 3:1, 1536 and 512 */
+	reservoir__init(&a, 1);
+	reservoir__init(&b, 2);
+	for (i = 0; i < 30000; i++)
+		reservoir__add(&a, i);
+	for (i = 0; i < 10000; i++)
+		reservoir__add(&b, 1000000 + i);
+	reservoir__merge(&a, &b);
+	assert_int_equal(a.n, RESERVOIR_MAX);
+	assert_int_equal(a.seen, 40000);
+	for (k = 0; k < a.n; k++)
+		from_a += a.v[k] < 1000000;
+	assert_int_equal(from_a, 1536);
+	reservoir__free(&a);
+
+	/* into an empty one: moved */
+	reservoir__init(&a, 1);
+	reservoir__init(&b, 2);
+	reservoir__add(&b, 7);
+	reservoir__merge(&a, &b);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.v[0], 7);
+	assert_int_equal(b.seen, 0);
+	reservoir__free(&a);
+	reservoir__free(&b);
+}
+
 static void test_parse_pct(void **state)
 {
 	double v;
@@ -258,7 +309,7 @@ static void build(struct diff *d, int side, struct bp_session *s)
 	for (i = 0; i < 3; i++)
 		call(d, side, s, other, po, t + i * 100, 50, 50);
 	s->duration = t + 1000;
-	diff__side_done(d, side, s, side ? "new.bpfprof" : "base.bpfprof");
+	assert_int_equal(diff__side_done(d, side, s, side ? "new.bpfprof" : "base.bpfprof"), 0);
 }
 
 static char *run_diff(struct diff_opts *o, size_t *gate)
@@ -468,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_holm),
 		cmocka_unit_test(test_two_proportions),
 		cmocka_unit_test(test_reservoir),
+		cmocka_unit_test(test_reservoir_merge),
 		cmocka_unit_test(test_parse_pct),
 		cmocka_unit_test(test_diff_calls),
 		cmocka_unit_test(test_diff_margin),

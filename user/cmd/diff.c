@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,33 +71,76 @@ static int parse_count(const char *opt, const char *arg, unsigned long max, unsi
 	return 0;
 }
 
-/* Streams one archive into side `side` of the diff. */
-static int read_side(struct diff *d, int side, const char *path)
+/* One side being read: by the main thread (base) and a second one (new). */
+struct side_job {
+	struct diff *d;
+	int side;
+	const char *path;
+	struct bp_session s;	/* kept for diff__side_done() once both are read */
+	int err;
+};
+
+/* Streams one archive into its side of the diff. */
+static void *read_side(void *arg)
 {
+	struct side_job *j = arg;
 	struct archive_reader *ar = NULL;
-	struct bp_session s;
 	struct bp_event ev;
 	int err;
 
-	session__init(&s);
-	err = archive__open(path, &s, &ar);
+	err = archive__open(j->path, &j->s, &ar);
 	if (err)
 		goto cleanup;	/* the reader said why, in one line */
 	while ((err = archive__next(ar, &ev)) > 0) {
-		err = diff__add(d, side, &s, &ev);
+		err = diff__add(j->d, j->side, &j->s, &ev);
 		if (err) {
 			p_err("%s: corrupt archive: an event names an unknown function or call path",
-			      path);
+			      j->path);
 			goto cleanup;
 		}
 	}
-	if (err)
-		goto cleanup;	/* the reader printed why */
-	diff__side_done(d, side, &s, path);
+	/* < 0: the reader printed why */
 cleanup:
 	if (ar)
 		archive__close(ar);
-	session__free(&s);
+	j->err = err;
+	return NULL;
+}
+
+/*
+ * Both archives at once, one thread each: reading (inflating, decoding) is
+ * nearly all of the time, and the sides share nothing until they are done.
+ */
+static int read_both(struct diff *d, char **paths)
+{
+	struct side_job j[2];
+	pthread_t t;
+	bool threaded;
+	int i, err = 0;
+
+	for (i = 0; i < 2; i++) {
+		memset(&j[i], 0, sizeof(j[i]));
+		j[i].d = d;
+		j[i].side = i;
+		j[i].path = paths[i];
+		session__init(&j[i].s);
+	}
+	threaded = !pthread_create(&t, NULL, read_side, &j[1]);
+	read_side(&j[0]);
+	if (threaded)
+		pthread_join(t, NULL);
+	else
+		read_side(&j[1]);
+	for (i = 0; i < 2 && !err; i++) {
+		err = j[i].err;
+		if (!err) {
+			err = diff__side_done(d, i, &j[i].s, paths[i]);
+			if (err)
+				p_err("%s: corrupt archive: its call paths are not a tree", paths[i]);
+		}
+	}
+	session__free(&j[0].s);
+	session__free(&j[1].s);
 	return err;
 }
 
@@ -224,9 +269,7 @@ int cmd_diff(int argc, char **argv)
 	err = diff__new(&o, &d);
 	if (err)
 		goto cleanup;
-	err = read_side(d, 0, argv[optind]);
-	if (!err)
-		err = read_side(d, 1, argv[optind + 1]);
+	err = read_both(d, argv + optind);
 	if (err) {
 		err = -EIO;	/* printed; a bad file is exit 1, not a usage error */
 		goto cleanup;

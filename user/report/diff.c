@@ -27,12 +27,12 @@ struct dpath {
 	uint32_t func;
 };
 
+/* A function of one side, by gfunc: filled by diff__side_done(). */
 struct side_func {
 	uint64_t calls;		/* calls that ended, all of them */
 	uint64_t self;		/* ns */
-	uint64_t total;		/* ns, inclusive, outermost activations only (finish()) */
+	uint64_t total;		/* ns, inclusive, outermost activations only (finish_side()) */
 	struct reservoir res;	/* per-call durations of calls with a seen entry and return */
-	bool res_init;
 	uint64_t samp_self;	/* on-cpu samples with this function as leaf */
 	uint64_t samp_total;	/* ... anywhere on the stack, once per sample */
 	/* sorted log durations, the quantiles (compute()) */
@@ -45,17 +45,28 @@ struct side_path {
 	uint64_t samples;		/* on-cpu samples whose whole stack is this path */
 };
 
+/*
+ * While a side streams, its rows are keyed by the session's own function
+ * and path ids (an array index per event, no hashing, no shared state: the
+ * two sides can be read in two threads); diff__side_done() folds them into
+ * the rows by gfunc and dpath.
+ */
+struct sfunc {
+	uint64_t calls, self;
+	uint64_t o_calls, o_total, o_self;	/* calls without a path of their own */
+	struct reservoir res;
+	bool res_init;
+};
+
 struct side {
-	struct side_func *funcs;
-	size_t nfuncs;		/* allocated, indexed by gfunc */
-	struct side_path *paths;
-	size_t npaths;		/* allocated, indexed by dpath */
-	uint32_t *fmap;		/* session func -> gfunc + 1 (0: not mapped yet) */
-	size_t nfmap;
-	uint32_t *pmap;		/* session path -> dpath + 1 */
-	size_t npmap;
-	uint32_t *walk;		/* map_path()'s stack of unmapped ancestors */
-	size_t nwalk;
+	struct sfunc *sf;	/* by session function */
+	size_t nsf;
+	struct side_path *sp;	/* by session path */
+	size_t nsp;
+	struct side_func *funcs;	/* by gfunc */
+	size_t nfuncs;
+	struct side_path *paths;	/* by dpath */
+	size_t npaths;
 	uint64_t ncalls, nsamples, lost, unfinished;
 	uint64_t duration;
 	char *label, *cmdline;
@@ -270,124 +281,71 @@ static void grow(void **arr, size_t *n, size_t need, size_t size)
 	*n = m;
 }
 
-static struct side_func *side_func(struct side *sd, uint32_t g)
+static const char *func_module(const struct bp_session *s, uint32_t f)
 {
-	grow((void **)&sd->funcs, &sd->nfuncs, g, sizeof(*sd->funcs));
-	return &sd->funcs[g];
-}
+	uint32_t m = s->funcs[f].module;
 
-static struct side_path *side_path(struct side *sd, uint32_t p)
-{
-	grow((void **)&sd->paths, &sd->npaths, p, sizeof(*sd->paths));
-	return &sd->paths[p];
-}
-
-/* The gfunc of session function f (< s->nfuncs, checked by the caller). */
-static uint32_t map_func(struct diff *d, struct side *sd, const struct bp_session *s, uint32_t f)
-{
-	const struct bp_func *fn = &s->funcs[f];
-	const char *module = fn->module < s->nmodules ? base_name(s->modules[fn->module].path) : "";
-
-	grow((void **)&sd->fmap, &sd->nfmap, f, sizeof(*sd->fmap));
-	if (!sd->fmap[f])
-		sd->fmap[f] = intern_func(d, fn->name ? fn->name : "", module) + 1;
-	return sd->fmap[f] - 1;
-}
-
-/*
- * The dpath of session path p (< s->npaths): its unmapped ancestors are
- * collected walking up to the nearest mapped one, then interned top down.
- * Each session path is mapped once, so the walks add up to the number of
- * paths.  The archive reader guarantees parent < index (checked again here),
- * so a walk always ends.
- */
-static int map_path(struct diff *d, struct side *sd, const struct bp_session *s, uint32_t p,
-		    uint32_t *out)
-{
-	uint32_t q, dp;
-	size_t n = 0;
-
-	if (!p) {
-		*out = 0;
-		return 0;
-	}
-	grow((void **)&sd->pmap, &sd->npmap, s->npaths, sizeof(*sd->pmap));
-	for (q = p; q && !sd->pmap[q]; q = s->paths[q].parent) {
-		if (s->paths[q].func >= s->nfuncs || s->paths[q].parent >= q)
-			return -EBADMSG;
-		if (n == sd->nwalk) {
-			sd->nwalk = sd->nwalk ? sd->nwalk * 2 : 64;
-			sd->walk = xrealloc(sd->walk, sd->nwalk * sizeof(*sd->walk));
-		}
-		sd->walk[n++] = q;
-	}
-	dp = q ? sd->pmap[q] - 1 : 0;
-	while (n--) {
-		q = sd->walk[n];
-		dp = intern_path(d, dp, map_func(d, sd, s, s->paths[q].func));
-		sd->pmap[q] = dp + 1;
-	}
-	*out = sd->pmap[p] - 1;
-	return 0;
+	return m < s->nmodules ? base_name(s->modules[m].path) : "";
 }
 
 /* Calls whose duration is not a real one: no entry seen, closed at the end, unwound. */
 #define DIFF_INEXACT (BP_CALL_UNFINISHED | BP_CALL_NO_ENTRY | BP_CALL_UNWOUND | BP_CALL_NO_RETPROBE)
 
-static int add_call(struct diff *d, struct side *sd, const struct bp_session *s,
+static int add_call(struct side *sd, int side, const struct bp_session *s,
 		    const struct bp_call *c)
 {
 	uint64_t dur = c->end > c->begin ? c->end - c->begin : 0;
-	struct side_func *f;
 	struct side_path *pr;
-	uint32_t g, dp;
-	int err;
+	struct sfunc *f;
 
 	if (c->func >= s->nfuncs || c->path >= s->npaths)
 		return -EBADMSG;
-	g = map_func(d, sd, s, c->func);
-	if (c->path && s->paths[c->path].func == c->func) {
-		err = map_path(d, sd, s, c->path, &dp);
-		if (err)
-			return err;
-	} else {
-		dp = intern_path(d, 0, g);	/* no path of its own: a root of its own */
-	}
-	f = side_func(sd, g);
+	if (c->func >= sd->nsf)
+		grow((void **)&sd->sf, &sd->nsf, s->nfuncs - 1, sizeof(*sd->sf));
+	f = &sd->sf[c->func];
 	if (!f->res_init) {
-		/* seeded by the name, not the order: the same inputs give the same sample */
-		reservoir__init(&f->res, d->gf[g].hash ^ (uint64_t)(sd - d->side));
+		/* seeded by the name, not by ids or order: the same inputs give the same sample */
+		const char *name = s->funcs[c->func].name;
+
+		reservoir__init(&f->res, str_hash(name ? name : "", func_module(s, c->func)) ^
+					 (uint64_t)side);
 		f->res_init = true;
 	}
 	f->calls++;
 	f->self += c->self;
 	if (!(c->flags & DIFF_INEXACT))
 		reservoir__add(&f->res, dur);
-	pr = side_path(sd, dp);
-	pr->calls++;
-	pr->total += dur;
-	pr->self += c->self;
+	if (c->path && s->paths[c->path].func == c->func) {
+		if (c->path >= sd->nsp)
+			grow((void **)&sd->sp, &sd->nsp, s->npaths - 1, sizeof(*sd->sp));
+		pr = &sd->sp[c->path];
+		pr->calls++;
+		pr->total += dur;
+		pr->self += c->self;
+	} else {
+		/* no path of its own: a root of its own (diff__side_done()) */
+		f->o_calls++;
+		f->o_total += dur;
+		f->o_self += c->self;
+	}
 	sd->ncalls++;
 	if (c->flags & BP_CALL_UNFINISHED)
 		sd->unfinished++;
 	return 0;
 }
 
-static int add_sample(struct diff *d, struct side *sd, const struct bp_session *s,
-		      const struct bp_sample *sm)
+static int add_sample(struct side *sd, const struct bp_session *s, const struct bp_sample *sm)
 {
-	uint32_t dp;
-	int err;
-
 	if (sm->flags & BP_SAMPLE_F_OFFCPU)
 		return 0;	/* off-cpu intervals are time blocked, not shares of the CPU */
 	if (sm->path >= s->npaths)
 		return -EBADMSG;
-	err = map_path(d, sd, s, sm->path, &dp);
-	if (err)
-		return err;
-	side_path(sd, dp)->samples++;
 	sd->nsamples++;
+	if (!sm->path)
+		return 0;	/* an empty stack: counted in the whole, in no row */
+	if (sm->path >= sd->nsp)
+		grow((void **)&sd->sp, &sd->nsp, s->npaths - 1, sizeof(*sd->sp));
+	sd->sp[sm->path].samples++;
 	return 0;
 }
 
@@ -397,9 +355,9 @@ int diff__add(struct diff *d, int side, const struct bp_session *s, const struct
 
 	switch (ev->kind) {
 	case BP_EV_CALL:
-		return add_call(d, sd, s, &ev->call);
+		return add_call(sd, side ? 1 : 0, s, &ev->call);
 	case BP_EV_SAMPLE:
-		return add_sample(d, sd, s, &ev->sample);
+		return add_sample(sd, s, &ev->sample);
 	case BP_EV_LOSS:
 		sd->lost += ev->loss.count;
 		return 0;
@@ -408,10 +366,65 @@ int diff__add(struct diff *d, int side, const struct bp_session *s, const struct
 	}
 }
 
-void diff__side_done(struct diff *d, int side, const struct bp_session *s, const char *label)
+static void add_path_row(struct side *sd, uint32_t dp, const struct side_path *r)
+{
+	struct side_path *pr;
+
+	grow((void **)&sd->paths, &sd->npaths, dp, sizeof(*sd->paths));
+	pr = &sd->paths[dp];
+	pr->calls += r->calls;
+	pr->total += r->total;
+	pr->self += r->self;
+	pr->samples += r->samples;
+}
+
+/*
+ * The session's functions and paths to gfuncs and dpaths (paths in id order:
+ * a parent has a smaller id than its children, as the reader checks), and
+ * the rows folded in.  Two session functions of one gfunc (a merged archive
+ * holding two builds) add up, their reservoirs merged.
+ */
+int diff__side_done(struct diff *d, int side, const struct bp_session *s, const char *label)
 {
 	struct side *sd = &d->side[side ? 1 : 0];
+	uint32_t *gmap = xcalloc(s->nfuncs ? s->nfuncs : 1, sizeof(*gmap));	/* gfunc + 1 */
+	uint32_t *pmap = xcalloc(s->npaths ? s->npaths : 1, sizeof(*pmap));	/* dpath */
+	size_t f, p;
+	int err = 0;
 
+	for (f = 0; f < s->nfuncs; f++)
+		gmap[f] = intern_func(d, s->funcs[f].name ? s->funcs[f].name : "",
+				      func_module(s, f)) + 1;
+	for (p = 1; p < s->npaths; p++) {
+		uint32_t parent = s->paths[p].parent;
+
+		if (parent >= p || s->paths[p].func >= s->nfuncs) {
+			err = -EBADMSG;
+			goto cleanup;
+		}
+		pmap[p] = intern_path(d, pmap[parent], gmap[s->paths[p].func] - 1);
+	}
+	for (f = 0; f < sd->nsf && f < s->nfuncs; f++) {
+		struct sfunc *x = &sd->sf[f];
+		struct side_func *y;
+		uint32_t g = gmap[f] - 1;
+
+		if (!x->calls)
+			continue;
+		grow((void **)&sd->funcs, &sd->nfuncs, g, sizeof(*sd->funcs));
+		y = &sd->funcs[g];
+		y->calls += x->calls;
+		y->self += x->self;
+		reservoir__merge(&y->res, &x->res);
+		if (x->o_calls) {
+			struct side_path r = { x->o_calls, x->o_total, x->o_self, 0 };
+
+			add_path_row(sd, intern_path(d, 0, g), &r);
+		}
+	}
+	for (p = 1; p < sd->nsp && p < s->npaths; p++)
+		if (sd->sp[p].calls || sd->sp[p].samples)
+			add_path_row(sd, pmap[p], &sd->sp[p]);
 	free(sd->label);
 	free(sd->cmdline);
 	sd->label = xstrdup(label ? label : "");
@@ -420,6 +433,17 @@ void diff__side_done(struct diff *d, int side, const struct bp_session *s, const
 	if (s->lost_total > sd->lost)
 		sd->lost = s->lost_total;
 	sd->done = true;
+cleanup:
+	for (f = 0; f < sd->nsf; f++)
+		reservoir__free(&sd->sf[f].res);
+	free(sd->sf);
+	free(sd->sp);
+	sd->sf = NULL;
+	sd->sp = NULL;
+	sd->nsf = sd->nsp = 0;
+	free(gmap);
+	free(pmap);
+	return err;
 }
 
 enum diff_mode diff__mode(const struct diff *d)
@@ -1335,11 +1359,12 @@ void diff__free(struct diff *d)
 			reservoir__free(&sd->funcs[i].res);
 			free(sd->funcs[i].logs);
 		}
+		for (i = 0; i < sd->nsf; i++)
+			reservoir__free(&sd->sf[i].res);
+		free(sd->sf);
+		free(sd->sp);
 		free(sd->funcs);
 		free(sd->paths);
-		free(sd->fmap);
-		free(sd->pmap);
-		free(sd->walk);
 		free(sd->label);
 		free(sd->cmdline);
 	}

@@ -64,11 +64,17 @@ int diff__new(const struct diff_opts *o, struct diff **out);
  * One event of side 0 (base) or 1 (new), read from the session s (complete
  * enough for the event: the archive defines functions and paths before the
  * events naming them).  0, or -EBADMSG for an event naming an unknown
- * function or path.
+ * function or path.  Touches only that side's state: the two sides may be
+ * read at the same time in two threads.
  */
 int diff__add(struct diff *d, int side, const struct bp_session *s, const struct bp_event *ev);
-/* After the last event of a side: its header (name shown, command, duration). */
-void diff__side_done(struct diff *d, int side, const struct bp_session *s, const char *label);
+/*
+ * After the last event of a side, with its complete session: matches its
+ * functions and paths by name into the tables both sides share (so never
+ * for both sides at once), and keeps its header (name shown, command,
+ * duration).  0, or -EBADMSG for a path table that is not a tree.
+ */
+int diff__side_done(struct diff *d, int side, const struct bp_session *s, const char *label);
 /*
  * Picks the mode and runs the statistics.  -EINVAL with a message when the
  * recordings cannot be compared (no calls on one side only, no samples with

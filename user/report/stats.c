@@ -30,10 +30,21 @@ static uint64_t next_rand(struct reservoir *r)
 	return x * 0x2545f4914f6cdd1dull;
 }
 
+/* Uniform in (0, 1): never 0, so its log is finite. */
+static double unit_open(struct reservoir *r)
+{
+	return ((double)(next_rand(r) >> 11) + 0.5) / 9007199254740992.0;
+}
+
+/* Algorithm L's step: the key bound shrinks, and the gap to the next kept value is geometric. */
+static void next_keep(struct reservoir *r)
+{
+	r->w *= exp(log(unit_open(r)) / RESERVOIR_MAX);
+	r->next = r->seen + (uint64_t)floor(log(unit_open(r)) / log1p(-r->w)) + 1;
+}
+
 void reservoir__add(struct reservoir *r, uint64_t value)
 {
-	uint64_t j;
-
 	r->seen++;
 	if (r->n < RESERVOIR_MAX) {
 		/* grown by doubling: a function called 3 times costs 3 slots, not 2048 */
@@ -44,12 +55,75 @@ void reservoir__add(struct reservoir *r, uint64_t value)
 			r->v = xrealloc(r->v, r->cap * sizeof(*r->v));
 		}
 		r->v[r->n++] = value;
+		if (r->n == RESERVOIR_MAX) {
+			r->w = 1;
+			next_keep(r);
+		}
 		return;
 	}
-	/* keep the seen-th value with probability RESERVOIR_MAX / seen (modulo bias < 2^-40) */
-	j = next_rand(r) % r->seen;
-	if (j < RESERVOIR_MAX)
-		r->v[j] = value;
+	if (r->seen < r->next)
+		return;
+	r->v[next_rand(r) % RESERVOIR_MAX] = value;
+	next_keep(r);
+}
+
+/* k values of r drawn without replacement to the front of r->v (partial Fisher-Yates). */
+static void pick_front(struct reservoir *r, uint32_t k)
+{
+	uint32_t i;
+
+	for (i = 0; i < k && i < r->n; i++) {
+		uint32_t j = i + (uint32_t)(next_rand(r) % (r->n - i));
+		uint64_t t = r->v[i];
+
+		r->v[i] = r->v[j];
+		r->v[j] = t;
+	}
+}
+
+void reservoir__merge(struct reservoir *dst, struct reservoir *src)
+{
+	uint64_t seen = dst->seen + src->seen;
+	uint32_t ka, kb, i;
+	uint64_t *v;
+
+	if (!src->seen)
+		return;
+	if (!dst->seen) {
+		uint64_t rng = dst->rng ? dst->rng : src->rng;
+
+		reservoir__free(dst);
+		*dst = *src;
+		dst->rng = rng;
+		memset(src, 0, sizeof(*src));
+		return;
+	}
+	if (dst->n + src->n <= RESERVOIR_MAX && dst->n == dst->seen && src->n == src->seen) {
+		ka = dst->n;
+		kb = src->n;
+	} else {
+		/* RESERVOIR_MAX slots shared as the streams' lengths are, within what each kept */
+		ka = (uint32_t)((double)RESERVOIR_MAX * (double)dst->seen / (double)seen + 0.5);
+		if (ka > dst->n)
+			ka = dst->n;
+		kb = RESERVOIR_MAX - ka;
+		if (kb > src->n) {
+			kb = src->n;
+			ka = dst->n < RESERVOIR_MAX - kb ? dst->n : RESERVOIR_MAX - kb;
+		}
+	}
+	pick_front(dst, ka);
+	pick_front(src, kb);
+	v = xmalloc((size_t)(ka + kb) * sizeof(*v));
+	memcpy(v, dst->v, (size_t)ka * sizeof(*v));
+	for (i = 0; i < kb; i++)
+		v[ka + i] = src->v[i];
+	free(dst->v);
+	dst->v = v;
+	dst->n = dst->cap = ka + kb;
+	dst->seen = seen;
+	reservoir__free(src);
+	src->seen = 0;
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -18,7 +18,9 @@
 
 /*
  * A uniform random sample of at most RESERVOIR_MAX values of a stream
- * (Vitter's algorithm R): every value seen has the same chance to be kept,
+ * (Li's algorithm L: once full, it draws how many values to skip before the
+ * next one it keeps, so a value it skips costs a compare, not a random
+ * number and a division): every value seen has the same chance to be kept,
  * whatever the stream's length, so memory is bounded by RESERVOIR_MAX per
  * reservoir, not by calls.  Exact (every value) while seen <= RESERVOIR_MAX.
  * The generator is seeded by the caller: the same inputs give the same
@@ -31,10 +33,18 @@ struct reservoir {
 	uint32_t n, cap;	/* kept, allocated */
 	uint64_t seen;
 	uint64_t rng;		/* xorshift64* state, never 0 */
+	uint64_t next;		/* once full: the count (seen) at which the next value is kept */
+	double w;		/* algorithm L's running maximum of the keys */
 };
 
 void reservoir__init(struct reservoir *r, uint64_t seed);
 void reservoir__add(struct reservoir *r, uint64_t value);
+/*
+ * Moves src into dst as one sample of both streams: the kept values are
+ * drawn from each in proportion to what each has seen (exact when both
+ * are and fit together).  src is left empty.
+ */
+void reservoir__merge(struct reservoir *dst, struct reservoir *src);
 /* Sorts the kept values ascending (for the quantiles and the tests). */
 void reservoir__sort(struct reservoir *r);
 void reservoir__free(struct reservoir *r);

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "archive/archive.h"
+#include "archive/replay.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "cmds.h"
@@ -80,30 +80,24 @@ struct side_job {
 	int err;
 };
 
-/* Streams one archive into its side of the diff. */
+static int add_event(void *ctx, const struct bp_session *s, const struct bp_event *ev)
+{
+	struct side_job *j = ctx;
+	int err = diff__add(j->d, j->side, s, ev);
+
+	if (err)
+		p_err("%s: corrupt archive: an event names an unknown function or call path",
+		      j->path);
+	return err;
+}
+
+/* Streams one archive into its side of the diff (the replay loop, no filter). */
 static void *read_side(void *arg)
 {
 	struct side_job *j = arg;
-	struct archive_reader *ar = NULL;
-	struct bp_event ev;
-	int err;
 
-	err = archive__open(j->path, &j->s, &ar);
-	if (err)
-		goto cleanup;	/* the reader said why, in one line */
-	while ((err = archive__next(ar, &ev)) > 0) {
-		err = diff__add(j->d, j->side, &j->s, &ev);
-		if (err) {
-			p_err("%s: corrupt archive: an event names an unknown function or call path",
-			      j->path);
-			goto cleanup;
-		}
-	}
-	/* < 0: the reader printed why */
-cleanup:
-	if (ar)
-		archive__close(ar);
-	j->err = err;
+	/* the reader or add_event() printed why, in one line */
+	j->err = replay__run(j->path, NULL, &j->s, NULL, add_event, j, NULL);
 	return NULL;
 }
 

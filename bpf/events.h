@@ -32,7 +32,9 @@
 #define BP_REC_USTACK		14	/* struct bp_rec_sample + struct bp_ustack: sample with a stack copy */
 #define BP_REC_REARM		15	/* struct bp_rec_unwind: give surviving frames their return probes back */
 #define BP_REC_BATCH		16	/* struct bp_rec_batch: call entries/exits of one CPU */
-#define BP_REC_MAX		17
+#define BP_REC_PY		17	/* struct bp_rec_py: a Python frame started, resumed or ended */
+#define BP_REC_PYCODE		18	/* struct bp_rec_pycode: names of a Python code object */
+#define BP_REC_MAX		19
 
 /* bp_rec_hdr.flags for BP_REC_FORK */
 #define BP_TASK_NEW_PROCESS	0x1	/* child is a new thread group (fork), not a thread */
@@ -242,6 +244,56 @@ struct bp_rec_usdt {
 	char s0[BP_USDT_STR];
 	char s1[BP_USDT_STR];
 	struct bp_usdt_where where[2];
+};
+
+/*
+ * Python (CPython) frames, from python.bpf.c.  h.flags is a BP_PY_* kind.
+ * `frame` is the interpreter's frame (_PyInterpreterFrame) and identifies the
+ * activation: a return, yield or raise names the frame that ends, a resume
+ * the (generator's) frame that goes on.  `code` is its code object, named by
+ * a BP_REC_PYCODE record of the same process sent before the first record
+ * that uses it (and again when the address is reused by another code
+ * object).  `sp` is the native stack pointer of the interpreter loop: Python
+ * frames nest with native calls by it.
+ */
+#define BP_PY_CALL		1	/* a new frame starts (RESUME 0) */
+#define BP_PY_RESUME		2	/* a generator/coroutine frame resumes after yield/await */
+#define BP_PY_RETURN		3	/* the frame returns */
+#define BP_PY_YIELD		4	/* the frame suspends (yield, await) */
+#define BP_PY_RAISE		5	/* the frame ends with an exception */
+#define BP_PY_THROW		6	/* a suspended frame resumes with an exception (gen.throw) */
+
+struct bp_rec_py {
+	struct bp_rec_hdr h;
+	__u64 code;
+	__u64 frame;
+	__u64 previous;		/* the calling frame (BP_PY_CALL/RESUME/THROW), 0: none */
+	__u64 sp;
+};
+
+/* bp_rec_pycode.flags */
+#define BP_PYCODE_BAD_NAME	0x1	/* the qualified name could not be read */
+#define BP_PYCODE_BAD_FILE	0x2	/* the file name could not be read */
+
+#define BP_PY_NAME_LEN		128
+#define BP_PY_FILE_LEN		192
+
+/*
+ * A code object's qualified name and file: the raw bytes of the two
+ * (compact) str objects, `*_kind` bytes per character (1: Latin-1 or
+ * ASCII, 2: UCS-2, 4: UCS-4), `*_len` bytes copied; userspace converts them
+ * to UTF-8.
+ */
+struct bp_rec_pycode {
+	struct bp_rec_hdr h;
+	__u64 code;
+	__u32 firstlineno;
+	__u32 flags;		/* BP_PYCODE_* */
+	__u16 name_len, file_len;
+	__u8 name_kind, file_kind;
+	__u8 pad[2];
+	char name[BP_PY_NAME_LEN];
+	char file[BP_PY_FILE_LEN];
 };
 
 /*

@@ -205,6 +205,12 @@ static int write_call(struct exporter *e, const struct bp_session *s, const stru
 		fputs(",\"unwound\":true", e->out);
 	if (c->flags & BP_CALL_NO_RETPROBE)
 		fputs(",\"end_inferred\":true", e->out);
+	if (c->flags & BP_CALL_SUSPENDED)
+		fputs(",\"suspended\":true", e->out);
+	if (c->flags & BP_CALL_RESUMED)
+		fputs(",\"resumed\":true", e->out);
+	if (c->flags & BP_CALL_RAISED)
+		fputs(",\"raised\":true", e->out);
 	if (c->flags & BP_CALL_HAS_ARGS)
 		fprintf(e->out, ",\"arg\":[\"%#" PRIx64 "\",\"%#" PRIx64 "\",\"%#" PRIx64 "\",\"%#" PRIx64
 			"\",\"%#" PRIx64 "\",\"%#" PRIx64 "\"]", c->args[0], c->args[1], c->args[2], c->args[3],

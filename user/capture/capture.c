@@ -24,6 +24,7 @@
 #include "launch.h"
 #include "trace.h"
 #include "usdt.h"
+#include "python.h"
 #include "bpf/events.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -57,6 +58,9 @@ struct capture {
 	struct usdt_tracer *usd;	/* loaded on first need (usdt_ensure) */
 	struct usdt_opts uopts;
 	struct ustrings *strings;	/* probe strings the BPF side could not read */
+	struct py_capture *py;	/* Python calls of CPython targets (python.c) */
+	bool py_wanted;		/* python_wanted() */
+	bool python;		/* the main target is CPython: its Python calls are traced */
 
 	struct stat *images;	/* executables already probed (dev, ino) */
 	size_t nimages;
@@ -196,12 +200,41 @@ static bool follows_exec(const struct capture_opts *o)
 	return false;
 }
 
+/*
+ * Are Python calls wanted of a CPython target?  Yes by default and with
+ * library patterns (-F 'libsqlite3.so*:...' adds to them); not when plain
+ * -F patterns select the interpreter's own C functions, nor when only
+ * sampling, unless py: patterns ask.
+ */
+static bool python_wanted(const struct capture_opts *o, const struct py_capture *py)
+{
+	size_t i;
+
+	if (pycap__patterns(py))
+		return true;
+	if (!o->nincludes)
+		return !(o->sample_hz || o->offcpu);
+	for (i = 0; i < o->nincludes; i++) {
+		const char *lib, *glob;
+		char *copy = select__split(o->includes[i], &lib, &glob);
+		bool plain = !lib;
+
+		free(copy);
+		if (plain)
+			return false;
+	}
+	return true;
+}
+
 /* The targets and the selection: nothing is loaded yet. */
 static int resolve_targets(struct capture *c)
 {
 	const struct capture_opts *o = &c->o;
 	int err;
 
+	/* -F/-N py:GLOB select Python functions: out of the native patterns */
+	c->py = pycap__new(c->o.includes, &c->o.nincludes, c->o.excludes, &c->o.nexcludes, o->all);
+	c->py_wanted = python_wanted(o, c->py);
 	c->sopts = (struct select_opts){
 		.includes = o->includes, .nincludes = o->nincludes,
 		.excludes = o->excludes, .nexcludes = o->nexcludes,
@@ -224,8 +257,21 @@ static int resolve_targets(struct capture *c)
 	c->sopts.exe = c->exe ? c->exe : "/proc/self/exe";
 	/* A script: its interpreter is rarely what the user wants; follow what it execs. */
 	c->sopts.lenient = c->sopts.no_exe = !c->exe || (!o->npids && is_script(c->exe));
-	/* Sampling without -F: no function probes at all. */
-	if ((o->sample_hz || o->offcpu) && !o->nincludes)
+	/* CPython: its Python functions are the default selection, not the interpreter's. */
+	if (c->exe && c->py_wanted && !(c->sopts.no_exe && !o->npids)) {
+		err = pycap__check(c->py, c->exe, o->npids ? o->pids[0] : 0,
+				   o->nincludes || o->sample_hz || o->offcpu);
+		if (err < 0)
+			return err;
+		c->python = err > 0;
+	}
+	if (pycap__patterns(c->py) && !c->python && !c->sopts.no_exe) {
+		p_err("py: patterns select Python functions, but %s is not a CPython interpreter",
+		      c->exe ? c->exe : "the target");
+		return -EINVAL;
+	}
+	/* Sampling without -F, or a Python program: no native function probes at all. */
+	if ((o->sample_hz || o->offcpu || c->python) && !o->nincludes)
 		err = 0;
 	else
 		err = select__resolve(&c->sopts, c->s, &c->ps);
@@ -380,6 +426,16 @@ static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
 	if (stat(link, &st) || image_known(c, &st) || launch__pid_exe(pid, &exe))
 		goto resume;
+	/* a CPython interpreter: its Python functions, unless native ones were asked for */
+	if (c->py_wanted && pycap__check(c->py, exe, 0, true) > 0) {
+		struct shared_maps maps;
+
+		tracer__shared_maps(c->tr, &maps);
+		if (pycap__attach(c->py, &maps))
+			p_warn("pid %u exec'd %s: its Python calls are not traced", pid, filename);
+		if (!so.nincludes)
+			goto resume;
+	}
 	so.exe = exe;
 	so.pid = pid;
 	so.lenient = true;
@@ -451,13 +507,17 @@ static int load(struct capture *c)
 		.stop_on_exec = !o->all && follows_exec(o),
 		.trace_all = o->all,
 		.gated = o->gated,
-		.wakeups = !o->no_wakeups && c->ps.nfuncs > 0,
+		.wakeups = !o->no_wakeups && (c->ps.nfuncs > 0 || c->python),
 	};
+	char **pinc, **pexc;
+	size_t npinc, npexc;
 	int err;
 
 	tracer__route_libbpf_log();
 	if (o->deps)
 		decoder__enable_data_edges(c->dec);
+	pycap__patterns_get(c->py, &pinc, &npinc, &pexc, &npexc);
+	decoder__set_python_filter(c->dec, pinc, npinc, pexc, npexc);
 	if (topts.stop_on_exec)
 		decoder__set_exec_hook(c->dec, follow_exec, c);
 	if (c->exe) {
@@ -552,6 +612,12 @@ int capture__start(struct capture *c)
 	err = attach_usdts(c);
 	if (!err)
 		err = tracer__attach_set(c->tr, c->s, &c->ps);
+	if (!err && c->python) {
+		struct shared_maps maps;
+
+		tracer__shared_maps(c->tr, &maps);
+		err = pycap__attach(c->py, &maps);
+	}
 	if (!err && c->smp)
 		err = sampler__attach(c->smp);
 	tracer__release_targets(c->tr);
@@ -559,7 +625,9 @@ int capture__start(struct capture *c)
 		return err;
 	t_attach = now_ns(CLOCK_MONOTONIC) - c->s->t0;
 	warn_slow_probes(c->s);
-	if (c->ps.nfuncs || !c->smp)
+	if (c->python)
+		p_info("tracing Python calls (CPython)");
+	if (c->ps.nfuncs || (!c->smp && !c->python))
 		p_info("traced %zu functions in %zu file%s (attached in %s)", c->ps.nfuncs,
 		       c->ps.nmods, c->ps.nmods == 1 ? "" : "s",
 		       fmt_duration(t_attach, buf, sizeof(buf)));
@@ -602,6 +670,7 @@ static uint64_t read_losses(struct capture *c)
 		total += sampler__lost(c->smp, c->lost_now, c->ncpus);
 	if (c->usd)
 		total += usdt__lost(c->usd, c->lost_now, c->ncpus);
+	total += pycap__lost(c->py, c->lost_now, c->ncpus);
 	return total;
 }
 
@@ -706,6 +775,7 @@ int capture__finish(struct capture *c)
 		sampler__pause(c->smp);
 	if (c->usd)
 		usdt__pause(c->usd);
+	pycap__pause(c->py);
 	do {
 		err = tracer__poll(c->tr, true);
 	} while (err > 0);
@@ -747,6 +817,7 @@ void capture__free(struct capture *c)
 		tracer__pause(c->tr);
 	sampler__free(c->smp);
 	usdt__free(c->usd);
+	pycap__free(c->py);
 	tracer__free(c->tr);
 	symbolizer__free(c->sym);
 	decoder__free(c->dec);

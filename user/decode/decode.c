@@ -19,6 +19,7 @@
 #include "bpf/events.h"
 #include "decode.h"
 #include "internal.h"
+#include "python.h"
 #include "base/log.h"
 #include "symbols/symbolize.h"
 
@@ -74,6 +75,7 @@ void decoder__free(struct decoder *d)
 	for (i = 0; i < d->nspans; i++)
 		free(d->spans[i].name);
 	free(d->spans);
+	dec_py_free(d);
 	free(d->tab);
 	free(d);
 }
@@ -182,6 +184,7 @@ void dec_push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, u
 	f->child_ns = 0;
 	f->func = func;
 	f->info_first = t->ninfos;
+	f->pyframe = 0;
 	f->path = session__path(d->s, t->depth > 1 ? t->stack[t->depth - 2].path : 0, func);
 	/* The kernel keeps a bounded number of pending return probes per thread. */
 	f->flags = t->depth > DECODER_URETPROBE_DEPTH ? BP_CALL_NO_RETPROBE : 0;
@@ -530,6 +533,14 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		if (size < sizeof(struct bp_rec_usdt))
 			return -EINVAL;
 		return dec_on_usdt(d, rec, ts);
+	case BP_REC_PY:
+		if (size < sizeof(struct bp_rec_py))
+			return -EINVAL;
+		return dec_on_py(d, rec, ts);
+	case BP_REC_PYCODE:
+		if (size < sizeof(struct bp_rec_pycode))
+			return -EINVAL;
+		return dec_on_pycode(d, rec);
 	case BP_REC_SWITCH:
 		if (size < sizeof(struct bp_rec_switch))
 			return -EINVAL;

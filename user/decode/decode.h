@@ -41,6 +41,12 @@ void decoder__enable_data_edges(struct decoder *d);
  */
 typedef void (*decoder_exec_fn)(void *ctx, uint32_t pid, const char *filename);
 void decoder__set_exec_hook(struct decoder *d, decoder_exec_fn fn, void *ctx);
+/*
+ * Python functions: only those matching inc (none: all) and no exc pattern,
+ * "QUALNAME" or "FILE:QUALNAME" globs (the -F/-N py: patterns); copied.
+ */
+void decoder__set_python_filter(struct decoder *d, char **inc, size_t ninc, char **exc,
+				size_t nexc);
 /* One ring buffer record.  Returns 0, -EINVAL for a malformed record, or the sink's error. */
 int decoder__feed(struct decoder *d, const void *rec, size_t size);
 /* `count` records were lost on `cpu`: emits a loss marker at the latest time seen. */

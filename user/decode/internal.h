@@ -35,6 +35,7 @@ struct frame {
 	uint64_t ret;		/* with BP_CALL_HAS_RET */
 	uint32_t info_first;	/* its BPFPROF_INFOs: tstate.infos[info_first .. next frame's) */
 	uint32_t pad3;
+	uint64_t pyframe;	/* a Python frame: the interpreter's frame address (python.c), else 0 */
 };
 
 struct tstate {
@@ -95,6 +96,7 @@ struct decoder {
 		int misses;
 	} *ranges;
 	size_t nranges;
+	struct py_decoder *py;	/* Python code names and generator states (python.c) */
 };
 
 

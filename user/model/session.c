@@ -228,6 +228,8 @@ const char *session__edge_kind(uint32_t kind)
 		return "wakeup";
 	case BP_EDGE_DATA:
 		return "data";
+	case BP_EDGE_RESUME:
+		return "resume";
 	default:
 		return "unknown";
 	}

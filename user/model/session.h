@@ -34,6 +34,7 @@ struct bp_module {
 #define BP_FUNC_ENTRY_ONLY	0x4000	/* no return probe (a Go function): each entry a call of 0 ns */
 #define BP_FUNC_GO_CHECKED	0x8000	/* probed after Go's stack check (elfsym__go_prologue) */
 #define BP_FUNC_PLACED		0x10000	/* probed after a harmless prefix (symbols/placement.c) */
+#define BP_FUNC_PYTHON		0x20000	/* a Python function: name = qualified name, module = its file */
 
 struct bp_func {
 	char *name;		/* demangled where possible */
@@ -131,6 +132,9 @@ struct bp_session {
 #define BP_CALL_HAS_INFOS	0x40	/* infos[] holds BPFPROF_INFO key/values */
 #define BP_CALL_NO_RETPROBE	0x8	/* nested too deep for a kernel return probe: the end is
 					 * the last event before the frame was seen gone */
+#define BP_CALL_SUSPENDED	0x100	/* a Python generator/coroutine slice that ends at a yield/await */
+#define BP_CALL_RESUMED		0x200	/* ...that begins where the frame resumed (not at its call) */
+#define BP_CALL_RAISED		0x400	/* a Python frame that ended with an exception */
 
 /* A BPFPROF_INFO key/value merged into the innermost call of its thread. */
 #define BP_INFO_STR_LEN 64
@@ -204,6 +208,7 @@ struct bp_edge {
 #define BP_EDGE_FORK		1
 #define BP_EDGE_WAKEUP		2
 #define BP_EDGE_DATA		3
+#define BP_EDGE_RESUME		4	/* a suspended Python frame -> the slice where it resumes */
 
 /*
  * An annotation from the program (bpfprof.h) or a -U probe: a checkpoint

@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Python calls of Debian's python3.11, exact (tests/progs/py/*.py).
+
+Every assertion is a fact the script guarantees: call counts, nesting,
+threads, which frames an exception crosses, how often a generator or a
+coroutine suspends.  Nothing depends on timing.
+"""
+
+import collections
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import BPFPROF, REPO, load_trace
+from trace_util import chain, format_problems, nesting_problems, xevents
+
+PYTHON = "/usr/bin/python3.11"
+PY = REPO / "tests" / "progs" / "py"
+FLAGS = ("suspended", "resumed", "raised", "began_before_recording", "unwound", "unfinished")
+
+
+@pytest.fixture(autouse=True)
+def _python():
+    if not os.access(PYTHON, os.X_OK):
+        pytest.skip("%s missing (Debian python3.11)" % PYTHON)
+
+
+def record_py(record, script, opts=()):
+    r = record(PYTHON, str(PY / script), opts=list(opts))
+    assert r.rc == 0, r.describe()
+    ev = xevents(r.trace)
+    calls, probs = nesting_problems(ev, root_depth=None)
+    assert not probs, probs[:5]
+    return r, calls
+
+
+def own(calls, script):
+    """The calls of the script's own functions (module = its file name)."""
+    return [c for c in calls if c.ev["args"].get("module") == script]
+
+
+def flags(c):
+    return tuple(k for k in FLAGS if c.ev["args"].get(k))
+
+
+def edges(trace, kind):
+    return [e for e in trace["traceEvents"]
+            if e.get("cat") == "edge" and e.get("ph") == "s" and e.get("name") == kind]
+
+
+def test_recursion_counts_and_nesting(record):
+    r, calls = record_py(record, "recurse.py")
+    mine = own(calls, "recurse.py")
+    n = collections.Counter(c.name for c in mine)
+    assert n == {"fib": 1973, "main": 1, "<module>": 1}, n
+    assert all(not flags(c) for c in mine)
+    fibs = [c for c in mine if c.name == "fib"]
+    # every fib runs inside main, inside the module, with nothing native between
+    for c in fibs:
+        ch = chain(c)
+        assert ch[ch.index("<module>"):ch.index("main") + 1] == ["<module>", "main"], ch
+        assert set(ch[ch.index("main") + 1:]) == {"fib"}, ch
+    assert max(chain(c).count("fib") for c in fibs) == 15
+    assert "Python calls" in r.proc.stderr
+
+
+def test_threads_known_counts(record):
+    r, calls = record_py(record, "threads.py")
+    leaf = collections.Counter(c.tid for c in own(calls, "threads.py") if c.name == "leaf")
+    main_tid = [c.tid for c in own(calls, "threads.py") if c.name == "<module>"]
+    assert len(main_tid) == 1
+    assert sorted(leaf.values()) == [7, 100, 250], leaf
+    assert leaf[main_tid[0]] == 7
+    for c in own(calls, "threads.py"):
+        if c.name == "leaf":
+            assert c.parent is not None and c.parent.name == "work", chain(c)
+
+
+def test_exception_crosses_three_frames(record):
+    r, calls = record_py(record, "raises.py")
+    mine = {c.name: c for c in own(calls, "raises.py")}
+    assert set(mine) == {"<module>", "top", "a", "b", "c"}
+    assert [flags(mine[n]) for n in ("c", "b", "a")] == [("raised",)] * 3
+    assert flags(mine["top"]) == () and flags(mine["<module>"]) == ()
+    assert chain(mine["c"])[-5:] == ["<module>", "top", "a", "b", "c"]
+
+
+def test_generator_slices_and_resume_edges(record):
+    r, calls = record_py(record, "gen.py")
+    g = sorted((c for c in own(calls, "gen.py") if c.name == "gen"), key=lambda c: c.ts)
+    # 9 yields, then the return: 10 runs of one frame
+    assert [flags(c) for c in g] == \
+        [("suspended",)] + [("suspended", "resumed")] * 8 + [("resumed",)]
+    assert all(c.parent is not None and c.parent.name == "consume" for c in g)
+    ids = {c.ev["args"]["id"] for c in g}
+    res = [e for e in edges(r.trace, "resume") if e["args"]["from"] == "gen"]
+    assert len(res) == 9 and all(e["args"]["from_id"] in ids and e["args"]["to_id"] in ids
+                                 for e in res)
+
+
+def test_asyncio_two_tasks(record):
+    r, calls = record_py(record, "tasks.py")
+    w = [c for c in own(calls, "tasks.py") if c.name == "worker"]
+    n = collections.Counter(flags(c) for c in w)
+    # worker(3) and worker(5): a first run, an await each, then the return
+    assert n == {("suspended",): 2, ("suspended", "resumed"): 6, ("resumed",): 2}, n
+    res = [e for e in edges(r.trace, "resume") if e["args"]["from"] == "worker"]
+    assert len(res) == 8 and all(e["args"]["to"] == "worker" for e in res)
+
+
+def test_sqlite3_steps_nest_in_python(record):
+    r, calls = record_py(record, "sql.py", opts=["-F", "libsqlite3.so*:sqlite3_step"])
+    steps = [c for c in calls if c.name == "sqlite3_step"]
+    assert steps
+    for c in steps:
+        py = [n for n in chain(c) if n != "sqlite3_step"]
+        assert py[-1] in ("setup", "query"), chain(c)
+    queries = [c for c in own(calls, "sql.py") if c.name == "query"]
+    assert len(queries) == 5
+    assert all(any(k.name == "sqlite3_step" for k in q.children) for q in queries)
+
+
+def test_py_pattern_selects(record):
+    r, calls = record_py(record, "recurse.py", opts=["-F", "py:fib"])
+    assert collections.Counter(c.name for c in calls) == {"fib": 1973}
+    r, calls = record_py(record, "recurse.py", opts=["-F", "py:recurse.py:*", "-N", "py:fib"])
+    assert collections.Counter(c.name for c in calls) == {"main": 1, "<module>": 1}
+
+
+def test_py_pattern_needs_python(record):
+    r = record("calltree", opts=["-F", "py:main"])
+    assert r.rc != 0 and "not a CPython interpreter" in r.proc.stderr, r.describe()
+
+
+def test_python_without_usdt_says_so(record):
+    pyenv = os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3.11")
+    if not os.access(pyenv, os.X_OK):
+        pytest.skip("no pyenv build of python3.11 here")
+    r = record(pyenv, str(PY / "recurse.py"))
+    assert r.rc != 0 and "without USDT probes" in r.proc.stderr, r.describe()
+    assert r.out is None or not r.out.exists()
+
+
+def test_attach_and_detach_keeps_it_running(tmp_path):
+    target = subprocess.Popen([PYTHON, str(PY / "loop.py"), "4"], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert target.stdout.readline().strip() == "ready"
+        out = tmp_path / "trace.json"
+        p = subprocess.run([str(BPFPROF), "attach", "--pid", str(target.pid), "--duration", "1s",
+                            "-o", str(out)], cwd=REPO, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        assert target.poll() is None
+        line = target.stdout.readline().split()
+        assert target.wait(timeout=30) == 0
+    finally:
+        if target.poll() is None:
+            target.kill()
+            target.wait()
+    assert line[0] == "ok", line
+    trace = load_trace(out)
+    assert not format_problems(trace)
+    steps = [e for e in xevents(trace) if e["name"] == "step"]
+    assert steps and all(e["args"]["module"] == "loop.py" for e in steps)

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * CPython: recognising an interpreter binary (an executable with the
+ * interpreter linked in, or libpython3.X.so), reading what python.bpf.c
+ * needs from it (version, probe sites, struct offsets), and the loader of
+ * python.bpf.c.  See README "Python".
+ *
+ * Selection: `-F py:GLOB` / `-N py:GLOB` select Python functions by
+ * qualified name (`Class.method`, `outer.<locals>.inner`) or by
+ * `FILE:QUALNAME`, FILE a glob on the file's base name or path
+ * (`-F 'py:app.py:handle_*'`).
+ */
+#ifndef BPFPROF_CAPTURE_PYTHON_H
+#define BPFPROF_CAPTURE_PYTHON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "trace.h"
+
+/* What bpfprof found in a file. */
+struct py_image {
+	char *path;		/* the file holding the interpreter (exe or libpython) */
+	unsigned major, minor;	/* 0.0: not read */
+	bool known;		/* offsets for this version exist */
+	bool usdt;		/* built with USDT probes (--with-dtrace) */
+	bool table;		/* the opcode handler table was found */
+	uint64_t runtime;	/* link-time address of _PyRuntime */
+	uint64_t site[4];	/* link-time addresses of the probe sites (bpf/python.h) */
+	uint64_t site_off[4];	/* their file offsets */
+	uint64_t sema_off[4];	/* file offsets of the USDT semaphores, 0: none */
+};
+
+/*
+ * Is the process running `exe` (pid > 0: also its mappings) a CPython
+ * interpreter?  1 with *img filled (the executable, or the libpython3.X it
+ * loads), 0 if not, -errno when a file cannot be read.
+ */
+int python__find(const char *exe, pid_t pid, struct py_image *img);
+void python__image_free(struct py_image *img);
+/* Why Python calls cannot be traced in img (NULL: they can). */
+const char *python__unsupported(const struct py_image *img);
+
+/* "py:GLOB" patterns: moved from pats[] into py[] (both arrays of borrowed strings). */
+void python__take_patterns(char **pats, size_t *n, char ***py, size_t *npy);
+
+struct py_tracer;
+
+int python__new(bool trace_all, const struct shared_maps *maps, struct py_tracer **out);
+/* Attaches the probes of img (once per file); 0 or -errno (printed). */
+int python__attach(struct py_tracer *p, const struct py_image *img);
+/* Records python.bpf.c could not attribute to a frame. */
+uint64_t python__misses(struct py_tracer *p);
+uint64_t python__lost(struct py_tracer *p, uint64_t *per_cpu, size_t ncpu);
+void python__pause(struct py_tracer *p);
+void python__free(struct py_tracer *p);
+
+#endif
+
+/*
+ * The Python side of one recording (record/attach): the py: patterns, the
+ * interpreter images met, and the tracer loaded when the first one is.
+ */
+struct py_capture;
+
+/* Takes the py: patterns out of -F/-N (the arrays are compacted). */
+struct py_capture *pycap__new(char **inc, size_t *ninc, char **exc, size_t *nexc, bool trace_all);
+/* Were py: patterns given? */
+bool pycap__patterns(const struct py_capture *pc);
+/*
+ * A target runs exe (pid > 0: already running): is it CPython?  1: its
+ * Python calls will be traced (pycap__attach); 0: not CPython; -errno:
+ * CPython whose calls cannot be traced (says why, and what is traced).
+ * `others`: something besides Python calls is recorded (native -F,
+ * sampling): then an untraceable interpreter is a warning, not an error.
+ */
+int pycap__check(struct py_capture *pc, const char *exe, pid_t pid, bool others);
+/* Loads python.bpf.c (first time) and attaches the images checked so far.  0 or -errno. */
+int pycap__attach(struct py_capture *pc, const struct shared_maps *maps);
+/* Images checked and attached. */
+size_t pycap__nimages(const struct py_capture *pc);
+uint64_t pycap__lost(struct py_capture *pc, uint64_t *per_cpu, size_t ncpu);
+uint64_t pycap__misses(struct py_capture *pc);
+void pycap__pause(struct py_capture *pc);
+void pycap__free(struct py_capture *pc);
+/* The patterns, for decoder__set_python_filter(). */
+void pycap__patterns_get(const struct py_capture *pc, char ***inc, size_t *ninc, char ***exc,
+			 size_t *nexc);

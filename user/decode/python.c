@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Python frames in the shadow stacks (records of python.bpf.c).
+ *
+ * A Python call is a frame on its thread's stack like a native call, pushed
+ * at BP_PY_CALL and popped at the return, yield or raise of the same
+ * interpreter frame (matched by the frame's address, not by the stack
+ * pointer: every Python call made by the same interpreter loop shares its
+ * native stack pointer).  Its `sp` is the interpreter loop's, so native
+ * calls it makes (deeper) nest inside it, and Python frames of a nested
+ * loop (a callback from C) nest inside the native call.
+ *
+ * A generator or coroutine is one frame suspended and resumed many times:
+ * each run is a slice; the one that ends at a yield/await is flagged
+ * suspended, the next one resumed, and a "resume" edge joins them.
+ *
+ * Code objects are named per process by BP_REC_PYCODE; functions are
+ * interned by (file, qualified name, first line), so every exporter shows
+ * `Class.method` in module `path/to/file.py`.  -F/-N py:GLOB filters act
+ * here: a frame not selected is not pushed, and its end is ignored.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "python.h"
+
+struct py_code {
+	uint64_t code;		/* 0: empty slot */
+	uint32_t pid;
+	uint32_t func;
+	bool shown;
+};
+
+struct py_name {
+	char *key;		/* "file\0qualname\0line" flattened to "file\x1fqualname\x1fline" */
+	uint32_t func;
+	bool shown;
+};
+
+/* The last suspension of a generator frame: the far end of its resume edge. */
+struct py_susp {
+	uint64_t frame;
+	uint64_t call, ts;
+	uint32_t pid, tid, func, pad;
+};
+
+#define PY_SUSP_SLOTS (1u << 14)
+
+struct py_decoder {
+	struct py_code *codes;
+	size_t codes_cap, codes_used;
+	struct py_name *names;
+	size_t names_cap, names_used;
+	struct py_susp *susp;
+	char **inc, **exc;
+	size_t ninc, nexc;
+	uint64_t nunnamed;	/* records whose code was never named (its record lost) */
+};
+
+static struct py_decoder *py_get(struct decoder *d)
+{
+	if (!d->py)
+		d->py = xcalloc(1, sizeof(*d->py));
+	return d->py;
+}
+
+void decoder__set_python_filter(struct decoder *d, char **inc, size_t ninc, char **exc, size_t nexc)
+{
+	struct py_decoder *p = py_get(d);
+	size_t i;
+
+	for (i = 0; i < ninc; i++)
+		strv_push(&p->inc, &p->ninc, xstrdup(inc[i]));
+	for (i = 0; i < nexc; i++)
+		strv_push(&p->exc, &p->nexc, xstrdup(exc[i]));
+}
+
+void dec_py_free(struct decoder *d)
+{
+	struct py_decoder *p = d->py;
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->names_cap; i++)
+		free(p->names[i].key);
+	for (i = 0; i < p->ninc; i++)
+		free(p->inc[i]);
+	for (i = 0; i < p->nexc; i++)
+		free(p->exc[i]);
+	free(p->inc);
+	free(p->exc);
+	free(p->names);
+	free(p->codes);
+	free(p->susp);
+	free(p);
+	d->py = NULL;
+}
+
+/* "QUALNAME" or "FILE:QUALNAME" (FILE against the base name or the whole path). */
+static bool pattern_matches(const char *pat, const char *file, const char *qualname)
+{
+	const char *colon = strrchr(pat, ':'), *base = strrchr(file, '/');
+	char fpat[512];
+
+	if (!colon)
+		return !fnmatch(pat, qualname, 0);
+	snprintf(fpat, sizeof(fpat), "%.*s", (int)(colon - pat), pat);
+	if (fnmatch(colon + 1, qualname, 0))
+		return false;
+	return !fnmatch(fpat, file, 0) || !fnmatch(fpat, base ? base + 1 : file, 0);
+}
+
+static bool selected(const struct py_decoder *p, const char *file, const char *qualname)
+{
+	bool in = !p->ninc;
+	size_t i;
+
+	for (i = 0; i < p->ninc && !in; i++)
+		in = pattern_matches(p->inc[i], file, qualname);
+	for (i = 0; i < p->nexc && in; i++)
+		in = !pattern_matches(p->exc[i], file, qualname);
+	return in;
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t hash_code(uint32_t pid, uint64_t code)
+{
+	return ((code >> 4) ^ ((uint64_t)pid << 40)) * 0x9e3779b97f4a7c15ull;
+}
+
+static struct py_name *name_slot(struct py_decoder *p, const char *key)
+{
+	size_t i;
+
+	if ((p->names_used + 1) * 2 > p->names_cap) {
+		struct py_name *old = p->names;
+		size_t oldcap = p->names_cap;
+
+		p->names_cap = oldcap ? oldcap * 2 : 256;
+		p->names = xcalloc(p->names_cap, sizeof(*p->names));
+		for (i = 0; i < oldcap; i++) {
+			size_t j;
+
+			if (!old[i].key)
+				continue;
+			for (j = hash_str(old[i].key) & (p->names_cap - 1); p->names[j].key;
+			     j = (j + 1) & (p->names_cap - 1))
+				;
+			p->names[j] = old[i];
+		}
+		free(old);
+	}
+	for (i = hash_str(key) & (p->names_cap - 1); p->names[i].key && strcmp(p->names[i].key, key);
+	     i = (i + 1) & (p->names_cap - 1))
+		;
+	return &p->names[i];
+}
+
+static struct py_code *code_slot(struct py_decoder *p, uint32_t pid, uint64_t code, bool add)
+{
+	size_t i;
+
+	if (add && (p->codes_used + 1) * 2 > p->codes_cap) {
+		struct py_code *old = p->codes;
+		size_t oldcap = p->codes_cap;
+
+		p->codes_cap = oldcap ? oldcap * 2 : 1024;
+		p->codes = xcalloc(p->codes_cap, sizeof(*p->codes));
+		for (i = 0; i < oldcap; i++) {
+			size_t j;
+
+			if (!old[i].code)
+				continue;
+			for (j = hash_code(old[i].pid, old[i].code) & (p->codes_cap - 1);
+			     p->codes[j].code; j = (j + 1) & (p->codes_cap - 1))
+				;
+			p->codes[j] = old[i];
+		}
+		free(old);
+	}
+	if (!p->codes_cap)
+		return NULL;
+	for (i = hash_code(pid, code) & (p->codes_cap - 1); p->codes[i].code;
+	     i = (i + 1) & (p->codes_cap - 1))
+		if (p->codes[i].code == code && p->codes[i].pid == pid)
+			return &p->codes[i];
+	if (!add)
+		return NULL;
+	p->codes[i].code = code;
+	p->codes[i].pid = pid;
+	p->codes_used++;
+	return &p->codes[i];
+}
+
+/* The characters of a str object as copied by python.bpf.c, to UTF-8. */
+static void to_utf8(const char *raw, uint32_t len, uint32_t kind, char *out, size_t cap)
+{
+	size_t o = 0;
+	uint32_t i;
+
+	if (kind != 1 && kind != 2 && kind != 4)
+		kind = 1;
+	for (i = 0; i + kind <= len && o + 5 < cap; i += kind) {
+		uint32_t c = 0;
+
+		memcpy(&c, raw + i, kind);	/* little-endian code units */
+		if (c < 0x80) {
+			out[o++] = c ? c : '?';
+		} else if (c < 0x800) {
+			out[o++] = 0xc0 | c >> 6;
+			out[o++] = 0x80 | (c & 0x3f);
+		} else if (c < 0x10000) {
+			if (c >= 0xd800 && c < 0xe000)
+				c = 0xfffd;	/* a lone surrogate is not UTF-8 */
+			out[o++] = 0xe0 | c >> 12;
+			out[o++] = 0x80 | ((c >> 6) & 0x3f);
+			out[o++] = 0x80 | (c & 0x3f);
+		} else {
+			if (c > 0x10ffff)
+				c = 0xfffd;
+			out[o++] = 0xf0 | c >> 18;
+			out[o++] = 0x80 | ((c >> 12) & 0x3f);
+			out[o++] = 0x80 | ((c >> 6) & 0x3f);
+			out[o++] = 0x80 | (c & 0x3f);
+		}
+	}
+	out[o] = 0;
+}
+
+/* The session function of (file, qualname, line), created on first use. */
+static struct py_name *intern(struct decoder *d, const char *file, const char *qualname,
+			      uint32_t line)
+{
+	struct py_decoder *p = py_get(d);
+	struct bp_func f = { .nparams = -1, .flags = BP_FUNC_PYTHON };
+	char key[1024];
+	struct py_name *n;
+
+	snprintf(key, sizeof(key), "%s\x1f%s\x1f%u", file, qualname, line);
+	n = name_slot(p, key);
+	if (n->key)
+		return n;
+	f.name = (char *)qualname;
+	f.module = session__add_module(d->s, file);
+	f.file = (char *)file;
+	f.line = line;
+	n->key = xstrdup(key);
+	n->func = session__add_func(d->s, &f);
+	n->shown = selected(p, file, qualname);
+	p->names_used++;
+	return n;
+}
+
+int dec_on_pycode(struct decoder *d, const struct bp_rec_pycode *r)
+{
+	struct py_decoder *p = py_get(d);
+	char name[BP_PY_NAME_LEN * 3 + 1], file[BP_PY_FILE_LEN * 3 + 1];
+	struct py_code *c;
+	struct py_name *n;
+
+	if (r->name_len > BP_PY_NAME_LEN || r->file_len > BP_PY_FILE_LEN || !r->code)
+		return -EINVAL;
+	if (r->flags & BP_PYCODE_BAD_NAME)
+		snprintf(name, sizeof(name), "[unreadable name] code 0x%llx",
+			 (unsigned long long)r->code);
+	else
+		to_utf8(r->name, r->name_len, r->name_kind, name, sizeof(name));
+	if (r->flags & BP_PYCODE_BAD_FILE)
+		snprintf(file, sizeof(file), "[unreadable file]");
+	else
+		to_utf8(r->file, r->file_len, r->file_kind, file, sizeof(file));
+	n = intern(d, file, name, r->firstlineno);
+	c = code_slot(p, r->h.pid_tgid >> 32, r->code, true);
+	c->func = n->func;
+	c->shown = n->shown;
+	return 0;
+}
+
+/* Pops every frame above index i (they ended unseen: an exception, a lost record). */
+static int pop_above(struct decoder *d, struct tstate *t, uint32_t i)
+{
+	int err = 0;
+
+	while (t->depth > i + 1 && !err)
+		err = dec_pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
+	return err;
+}
+
+static int py_start(struct decoder *d, struct tstate *t, const struct bp_rec_py *r, uint32_t func,
+		    uint64_t ts)
+{
+	struct py_decoder *p = d->py;
+	uint32_t i;
+	int err = 0;
+
+	/* frames entered deeper than the interpreter loop that runs this one are gone */
+	while (t->depth && !err) {
+		const struct frame *top = &t->stack[t->depth - 1];
+
+		if (top->sp >= r->sp || !dec_same_stack(top->sp, r->sp))
+			break;
+		err = dec_pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
+	}
+	/* and Python frames above its caller: they ended without a record */
+	for (i = t->depth; r->previous && i-- > 0 && !err;) {
+		if (t->stack[i].pyframe != r->previous)
+			continue;
+		for (uint32_t j = i + 1; j < t->depth; j++) {
+			if (t->stack[j].pyframe) {
+				err = pop_above(d, t, j - 1);
+				break;
+			}
+		}
+		break;
+	}
+	if (err)
+		return err;
+	dec_push(d, t, func, ts, r->sp, d->next_id++);
+	t->stack[t->depth - 1].pyframe = r->frame;
+	if (r->h.flags == BP_PY_CALL)
+		return 0;
+	t->stack[t->depth - 1].flags |= BP_CALL_RESUMED;
+	if (p->susp) {
+		struct py_susp *s = &p->susp[hash_code(t->pid, r->frame) & (PY_SUSP_SLOTS - 1)];
+		struct bp_edge e = { .kind = BP_EDGE_RESUME };
+
+		if (s->frame != r->frame || s->pid != t->pid || !s->call)
+			return 0;
+		e.src_call = s->call;
+		e.src_ts = s->ts;
+		e.src_pid = s->pid;
+		e.src_tid = s->tid;
+		e.src_func = s->func;
+		e.dst_call = t->stack[t->depth - 1].id;
+		e.dst_ts = ts;
+		e.dst_pid = t->pid;
+		e.dst_tid = t->tid;
+		e.dst_func = func;
+		s->call = 0;
+		return dec_emit_edge(d, &e);
+	}
+	return 0;
+}
+
+static int py_end(struct decoder *d, struct tstate *t, const struct bp_rec_py *r, uint32_t func,
+		  bool shown, uint64_t ts)
+{
+	struct py_decoder *p = d->py;
+	uint32_t flags = r->h.flags == BP_PY_YIELD ? BP_CALL_SUSPENDED :
+			 r->h.flags == BP_PY_RAISE ? BP_CALL_RAISED : 0;
+	uint64_t id = 0;
+	uint32_t i;
+	int err;
+
+	for (i = t->depth; i-- > 0;)
+		if (t->stack[i].pyframe == r->frame)
+			break;
+	if (i < t->depth) {
+		err = pop_above(d, t, i);
+		if (err)
+			return err;
+		id = t->stack[i].id;
+		err = dec_pop_emit(d, t, ts, flags);
+	} else if (shown) {
+		/* it began before the recording (attach) or its start was lost */
+		struct frame f;
+
+		memset(&f, 0, sizeof(f));
+		f.id = id = d->next_id++;
+		f.func = func;
+		f.sp = r->sp;
+		f.flags = BP_CALL_NO_ENTRY;
+		f.info_first = t->ninfos;
+		f.begin = t->depth ? t->stack[t->depth - 1].begin : t->first_ts;
+		f.path = session__path(d->s, t->depth ? t->stack[t->depth - 1].path : 0, func);
+		err = dec_emit_call(d, t, &f, t->depth, ts, flags);
+	} else {
+		return 0;
+	}
+	if (err || r->h.flags != BP_PY_YIELD)
+		return err;
+	if (!p->susp)
+		p->susp = xcalloc(PY_SUSP_SLOTS, sizeof(*p->susp));
+	{
+		struct py_susp *s = &p->susp[hash_code(t->pid, r->frame) & (PY_SUSP_SLOTS - 1)];
+
+		s->frame = r->frame;
+		s->call = id;
+		s->ts = ts;
+		s->pid = t->pid;
+		s->tid = t->tid;
+		s->func = func;
+	}
+	return 0;
+}
+
+int dec_on_py(struct decoder *d, const struct bp_rec_py *r, uint64_t ts)
+{
+	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
+	struct py_decoder *p = py_get(d);
+	struct tstate *t = dec_thread_state(d, tid, pid, ts);
+	struct py_code *c = code_slot(p, pid, r->code, false);
+	uint32_t func;
+	bool shown;
+	int err;
+
+	if (c) {
+		func = c->func;
+		shown = c->shown;
+	} else {
+		char name[64];
+
+		/* its BP_REC_PYCODE was lost: named by address, never silently dropped */
+		snprintf(name, sizeof(name), "[python code 0x%llx]", (unsigned long long)r->code);
+		func = intern(d, "[python]", name, 0)->func;
+		shown = !p->ninc;
+		p->nunnamed++;
+	}
+	switch (r->h.flags) {
+	case BP_PY_CALL:
+	case BP_PY_RESUME:
+	case BP_PY_THROW:
+		err = shown ? py_start(d, t, r, func, ts) : 0;
+		break;
+	case BP_PY_RETURN:
+	case BP_PY_YIELD:
+	case BP_PY_RAISE:
+		err = py_end(d, t, r, func, shown, ts);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!err && ts > t->last_ts)
+		t->last_ts = ts;
+	return err;
+}

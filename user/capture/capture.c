@@ -28,6 +28,7 @@
 #include "bpf/events.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "capture/overhead.h"
 #include "symbols/placement.h"
 #include "symbols/select.h"
 #include "symbols/symbolize.h"
@@ -73,7 +74,20 @@ struct capture {
 	uint64_t stop_deadline;
 	uint64_t next_count;	/* when to count the targets again */
 	size_t ntargets;
+
+	decoder_sink_fn sink;	/* the caller's */
+	void *sink_ctx;
+	struct overhead *ovh;	/* probe cost estimate (capture/overhead.c) */
 };
+
+/* Every decoded event passes the overhead estimate on its way to the caller's sink. */
+static int watch_sink(void *ctx, const struct bp_event *ev)
+{
+	struct capture *c = ctx;
+
+	overhead__event(c->ovh, ev);
+	return c->sink(c->sink_ctx, ev);
+}
 
 /* ---------------------------------------------------------------- header */
 
@@ -292,10 +306,12 @@ int capture__new(const struct capture_opts *o, struct bp_session *s, decoder_sin
 	c->s = s;
 	c->l.release_fd = c->l.err_fd = -1;
 	c->launching = !o->npids && o->argv;
+	c->sink = sink;
+	c->sink_ctx = ctx;
 	fill_header(s, o);
 	err = resolve_targets(c);
 	if (!err)
-		err = decoder__new(s, sink, ctx, &c->dec);
+		err = decoder__new(s, watch_sink, c, &c->dec);
 	if (err) {
 		capture__free(c);
 		return err;
@@ -469,26 +485,6 @@ static int feed(void *ctx, const void *rec, size_t size)
 	return decoder__feed(c->dec, rec, size);
 }
 
-/* Warns when most selected functions take the kernel's single-step path. */
-static void warn_slow_probes(const struct bp_session *s)
-{
-	size_t i, slow = 0, skipped = 0;
-
-	for (i = 0; i < s->nfuncs; i++) {
-		const char *path = select__probe_path(&s->funcs[i]);
-
-		slow += !strcmp(path, "single-step");
-		skipped += !strcmp(path, "skip-endbr");
-	}
-	if (skipped)
-		p_dbg("%zu functions probed after their endbr64 (emulated path)", skipped);
-	if (s->nfuncs && slow * 2 > s->nfuncs)
-		p_warn("%zu of %zu functions start with an instruction the kernel single-steps: "
-		       "about %u ns per traced call instead of %u ns (see 'bpfprof list')",
-		       slow, s->nfuncs, select__probe_cost_ns(&(struct bp_func){ .flags = 0 }),
-		       select__probe_cost_ns(&(struct bp_func){ .flags = 1 }));
-}
-
 static int load(struct capture *c)
 {
 	const struct capture_opts *o = &c->o;
@@ -573,6 +569,7 @@ static int add_targets(struct capture *c)
 			return err;
 		}
 		err = tracer__add_launched(c->tr, c->l.pid);
+		overhead__set_target(c->ovh, c->l.pid);
 	} else {
 		for (i = 0; i < o->npids && !err; i++)
 			err = tracer__add_pid(c->tr, o->pids[i]);
@@ -580,6 +577,8 @@ static int add_targets(struct capture *c)
 			symbolizer__preload(c->sym, o->pids[i]);
 		for (i = 0; i < o->npids; i++)
 			name_existing(c->s, o->pids[i]);
+		if (o->npids)
+			overhead__set_target(c->ovh, o->pids[0]);
 	}
 	if (err)
 		p_err("cannot register the target: %s", strerror(-err));
@@ -593,6 +592,9 @@ int capture__start(struct capture *c)
 	uint64_t t_attach;
 	int err;
 
+	/* this machine's probe costs, before anything of the target runs (or functions may come at exec) */
+	if (c->ps.nfuncs || c->sopts.lenient)
+		c->ovh = overhead__new(c->s);
 	err = load(c);
 	if (err)
 		return err;
@@ -624,7 +626,6 @@ int capture__start(struct capture *c)
 	if (err)
 		return err;
 	t_attach = now_ns(CLOCK_MONOTONIC) - c->s->t0;
-	warn_slow_probes(c->s);
 	if (c->python)
 		p_info("tracing Python calls (CPython)");
 	if (c->ps.nfuncs || (!c->smp && !c->python))
@@ -700,6 +701,8 @@ int capture__poll(struct capture *c, bool all)
 			p_err("cannot decode the trace: %s", strerror(-n));
 		return n;
 	}
+	if (n > 0)
+		overhead__check(c->ovh, now_ns(CLOCK_MONOTONIC) - c->s->t0);
 	err = account_losses(c);
 	return err ? err : n;
 }
@@ -792,6 +795,7 @@ int capture__finish(struct capture *c)
 	if (err)
 		return err;
 	c->s->duration = now_ns(CLOCK_MONOTONIC) - c->s->t0;
+	overhead__summary(c->ovh, c->s->duration);
 	return 0;
 }
 
@@ -821,6 +825,7 @@ void capture__free(struct capture *c)
 	tracer__free(c->tr);
 	symbolizer__free(c->sym);
 	decoder__free(c->dec);
+	overhead__free(c->ovh);
 	ustrings__free(c->strings);
 	probe_set__free(&c->ps);
 	probe_set__free(&c->unw);

@@ -536,7 +536,7 @@ bool placement__paths(const struct bp_session *s, char *buf, size_t len)
 		const char *path;
 
 		if (f->flags & (BP_FUNC_SAMPLED | BP_FUNC_KERNEL | BP_FUNC_UNKNOWN | BP_FUNC_MARKER |
-				BP_FUNC_SPAN) ||
+				BP_FUNC_SPAN | BP_FUNC_PYTHON) ||
 		    insn == ELFSYM_INSN_REFUSED)
 			continue;
 		n++;

@@ -655,16 +655,6 @@ const char *select__probe_path(const struct bp_func *f)
 	}
 }
 
-unsigned select__probe_cost_ns(const struct bp_func *f)
-{
-	/* entry + return, `make bench` on the development VM (6.18, 2 vCPUs); see README */
-	const char *path = select__probe_path(f);
-
-	if (!strcmp(path, "single-step"))
-		return 15000;
-	return strcmp(path, "nop5") ? 700 : 500;
-}
-
 int select__libraries(const char *lib, pid_t pid, char ***paths, size_t *n)
 {
 	*paths = NULL;

@@ -56,8 +56,6 @@ void probe_set__free(struct probe_set *ps);
 
 /* "emulated", "single-step" or "nop5": how the probe on f fires (wherever placement put it). */
 const char *select__probe_path(const struct bp_func *f);
-/* Rough cost of one traced call (entry + return) in ns on f's probe path, as measured in bench/. */
-unsigned select__probe_cost_ns(const struct bp_func *f);
 
 /*
  * The exception unwinder's entry points (_Unwind_RaiseException and co.) in

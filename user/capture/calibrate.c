@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Probe cost calibration (see calibrate.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "capture/calibrate.h"
+#include "capture/trace.h"
+#include "decode/decode.h"
+#include "symbols/select.h"
+#include "base/log.h"
+#include "base/util.h"
+
+/*
+ * The functions the helper calls.  Their first instruction decides the
+ * path: push (emulated), mov (single-stepped: nothing is placed here, the
+ * probes go on the entries), the 5-byte nop; the reference is the push one's
+ * twin, never probed.
+ */
+asm(".text\n"
+    ".globl bpfprof_cal_emulated\n.type bpfprof_cal_emulated,@function\n.p2align 4\n"
+    "bpfprof_cal_emulated:\n\tpush %rbp\n\tpop %rbp\n\tret\n"
+    ".size bpfprof_cal_emulated, .-bpfprof_cal_emulated\n"
+    ".globl bpfprof_cal_step\n.type bpfprof_cal_step,@function\n.p2align 4\n"
+    "bpfprof_cal_step:\n\tmov %rdi, %rax\n\tret\n"
+    ".size bpfprof_cal_step, .-bpfprof_cal_step\n"
+    ".globl bpfprof_cal_nop5\n.type bpfprof_cal_nop5,@function\n.p2align 4\n"
+    "bpfprof_cal_nop5:\n\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\tret\n"
+    ".size bpfprof_cal_nop5, .-bpfprof_cal_nop5\n"
+    ".globl bpfprof_cal_ref\n.type bpfprof_cal_ref,@function\n.p2align 4\n"
+    "bpfprof_cal_ref:\n\tpush %rbp\n\tpop %rbp\n\tret\n"
+    ".size bpfprof_cal_ref, .-bpfprof_cal_ref\n");
+
+#define CAL_CALLS	200	/* per path and round: ~5 ms single-stepped on the slow VM */
+#define CAL_WARMUP	30	/* first calls, not measured: the kernel maps its XOL page, optimises nop5 */
+#define CAL_ROUNDS	3
+#define CACHE_DIR	"/run/bpfprof"
+#define CACHE_FILE	CACHE_DIR "/calibration"
+#define CACHE_MAX_AGE	3600
+
+/* Rough figures of the development VM (make bench), for when nothing can be measured. */
+static const struct probe_costs fallback = {
+	.total_ns = { 7500, 23000, 3000 },
+	.inside_ns = { 3700, 11500, 1500 },
+};
+
+static void (*const cal_fn[PP_NPATHS])(void) = {
+	bpfprof_cal_emulated, bpfprof_cal_step, bpfprof_cal_nop5,
+};
+
+const char *calibrate__path_name(enum probe_path_kind k)
+{
+	static const char *const names[] = { "emulated", "single-step", "nop5" };
+
+	return k < PP_NPATHS ? names[k] : "?";
+}
+
+enum probe_path_kind calibrate__path(const struct bp_func *f)
+{
+	const char *p = select__probe_path(f);
+
+	/* CPython's function__entry/return: USDT 1-byte nops, emulated */
+	if (f->flags & BP_FUNC_PYTHON)
+		return PP_EMULATED;
+	if (!strcmp(p, "single-step"))
+		return PP_SINGLE_STEP;
+	return strcmp(p, "nop5") ? PP_EMULATED : PP_NOP5;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/*
+ * The helper's loops are timed in its own CPU time, which includes the
+ * probes (they run in its context) but not the time other programs of a
+ * busy machine take from it (2 CPUs shared by many here).
+ */
+static uint64_t cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+/* What the helper measured; warm_end: when its warm-up ended (CLOCK_MONOTONIC ns). */
+struct cal_result {
+	uint64_t warm_end;
+	double v[CAL_ROUNDS][PP_NPATHS][2];	/* ns per call: traced loop, reference loop */
+};
+
+/* The helper: waits for the go, warms up, then per round and path the traced loop and the reference. */
+static void __attribute__((noreturn)) helper(int go, int res)
+{
+	struct cal_result cr;
+	void (*volatile fn)(void);
+	char c;
+	int r, p, i;
+
+	if (read(go, &c, 1) != 1)
+		_exit(1);
+	for (p = 0; p < PP_NPATHS; p++) {
+		fn = cal_fn[p];
+		for (i = 0; i < CAL_WARMUP; i++)
+			fn();
+	}
+	cr.warm_end = mono_ns();
+	for (r = 0; r < CAL_ROUNDS; r++) {
+		for (p = 0; p < PP_NPATHS; p++) {
+			uint64_t t0, t1, t2;
+
+			fn = cal_fn[p];
+			t0 = cpu_ns();
+			for (i = 0; i < CAL_CALLS; i++)
+				fn();
+			t1 = cpu_ns();
+			fn = bpfprof_cal_ref;
+			for (i = 0; i < CAL_CALLS; i++)
+				fn();
+			t2 = cpu_ns();
+			cr.v[r][p][0] = (double)(t1 - t0) / CAL_CALLS;
+			cr.v[r][p][1] = (double)(t2 - t1) / CAL_CALLS;
+		}
+	}
+	if (write(res, &cr, sizeof(cr)) != (ssize_t)sizeof(cr))
+		_exit(1);
+	_exit(0);
+}
+
+/* File offset of code address `addr` of this process, and the file's path. */
+static int self_offset(const void *addr, char *path, size_t len, unsigned long *off)
+{
+	unsigned long a = (unsigned long)addr, lo, hi, foff;
+	char line[4400], p[4097];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		p[0] = '\0';
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %4096s", &lo, &hi, &foff, p) < 3)
+			continue;
+		if (a < lo || a >= hi || p[0] != '/')
+			continue;
+		snprintf(path, len, "%s", p);
+		*off = a - lo + foff;
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+/* The measured calls' durations per path (the median is what counts: preemption only adds). */
+struct cal_sink {
+	double dur[PP_NPATHS][CAL_CALLS * CAL_ROUNDS];
+	uint64_t n[PP_NPATHS];
+	uint64_t from;		/* calls before (session time) are the warm-up */
+};
+
+static int on_event(void *ctx, const struct bp_event *ev)
+{
+	struct cal_sink *cs = ctx;
+
+	if (ev->kind == BP_EV_CALL && ev->call.func < PP_NPATHS && ev->call.begin >= cs->from &&
+	    !(ev->call.flags & (BP_CALL_UNFINISHED | BP_CALL_UNWOUND | BP_CALL_NO_ENTRY))) {
+		uint32_t f = ev->call.func;
+
+		if (cs->n[f] < CAL_CALLS * CAL_ROUNDS)
+			cs->dur[f][cs->n[f]++] = (double)(ev->call.end - ev->call.begin);
+	}
+	return 0;
+}
+
+static int on_record(void *ctx, const void *rec, size_t size)
+{
+	return decoder__feed(ctx, rec, size);
+}
+
+/*
+ * Detaching return probes waits for an SRCU grace period (up to a second
+ * here): the private tracer is freed by a thread meanwhile, joined by
+ * calibrate__join() at the end of the recording.
+ */
+static pthread_t releaser;
+static bool releasing;
+
+static void *release_fn(void *tr)
+{
+	tracer__free(tr);
+	return NULL;
+}
+
+static void release_tracer(struct tracer *tr)
+{
+	if (!tr)
+		return;
+	calibrate__join();
+	if (pthread_create(&releaser, NULL, release_fn, tr) == 0)
+		releasing = true;
+	else
+		tracer__free(tr);
+}
+
+void calibrate__join(void)
+{
+	if (releasing)
+		pthread_join(releaser, NULL);
+	releasing = false;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int measure(struct probe_costs *out)
+{
+	struct tracer_opts topts = { .buffer_size = 1 << 20 };
+	struct cal_result cr;
+	struct bp_session s;
+	struct cal_sink *cs = xcalloc(1, sizeof(*cs));
+	struct decoder *dec = NULL;
+	struct tracer *tr = NULL;
+	unsigned long offs[PP_NPATHS];
+	uint64_t cookies[PP_NPATHS], refused[PP_NPATHS];
+	size_t nrefused = 0;
+	char path[4097], other[4097];
+	int go[2] = { -1, -1 }, res[2] = { -1, -1 }, err, p, r, status;
+	pid_t child = -1;
+
+	session__init(&s);
+	for (p = 0; p < PP_NPATHS; p++) {
+		err = self_offset((const void *)cal_fn[p], p ? other : path, sizeof(path), &offs[p]);
+		if (err)
+			goto cleanup;
+		if (p && strcmp(other, path)) {
+			err = -EINVAL;
+			goto cleanup;
+		}
+		cookies[p] = p;
+	}
+	session__add_module(&s, path);
+	for (p = 0; p < PP_NPATHS; p++) {
+		struct bp_func f = { .name = (char *)calibrate__path_name(p), .nparams = -1 };
+
+		session__add_func(&s, &f);
+	}
+	s.t0 = mono_ns();
+	err = decoder__new(&s, on_event, cs, &dec);
+	if (err)
+		goto cleanup;
+	err = tracer__new(&topts, on_record, dec, &tr);
+	if (err)
+		goto cleanup;
+	if (pipe2(go, O_CLOEXEC) || pipe2(res, O_CLOEXEC)) {
+		err = -errno;
+		goto cleanup;
+	}
+	child = fork();
+	if (child < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (child == 0) {
+		close(go[1]);
+		close(res[0]);
+		helper(go[0], res[1]);
+	}
+	close(go[0]);
+	close(res[1]);
+	go[0] = res[1] = -1;
+	err = tracer__add_pid(tr, child);
+	if (!err)
+		err = tracer__attach(tr, path, offs, cookies, PP_NPATHS, false, refused, &nrefused);
+	if (!err && nrefused)
+		err = -ENOTSUP;
+	if (err)
+		goto cleanup;
+	if (write(go[1], "g", 1) != 1) {
+		err = -EPIPE;
+		goto cleanup;
+	}
+	if (read(res[0], &cr, sizeof(cr)) != (ssize_t)sizeof(cr)) {
+		err = -EPIPE;
+		goto cleanup;
+	}
+	cs->from = cr.warm_end > s.t0 ? cr.warm_end - s.t0 : 0;
+	tracer__pause(tr);
+	do {
+		err = tracer__poll(tr, true);
+	} while (err > 0);
+	if (err < 0)
+		goto cleanup;
+	err = decoder__finish(dec);
+	if (err)
+		goto cleanup;
+	for (p = 0; p < PP_NPATHS; p++) {
+		double tot[CAL_ROUNDS], ref[CAL_ROUNDS];
+
+		if (cs->n[p] < CAL_CALLS * CAL_ROUNDS / 2) {
+			err = -ENODATA;	/* the records did not come: no figure is better than a wrong one */
+			goto cleanup;
+		}
+		for (r = 0; r < CAL_ROUNDS; r++) {
+			tot[r] = cr.v[r][p][0] - cr.v[r][p][1];
+			ref[r] = cr.v[r][p][1];
+		}
+		qsort(tot, CAL_ROUNDS, sizeof(double), cmp_double);
+		qsort(ref, CAL_ROUNDS, sizeof(double), cmp_double);
+		out->total_ns[p] = tot[CAL_ROUNDS / 2];
+		qsort(cs->dur[p], cs->n[p], sizeof(double), cmp_double);
+		out->inside_ns[p] = cs->dur[p][cs->n[p] / 2] - ref[CAL_ROUNDS / 2];
+		if (out->inside_ns[p] < 0)
+			out->inside_ns[p] = 0;
+		if (out->inside_ns[p] > out->total_ns[p])
+			out->inside_ns[p] = out->total_ns[p];
+		if (tot[CAL_ROUNDS / 2] > 0 &&
+		    (tot[CAL_ROUNDS - 1] - tot[0]) / tot[CAL_ROUNDS / 2] > out->spread)
+			out->spread = (tot[CAL_ROUNDS - 1] - tot[0]) / tot[CAL_ROUNDS / 2];
+	}
+	out->measured = true;
+	err = 0;
+cleanup:
+	if (go[1] >= 0)
+		close(go[1]);	/* a helper still waiting reads EOF and leaves */
+	if (child > 0)
+		waitpid(child, &status, 0);
+	if (go[0] >= 0)
+		close(go[0]);
+	if (res[0] >= 0)
+		close(res[0]);
+	if (res[1] >= 0)
+		close(res[1]);
+	release_tracer(tr);
+	decoder__free(dec);
+	session__free(&s);
+	free(cs);
+	return err;
+}
+
+/* "kernel exe-dev:ino:mtime": what the figures hold for. */
+static void cache_key(char *buf, size_t len)
+{
+	struct utsname u;
+	struct stat st;
+
+	if (uname(&u))
+		u.release[0] = '\0';
+	if (stat("/proc/self/exe", &st))
+		memset(&st, 0, sizeof(st));
+	snprintf(buf, len, "%s %lu:%lu:%lld", u.release, (unsigned long)st.st_dev,
+		 (unsigned long)st.st_ino, (long long)st.st_mtime);
+}
+
+static bool read_cache(struct probe_costs *out)
+{
+	char key[512], line[1024], fkey[512];
+	long long when;
+	struct probe_costs c = { 0 };
+	FILE *f = fopen(CACHE_FILE, "r");
+	bool ok = false;
+
+	if (!f)
+		return false;
+	cache_key(key, sizeof(key));
+	if (fgets(fkey, sizeof(fkey), f) && fgets(line, sizeof(line), f)) {
+		fkey[strcspn(fkey, "\n")] = '\0';
+		ok = !strcmp(fkey, key) &&
+		     sscanf(line, "%lld %lf %lf %lf %lf %lf %lf %lf", &when, &c.total_ns[0],
+			    &c.inside_ns[0], &c.total_ns[1], &c.inside_ns[1], &c.total_ns[2],
+			    &c.inside_ns[2], &c.spread) == 8 &&
+		     time(NULL) - when >= 0 && time(NULL) - when < CACHE_MAX_AGE;
+	}
+	fclose(f);
+	if (ok) {
+		*out = c;
+		out->measured = out->cached = true;
+	}
+	return ok;
+}
+
+/* Best effort: a read-only /run only costs the next command a calibration. */
+static void write_cache(const struct probe_costs *c)
+{
+	char key[512], tmp[] = CACHE_FILE ".XXXXXX";
+	FILE *f;
+	int fd;
+
+	if (mkdir(CACHE_DIR, 0755) && errno != EEXIST)
+		return;
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
+	cache_key(key, sizeof(key));
+	fprintf(f, "%s\n%lld %.1f %.1f %.1f %.1f %.1f %.1f %.3f\n", key, (long long)time(NULL),
+		c->total_ns[0], c->inside_ns[0], c->total_ns[1], c->inside_ns[1], c->total_ns[2],
+		c->inside_ns[2], c->spread);
+	if (fclose(f) || rename(tmp, CACHE_FILE))
+		unlink(tmp);
+}
+
+void calibrate__run(struct probe_costs *out, bool fresh)
+{
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!fresh && read_cache(out))
+		return;
+	err = measure(out);
+	if (err) {
+		p_dbg("probe calibration failed (%s): using the development VM's figures",
+		      strerror(-err));
+		*out = fallback;
+		return;
+	}
+	p_dbg("probe costs here, ns per call (total/inside): emulated %.0f/%.0f, single-step "
+	      "%.0f/%.0f, nop5 %.0f/%.0f (spread %.0f%%)", out->total_ns[0], out->inside_ns[0],
+	      out->total_ns[1], out->inside_ns[1], out->total_ns[2], out->inside_ns[2],
+	      100 * out->spread);
+	write_cache(out);
+}

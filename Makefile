@@ -165,7 +165,7 @@ FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 600
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	      -D_GNU_SOURCE -I. -Iuser
-FUZZ_SRCS  := user/archive/reader.c user/archive/events.c user/model/session.c user/base/log.c
+FUZZ_SRCS  := user/archive/reader.c user/archive/events.c user/model/session.c user/base/log.c user/base/util.c
 FUZZ_HDRS  := user/archive/archive.h user/archive/format.h user/archive/internal.h user/model/session.h user/base/log.h
 FUZZ_RUN    = $(OUTPUT)/fuzz/fuzz_archive -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	      -artifact_prefix=$(OUTPUT)/fuzz/ $(OUTPUT)/fuzz/corpus tests/fuzz/corpus

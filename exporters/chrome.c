@@ -38,13 +38,6 @@ static void sep(struct exporter *e)
 	p->need_comma = true;
 }
 
-static const char *basename_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 static int chrome_begin(struct exporter *e, const struct bp_session *s)
 {
 	FILE *f = e->out;
@@ -144,8 +137,7 @@ static int cache_func(struct chrome_priv *p, const struct bp_session *s, uint32_
 				",\"cat\":\"span\",\"ph\":\"X\",\"ts\":" :
 				",\"cat\":\"call\",\"ph\":\"X\",\"ts\":");
 	if (func < s->nfuncs && s->funcs[func].module < s->nmodules)
-		p->tail[func] = escaped(",\"module\":",
-					basename_of(s->modules[s->funcs[func].module].path), "");
+		p->tail[func] = escaped(",\"module\":", session__func_module(s, func), "");
 	else
 		p->tail[func] = calloc(1, 1);
 	return p->head[func] && p->tail[func] ? 0 : -ENOMEM;

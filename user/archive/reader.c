@@ -23,6 +23,7 @@
 #include "format.h"
 #include "internal.h"
 #include "base/log.h"
+#include "base/util.h"
 
 
 static const char *sec_name(uint32_t type)
@@ -738,14 +739,5 @@ int archive__read_tables(const char *path, struct bp_session *s)
 
 int archive__probe(const char *path)
 {
-	char magic[ARCHIVE_MAGIC_LEN];
-	FILE *f = fopen(path, "rb");
-	int ok;
-
-	if (!f)
-		return 0;
-	ok = fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
-	     !memcmp(magic, ARCHIVE_MAGIC, sizeof(magic));
-	fclose(f);
-	return ok;
+	return file_has_magic(path, ARCHIVE_MAGIC, ARCHIVE_MAGIC_LEN);
 }

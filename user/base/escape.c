@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <string.h>
 #include "escape.h"
+#include "utf8.h"
 
 void csv_str(FILE *f, const char *s)
 {
@@ -22,33 +23,6 @@ void csv_str(FILE *f, const char *s)
 	putc('"', f);
 }
 
-/* Length of a valid UTF-8 sequence at p (2..4), or 0; p[0] >= 0x80. */
-static int utf8_seq(const unsigned char *p)
-{
-	unsigned char c = p[0], lo = 0x80, hi = 0xbf;
-	int n, i;
-
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		lo = c == 0xe0 ? 0xa0 : 0x80;	/* overlong */
-		hi = c == 0xed ? 0x9f : 0xbf;	/* surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		lo = c == 0xf0 ? 0x90 : 0x80;	/* overlong */
-		hi = c == 0xf4 ? 0x8f : 0xbf;	/* above U+10FFFF */
-	} else {
-		return 0;
-	}
-	if (p[1] < lo || p[1] > hi)
-		return 0;	/* also stops at the terminating NUL */
-	for (i = 2; i < n; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return n;
-}
-
 void dot_str(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
@@ -63,7 +37,7 @@ void dot_str(FILE *f, const char *s)
 			p++;
 		} else if (*p < 0x80) {
 			putc(*p++, f);
-		} else if ((n = utf8_seq(p))) {
+		} else if ((n = utf8_len(p))) {
 			fwrite(p, 1, n, f);
 			p += n;
 		} else {

@@ -2,46 +2,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include "json.h"
+#include "utf8.h"
 
-/*
- * Length of the valid UTF-8 sequence at p (1..4), or 0 when the bytes there
- * are not one: a stray continuation byte, a truncated sequence, an overlong
- * form, a UTF-16 surrogate or a code point above U+10FFFF.  Names come from
- * symbol tables and comm strings, which nothing forces to be UTF-8, and one bad
- * byte must not make the whole output unreadable to a strict JSON parser.
- */
-static int utf8_len(const unsigned char *p)
-{
-	unsigned char c = p[0];
-	unsigned char lo = 0x80, hi = 0xbf;	/* allowed range of the second byte */
-	int n, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;	/* overlong */
-		else if (c == 0xed)
-			hi = 0x9f;	/* surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;	/* overlong */
-		else if (c == 0xf4)
-			hi = 0x8f;	/* above U+10FFFF */
-	} else {
-		return 0;	/* 0x80-0xc1 (continuation, overlong lead), 0xf5-0xff */
-	}
-	if (p[1] < lo || p[1] > hi)
-		return 0;	/* also stops at the terminating NUL */
-	for (i = 2; i < n; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return n;
-}
 
 void json_str(FILE *f, const char *s)
 {

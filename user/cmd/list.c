@@ -11,6 +11,7 @@
 #include "symbols/elfsym.h"
 #include "capture/launch.h"
 #include "base/log.h"
+#include "symbols/procmaps.h"
 #include "symbols/select.h"
 #include "symbols/placement.h"
 #include "model/session.h"
@@ -33,12 +34,33 @@ static void usage(FILE *f)
 		   "  -h, --help      this help\n");
 }
 
+struct file_list {
+	char ***files;
+	size_t *n;
+};
+
+/* A mapped file not in the list yet joins it. */
+static int add_mapped_file(void *ctx, const struct procmap *m)
+{
+	struct file_list *l = ctx;
+	size_t j;
+
+	if (m->path[0] != '/')
+		return 0;
+	for (j = 0; j < *l->n && strcmp((*l->files)[j], m->path); j++)
+		;
+	if (j == *l->n) {
+		*l->files = xrealloc(*l->files, (*l->n + 1) * sizeof(**l->files));
+		(*l->files)[(*l->n)++] = xstrdup(m->path);
+	}
+	return 0;
+}
+
 /* USDT probes of the executable and the listed libraries (or all a pid maps). */
 static void list_usdt(const struct bp_session *s, const char *exe, pid_t pid)
 {
-	char **files = NULL, line[4200], path[64];
+	char **files = NULL;
 	size_t nfiles = 0, i, j, total = 0;
-	FILE *f;
 
 	files = xrealloc(files, sizeof(*files));
 	files[nfiles++] = xstrdup(exe);
@@ -46,23 +68,8 @@ static void list_usdt(const struct bp_session *s, const char *exe, pid_t pid)
 		files = xrealloc(files, (nfiles + 1) * sizeof(*files));
 		files[nfiles++] = xstrdup(s->modules[i].path);
 	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = pid ? fopen(path, "re") : NULL;
-	while (f && fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, '/');
-
-		if (!p)
-			continue;
-		p[strcspn(p, "\n")] = 0;
-		for (j = 0; j < nfiles && strcmp(files[j], p); j++)
-			;
-		if (j < nfiles)
-			continue;
-		files = xrealloc(files, (nfiles + 1) * sizeof(*files));
-		files[nfiles++] = xstrdup(p);
-	}
-	if (f)
-		fclose(f);
+	if (pid)
+		procmaps__each(pid, add_mapped_file, &(struct file_list){ &files, &nfiles });
 	for (i = 0; i < nfiles; i++) {
 		struct usdt_notes notes;
 		const char *base = strrchr(files[i], '/');

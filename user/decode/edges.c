@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "symbols/symbolize.h"
 #include "internal.h"
+#include "symbols/procmaps.h"
 
 int dec_emit_edge(struct decoder *d, const struct bp_edge *e)
 {
@@ -23,28 +24,22 @@ int dec_emit_edge(struct decoder *d, const struct bp_edge *e)
 	return d->sink(d->ctx, &ev);
 }
 
+static int add_range(void *ctx, const struct procmap *m)
+{
+	struct pid_ranges *pr = ctx;
+
+	if ((pr->n & (pr->n - 1)) == 0)
+		pr->r = xrealloc(pr->r, (pr->n ? pr->n * 2 : 64) * sizeof(*pr->r));
+	pr->r[pr->n][0] = m->start;
+	pr->r[pr->n][1] = m->end;
+	pr->n++;
+	return 0;
+}
+
 static void read_ranges(struct pid_ranges *pr)
 {
-	char path[64], line[512];
-	FILE *f;
-
 	pr->n = 0;
-	snprintf(path, sizeof(path), "/proc/%u/maps", pr->pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long a, b;
-
-		if (sscanf(line, "%llx-%llx", &a, &b) != 2)
-			continue;
-		if ((pr->n & (pr->n - 1)) == 0)
-			pr->r = xrealloc(pr->r, (pr->n ? pr->n * 2 : 64) * sizeof(*pr->r));
-		pr->r[pr->n][0] = a;
-		pr->r[pr->n][1] = b;
-		pr->n++;
-	}
-	fclose(f);
+	procmaps__each(pr->pid, add_range, pr);
 }
 
 /* Could v be a pointer in pid's address space?  Small integers never are. */

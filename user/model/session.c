@@ -234,3 +234,14 @@ const char *session__edge_kind(uint32_t kind)
 		return "unknown";
 	}
 }
+
+const char *session__func_module(const struct bp_session *s, uint32_t func)
+{
+	const char *path, *base;
+
+	if (func >= s->nfuncs || s->funcs[func].module >= s->nmodules)
+		return "";
+	path = s->modules[s->funcs[func].module].path;
+	base = strrchr(path, '/');
+	return base ? base + 1 : path;
+}

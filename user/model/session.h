@@ -267,6 +267,8 @@ struct bp_thread *session__find_thread(const struct bp_session *s, uint32_t tid)
 struct bp_process *session__process(struct bp_session *s, uint32_t pid);
 void session__set_process_name(struct bp_session *s, uint32_t pid, const char *name);
 const char *session__func_name(const struct bp_session *s, uint32_t func);
+/* The file name (no directory) of the function's module; "" for an unknown function. */
+const char *session__func_module(const struct bp_session *s, uint32_t func);
 /* "fork", "wakeup", "data" */
 const char *session__edge_kind(uint32_t kind);
 /* The path node (parent, func), created if new. */

@@ -100,7 +100,6 @@ uint64_t report_wall_ns(const struct report *r, const struct bp_session *s);
 double report_pct_wall(const struct report *r, const struct bp_session *s, uint64_t ns);
 void report_resolve(struct report *r, const struct bp_session *s);
 const struct path_row *report_node_stats(const struct report *r, uint32_t p);
-const char *report_func_module(const struct bp_session *s, uint32_t func);
 void report_walk_tree(struct report *r, const struct bp_session *s, FILE *f, tree_visit_fn visit);
 uint64_t report_percentile(const struct func_row *f, unsigned int q);
 

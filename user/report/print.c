@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/escape.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -44,7 +45,7 @@ static void pretty_name(const struct bp_session *s, FILE *f, uint32_t func)
 	fputs(session__func_name(s, func), f);
 	/* the module only when there is a choice */
 	if (s->nmodules > 1)
-		fprintf(f, "  [%s]", report_func_module(s, func));
+		fprintf(f, "  [%s]", session__func_module(s, func));
 	fputc('\n', f);
 }
 
@@ -106,7 +107,7 @@ static void json_flat(struct report *r, const struct bp_session *s, FILE *f)
 		fputs(i ? ",\n  {\"name\":" : "\n  {\"name\":", f);
 		json_str(f, session__func_name(s, idx[i]));
 		fputs(",\"module\":", f);
-		json_str(f, report_func_module(s, idx[i]));
+		json_str(f, session__func_module(s, idx[i]));
 		fprintf(f, ",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64
 			   ",\"avg_ns\":%" PRIu64 ",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
 			   ",\"p50_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64 ",\"pct_wall\":%.3f}",
@@ -168,22 +169,6 @@ static void print_json(struct report *r, const struct bp_session *s, FILE *f)
 
 /* ---------------------------------------------------------------- csv */
 
-/* RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
-static void csv_field(FILE *f, const char *v)
-{
-	if (!strpbrk(v, ",\"\r\n")) {
-		fputs(v, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *v; v++) {
-		if (*v == '"')
-			fputc('"', f);
-		fputc(*v, f);
-	}
-	fputc('"', f);
-}
-
 static void csv_flat(struct report *r, const struct bp_session *s, FILE *f)
 {
 	uint32_t *idx;
@@ -195,9 +180,9 @@ static void csv_flat(struct report *r, const struct bp_session *s, FILE *f)
 	for (i = 0; i < n && i < top; i++) {
 		const struct func_row *fr = &r->funcs[idx[i]];
 
-		csv_field(f, session__func_name(s, idx[i]));
+		csv_str(f, session__func_name(s, idx[i]));
 		fputc(',', f);
-		csv_field(f, report_func_module(s, idx[i]));
+		csv_str(f, session__func_module(s, idx[i]));
 		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			   ",%" PRIu64 ",%" PRIu64 ",%.3f\r\n",
 			fr->calls, fr->total, fr->self, fr->sum / fr->calls, fr->min, fr->max,
@@ -213,7 +198,7 @@ static void csv_node(struct report *r, const struct bp_session *s, FILE *f,
 
 	/* as in JSON: the parent's id (listed before; 0: a root), not the whole path */
 	fprintf(f, "%u,%u,%zu,", chain[depth - 1], depth > 1 ? chain[depth - 2] : 0, depth);
-	csv_field(f, session__func_name(s, s->paths[chain[depth - 1]].func));
+	csv_str(f, session__func_name(s, s->paths[chain[depth - 1]].func));
 	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\r\n", p->calls, p->total, p->self);
 }
 
@@ -367,9 +352,9 @@ static void csv_edges(const struct report *r, const struct bp_session *s, FILE *
 	fputs("kind,from,to,count,latency_ns\r\n", f);
 	for (i = 0; i < r->nedges; i++) {
 		fprintf(f, "%s,", session__edge_kind(v[i].kind));
-		csv_field(f, session__func_name(s, v[i].src));
+		csv_str(f, session__func_name(s, v[i].src));
 		fputc(',', f);
-		csv_field(f, session__func_name(s, v[i].dst));
+		csv_str(f, session__func_name(s, v[i].dst));
 		fprintf(f, ",%" PRIu64 ",%" PRIu64 "\r\n", v[i].count, v[i].latency);
 	}
 	free(v);

@@ -566,17 +566,6 @@ double report_pct_wall(const struct report *r, const struct bp_session *s, uint6
 	return w ? 100.0 * (double)ns / (double)w : 0.0;
 }
 
-const char *report_func_module(const struct bp_session *s, uint32_t func)
-{
-	const char *path, *base;
-
-	if (func >= s->nfuncs || s->funcs[func].module >= s->nmodules)
-		return "";
-	path = s->modules[s->funcs[func].module].path;
-	base = strrchr(path, '/');
-	return base ? base + 1 : path;
-}
-
 uint64_t report_lost_records(const struct report *r, const struct bp_session *s)
 {
 	/* the loss events, or the session's counter when it saw more (end of archive) */

@@ -14,6 +14,7 @@
 #include "elfsym.h"
 #include "placement.h"
 #include "base/log.h"
+#include "procmaps.h"
 #include "select.h"
 #include "base/util.h"
 
@@ -82,31 +83,32 @@ static void scan_dir(const char *dir, const char *glob, char ***paths, size_t *n
 	closedir(d);
 }
 
+struct scan_ctx {
+	pid_t pid;
+	const char *glob;
+	char ***paths;
+	size_t *n;
+};
+
+static int scan_one(void *ctx, const struct procmap *m)
+{
+	struct scan_ctx *x = ctx;
+	char full[PATH_MAX + 64];
+
+	if (m->path[0] != '/' || fnmatch(x->glob, strrchr(m->path, '/') + 1, 0))
+		return 0;
+	/* Through /proc/PID/root so a process in another mount namespace works. */
+	snprintf(full, sizeof(full), "/proc/%d/root%s", x->pid, m->path);
+	add_path(x->paths, x->n, full);
+	return 0;
+}
+
 /* Mapped files of `pid` whose basename matches `glob`. */
 static void scan_maps(pid_t pid, const char *glob, char ***paths, size_t *n)
 {
-	char buf[PATH_MAX + 128], root[64];
-	FILE *f;
+	struct scan_ctx x = { pid, glob, paths, n };
 
-	snprintf(buf, sizeof(buf), "/proc/%d/maps", pid);
-	f = fopen(buf, "r");
-	if (!f)
-		return;
-	snprintf(root, sizeof(root), "/proc/%d/root", pid);
-	while (fgets(buf, sizeof(buf), f)) {
-		char *path = strchr(buf, '/'), *base, full[PATH_MAX + 64];
-
-		if (!path)
-			continue;
-		path[strcspn(path, "\n")] = 0;
-		base = strrchr(path, '/') + 1;
-		if (fnmatch(glob, base, 0))
-			continue;
-		/* Through /proc/PID/root so a process in another mount namespace works. */
-		snprintf(full, sizeof(full), "%s%s", root, path);
-		add_path(paths, n, full);
-	}
-	fclose(f);
+	procmaps__each(pid, scan_one, &x);
 }
 
 int select__libraries(const char *lib, pid_t pid, char ***paths, size_t *n);

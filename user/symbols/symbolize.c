@@ -10,6 +10,7 @@
 #include "dwarfinfo.h"
 #include "elfsym.h"
 #include "base/log.h"
+#include "procmaps.h"
 #include "symbolize.h"
 #include "unwind.h"
 
@@ -262,9 +263,7 @@ static void read_maps(struct symbolizer *sy, struct proc_maps *pm)
 	pm->gen++;
 	text = xstrdup(text);	/* parsed in place */
 	for (line = text; *line; line = nl + 1) {
-		unsigned long long start, end, pgoff;
-		char perms[8], *name;
-		int off = 0;
+		struct procmap pmap;
 		struct mapping *m;
 
 		nl = strchr(line, '\n');
@@ -272,21 +271,19 @@ static void read_maps(struct symbolizer *sy, struct proc_maps *pm)
 			nl = line + strlen(line) - 1;
 		else
 			*nl = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &pgoff,
-			   &off) < 4 || !off || perms[2] != 'x')
+		if (!procmaps__parse(line, &pmap) || pmap.perms[2] != 'x')
 			continue;	/* only executable mappings hold code */
-		name = line + off;
 		pm->v = xrealloc(pm->v, (pm->n + 1) * sizeof(*pm->v));
 		m = &pm->v[pm->n++];
-		m->start = start;
-		m->end = end;
-		m->pgoff = pgoff;
+		m->start = pmap.start;
+		m->end = pmap.end;
+		m->pgoff = pmap.pgoff;
 		m->file = -1;
 		m->special = NULL;
-		if (name[0] == '/')
-			m->file = file_index(sy, pm->pid, name);
+		if (pmap.path[0] == '/')
+			m->file = file_index(sy, pm->pid, pmap.path);
 		if (m->file < 0)	/* anonymous, [vdso], or a file gone since */
-			m->special = xstrdup(name[0] ? name : "[anon]");
+			m->special = xstrdup(pmap.path[0] ? pmap.path : "[anon]");
 	}
 	free(text);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "base/log.h"
 #include "metrics.h"
+#include "base/utf8.h"
 
 /* 1-2.5-5 per decade, 1 us to 10 s: the spread of function latencies. */
 const uint64_t metrics_bucket_ns[METRICS_NBUCKETS] = {
@@ -196,38 +197,10 @@ uint64_t metrics__calls(const struct metrics *m)
 	return m->calls;
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates, beyond U+10FFFF */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
 void metrics__label_value(FILE *f, const char *v)
 {
 	const unsigned char *p = (const unsigned char *)(v ? v : "");
-	size_t n;
+	int n;
 
 	fputc('"', f);
 	while (*p) {
@@ -251,23 +224,12 @@ void metrics__label_value(FILE *f, const char *v)
 	fputc('"', f);
 }
 
-static const char *module_of(const struct bp_session *s, uint32_t func)
-{
-	const char *path, *base;
-
-	if (func >= s->nfuncs || s->funcs[func].module >= s->nmodules)
-		return "";
-	path = s->modules[s->funcs[func].module].path;
-	base = strrchr(path, '/');
-	return base ? base + 1 : path;
-}
-
 static void labels(FILE *f, const struct bp_session *s, const struct row *r, const char *le)
 {
 	fputs("{function=", f);
 	metrics__label_value(f, session__func_name(s, r->func));
 	fputs(",module=", f);
-	metrics__label_value(f, module_of(s, r->func));
+	metrics__label_value(f, session__func_module(s, r->func));
 	fprintf(f, ",pid=\"%" PRIu32 "\"", r->pid);
 	if (le)
 		fprintf(f, ",le=\"%s\"", le);

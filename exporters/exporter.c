@@ -12,6 +12,7 @@
 
 const struct exporter_ops *const exporter_table[] = {
 	&chrome_exporter,
+	&perfetto_exporter,
 	&speedscope_exporter,
 	&pprof_exporter,
 	&folded_exporter,
@@ -63,16 +64,19 @@ const struct exporter_ops *exporter__for_path(const char *path)
 	 * "x.speedscope.json" is speedscope even though it also ends in ".json".
 	 */
 	for (i = 0; exporter_table[i]; i++) {
-		const char *suf = exporter_table[i]->suffix;
+		const char *sufs[2] = { exporter_table[i]->suffix, exporter_table[i]->suffix2 };
+		int k;
 
-		if (!suf)
-			continue;
-		slen = strlen(suf);
-		if (slen == 0 || slen > len || slen <= best_len)
-			continue;
-		if (strcasecmp(path + len - slen, suf) == 0) {
-			best = exporter_table[i];
-			best_len = slen;
+		for (k = 0; k < 2; k++) {
+			if (!sufs[k])
+				continue;
+			slen = strlen(sufs[k]);
+			if (slen == 0 || slen > len || slen <= best_len)
+				continue;
+			if (strcasecmp(path + len - slen, sufs[k]) == 0) {
+				best = exporter_table[i];
+				best_len = slen;
+			}
 		}
 	}
 	return best;

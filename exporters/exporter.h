@@ -20,6 +20,7 @@ struct exporter;
 struct exporter_ops {
 	const char *name;	/* --format value: "chrome" */
 	const char *suffix;	/* output name ending that selects it: ".json" */
+	const char *suffix2;	/* another one, or NULL */
 	const char *help;	/* one line for --help */
 	size_t priv_size;	/* bytes of zeroed private state given to begin() */
 	int (*begin)(struct exporter *e, const struct bp_session *s);
@@ -75,5 +76,6 @@ extern const struct exporter_ops folded_exporter;
 extern const struct exporter_ops csv_exporter;
 extern const struct exporter_ops dot_exporter;
 extern const struct exporter_ops archive_exporter;
+extern const struct exporter_ops perfetto_exporter;
 
 #endif

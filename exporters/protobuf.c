@@ -22,6 +22,12 @@ static void reserve(struct pb_buf *b, size_t n)
 	b->cap = cap;
 }
 
+uint8_t *pb_space(struct pb_buf *b, size_t n)
+{
+	reserve(b, n);
+	return b->data + b->len;
+}
+
 void pb_raw(struct pb_buf *b, const void *p, size_t n)
 {
 	if (!n)
@@ -96,4 +102,14 @@ void pb_packed(struct pb_buf *b, uint32_t field, const uint64_t *v, size_t n)
 	pb_varint(b, len);
 	for (i = 0; i < n; i++)
 		pb_varint(b, v[i]);
+}
+
+void pb_fixed64(struct pb_buf *b, uint32_t field, uint64_t v)
+{
+	int i;
+
+	pb_tag(b, field, PB_I64);
+	reserve(b, 8);
+	for (i = 0; i < 8; i++)
+		b->data[b->len++] = (uint8_t)(v >> (8 * i));
 }

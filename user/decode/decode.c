@@ -194,9 +194,18 @@ void dec_push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, u
 int dec_emit_call(struct decoder *d, struct tstate *t, const struct frame *f, uint32_t depth,
 		     uint64_t end, uint32_t flags)
 {
-	struct bp_event ev = { .kind = BP_EV_CALL };
+	/*
+	 * Not zeroed as a whole: the union is ~160 bytes and this runs once per
+	 * call, so every field is set below instead (args only when valid).
+	 */
+	struct bp_event ev;
 	struct bp_call *c = &ev.call;
 	uint64_t dur;
+
+	ev.kind = BP_EV_CALL;
+	c->infos = NULL;
+	c->ninfos = 0;
+	c->pad2 = 0;
 
 	if (end < f->begin)
 		end = f->begin;

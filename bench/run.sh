@@ -222,19 +222,36 @@ if want sustained; then
 fi
 
 #
-# 4. Decoding: decoder + Chrome exporter on one core, vs uftrace dump --chrome.
+# 4. Decoding: decoder + Chrome exporter on one core, vs uftrace dump --chrome;
+#    the same records into Perfetto's format and the archive, and the bytes
+#    per call each format takes.
 #
-uft_rate="" uft_rss=""
+uft_rate="" uft_rss="" bpc_json="" bpc_pf="" bpc_arch=""
 if want decode; then
 progress "decode: $NDEC records -> Chrome JSON"
 "$T/decode_bench" -n "$NDEC" -f chrome >/dev/null 2>"$T/dec.chrome" ||
 	notes+=("decode_bench failed: $(tail -1 "$T/dec.chrome")")
-progress "decode: $((NDEC / 10)) records -> Chrome JSON"
-"$T/decode_bench" -n $((NDEC / 10)) -f chrome >/dev/null 2>"$T/dec.chrome_small" || true
+progress "decode: $((NDEC / 10)) records -> Chrome JSON file"
+"$T/decode_bench" -n $((NDEC / 10)) -f chrome -o "$T/dec.json" 2>"$T/dec.chrome_small" || true
+progress "decode: $NDEC records -> Perfetto"
+"$T/decode_bench" -n "$NDEC" -f perfetto >/dev/null 2>"$T/dec.perfetto" ||
+	notes+=("decode_bench -f perfetto failed: $(tail -1 "$T/dec.perfetto")")
+progress "decode: $((NDEC / 10)) records -> Perfetto file"
+"$T/decode_bench" -n $((NDEC / 10)) -f perfetto -o "$T/dec.pftrace" 2>"$T/dec.perfetto_small" || true
 progress "decode: $NDEC records -> archive + report"
 "$T/decode_bench" -n "$NDEC" -f archive -r -o "$T/dec.bpfprof" 2>"$T/dec.archive" ||
 	notes+=("decode_bench -f archive failed: $(tail -1 "$T/dec.archive")")
-rm -f "$T/dec.bpfprof"
+# bytes per call of each format, from the files written on the same synthetic records
+bpc() {
+	local b c
+	b=$([ -f "$1" ] && stat -c %s "$1" || true)
+	c=$(sed -n 's/.* calls=\([0-9]*\).*/\1/p' "$T/$2" 2>/dev/null || true)
+	awk -v b="$b" -v c="$c" 'BEGIN { if (b != "" && c > 0) printf "%.1f", b / c }'
+}
+bpc_json=$(bpc "$T/dec.json" dec.chrome_small)
+bpc_pf=$(bpc "$T/dec.pftrace" dec.perfetto_small)
+bpc_arch=$(bpc "$T/dec.bpfprof" dec.archive)
+rm -f "$T/dec.bpfprof" "$T/dec.json" "$T/dec.pftrace"
 
 if [ $have_uftrace = 1 ]; then
 	progress "decode: uftrace record $NUFT calls"
@@ -350,6 +367,19 @@ awk -v a="$(dec_field dec.chrome maxrss_kb)" -v s="$(dec_field dec.chrome_small 
 	BEGIN {
 		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", "  peak RSS, MB (" n / 1e7 "M / " n / 1e6 "M records)",
 			"-", "-", "-", a == "" ? "-" : sprintf("%.1f/%.1f", s / 1024, a / 1024), "-", u == "" ? "-" : u, "-", ""
+	}'
+awk -v bp="$(dec_field dec.perfetto records_per_cpu_s)" -v n="$NDEC" '
+	BEGIN {
+		g = bp == "" ? "" : ">=20" (bp >= 2e7 ? " ok" : " MISS")
+		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", sprintf("%.0fM records -> Perfetto", n / 1e6),
+			"-", "-", "-", bp == "" ? "-" : sprintf("%.1f", bp / 1e6), "-", "-", "-", g
+	}'
+awk -v j="$bpc_json" -v p="$bpc_pf" -v a="$bpc_arch" '
+	BEGIN {
+		g = p == "" ? "" : "<=32" (p <= 32 ? " ok" : " MISS")
+		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", "  bytes/call: JSON/Perfetto/archive",
+			"-", "-", "-", (j == "" ? "-" : j) "/" (p == "" ? "-" : p) "/" (a == "" ? "-" : a),
+			"-", "-", "-", g
 	}'
 awk -v bp="$(dec_field dec.archive records_per_cpu_s)" -v n="$NDEC" '
 	BEGIN {

@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include "exporter.h"
 #include "base/json.h"
+#include "base/log.h"
 
 /*
  * The per-call path is the hot loop of an export (millions of events): each
@@ -27,7 +29,17 @@ struct chrome_priv {
 	char **tail;		/* per function: ,"module":"..." or "" */
 	size_t nhead;
 	uint64_t nflows;	/* flow ids */
+	uint64_t nevents;	/* written, for the size warning at the end */
 };
+
+/*
+ * What the JSON viewers open (README, "Viewer limits"): chrome://tracing
+ * stops near 256 MB or about a million events; the Perfetto UI reads JSON
+ * up to about 1 GB but calls it best effort.  Past either, the trace is
+ * written all the same and the user is told to use Perfetto's own format.
+ */
+#define JSON_WARN_BYTES		(256ULL << 20)
+#define JSON_WARN_EVENTS	1000000ULL
 
 /* Starts an array element on its own line, so the file reads and greps well. */
 static void sep(struct exporter *e)
@@ -36,6 +48,7 @@ static void sep(struct exporter *e)
 
 	fputs(p->need_comma ? ",\n" : "\n", e->out);
 	p->need_comma = true;
+	p->nevents++;
 }
 
 static int chrome_begin(struct exporter *e, const struct bp_session *s)
@@ -170,6 +183,7 @@ static int write_call(struct exporter *e, const struct bp_session *s, const stru
 	} else {
 		p = put_str(p, pr->need_comma ? ",\n" : "\n");
 		pr->need_comma = true;
+		pr->nevents++;
 		memcpy(p, pr->head[c->func], hl);
 		p += hl;
 		p = put_us(p, c->begin);
@@ -391,6 +405,24 @@ static int chrome_event(struct exporter *e, const struct bp_session *s, const st
 	return 0;
 }
 
+static void warn_size(struct exporter *e)
+{
+	struct chrome_priv *p = e->priv;
+	off_t bytes = e->out == stdout ? -1 : ftello(e->out);
+	const char *name = e->out == stdout ? "the trace" : e->path;
+
+	if (p->nevents <= JSON_WARN_EVENTS && (bytes < 0 || (uint64_t)bytes <= JSON_WARN_BYTES))
+		return;
+	if (bytes >= 0)
+		p_warn("%s holds %" PRIu64 " events in %.0f MB of JSON: chrome://tracing stops near "
+		       "1 M events or 256 MB, the Perfetto UI near 1 GB; Perfetto's own format opens "
+		       "at this size: -o trace.pftrace", name, p->nevents, bytes / 1e6);
+	else
+		p_warn("%s holds %" PRIu64 " events of JSON: chrome://tracing stops near 1 M events, "
+		       "the Perfetto UI near 1 GB; Perfetto's own format opens at this size: "
+		       "-o trace.pftrace", name, p->nevents);
+}
+
 static int chrome_end(struct exporter *e, const struct bp_session *s)
 {
 	FILE *f = e->out;
@@ -425,6 +457,7 @@ static int chrome_end(struct exporter *e, const struct bp_session *s)
 		fputs("}}", f);
 	}
 	fputs("\n]}\n", f);
+	warn_size(e);
 	return 0;
 }
 

@@ -286,3 +286,26 @@ def test_size_per_call(tmp_path):
     assert per_call <= 32, "%.1f bytes per call" % per_call
     assert os.path.getsize(js) >= 5 * os.path.getsize(pf), (os.path.getsize(js), os.path.getsize(pf))
     assert len(xevents(perfetto_util.read(pf))) == calls
+
+
+def test_big_json_warns(tmp_path):
+    """A JSON past what viewers open (over 1 M events, README "Viewer
+    limits") is written with a warning naming .pftrace; the .pftrace of the
+    same archive and a small JSON are written without one."""
+    arch = tmp_path / "big.bpfprof"
+    p = run_bpfprof(["record", "-o", arch, "-F", "small_push", "--",
+                     prog_path("spin"), "1500000", "small_push"], timeout=300)
+    ok(p)
+    pj = run_bpfprof(["convert", "-o", tmp_path / "big.json", arch], timeout=300)
+    ok(pj)
+    with open(tmp_path / "big.json") as f:
+        nev = sum(1 for line in f if line.startswith("{\"name\""))
+    warned = [l for l in pj.stderr.splitlines() if "warning" in l and ".pftrace" in l]
+    assert bool(warned) == (nev > 1000000), (nev, pj.stderr)
+    os.unlink(tmp_path / "big.json")
+    pp = run_bpfprof(["convert", "-o", tmp_path / "big.pftrace", arch], timeout=300)
+    ok(pp)
+    assert "warning" not in pp.stderr, pp.stderr
+    small = run_bpfprof(["record", "-o", tmp_path / "small.json", "--", prog_path("calltree")])
+    ok(small)
+    assert "warning" not in small.stderr, small.stderr

@@ -296,6 +296,16 @@ def test_capture(procs, tmp_path):
                            capture_output=True, text=True, timeout=120, env=env)
         assert r.returncode == 0 and "tick" in r.stdout, r.stdout + r.stderr
 
+    st, ctype, body = http_get(base + "/capture?ms=300&format=perfetto")
+    assert st == 200 and ctype == "application/octet-stream"
+    if shutil.which("protoc"):
+        import perfetto_util
+        pf = tmp_path / "capture.pftrace"
+        pf.write_bytes(body)
+        ticks = [e for e in perfetto_util.read(pf)["traceEvents"]
+                 if e.get("ph") == "X" and e["name"] == "tick"]
+        assert len(ticks) >= 50 and all(e["pid"] == pid for e in ticks), len(ticks)  # as speedscope above
+
     # concurrent captures: each gets its own complete trace
     results = [None] * 4
 
@@ -321,7 +331,7 @@ def test_capture(procs, tmp_path):
         assert sum(1 for e in ev if e.get("name") == "tick") >= 80
 
     st, _, body = http_get(base + "/metrics")
-    assert re.search(rb"^bpfprof_captures_total 7$", body, re.M), body[-500:]
+    assert re.search(rb"^bpfprof_captures_total 8$", body, re.M), body[-500:]
     assert stop(s) == 0, s.stderr.read()
     assert b.poll() is None, "serve must leave its target running"
 

@@ -312,6 +312,7 @@ static const struct {
 	const char *format, *ctype, *ext;
 } capture_formats[] = {
 	{ "chrome", "application/json", ".json" },
+	{ "perfetto", "application/octet-stream", ".pftrace" },
 	{ "speedscope", "application/json", ".speedscope.json" },
 	{ "pprof", "application/octet-stream", ".pb.gz" },
 	{ "folded", "text/plain; charset=utf-8", ".folded" },
@@ -361,8 +362,8 @@ static enum MHD_Result serve_capture(struct serve_ctx *x, struct MHD_Connection 
 		k = 0;
 	if (k == nf)
 		return httpd__reply_text(conn, 400,
-					 "unknown format '%s': chrome, speedscope, pprof, folded, "
-					 "csv or dot", fmt);
+					 "unknown format '%s': chrome, perfetto, speedscope, pprof, "
+					 "folded, csv or dot", fmt);
 
 	lock(x);
 	if (x->stopping) {
@@ -623,7 +624,8 @@ static void usage(FILE *f)
 		"  /metrics                     calls, time, self time and a latency histogram\n"
 		"                               per function and process (Prometheus format)\n"
 		"  /capture?ms=N&format=FORMAT  a trace of the next N ms (up to %d): chrome\n"
-		"                               (default), speedscope, pprof, folded, csv, dot\n"
+		"                               (default), perfetto, speedscope, pprof, folded,\n"
+		"                               csv, dot\n"
 		"until Ctrl-C or the processes exit.  Only aggregates are kept between captures.\n\n"
 		"options:\n"
 		"  -p, --pid PID[,PID]    processes to trace (repeatable)\n"

@@ -309,3 +309,20 @@ def test_big_json_warns(tmp_path):
     small = run_bpfprof(["record", "-o", tmp_path / "small.json", "--", prog_path("calltree")])
     ok(small)
     assert "warning" not in small.stderr, small.stderr
+
+
+def test_merge(tmp_path):
+    """merge of two recordings into one .pftrace: both processes, all calls."""
+    archs = []
+    for i in range(2):
+        a = tmp_path / ("m%d.bpfprof" % i)
+        ok(run_bpfprof(["record", "-o", a, "--", prog_path("calltree")]))
+        archs.append(a)
+    out = tmp_path / "m.pftrace"
+    ok(run_bpfprof(["merge", "-o", out] + archs))
+    tr = perfetto_util.read(out)
+    ev = xevents(tr)
+    assert dict(counts(ev)) == {k: 2 * v for k, v in CALLTREE_COUNTS.items()}
+    pids = {e["pid"] for e in ev}
+    assert len(pids) == 2 and all(process_names(tr).get(p) == "calltree" for p in pids)
+    assert_nesting(ev)

@@ -135,11 +135,12 @@ static const char *const cat_names[NCATS] = {
 enum { AN_UNFINISHED = 1, AN_NO_ENTRY, AN_UNWOUND, AN_END_INFERRED, AN_ARG0, AN_ARG1, AN_ARG2,
        AN_ARG3, AN_ARG4, AN_ARG5, AN_RET, AN_MODULE, AN_STACK, AN_WEIGHT, AN_TRUNCATED, AN_CPU,
        AN_COUNT, AN_VALUE, AN_CALL_ID, AN_FROM, AN_TO, AN_FROM_ID, AN_TO_ID, AN_LATENCY,
-       AN_ARGS, NANNOTS };
+       AN_ARGS, AN_SUSPENDED, AN_RESUMED, AN_RAISED, NANNOTS };
 static const char *const annot_names[NANNOTS] = {
 	"", "unfinished", "began_before_recording", "unwound", "end_inferred", "arg0", "arg1",
 	"arg2", "arg3", "arg4", "arg5", "ret", "module", "stack", "weight_ns", "truncated", "cpu",
 	"count", "value", "call_id", "from", "to", "from_id", "to_id", "latency_ns", "args",
+	"suspended", "resumed", "raised",
 };
 
 /* Interning keys of a lane: kind in the top byte, iid below. */
@@ -695,6 +696,12 @@ static void write_begin_slow(struct exporter *e, const struct bp_session *s, str
 		an_bool(pr, l, AN_UNWOUND);
 	if (c->flags & BP_CALL_NO_RETPROBE)
 		an_bool(pr, l, AN_END_INFERRED);
+	if (c->flags & BP_CALL_SUSPENDED)
+		an_bool(pr, l, AN_SUSPENDED);
+	if (c->flags & BP_CALL_RESUMED)
+		an_bool(pr, l, AN_RESUMED);
+	if (c->flags & BP_CALL_RAISED)
+		an_bool(pr, l, AN_RAISED);
 	if (c->flags & BP_CALL_HAS_ARGS)
 		for (i = 0; i < 6; i++)
 			an_ptr(pr, l, AN_ARG0 + i, c->args[i]);

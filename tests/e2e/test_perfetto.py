@@ -44,7 +44,8 @@ def assert_nesting(events):
 
 def flagset(e):
     return frozenset(k for k in ("unfinished", "began_before_recording", "unwound",
-                                 "end_inferred") if e["args"].get(k))
+                                 "end_inferred", "suspended", "resumed", "raised")
+                     if e["args"].get(k))
 
 
 def slices(trace):

@@ -3,7 +3,12 @@
 
 tests/progs/cpusplit spends its cpu time 3:1 in heavy() and light() (the
 same loop, 3x the iterations), then sleeps 200 ms in nap(); libwork spends
-its time in libz's adler32.
+its time in libz's adler32.  Both run for an amount of their own CPU time,
+so a busy machine gives as many samples, later.  What the tests assert
+about samples is what the programs guarantee: shares of CPU time (with a
+tolerance of several standard deviations), whole call chains; never where
+one sample lands inside a function that runs code of its own, nor how long
+a sleep takes beyond its minimum.
 """
 
 import os
@@ -14,6 +19,9 @@ import pytest
 
 import trace_util
 from conftest import prog_path, run_bpfprof
+
+
+CPUSPLIT = {"main", "work", "heavy", "light", "spin_units", "nap"}
 
 
 def samples(trace):
@@ -35,12 +43,14 @@ def test_cpu_split_3_to_1(record):
     # 3:1 of cpu time is 0.75; cpu-clock samples are taken per CPU, so other
     # load on a 2-vCPU machine moves the share a little (0.67 seen once)
     assert 0.60 <= share <= 0.88, (heavy, light, share)
-    # the stacks are whole: main -> work -> heavy -> spin_units, outermost first
+    # the stacks are whole: main -> work -> heavy, outermost first, then
+    # spin_units, or nothing of the program's (a sample in heavy's own code)
     for e in ss:
         st = e["args"]["stack"]
         if "heavy" in st:
             i = st.index("main")
-            assert st[i:i + 4] == ["main", "work", "heavy", "spin_units"], st
+            assert st[i:i + 3] == ["main", "work", "heavy"], st
+            assert [f for f in st[i + 3:] if f in CPUSPLIT] in ([], ["spin_units"]), st
             assert not e["args"].get("truncated"), st
     # every sample stands for the period: 1/999 s
     assert all(abs(e["args"]["weight_us"] - 1001.001) < 0.01 for e in ss)
@@ -81,7 +91,8 @@ def test_offcpu_attributes_the_sleep(record):
     assert r.rc == 0, r.describe()
     naps = [e for e in offcpu(r.trace) if "nap" in e["args"]["stack"]]
     total_us = sum(e["dur"] for e in naps)
-    assert 195000 <= total_us <= 400000, (total_us, naps)   # 200 ms asked; late wake-ups on a loaded machine
+    # 200 ms asked: at least that (a loaded machine may wake it later: no upper bound)
+    assert total_us >= 195000, (total_us, naps)
     st = naps[0]["args"]["stack"]
     i = st.index("main")
     assert st[i:i + 2] == ["main", "nap"], st
@@ -117,8 +128,9 @@ def test_system_wide_catches_two_processes():
     per_pid = {}
     for e in samples(trace):
         per_pid[e["pid"]] = per_pid.get(e["pid"], 0) + 1
+    # how much CPU each got in that second is the scheduler's business: sampled at all
     for p in procs:
-        assert per_pid.get(p.pid, 0) > 50, (p.pid, per_pid)
+        assert per_pid.get(p.pid, 0) >= 1, (p.pid, per_pid)
         assert names.get(p.pid) == "cpusplit", names.get(p.pid)
     assert "cpusplit" in r.stderr   # the summary's top processes
 

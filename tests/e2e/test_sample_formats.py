@@ -27,8 +27,9 @@ from conftest import prog_path, run_bpfprof
 from test_clients import (ARTIFACTS, go_env, need, open_in_speedscope, pprof, pprof_top,  # noqa: F401
                           sandwich_rows, speedscope)
 
+CPUSPLIT = {"main", "work", "heavy", "light", "spin_units", "nap"}
 SHARE = (0.68, 0.82)          # heavy / (heavy + light): 3:1 is 0.75
-NAP_NS = (190e6, 260e6)       # nap() sleeps 200 ms
+NAP_NS = 190e6                # nap() sleeps 200 ms: at least that, however late it wakes
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +95,7 @@ def test_pprof_offcpu_nap(cpusplit, go_env):
     """-sample_index=offcpu: the 200 ms nap, down into the kernel's sleep."""
     rows, head = pprof_top(go_env, cpusplit["pprof"], "-unit=ns", "-sample_index=offcpu")
     assert any(l.startswith("Type: offcpu") for l in head), head
-    assert NAP_NS[0] <= rows["nap"][1] <= NAP_NS[1], rows["nap"]
+    assert rows["nap"][1] >= NAP_NS, rows["nap"]
     assert rows["nap"][1] == totals(cpusplit["report"], "offcpu")["nap"]
     assert "spin_units" not in rows and "heavy" not in rows, sorted(rows)
     # kernel frames are functions too
@@ -170,7 +171,7 @@ def test_folded_samples(cpusplit):
     assert any(s.endswith(";main;work;heavy;spin_units") for s in cpu), sorted(cpu)
     naps = [(s, v) for s, v in off.items() if ";main;nap;" in s]
     assert len(naps) == 1, off
-    assert NAP_NS[0] <= naps[0][1] <= NAP_NS[1], naps
+    assert naps[0][1] >= NAP_NS, naps
     assert sum(off.values()) == cpusplit["report"]["offcpu_ns"]
 
 
@@ -200,9 +201,11 @@ def test_speedscope_sampled_file(cpusplit):
                 # binding: no frame pointers there) may miss the outer frames
                 if any(n.startswith("[unknown] ld-linux") for n in names):
                     continue
-                # outermost first
+                # outermost first; then spin_units, or nothing of cpusplit's
+                # when the sample is in fn's own code between two calls
                 i = names.index("main")
-                assert names[i:i + 4] == ["main", "work", fn, "spin_units"], names
+                assert names[i:i + 3] == ["main", "work", fn], names
+                assert [n for n in names[i + 3:] if n in CPUSPLIT] in ([], ["spin_units"]), names
     want = totals(cpusplit["report"])
     assert by == {"heavy": want["heavy"], "light": want["light"]}
     assert len(cpu["samples"]) == cpusplit["report"]["cpu_samples"]

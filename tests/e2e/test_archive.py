@@ -111,7 +111,7 @@ def test_convert_chrome(recorded, tmp_path):
     assert process_names(trace)[pid] == "calltree"
     assert thread_names(trace)[pid] == "calltree"
     (slow,) = [e for e in ev if e["name"] == "slow_io"]
-    assert 20000 <= slow["dur"] < 5e6
+    assert slow["dur"] >= 20000     # a 20 ms sleep: not shorter, however late it wakes
 
 
 def test_convert_is_lossless(recorded, tmp_path):

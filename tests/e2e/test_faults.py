@@ -338,7 +338,17 @@ def test_target_sigkill(tmp_path):
         m = read_until(p.stdout, r"^busy: pid=(\d+)$", 20, p)
         busy = int(m.group(1))
         assert busy != p.pid
-        time.sleep(0.5)
+        # until it has ticked (a usleep per loop: a voluntary context switch each)
+        with open("/proc/%d/status" % busy) as f:
+            before = int(re.search(r"^voluntary_ctxt_switches:\s+(\d+)$", f.read(), re.M).group(1))
+        deadline = time.monotonic() + 30
+        while True:
+            with open("/proc/%d/status" % busy) as f:
+                now = int(re.search(r"^voluntary_ctxt_switches:\s+(\d+)$", f.read(), re.M).group(1))
+            if now - before >= 2:
+                break
+            assert time.monotonic() < deadline, "busy made no progress in 30 s"
+            time.sleep(0.02)
         os.kill(busy, signal.SIGKILL)
         _, err = finish(p)
     finally:

@@ -445,7 +445,17 @@ def test_sigint_writes_trace(tmp_path):
             assert p.poll() is None, "bpfprof exited early: %s\n%s" % (p.returncode, p.communicate()[1])
             assert time.monotonic() < deadline, "forever never started"
             time.sleep(0.05)
-        time.sleep(1.0)  # ~1000 calls of beat
+        # until forever has looped a few times (a usleep, so a voluntary context
+        # switch, per beat): calls to see, however busy the machine is
+        (pid,) = target_pids()
+
+        def switches():
+            with open("/proc/%d/status" % pid) as f:
+                return int(re.search(r"^voluntary_ctxt_switches:\s+(\d+)$", f.read(), re.M).group(1))
+        before = switches()
+        while switches() - before < 5:
+            assert time.monotonic() < deadline + 30, "forever made no progress"
+            time.sleep(0.02)
         os.kill(p.pid, signal.SIGINT)
         try:
             _, err = p.communicate(timeout=30)
@@ -459,7 +469,7 @@ def test_sigint_writes_trace(tmp_path):
         assert not probs, "\n".join(probs[:30])
         ev = xevents(trace)
         c = counts(ev)
-        assert c["beat"] > 100, dict(c)
+        assert c["beat"] >= 1, dict(c)
         assert set(c) <= {"main", "beat"}, dict(c)
         # main never returned: closed at the last seen time and flagged.
         unfinished = [e for e in ev if e["args"].get("unfinished")]

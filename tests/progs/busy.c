@@ -7,8 +7,9 @@
  * Guaranteed facts:
  *   - First prints "busy: pid=PID" (getpid()) and a newline to stdout and
  *     flushes it, before the first tick.
- *   - Then loops: tick(); usleep(1000); -- about 1000 ticks a second (at
- *     least a few hundred), each from main directly.  tick is a short leaf.
+ *   - Then loops: tick(); usleep(1000); -- about 1000 ticks a second on an
+ *     idle machine (fewer on a busy one: each loop is one voluntary context
+ *     switch, which tests count), each from main directly.  tick is a short leaf.
  *   - Without SECONDS (or 0) it runs until killed; with SECONDS > 0 it stops
  *     after that long (CLOCK_MONOTONIC), prints "busy: ticks=N" and exits 0.
  *   - TOKEN is ignored: tests pass a unique string to find it with pgrep -f.

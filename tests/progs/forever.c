@@ -4,7 +4,8 @@
  *
  * Guaranteed facts: main loops forever calling beat() and then sleeping
  * 1 ms (usleep(1000)) between calls, so beat is called about 1000 times a
- * second (at least a few hundred) and main never returns.  Arguments are
+ * second on an idle machine (fewer on a busy one: a voluntary context switch
+ * per call says how many) and main never returns.  Arguments are
  * ignored: the tests pass a unique token so they can find this process with
  * pgrep -f.  Prints nothing.  Default signal dispositions: SIGINT/SIGTERM
  * kill it.

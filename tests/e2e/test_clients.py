@@ -123,13 +123,18 @@ SHOWN = ("document.body && /Symbol Name\\s+[\\d.,]+/.test(document.body.innerTex
 FAILED = "document.body && /Something went wrong/.test(document.body.innerText)"
 
 
-def open_in_speedscope(srv, fmt, path):
-    """Loads `path` into speedscope; returns (sandwich table text, browser)."""
+def open_in_speedscope(srv, fmt, path, tall=False):
+    """Loads `path` into speedscope; returns (sandwich table text, browser).
+    The table draws only the rows in view: `tall` makes the view 8000 pixels
+    high (some 400 rows), for profiles with many symbols (kernel frames)."""
     import cdp
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     url = srv.publish(path, "profile-%s%s" % (fmt, "".join(path.suffixes)))
     with cdp.Browser() as b:
+        if tall:
+            b.call("Emulation.setDeviceMetricsOverride", width=1400, height=8000,
+                   deviceScaleFactor=1, mobile=False)
         b.navigate(srv.app(url, view="sandwich"))
         text = b.wait_for("(%s) || (%s)" % (SHOWN, FAILED), timeout=30)
         # Rows may still be coming in: read until the table stops changing.

@@ -80,7 +80,9 @@ def test_pprof_cpu_split(cpusplit, go_env):
     # may land in their own loop between two calls: a few at most)
     assert rows["heavy"][0] <= 0.02 * rows["heavy"][1], rows
     assert rows["light"][0] <= 0.02 * rows["light"][1], rows
-    assert rows["spin_units"][0] >= 0.95 * (rows["heavy"][1] + rows["light"][1])
+    # (cum: kernel frames on top of spin_units, interrupts, take a share that
+    # depends on the machine, not on bpfprof)
+    assert rows["spin_units"][1] >= 0.95 * (rows["heavy"][1] + rows["light"][1])
     s = share(rows["heavy"][1], rows["light"][1])
     assert SHARE[0] <= s <= SHARE[1], (s, rows["heavy"], rows["light"])
     # -sample_index=cpu says the same; samples counts them
@@ -213,7 +215,8 @@ def test_speedscope_sampled_file(cpusplit):
 
 
 def test_speedscope_sampled_loads(cpusplit, speedscope):
-    text, b = open_in_speedscope(speedscope, "sampled", cpusplit["speedscope"])
+    # kernel frames (interrupts, the clock's system call) make many rows: all in view
+    text, b = open_in_speedscope(speedscope, "sampled", cpusplit["speedscope"], tall=True)
     problems = ["console %s: %s" % (lvl, t) for lvl, t in b.console if lvl == "error"]
     problems += ["exception: " + e for e in b.exceptions]
     problems += ["alert: " + d for d in b.dialogs]

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmds.h"
+#include "symbols/debugsyms.h"
 #include "symbols/elfsym.h"
 #include "capture/launch.h"
 #include "base/log.h"
@@ -26,11 +27,16 @@ static void usage(FILE *f)
 		   "a harmless prefix), the probe's path (emulated by the kernel, nop5, or\n"
 		   "single-step: about 3x dearer), why the probe could not move further (see\n"
 		   "README), the file and the name.  Without GLOB: every function of the\n"
-		   "executable.  A summary of the paths goes to stderr.\n\n"
+		   "executable.  A summary of the paths goes to stderr.  'source' says where\n"
+		   "the name comes from: symtab, dynsym, build-id or debuglink (a separate\n"
+		   "debug file), minidebuginfo (.gnu_debugdata), gopclntab (Go), or eh_frame\n"
+		   "(found by its unwind information only, named FILE+0xADDR).\n\n"
 		   "options:\n"
 		   "  -p, --pid PID   a running process (its executable and mapped libraries)\n"
 		   "  -N GLOB         leave out matches of GLOB\n"
 		   "      --args      place probes as 'record --args' does (argument registers kept)\n"
+		   "      --debug-dir DIR  also look for debug files in DIR (as in /usr/lib/debug:\n"
+		   "                  DIR/.build-id/xx/yyyy.debug, or by .gnu_debuglink); repeatable\n"
 		   "  -h, --help      this help\n");
 }
 
@@ -105,6 +111,7 @@ int cmd_list(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "exclude", required_argument, NULL, 'N' },
 		{ "args", no_argument, NULL, 'A' },
+		{ "debug-dir", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL },
 	};
@@ -133,6 +140,9 @@ int cmd_list(int argc, char **argv)
 		case 'N':
 			excl = xrealloc(excl, (nexcl + 1) * sizeof(*excl));
 			excl[nexcl++] = optarg;
+			break;
+		case 'D':
+			debugsyms__add_dir(optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -180,8 +190,8 @@ int cmd_list(int argc, char **argv)
 	err = select__resolve(&so, &s, &ps);
 	if (err)
 		goto cleanup;
-	printf("%-18s %8s %-14s %-11s %-13s %-30s %s\n", "address", "size", "probe", "path", "why",
-	       "file", "function");
+	printf("%-18s %8s %-14s %-11s %-13s %-13s %-30s %s\n", "address", "size", "probe", "path",
+	       "why", "source", "file", "function");
 	for (i = 0; i < s.nfuncs; i++) {
 		const struct bp_func *f = &s.funcs[i];
 		const char *path = s.modules[f->module].path, *base = strrchr(path, '/');
@@ -200,9 +210,10 @@ int cmd_list(int argc, char **argv)
 				 elfsym__insn_name(f->flags & BP_FUNC_INSN_MASK));
 		if ((f->flags & BP_FUNC_INSN_MASK) == ELFSYM_INSN_REFUSED)
 			how = "refused";
-		printf("%#-18llx %8llu %-14s %-11s %-13s %-30s %s\n", (unsigned long long)f->addr,
-		       (unsigned long long)f->size, probe, how,
+		printf("%#-18llx %8llu %-14s %-11s %-13s %-13s %-30s %s\n",
+		       (unsigned long long)f->addr, (unsigned long long)f->size, probe, how,
 		       f->probe_why && strcmp(how, "emulated") ? f->probe_why : "-",
+		       debugsyms__source_name(f->source),
 		       base ? base + 1 : path, f->name);
 	}
 	fprintf(stderr, "bpfprof: %zu functions in %zu file%s\n", s.nfuncs, s.nmodules,

@@ -18,6 +18,7 @@
 #include "capture/capture.h"
 #include "exporters/exporter.h"
 #include "model/filter.h"
+#include "symbols/debugsyms.h"
 #include "model/session.h"
 #include "report/report.h"
 #include "symbols/select.h"
@@ -180,6 +181,8 @@ static void usage(FILE *f, bool attach)
 		"                         recorded); bpfprof.h probes are traced without -U\n"
 		"      --gated            record only inside BPFPROF_START()/BPFPROF_STOP()\n"
 		"                         windows (process-wide)\n"
+		"      --debug-dir DIR    also look for debug files (names for stripped\n"
+		"                         binaries) in DIR, as in /usr/lib/debug; repeatable\n"
 		"  -a, --all              every process on the system (with --sample/--offcpu,\n"
 		"                         or -F LIB:GLOB); COMMAND is then optional\n");
 	if (attach)
@@ -202,7 +205,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_FORMAT = 256, OPT_MIN_TIME, OPT_BUFFER, OPT_NO_FOLLOW, OPT_AS_ROOT, OPT_ARGS,
 	       OPT_NO_SKIP_ENDBR, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS, OPT_NO_WAKEUPS, OPT_DEPS,
-	       OPT_GATED, OPT_STACK, OPT_STACK_SIZE };
+	       OPT_GATED, OPT_STACK, OPT_STACK_SIZE, OPT_DEBUG_DIR };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -224,6 +227,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "usdt", required_argument, NULL, 'U' },
 		{ "gated", no_argument, NULL, OPT_GATED },
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -290,6 +294,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_GATED:
 			o->gated = true;
+			break;
+		case OPT_DEBUG_DIR:
+			debugsyms__add_dir(optarg);
 			break;
 		case OPT_NO_KSTACKS:
 			o->no_kernel_stacks = true;

@@ -46,6 +46,7 @@
 #include "web/httpd.h"
 #include "base/log.h"
 #include "web/metrics.h"
+#include "symbols/debugsyms.h"
 #include "model/session.h"
 #include "base/util.h"
 
@@ -642,6 +643,7 @@ static void usage(FILE *f)
 		"      --no-follow        do not trace processes forked by the targets\n"
 		"      --no-skip-endbr    probe each function's first instruction, not the first\n"
 		"                         emulated one past endbr64 or a harmless prefix\n"
+		"      --debug-dir DIR    also look for debug files in DIR; repeatable\n"
 		"  -q, --quiet            fewer messages\n"
 		"  -v, --verbose          more messages (twice: libbpf debug)\n"
 		"  -h, --help             this help\n\n"
@@ -652,7 +654,8 @@ static void usage(FILE *f)
 /* 0, 1 for --help, or -EINVAL (printed). */
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
-	enum { OPT_TOP = 256, OPT_BUFFER, OPT_NO_FOLLOW, OPT_NO_SKIP_ENDBR, OPT_CAPTURE_LIMIT };
+	enum { OPT_TOP = 256, OPT_BUFFER, OPT_NO_FOLLOW, OPT_NO_SKIP_ENDBR, OPT_CAPTURE_LIMIT,
+	       OPT_DEBUG_DIR };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -663,6 +666,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "capture-limit", required_argument, NULL, OPT_CAPTURE_LIMIT },
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "no-skip-endbr", no_argument, NULL, OPT_NO_SKIP_ENDBR },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -719,6 +723,9 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			break;
 		case OPT_NO_SKIP_ENDBR:
 			o->no_skip_endbr = true;
+			break;
+		case OPT_DEBUG_DIR:
+			debugsyms__add_dir(optarg);
 			break;
 		case 'q':
 			quiet = true;

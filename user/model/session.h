@@ -48,6 +48,7 @@ struct bp_func {
 	int32_t nparams;	/* from DWARF; -1: unknown or variadic */
 	uint32_t line;		/* definition line from DWARF, 0: unknown */
 	char *file;		/* definition file from DWARF, NULL: unknown */
+	uint32_t source;	/* SYMSRC_* (symbols/debugsyms.h): where the name comes from */
 };
 
 struct bp_thread {

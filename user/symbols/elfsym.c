@@ -7,11 +7,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <gelf.h>
+#include "debugsyms.h"
+#include "ehframe.h"
 #include "elfsym.h"
 #include "base/log.h"
 
@@ -29,6 +33,20 @@ struct cand {
 	uint64_t offset;
 	int bind_rank;	/* 0 GLOBAL, 1 WEAK, 2 anything else: lower wins among aliases */
 	uint32_t flags;
+	uint32_t source;	/* SYMSRC_* */
+};
+
+/* Candidates being collected, and the strings made up for unnamed functions. */
+struct cands {
+	struct cand *v;
+	size_t n, cap;
+	char **owned;
+	size_t nowned;
+};
+
+/* An address range of code that may be traced (a section_is_code() section). */
+struct code_range {
+	uint64_t addr, size;
 };
 
 static const char *const startup_glue[] = {
@@ -273,13 +291,23 @@ static void add_ifunc(struct elf_funcs *out, const char *name)
 	out->ifuncs[out->nifuncs++] = xstrdup(name);
 }
 
+static struct cand *new_cand(struct cands *cs)
+{
+	if (cs->n == cs->cap) {
+		cs->cap = cs->cap ? cs->cap * 2 : 256;
+		cs->v = xrealloc(cs->v, cs->cap * sizeof(*cs->v));
+	}
+	memset(&cs->v[cs->n], 0, sizeof(cs->v[0]));
+	return &cs->v[cs->n++];
+}
+
 static int collect_syms(Elf *elf, Elf_Scn *symscn, const bool *code_scn, size_t nscn,
-			const struct elf_seg *segs, size_t nsegs,
-			struct cand **cands, size_t *ncands, struct elf_funcs *out)
+			const struct elf_seg *segs, size_t nsegs, uint32_t source,
+			struct cands *cs, struct elf_funcs *out)
 {
 	GElf_Shdr shdr;
 	Elf_Data *data;
-	size_t i, nsyms, cap = 0;
+	size_t i, nsyms;
 	GElf_Sym sym;
 
 	if (!gelf_getshdr(symscn, &shdr) || !shdr.sh_entsize)
@@ -316,11 +344,8 @@ static int collect_syms(Elf *elf, Elf_Scn *symscn, const bool *code_scn, size_t 
 		if (off < 0)
 			continue;
 
-		if (*ncands == cap) {
-			cap = cap ? cap * 2 : 256;
-			*cands = xrealloc(*cands, cap * sizeof(**cands));
-		}
-		c = &(*cands)[(*ncands)++];
+		c = new_cand(cs);
+		c->source = source;
 		bind = GELF_ST_BIND(sym.st_info);
 		c->name = name;
 		c->addr = sym.st_value;
@@ -425,12 +450,150 @@ int elfsym__func_at(const char *path, const char *name, uint64_t addr, uint64_t 
 	return 0;
 }
 
+static bool in_code(const struct code_range *code, size_t ncode, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < ncode; i++)
+		if (addr >= code[i].addr && addr - code[i].addr < code[i].size)
+			return true;
+	return false;
+}
+
+/*
+ * The functions a debug source names, filtered as collect_syms() filters a
+ * symbol table, by address: a debug file's section headers describe the
+ * debug file (its .text is NOBITS), the code is the stripped file's.
+ */
+static void add_debug_names(const struct debug_names *dn, const struct code_range *code,
+			    size_t ncode, const struct elf_seg *segs, size_t nsegs,
+			    struct cands *cs, struct elf_funcs *out)
+{
+	size_t i;
+
+	for (i = 0; i < dn->n; i++) {
+		const struct debug_sym *d = &dn->v[i];
+		struct cand *c;
+		int64_t off;
+
+		if (d->type == STT_GNU_IFUNC) {
+			add_ifunc(out, d->name);
+			continue;
+		}
+		if (!d->size || !in_code(code, ncode, d->addr) || is_cold_fragment(d->name))
+			continue;
+		off = addr_to_offset(segs, nsegs, d->addr);
+		if (off < 0)
+			continue;
+		c = new_cand(cs);
+		c->name = d->name;	/* the cache keeps it for the life of the process */
+		c->addr = d->addr;
+		c->size = d->size;
+		c->offset = (uint64_t)off;
+		c->bind_rank = d->bind == STB_GLOBAL ? 0 : d->bind == STB_WEAK ? 1 : 2;
+		c->flags = d->bind == STB_WEAK ? ELFSYM_F_WEAK : d->bind == STB_LOCAL ? ELFSYM_F_LOCAL : 0;
+		c->source = dn->source;
+	}
+}
+
+/* What unnamed functions of the file are called: its DT_SONAME, else its file name. */
+static void file_label(Elf *elf, const char *path, char *buf, size_t size)
+{
+	const char *base = strrchr(path, '/');
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	snprintf(buf, size, "%s", base ? base + 1 : path);
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *name;
+
+			if (!gelf_getdyn(data, i, &dyn) || dyn.d_tag != DT_SONAME)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			if (name && *name && !strchr(name, '/'))
+				snprintf(buf, size, "%s", name);
+			return;
+		}
+	}
+}
+
+static int cand_addr_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * A stripped file: every function with an FDE whose start no symbol of any
+ * source names, and that no named function's range covers, becomes
+ * FILE+0xADDR.  The entry point is start-up glue (_start).
+ */
+static void add_unnamed(Elf *elf, const char *path, uint64_t entry, const struct code_range *code,
+			size_t ncode, const struct elf_seg *segs, size_t nsegs, struct cands *cs)
+{
+	struct fde_range *r = NULL;
+	size_t nr = 0, i, nsorted = cs->n;
+	char label[256];
+
+	ehframe__funcs(elf, &r, &nr);
+	if (!nr)
+		return;
+	file_label(elf, path, label, sizeof(label));
+	qsort(cs->v, cs->n, sizeof(*cs->v), cand_addr_cmp);
+	for (i = 0; i < nr; i++) {
+		size_t lo = 0, hi = nsorted;
+		char name[300];
+		struct cand *c;
+		int64_t off;
+
+		/* the last named function starting at or before r[i].start */
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (cs->v[mid].addr <= r[i].start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && (cs->v[lo - 1].addr == r[i].start ||
+			   r[i].start - cs->v[lo - 1].addr < cs->v[lo - 1].size))
+			continue;
+		if (!in_code(code, ncode, r[i].start) ||
+		    (off = addr_to_offset(segs, nsegs, r[i].start)) < 0)
+			continue;
+		snprintf(name, sizeof(name), "%s+0x%" PRIx64, label, r[i].start);
+		cs->owned = xrealloc(cs->owned, (cs->nowned + 1) * sizeof(*cs->owned));
+		cs->owned[cs->nowned++] = xstrdup(name);
+		c = new_cand(cs);
+		c->name = cs->owned[cs->nowned - 1];
+		c->addr = r[i].start;
+		c->size = r[i].end - r[i].start;
+		c->offset = (uint64_t)off;
+		c->bind_rank = 2;
+		c->flags = ELFSYM_F_LOCAL | ELFSYM_F_UNNAMED |
+			   (r[i].start == entry ? ELFSYM_F_STARTUP : 0);
+		c->source = SYMSRC_EHFRAME;
+	}
+	free(r);
+}
+
 int elfsym__read(const char *path, struct elf_funcs *out)
 {
 	struct elf_seg *segs = NULL;
-	struct cand *cands = NULL;
+	struct cands cs = { 0 };
+	struct cand *cands;
+	struct code_range *code = NULL;
 	bool *code_scn = NULL;
-	size_t nsegs = 0, ncands = 0, nscn = 0, nphdr = 0, shstrndx, i, n;
+	size_t nsegs = 0, ncands = 0, ncode = 0, nscn = 0, nphdr = 0, shstrndx, i, n;
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	Elf *elf = NULL;
 	GElf_Ehdr ehdr;
@@ -520,18 +683,31 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 			dynsym = scn;
 		if (idx < nscn)
 			code_scn[idx] = section_is_code(elf, shstrndx, scn);
-	}
-	if (!symtab && !dynsym) {
-		err = -ENODATA;
-		goto cleanup;
+		if (idx < nscn && code_scn[idx]) {
+			code = xrealloc(code, (ncode + 1) * sizeof(*code));
+			code[ncode].addr = shdr.sh_addr;
+			code[ncode++].size = shdr.sh_size;
+		}
 	}
 
-	err = collect_syms(elf, symtab ? symtab : dynsym, code_scn, nscn, segs, nsegs,
-			   &cands, &ncands, out);
-	if (err) {
-		p_err("%s: corrupt symbol table: %s", path, elf_errmsg(-1));
-		goto cleanup;
+	if (symtab || dynsym) {
+		err = collect_syms(elf, symtab ? symtab : dynsym, code_scn, nscn, segs, nsegs,
+				   symtab ? SYMSRC_SYMTAB : SYMSRC_DYNSYM, &cs, out);
+		if (err) {
+			p_err("%s: corrupt symbol table: %s", path, elf_errmsg(-1));
+			goto cleanup;
+		}
 	}
+	/* stripped: names from the debug sources, then the functions only an FDE knows */
+	if (!symtab) {
+		const struct debug_names *dn = debugsyms__names(path, elf);
+
+		if (dn)
+			add_debug_names(dn, code, ncode, segs, nsegs, &cs, out);
+		add_unnamed(elf, path, ehdr.e_entry, code, ncode, segs, nsegs, &cs);
+	}
+	cands = cs.v;
+	ncands = cs.n;
 	if (!ncands) {
 		err = -ENODATA;
 		goto cleanup;
@@ -557,6 +733,7 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 			continue;
 		}
 		fill_func(&out->v[n++], &cands[i], fd, ehdr.e_machine == EM_X86_64);
+		out->v[n - 1].source = cands[i].source;
 	}
 	out->n = n;
 	out->from_dynsym = !symtab;
@@ -570,7 +747,11 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 cleanup:
 	if (err)
 		elfsym__free(out);
-	free(cands);
+	free(cs.v);
+	for (i = 0; i < cs.nowned; i++)
+		free(cs.owned[i]);
+	free(cs.owned);
+	free(code);
 	free(code_scn);
 	free(segs);
 	if (elf)

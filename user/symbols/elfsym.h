@@ -25,6 +25,7 @@ struct elf_func {
 	uint32_t go_prologue;	/* bytes of a Go stack-check prologue at addr, 0: none */
 	char **aliases;		/* the other names at addr (raw), which patterns also match */
 	uint32_t naliases;
+	uint32_t source;	/* SYMSRC_* (symbols/debugsyms.h): where the name comes from */
 };
 
 /*
@@ -47,6 +48,7 @@ struct elf_func {
 #define ELFSYM_F_DEMANGLED	(1u << 3)	/* name differs from raw_name */
 #define ELFSYM_F_STARTUP	(1u << 4)	/* elfsym__is_startup_glue(raw_name) */
 #define ELFSYM_F_IFUNC		(1u << 5)	/* an IFUNC's implementation (elfsym__func_at) */
+#define ELFSYM_F_UNNAMED	(1u << 6)	/* found by its FDE only: named FILE+0xADDR */
 
 /* A PT_LOAD segment: link-time addresses [vaddr, vaddr + filesz) are at file offset `offset`. */
 struct elf_seg {
@@ -75,7 +77,12 @@ struct elf_funcs {
  * so a uretprobe there would overwrite whatever the stack holds instead of a
  * return address and break the target.
  *
- * Uses .symtab; falls back to .dynsym when there is no .symtab (stripped).
+ * Uses .symtab.  A file without one (stripped) gets the functions of its
+ * .dynsym, those of the first debug source that has any (debugsyms.h: the
+ * debug file by build-id or debuglink, MiniDebugInfo, Go's .gopclntab), and
+ * every other function its .eh_frame has an FDE for (ehframe.h), named
+ * FILE+0xADDR: FILE the DT_SONAME or else the file name, ADDR the link-time
+ * address in hex as nm prints it (gzip+0x4a20, libz.so.1+0x4a00).
  * Aliases (several names at one address) are kept once, under the name a
  * user would call it by: one not starting with '_' first (glibc's `fork`,
  * not its GLOBAL `__libc_fork`), then GLOBAL, WEAK, LOCAL, the shortest,

@@ -273,10 +273,35 @@ static size_t apply(struct mod_work *m, const char *glob, bool include)
 static int report_read_err(const char *path, int err)
 {
 	if (err == -ENODATA)
-		p_err("%s has no function symbols (fully stripped?)", path);
+		p_err("%s has no function symbols, no debug file and no unwind information to find "
+		      "functions by: trace its libraries with -F 'LIB:GLOB' or sample with --sample",
+		      path);
 	else if (err != -ENOEXEC)	/* ENOEXEC reasons are printed by elfsym */
 		p_err("cannot read symbols of %s: %s", path, strerror(-err));
 	return err;
+}
+
+/*
+ * The default selection found almost nothing in the executable (a launcher
+ * such as git's or python's, whose work is done in shared libraries): say
+ * what is traced and how to get more, instead of recording next to nothing.
+ */
+#define SMALL_EXE_FUNCS 3
+
+static void hint_small_exe(const char *exe, const struct bp_session *s, const uint64_t *ids,
+			   size_t n)
+{
+	char names[256] = "";
+	size_t i, len = 0;
+
+	if (n > SMALL_EXE_FUNCS)
+		return;
+	for (i = 0; i < n && len < sizeof(names); i++)
+		len += snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "",
+				s->funcs[ids[i]].name);
+	p_warn("%s has only %zu function%s to trace (%s): its work is done in shared libraries; "
+	       "trace those with -F 'LIB:GLOB' (bpfprof list shows them) or sample stacks with "
+	       "--sample", exe, n, n == 1 ? "" : "s", names);
 }
 
 int select__resolve(const struct select_opts *o, struct bp_session *s, struct probe_set *out)
@@ -435,6 +460,7 @@ free_pat:
 				.addr = ef->addr,
 				.size = ef->size,
 				.offset = ef->offset,
+				.source = ef->source,
 			};
 
 			const struct dwarf_func *df;
@@ -497,6 +523,8 @@ free_pat:
 		placement__close(pl);
 		if (nrefused > 20)
 			fprintf(stderr, "    ... and %zu more\n", nrefused - 20);
+		if (i == 0 && !o->nincludes && !o->lenient && !o->list_only)
+			hint_small_exe(o->exe, s, pm.cookies, pm.n);
 		out->mods = xrealloc(out->mods, (out->nmods + 1) * sizeof(*out->mods));
 		out->mods[out->nmods++] = pm;
 		out->nfuncs += pm.n;

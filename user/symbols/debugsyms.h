@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Names for the functions of a file whose own .symtab is gone, from the
+ * sources a distribution offers, first found wins:
+ *   1. the separate debug file by build-id: DIR/.build-id/xx/yyyy.debug for
+ *      each --debug-dir DIR, then /usr/lib/debug (Debian's -dbg/-dbgsym);
+ *   2. the debug file .gnu_debuglink names, next to the file, in its .debug/
+ *      folder, and under each debug dir (checked by build-id, else CRC);
+ *   3. MiniDebugInfo: .gnu_debugdata, an xz-compressed ELF holding the
+ *      symbol table of the functions .dynsym lacks (Fedora and others);
+ *   4. Go's .gopclntab, which names every Go function even when stripped.
+ * Local files only: never debuginfod or any other network service.
+ *
+ * Read only when asked (a file with .symtab never is), and kept for the
+ * life of the process keyed by build-id, so select and the symbolizer of
+ * one recording read each source once, and a rebuilt file with a new
+ * build-id is another entry.
+ */
+#ifndef BPFPROF_DEBUGSYMS_H
+#define BPFPROF_DEBUGSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <gelf.h>
+
+/* Where a function's name comes from (elf_func.source, bp_func.source). */
+#define SYMSRC_SYMTAB		0	/* the file's own .symtab */
+#define SYMSRC_DYNSYM		1	/* its .dynsym (exported) */
+#define SYMSRC_BUILDID		2	/* debug file found by build-id */
+#define SYMSRC_DEBUGLINK	3	/* debug file found by .gnu_debuglink */
+#define SYMSRC_MINIDEBUG	4	/* .gnu_debugdata */
+#define SYMSRC_GOPCLNTAB	5	/* Go's .gopclntab */
+#define SYMSRC_EHFRAME		6	/* no name anywhere: FILE+0xADDR, found by its FDE */
+#define SYMSRC_NONE		7	/* not from a file's symbols (kernel, markers) */
+
+struct debug_sym {
+	uint64_t addr;		/* link-time address, as in the file itself */
+	uint64_t size;
+	char *name;
+	uint8_t type;		/* STT_FUNC or STT_GNU_IFUNC */
+	uint8_t bind;		/* STB_* */
+};
+
+struct debug_names {
+	struct debug_sym *v;
+	size_t n;
+	uint32_t source;	/* SYMSRC_* */
+	char *file;		/* the debug file read, NULL for sections of the file itself */
+};
+
+/* Adds a directory searched before /usr/lib/debug (--debug-dir, repeatable). */
+void debugsyms__add_dir(const char *dir);
+/* Forgets the --debug-dir list and the cache (tests, and the end of a command). */
+void debugsyms__reset(void);
+
+/*
+ * The names a debug source has for `path`, open as `elf`; NULL when none has
+ * any.  Owned by the cache: never freed by the caller.
+ */
+const struct debug_names *debugsyms__names(const char *path, Elf *elf);
+
+/* The GNU build-id of elf as lowercase hex, "" when it has none; buf >= 81 bytes. */
+void debugsyms__build_id(Elf *elf, char *buf, size_t size);
+
+/* "symtab", "dynsym", "build-id", "debuglink", "minidebuginfo", "gopclntab", "eh_frame", "-". */
+const char *debugsyms__source_name(uint32_t source);
+
+#endif

@@ -196,8 +196,10 @@ static struct debug_names *read_symtab(Elf *elf, uint32_t source)
 		if (!data || !gelf_getsym(data, i, &sym))
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-		    !sym.st_value)
+		/* NOTYPE: assembly labels such as ld.so's _start (elfsym names samples by them) */
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
+		    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE || !sym.st_value ||
+		    (type == STT_NOTYPE && sym.st_size))
 			continue;
 		name = elf_strptr(elf, sh.sh_link, sym.st_name);
 		if (!name || !*name)

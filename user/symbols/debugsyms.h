@@ -37,7 +37,7 @@ struct debug_sym {
 	uint64_t addr;		/* link-time address, as in the file itself */
 	uint64_t size;
 	char *name;
-	uint8_t type;		/* STT_FUNC or STT_GNU_IFUNC */
+	uint8_t type;		/* STT_FUNC, STT_GNU_IFUNC or (a label, no size) STT_NOTYPE */
 	uint8_t bind;		/* STB_* */
 };
 

@@ -244,13 +244,14 @@ void ehframe__funcs(Elf *elf, struct fde_range **out, size_t *n)
 		if (read_enc(p, e.fde.end - p, enc, sh.sh_addr + (p - (const uint8_t *)data->d_buf),
 			     0, &start, &len) ||
 		    read_enc(p + len, e.fde.end - p - len, enc & 0x0f, 0, 0, &range, &len2) ||
-		    !start || !range || !entry_state(cfi, start))
+		    !start || !range)
 			goto skip;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 256;
 			*out = xrealloc(*out, cap * sizeof(**out));
 		}
 		(*out)[*n].start = start;
+		(*out)[*n].entry = entry_state(cfi, start);
 		(*out)[(*n)++].end = start + range;
 skip:
 		if (next <= off)

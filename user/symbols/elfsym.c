@@ -189,6 +189,7 @@ void elfsym__free(struct elf_funcs *f)
 		free(f->ifuncs[i]);
 	free(f->ifuncs);
 	free(f->segs);
+	free(f->plts);
 	free(f->v);
 	memset(f, 0, sizeof(*f));
 }
@@ -268,6 +269,9 @@ static int cand_cmp(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
+	/* a name that can be probed is the one that decides (a sized one) */
+	if ((x->flags & ELFSYM_F_NOPROBE) != (y->flags & ELFSYM_F_NOPROBE))
+		return x->flags & ELFSYM_F_NOPROBE ? 1 : -1;
 	if ((x->name[0] == '_') != (y->name[0] == '_'))
 		return x->name[0] == '_' ? 1 : -1;
 	if (x->bind_rank != y->bind_rank)
@@ -329,16 +333,19 @@ static int collect_syms(Elf *elf, Elf_Scn *symscn, const bool *code_scn, size_t 
 			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
 			if (name && *name)
 				add_ifunc(out, name);
+			out->ifunc_source = source;
 			continue;
 		}
-		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value || !sym.st_size)
+		/* NOTYPE without a size: an assembly label (ld.so's _start), for samples */
+		if ((GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+		     (GELF_ST_TYPE(sym.st_info) != STT_NOTYPE || sym.st_size)) || !sym.st_value)
 			continue;
 		/* SHN_UNDEF: imported; SHN_ABS/SHN_XINDEX...: not code we can map */
 		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
 		    sym.st_shndx >= nscn || !code_scn[sym.st_shndx])
 			continue;
 		name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-		if (!name || !*name || is_cold_fragment(name))
+		if (!name || !*name)
 			continue;
 		off = addr_to_offset(segs, nsegs, sym.st_value);
 		if (off < 0)
@@ -353,6 +360,8 @@ static int collect_syms(Elf *elf, Elf_Scn *symscn, const bool *code_scn, size_t 
 		c->offset = (uint64_t)off;
 		c->bind_rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 		c->flags = bind == STB_WEAK ? ELFSYM_F_WEAK : bind == STB_LOCAL ? ELFSYM_F_LOCAL : 0;
+		if (!sym.st_size || is_cold_fragment(name))
+			c->flags |= ELFSYM_F_NOPROBE;
 	}
 	return 0;
 }
@@ -476,11 +485,13 @@ static void add_debug_names(const struct debug_names *dn, const struct code_rang
 		struct cand *c;
 		int64_t off;
 
+		/* "memcpy@@GLIBC_2.14": the versioned twin of a .dynsym IFUNC, which names it */
 		if (d->type == STT_GNU_IFUNC) {
-			add_ifunc(out, d->name);
+			if (!strchr(d->name, '@'))
+				add_ifunc(out, d->name);
 			continue;
 		}
-		if (!d->size || !in_code(code, ncode, d->addr) || is_cold_fragment(d->name))
+		if (!in_code(code, ncode, d->addr))
 			continue;
 		off = addr_to_offset(segs, nsegs, d->addr);
 		if (off < 0)
@@ -492,6 +503,8 @@ static void add_debug_names(const struct debug_names *dn, const struct code_rang
 		c->offset = (uint64_t)off;
 		c->bind_rank = d->bind == STB_GLOBAL ? 0 : d->bind == STB_WEAK ? 1 : 2;
 		c->flags = d->bind == STB_WEAK ? ELFSYM_F_WEAK : d->bind == STB_LOCAL ? ELFSYM_F_LOCAL : 0;
+		if (!d->size || is_cold_fragment(d->name))
+			c->flags |= ELFSYM_F_NOPROBE;
 		c->source = dn->source;
 	}
 }
@@ -525,6 +538,30 @@ static void file_label(Elf *elf, const char *path, char *buf, size_t size)
 	}
 }
 
+/*
+ * A symbol without a size (hand-written assembly such as ld.so's _start)
+ * names the code up to the next function or the end of its section: samples
+ * there get its name.  `c` is sorted by address.
+ */
+static void size_unsized(struct cand *c, size_t n, const struct code_range *code, size_t ncode)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < n; i++) {
+		if (c[i].size)
+			continue;
+		for (j = i + 1; j < n && c[j].addr == c[i].addr; j++)
+			;
+		for (k = 0; k < ncode; k++) {
+			uint64_t end = code[k].addr + code[k].size;
+
+			if (c[i].addr < code[k].addr || c[i].addr >= end)
+				continue;
+			c[i].size = (j < n && c[j].addr < end ? c[j].addr : end) - c[i].addr;
+		}
+	}
+}
+
 static int cand_addr_cmp(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
@@ -535,18 +572,25 @@ static int cand_addr_cmp(const void *a, const void *b)
 /*
  * A stripped file: every function with an FDE whose start no symbol of any
  * source names, and that no named function's range covers, becomes
- * FILE+0xADDR.  The entry point is start-up glue (_start).
+ * FILE+0xADDR.  The entry point is start-up glue (_start).  FDEs that do not
+ * start like a function name samples only (ELFSYM_F_NOPROBE).
  */
 static void add_unnamed(Elf *elf, const char *path, uint64_t entry, const struct code_range *code,
 			size_t ncode, const struct elf_seg *segs, size_t nsegs, struct cands *cs)
 {
 	struct fde_range *r = NULL;
-	size_t nr = 0, i, nsorted = cs->n;
+	size_t nr = 0, i, nsorted = cs->n, phnum;
+	bool is_program = false;
 	char label[256];
+	GElf_Phdr ph;
 
 	ehframe__funcs(elf, &r, &nr);
 	if (!nr)
 		return;
+	/* a program has an interpreter; a library's entry point (libc's) is something else */
+	for (i = 0; !elf_getphdrnum(elf, &phnum) && i < phnum; i++)
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP)
+			is_program = true;
 	file_label(elf, path, label, sizeof(label));
 	qsort(cs->v, cs->n, sizeof(*cs->v), cand_addr_cmp);
 	for (i = 0; i < nr; i++) {
@@ -570,7 +614,11 @@ static void add_unnamed(Elf *elf, const char *path, uint64_t entry, const struct
 		if (!in_code(code, ncode, r[i].start) ||
 		    (off = addr_to_offset(segs, nsegs, r[i].start)) < 0)
 			continue;
-		snprintf(name, sizeof(name), "%s+0x%" PRIx64, label, r[i].start);
+		/* the ELF entry point of a program is _start whatever the symbol tables say */
+		if (r[i].start == entry && is_program)
+			snprintf(name, sizeof(name), "_start");
+		else
+			snprintf(name, sizeof(name), "%s+0x%" PRIx64, label, r[i].start);
 		cs->owned = xrealloc(cs->owned, (cs->nowned + 1) * sizeof(*cs->owned));
 		cs->owned[cs->nowned++] = xstrdup(name);
 		c = new_cand(cs);
@@ -580,7 +628,8 @@ static void add_unnamed(Elf *elf, const char *path, uint64_t entry, const struct
 		c->offset = (uint64_t)off;
 		c->bind_rank = 2;
 		c->flags = ELFSYM_F_LOCAL | ELFSYM_F_UNNAMED |
-			   (r[i].start == entry ? ELFSYM_F_STARTUP : 0);
+			   (r[i].start == entry ? ELFSYM_F_STARTUP : 0) |
+			   (r[i].entry ? 0 : ELFSYM_F_NOPROBE);
 		c->source = SYMSRC_EHFRAME;
 	}
 	free(r);
@@ -683,6 +732,14 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 			dynsym = scn;
 		if (idx < nscn)
 			code_scn[idx] = section_is_code(elf, shstrndx, scn);
+		if (idx < nscn && shdr.sh_type == SHT_PROGBITS && (shdr.sh_flags & SHF_EXECINSTR) &&
+		    !code_scn[idx] && shdr.sh_size) {
+			/* a PLT: sampled stacks name its stubs (symbolize.c) */
+			out->plts = xrealloc(out->plts, (out->nplts + 1) * sizeof(*out->plts));
+			out->plts[out->nplts].vaddr = shdr.sh_addr;
+			out->plts[out->nplts].filesz = shdr.sh_size;
+			out->plts[out->nplts++].offset = shdr.sh_offset;
+		}
 		if (idx < nscn && code_scn[idx]) {
 			code = xrealloc(code, (ncode + 1) * sizeof(*code));
 			code[ncode].addr = shdr.sh_addr;
@@ -714,6 +771,7 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 	}
 
 	qsort(cands, ncands, sizeof(*cands), cand_cmp);
+	size_unsized(cands, ncands, code, ncode);
 	out->v = xcalloc(ncands, sizeof(*out->v));
 	for (i = 0, n = 0; i < ncands; i++) {
 		if (n && out->v[n - 1].addr == cands[i].addr) {

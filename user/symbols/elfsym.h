@@ -49,6 +49,13 @@ struct elf_func {
 #define ELFSYM_F_STARTUP	(1u << 4)	/* elfsym__is_startup_glue(raw_name) */
 #define ELFSYM_F_IFUNC		(1u << 5)	/* an IFUNC's implementation (elfsym__func_at) */
 #define ELFSYM_F_UNNAMED	(1u << 6)	/* found by its FDE only: named FILE+0xADDR */
+/*
+ * Named for sampled stacks only, never probed: a "foo.cold" fragment (jumped
+ * to, no return address on top of the stack), a symbol without a size (its
+ * size here runs to the next function), an FDE that does not start like a
+ * function (_start, fragments).
+ */
+#define ELFSYM_F_NOPROBE	(1u << 7)
 
 /* A PT_LOAD segment: link-time addresses [vaddr, vaddr + filesz) are at file offset `offset`. */
 struct elf_seg {
@@ -65,17 +72,22 @@ struct elf_funcs {
 	bool go;		/* a Go program (.go.buildinfo or .gopclntab section) */
 	char **ifuncs;		/* names of its STT_GNU_IFUNC symbols (glibc's strlen, memcpy...) */
 	size_t nifuncs;
+	uint32_t ifunc_source;	/* SYMSRC_* of those names */
 	struct elf_seg *segs;	/* its PT_LOAD segments */
 	size_t nsegs;
+	struct elf_seg *plts;	/* its PLT sections (.plt, .plt.sec...): stubs, not functions */
+	size_t nplts;
 };
 
 /*
  * Reads the defined function symbols of `path` (an ET_EXEC or ET_DYN file):
  * STT_FUNC, defined in an executable section other than the PLT, with a
  * non-zero st_value and st_size, and inside a PT_LOAD segment's file image.
- * GCC's "foo.cold" fragments are left out: they are jumped to, never called,
- * so a uretprobe there would overwrite whatever the stack holds instead of a
- * return address and break the target.
+ * GCC's "foo.cold" fragments are kept for naming samples but flagged
+ * ELFSYM_F_NOPROBE: they are jumped to, never called, so a uretprobe there
+ * would overwrite whatever the stack holds instead of a return address and
+ * break the target.  So are symbols without a size and FDEs that do not
+ * start like a function.
  *
  * Uses .symtab.  A file without one (stripped) gets the functions of its
  * .dynsym, those of the first debug source that has any (debugsyms.h: the

@@ -235,6 +235,7 @@ static bool choose_ifunc(struct mod_work *m, const char *name)
 	}
 	if (elfsym__func_at(m->path, name, addr, offset, &f))
 		return false;
+	f.source = m->syms.ifunc_source;
 	m->syms.v = xrealloc(m->syms.v, (m->syms.n + 1) * sizeof(*m->syms.v));
 	m->chosen = xrealloc(m->chosen, m->syms.n + 1);
 	m->syms.v[m->syms.n] = f;
@@ -259,7 +260,7 @@ static size_t apply(struct mod_work *m, const char *glob, bool include)
 		const struct elf_func *f = &m->syms.v[i];
 		bool match = elfsym__func_matches(f, glob);
 
-		if (!match)
+		if (!match || (f->flags & ELFSYM_F_NOPROBE))	/* names samples only */
 			continue;
 		/* Start-up glue only when named exactly. */
 		if (include && (f->flags & ELFSYM_F_STARTUP) && has_wildcard(glob))
@@ -323,7 +324,7 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 			goto cleanup;
 		}
 		for (i = 0; i < m->syms.n; i++)
-			m->chosen[i] = !(m->syms.v[i].flags & ELFSYM_F_STARTUP);
+			m->chosen[i] = !(m->syms.v[i].flags & (ELFSYM_F_STARTUP | ELFSYM_F_NOPROBE));
 	}
 
 	/* Includes, then excludes: -N wins over -F whatever the order on the command line. */

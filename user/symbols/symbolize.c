@@ -361,6 +361,31 @@ static uint32_t add_func(struct symbolizer *sy, const char *name, uint32_t modul
 	return id;
 }
 
+/*
+ * A PLT stub (a call into another library, resolved lazily or by IFUNC):
+ * named "FILE@plt", one per PLT section, so it groups instead of
+ * scattering over [unknown] addresses.  UINT32_MAX: off is in no PLT.
+ */
+static uint32_t plt_frame(struct symbolizer *sy, const struct symfile *sf, uint64_t off)
+{
+	const char *base = strrchr(sf->path, '/');
+	char name[300];
+	uint32_t id;
+	size_t i;
+
+	for (i = 0; i < sf->syms.nplts; i++) {
+		const struct elf_seg *p = &sf->syms.plts[i];
+
+		if (off < p->offset || off - p->offset >= p->filesz)
+			continue;
+		if (fget(sy, fkey_of(sf->module, p->vaddr), &id))
+			return id;
+		snprintf(name, sizeof(name), "%s@plt", base ? base + 1 : sf->path);
+		return add_func(sy, name, sf->module, p->vaddr, p->filesz, BP_FUNC_SAMPLED, NULL);
+	}
+	return UINT32_MAX;
+}
+
 /* A user address -> function id. */
 static uint32_t user_frame(struct symbolizer *sy, uint32_t pid, uint64_t ip)
 {
@@ -417,6 +442,8 @@ static uint32_t user_frame(struct symbolizer *sy, uint32_t pid, uint64_t ip)
 			}
 		}
 	}
+	if (!sf->err && (id = plt_frame(sy, sf, off)) != UINT32_MAX)
+		return id;
 	if (fget(sy, fkey_of(sf->module, off | 1ull << 47), &id))
 		return id;
 	{

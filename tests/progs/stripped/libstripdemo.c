@@ -6,11 +6,12 @@
  */
 #include "../progs.h"
 
-extern volatile unsigned long sink;
+/* its own: the library must link into a program that defines no `sink` (launcher.c) */
+static volatile unsigned long lib_sink;
 
 static TRACED int lib_step(int i)
 {
-	sink++;
+	lib_sink++;
 	return 6 + i - i;
 }
 

@@ -30,7 +30,7 @@ fi
 pkgs_build="make gcc clang llvm pkg-config libelf-dev libdw-dev zlib1g-dev liblzma-dev systemtap-sdt-dev libmicrohttpd-dev libcapstone-dev"
 pkgs_bp="libbpf-dev bpftool"
 pkgs_bench="uftrace bpftrace time"
-pkgs_test="libcmocka-dev python3 python3-pytest protobuf-compiler graphviz bpftrace binutils sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus python3.11 python3.11-dev"
+pkgs_test="libcmocka-dev python3 python3-pytest protobuf-compiler graphviz bpftrace binutils libc6-dbg xz-utils gzip sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus python3.11 python3.11-dev"
 
 missing() {
 	local p out=""

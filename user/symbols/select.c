@@ -227,9 +227,18 @@ static bool choose_ifunc(struct mod_work *m, const char *name)
 			continue;
 		m->chosen[i] = 1;
 		if (!elfsym__func_matches(g, name)) {
+			/*
+			 * Named as the caller calls it (strlen, not the __strlen_evex a
+			 * debug file names it); the other name stays for matching.
+			 */
 			g->aliases = xrealloc(g->aliases, (g->naliases + 1) * sizeof(*g->aliases));
-			g->aliases[g->naliases++] = xstrdup(name);
-			g->flags |= ELFSYM_F_ALIASED;
+			if (g->flags & ELFSYM_F_IFUNC) {	/* already memcpy's: memmove is an alias */
+				g->aliases[g->naliases++] = xstrdup(name);
+			} else {
+				g->aliases[g->naliases++] = g->name;
+				g->name = xstrdup(name);
+			}
+			g->flags |= ELFSYM_F_ALIASED | ELFSYM_F_IFUNC;
 		}
 		return true;
 	}

@@ -56,6 +56,13 @@ def has_symtab(path):
     return ".symtab" in sh("readelf", "-S", "-W", path)
 
 
+def list_rows(stdout):
+    """`bpfprof list` output as one dict per function, keyed by the header's columns."""
+    lines = stdout.splitlines()
+    head = lines[0].split()
+    return [dict(zip(head, l.split())) for l in lines[1:] if l.startswith("0x")]
+
+
 def build(d, build_id_opt="--build-id"):
     """stripdemo and libstripdemo.so (rpath $ORIGIN) in d, unstripped."""
     d.mkdir(parents=True, exist_ok=True)
@@ -145,8 +152,9 @@ def test_unnamed_functions_selectable_by_pattern(plain, stripped, tmp_path):
     l1 = run_bpfprof(["list", stripped / "stripdemo"])
     l2 = run_bpfprof(["list", stripped / "stripdemo"])
     assert l1.returncode == 0 and l1.stdout == l2.stdout, l1.stderr
-    rows = [l.split() for l in l1.stdout.splitlines()[1:]]
-    assert rows and all(r[3] == "eh_frame" and r[-1] == "stripdemo+" + r[0] for r in rows), rows
+    rows = list_rows(l1.stdout)
+    assert rows and all(r["source"] == "eh_frame" and r["function"] == "stripdemo+" + r["address"]
+                        for r in rows), rows
 
 
 def list_sources(d, extra=()):
@@ -155,9 +163,8 @@ def list_sources(d, extra=()):
     for f in ("stripdemo", "libstripdemo.so"):
         p = run_bpfprof(["list", *extra, d / f])
         assert p.returncode == 0, p.stderr
-        for l in p.stdout.splitlines()[1:]:
-            r = l.split()
-            out[r[-1]] = r[3]
+        for r in list_rows(p.stdout):
+            out[r["function"]] = r["source"]
     return out
 
 
@@ -252,7 +259,7 @@ def test_stripped_go_binary_named_from_gopclntab(tmp_path):
     assert not has_symtab(exe)
     p = run_bpfprof(["list", exe, "main.*"])
     assert p.returncode == 0, p.stderr
-    src = {l.split()[-1]: l.split()[3] for l in p.stdout.splitlines()[1:]}
+    src = {r["function"]: r["source"] for r in list_rows(p.stdout)}
     assert src.get("main.deep") == "gopclntab" and src.get("main.leaf") == "gopclntab", src
     out = tmp_path / "t.json"
     p = run_bpfprof(["record", "-o", out, "-F", "main.*", "--", exe])
@@ -334,5 +341,5 @@ def test_stripped_libz_traced(tmp_path):
     # its internal functions, which only the FDEs find, can be selected
     p = run_bpfprof(["list", PROGS / "libwork", "libz.so*:libz.so.1+0x*"])
     assert p.returncode == 0, p.stderr
-    rows = [l.split() for l in p.stdout.splitlines()[1:]]
-    assert rows and all(r[3] == "eh_frame" for r in rows), p.stdout
+    rows = list_rows(p.stdout)
+    assert rows and all(r["source"] == "eh_frame" for r in rows), p.stdout

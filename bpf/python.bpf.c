@@ -136,19 +136,20 @@ SEC("uprobe.multi")
 int py_probe(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
-	__u32 tgid = id >> 32, site = cookie & 0xff, idx = cookie >> 8, cpu;
+	__u32 tgid = id >> 32, site = cookie & 0xf, slot = (cookie >> 4) & 0xf, idx = cookie >> 8;
+	__u32 cpu;
 	__u64 bias, tstate, cframe, frame, code, prev, previous = 0;
 	const struct bp_py_cfg *c;
 	struct bp_rec_py *r;
 	__u16 insn = 0;
 	__u8 kind, op;
 
-	if (!is_traced(tgid) || site >= BP_PY_NSITES)
+	if (!is_traced(tgid) || site >= BP_PY_NKINDS)
 		return 0;
 	c = bpf_map_lookup_elem(&py_cfgs, &idx);
-	if (!c || !c->site[site])
+	if (!c || !c->addr[slot])
 		return 0;
-	bias = bpf_get_func_ip(ctx) - c->site[site];
+	bias = bpf_get_func_ip(ctx) - c->addr[slot];
 	tstate = rd64(bias + c->runtime + c->runtime_tstate);
 	cframe = tstate ? rd64(tstate + c->tstate_cframe) : 0;
 	frame = cframe ? rd64(cframe + c->cframe_frame) : 0;
@@ -160,13 +161,14 @@ int py_probe(struct pt_regs *ctx)
 	prev = rd64(frame + c->frame_prev_instr);
 	switch (site) {
 	case BP_PY_SITE_RESUME:
-	case BP_PY_SITE_RESUME_QUICK:
 		/*
 		 * At the handler's first instruction prev_instr still points
-		 * before the RESUME (the handler stores it): its argument is 0
+		 * before the RESUME (the handler stores it; a probe placed
+		 * after the store finds the RESUME itself): its argument is 0
 		 * at a function's start, 1-3 after a yield or an await.
 		 */
-		bpf_probe_read_user(&insn, sizeof(insn), (void *)(prev + 2));
+		bpf_probe_read_user(&insn, sizeof(insn),
+				    (void *)(prev + (c->mode[slot] & BP_PY_PREV_STORED ? 0 : 2)));
 		op = insn & 0xff;
 		if (op != c->op_resume && op != c->op_resume_quick) {
 			__sync_fetch_and_add(&py_misses, 1);

@@ -10,17 +10,25 @@
 #ifndef BPFPROF_PYTHON_H
 #define BPFPROF_PYTHON_H
 
-/* Probe sites; the attach cookie is site | config index << 8. */
-#define BP_PY_SITE_RESUME	0	/* the interpreter's RESUME opcode handler */
-#define BP_PY_SITE_RESUME_QUICK	1	/* RESUME_QUICK (3.11: RESUME after warm-up) */
-#define BP_PY_SITE_ENTRY	2	/* USDT python:function__entry (fires for gen.throw) */
-#define BP_PY_SITE_RETURN	3	/* USDT python:function__return: every frame exit */
-#define BP_PY_NSITES		4
+/*
+ * Probe sites.  The attach cookie is kind | slot << 4 | config index << 8;
+ * addr[slot] is the site's link-time address (the load bias is the probe's
+ * address less it).
+ */
+#define BP_PY_SITE_RESUME	0	/* in a RESUME opcode handler: a frame starts or resumes */
+#define BP_PY_SITE_ENTRY	1	/* DTRACE_FUNCTION_ENTRY: fires for gen.throw() */
+#define BP_PY_SITE_RETURN	2	/* DTRACE_FUNCTION_EXIT: every frame exit (return, yield, raise) */
+#define BP_PY_NKINDS		3
+#define BP_PY_MAX_SITES		16
+
+/* bp_py_cfg.mode[slot] */
+#define BP_PY_PREV_STORED	0x1	/* RESUME: prev_instr already points at the RESUME itself */
 
 #define BP_PY_MAX_CFGS		64
 
 struct bp_py_cfg {
-	__u64 site[BP_PY_NSITES];	/* link-time addresses, 0: not probed */
+	__u64 addr[BP_PY_MAX_SITES];	/* link-time addresses of the probe sites */
+	__u8 mode[BP_PY_MAX_SITES];	/* BP_PY_PREV_STORED */
 	__u64 runtime;			/* link-time address of _PyRuntime */
 	/* offsets in bytes */
 	__u32 runtime_tstate;		/* _PyRuntime.gilstate.tstate_current */

@@ -9,7 +9,6 @@ coroutine suspends.  Nothing depends on timing.
 import collections
 import os
 import subprocess
-import time
 
 import pytest
 
@@ -144,7 +143,8 @@ def test_python_without_usdt_says_so(record):
 
 
 def test_attach_and_detach_keeps_it_running(tmp_path):
-    target = subprocess.Popen([PYTHON, str(PY / "loop.py"), "4"], stdout=subprocess.PIPE,
+    stop = tmp_path / "stop"
+    target = subprocess.Popen([PYTHON, str(PY / "loop.py"), str(stop)], stdout=subprocess.PIPE,
                               text=True)
     try:
         assert target.stdout.readline().strip() == "ready"
@@ -153,6 +153,7 @@ def test_attach_and_detach_keeps_it_running(tmp_path):
                             "-o", str(out)], cwd=REPO, capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stderr
         assert target.poll() is None
+        stop.write_text("")
         line = target.stdout.readline().split()
         assert target.wait(timeout=30) == 0
     finally:

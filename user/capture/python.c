@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <gelf.h>
+#include <capstone/capstone.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,7 +220,8 @@ static void apply_relative(const struct elf_file *f, uint64_t lo, uint8_t *buf, 
  * RESUME opcodes.
  */
 static bool find_opcode_table(const struct elf_file *f, uint64_t eval, uint64_t eval_size,
-			      const struct bp_py_cfg *off, struct py_image *img)
+			      const struct bp_py_cfg *off, const char *path, uint64_t resume[2],
+			      uint64_t table[256])
 {
 	Elf_Scn *scn = NULL;
 	bool found = false;
@@ -252,13 +254,14 @@ static bool find_opcode_table(const struct elf_file *f, uint64_t eval, uint64_t 
 			}
 			if (i < 256 || inside < 128)
 				continue;
-			img->site[BP_PY_SITE_RESUME] = v[off->op_resume];
-			img->site[BP_PY_SITE_RESUME_QUICK] = v[off->op_resume_quick];
-			found = img->site[0] >= eval && img->site[0] < eval + eval_size &&
-				img->site[1] >= eval && img->site[1] < eval + eval_size;
-			p_dbg("%s: opcode table at 0x%llx: RESUME 0x%llx, RESUME_QUICK 0x%llx", img->path,
-			      (unsigned long long)(sh.sh_addr + o), (unsigned long long)img->site[0],
-			      (unsigned long long)img->site[1]);
+			resume[0] = v[off->op_resume];
+			resume[1] = v[off->op_resume_quick];
+			memcpy(table, v, sizeof(v));
+			found = resume[0] >= eval && resume[0] < eval + eval_size &&
+				resume[1] >= eval && resume[1] < eval + eval_size;
+			p_dbg("%s: opcode table at 0x%llx: RESUME 0x%llx, RESUME_QUICK 0x%llx", path,
+			      (unsigned long long)(sh.sh_addr + o), (unsigned long long)resume[0],
+			      (unsigned long long)resume[1]);
 			break;
 		}
 		free(buf);
@@ -266,13 +269,207 @@ static bool find_opcode_table(const struct elf_file *f, uint64_t eval, uint64_t 
 	return found;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool is_target(const uint64_t *t, size_t n, uint64_t addr)
+{
+	return bsearch(&addr, t, n, sizeof(*t), cmp_u64) != NULL;
+}
+
+/* The decoded interpreter loop: its instructions and every address a jump can land on. */
+struct eval_code {
+	csh cs;
+	cs_insn *insns;
+	size_t n;
+	uint64_t *targets;	/* sorted: direct branch targets and the opcode table's entries */
+	size_t ntargets;
+};
+
+static void eval_code_free(struct eval_code *e)
+{
+	if (e->insns)
+		cs_free(e->insns, e->n);
+	if (e->cs)
+		cs_close(&e->cs);
+	free(e->targets);
+}
+
+/* Does the kernel emulate this instruction (no single-step): push, nop, rel jmp/jcc/call? */
+static bool emulated(csh cs, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	if (in->id == X86_INS_NOP || (in->id == X86_INS_PUSH && x->op_count == 1 &&
+				      x->operands[0].type == X86_OP_REG))
+		return true;
+	if (cs_insn_group(cs, in, CS_GRP_JUMP) || in->id == X86_INS_CALL)
+		return x->op_count == 1 && x->operands[0].type == X86_OP_IMM &&
+		       in->id != X86_INS_JRCXZ && in->id != X86_INS_JECXZ &&
+		       in->id != X86_INS_LOOP && in->id != X86_INS_LOOPE && in->id != X86_INS_LOOPNE;
+	return false;
+}
+
+static bool decode_eval(const struct elf_file *f, uint64_t eval, uint64_t size, const uint64_t *table,
+			struct eval_code *e)
+{
+	int64_t off = vaddr_to_off(f, eval);
+	uint8_t *code = NULL;
+	size_t i, cap = 512;
+	bool ok = false;
+
+	memset(e, 0, sizeof(*e));
+	if (off < 0 || !size || size > (16u << 20))
+		return false;
+	code = xmalloc(size);
+	if (pread(f->fd, code, size, off) != (ssize_t)size)
+		goto out;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &e->cs) != CS_ERR_OK) {
+		e->cs = 0;
+		goto out;
+	}
+	cs_option(e->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	e->n = cs_disasm(e->cs, code, size, eval, 0, &e->insns);
+	if (!e->n)
+		goto out;
+	e->targets = xmalloc(cap * sizeof(*e->targets));
+	for (i = 0; i < 256; i++)
+		e->targets[e->ntargets++] = table[i];
+	for (i = 0; i < e->n; i++) {
+		const cs_x86 *x = &e->insns[i].detail->x86;
+
+		if (!(cs_insn_group(e->cs, &e->insns[i], CS_GRP_JUMP) ||
+		      e->insns[i].id == X86_INS_CALL) ||
+		    x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+			continue;
+		if (e->ntargets == cap) {
+			cap *= 2;
+			e->targets = xrealloc(e->targets, cap * sizeof(*e->targets));
+		}
+		e->targets[e->ntargets++] = x->operands[0].imm;
+	}
+	qsort(e->targets, e->ntargets, sizeof(*e->targets), cmp_u64);
+	ok = true;
+out:
+	free(code);
+	return ok;
+}
+
+static size_t insn_at(const struct eval_code *e, uint64_t addr)
+{
+	size_t lo = 0, hi = e->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (e->insns[mid].address < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < e->n && e->insns[lo].address == addr ? lo : e->n;
+}
+
+static void add_site(struct py_image *img, const struct elf_file *f, uint32_t kind, uint32_t mode,
+		     uint64_t addr, uint64_t sema, bool emu)
+{
+	int64_t off = vaddr_to_off(f, addr), so = sema ? vaddr_to_off(f, sema) : 0;
+	struct py_site *s;
+
+	if (off < 0 || so < 0 || img->nsites >= BP_PY_MAX_SITES)
+		return;
+	s = &img->sites[img->nsites++];
+	s->kind = kind;
+	s->mode = mode;
+	s->addr = addr;
+	s->off = off;
+	s->sema_off = so;
+	s->emulated = emu;
+	img->nslow += !emu;
+}
+
+/*
+ * A RESUME handler's probe: on the first instruction the kernel emulates
+ * (a handler starts with loads the kernel would single-step, ~15 us), as
+ * long as the way there is straight (no branch) and nothing else jumps into
+ * it; else on the label itself.  Notes whether prev_instr is stored on the
+ * way (the BPF side then reads the RESUME at prev_instr, not after it).
+ */
+static void place_resume(struct py_image *img, const struct elf_file *f, const struct eval_code *e,
+			 uint64_t label, uint32_t prev_off)
+{
+	size_t i = insn_at(e, label), j;
+	uint32_t mode = 0;
+
+	for (j = i; j < e->n && j < i + 12; j++) {
+		const cs_insn *in = &e->insns[j];
+		const cs_x86 *x = &in->detail->x86;
+
+		if (j > i && is_target(e->targets, e->ntargets, in->address))
+			break;
+		if (emulated(e->cs, in)) {
+			add_site(img, f, BP_PY_SITE_RESUME, mode, in->address, 0, true);
+			return;
+		}
+		if (cs_insn_group(e->cs, in, CS_GRP_JUMP) || cs_insn_group(e->cs, in, CS_GRP_CALL) ||
+		    cs_insn_group(e->cs, in, CS_GRP_RET) || cs_insn_group(e->cs, in, CS_GRP_INT))
+			break;
+		/* frame->prev_instr = next_instr: a store at the field's displacement */
+		if (in->id == X86_INS_MOV && x->op_count == 2 && x->operands[0].type == X86_OP_MEM &&
+		    x->operands[0].mem.disp == prev_off && x->operands[0].mem.index == X86_REG_INVALID)
+			mode |= BP_PY_PREV_STORED;
+	}
+	add_site(img, f, BP_PY_SITE_RESUME, 0, label, 0, false);
+}
+
+/*
+ * The DTRACE_FUNCTION_* sites of the loop: each tests the probe's
+ * semaphore (cmpw $0, sema(%rip); jne ...) before calling the probe's
+ * function.  A probe on the jump fires exactly where the USDT probe would,
+ * without raising the semaphore: CPython then never runs the probe's
+ * function (which converts both names to UTF-8 and computes the line
+ * number: ~6 us per call here).  Returns how many were found.
+ */
+static size_t place_sema_sites(struct py_image *img, const struct elf_file *f,
+			       const struct eval_code *e, uint32_t kind, uint64_t sema)
+{
+	size_t i, n = 0;
+
+	for (i = 0; sema && i + 1 < e->n; i++) {
+		const cs_x86 *x = &e->insns[i].detail->x86;
+		uint8_t k;
+
+		for (k = 0; k < x->op_count; k++) {
+			const cs_x86_op *op = &x->operands[k];
+
+			if (op->type == X86_OP_MEM && op->mem.base == X86_REG_RIP &&
+			    op->mem.index == X86_REG_INVALID &&
+			    e->insns[i].address + e->insns[i].size + op->mem.disp == sema)
+				break;
+		}
+		if (k == x->op_count || !emulated(e->cs, &e->insns[i + 1]) ||
+		    !cs_insn_group(e->cs, &e->insns[i + 1], CS_GRP_JUMP))
+			continue;
+		add_site(img, f, kind, 0, e->insns[i + 1].address, 0, true);
+		n++;
+	}
+	return n;
+}
+
 /* Reads what python.bpf.c needs from an interpreter file; false if it is not CPython. */
 static bool inspect(const char *path, struct py_image *img)
 {
-	uint64_t eval = 0, eval_size = 0, size;
-	const struct py_version *v;
+	uint64_t eval = 0, eval_size = 0, size, resume[2] = { 0 }, table[256];
+	uint64_t pc[BP_PY_NKINDS] = { 0 }, sema[BP_PY_NKINDS] = { 0 };
+	const struct py_version *v = NULL;
+	struct eval_code code = { 0 };
 	struct usdt_notes notes;
 	struct elf_file f;
+	bool decoded = false;
 	size_t i;
 
 	memset(img, 0, sizeof(*img));
@@ -288,39 +485,43 @@ static bool inspect(const char *path, struct py_image *img)
 		v = find_version(img->major, img->minor);
 		img->known = v != NULL;
 		if (v)
-			img->table = find_opcode_table(&f, eval, eval_size, &v->off, img);
+			img->table = find_opcode_table(&f, eval, eval_size, &v->off, path, resume, table);
 	}
 	if (!usdt__notes(path, &notes)) {
 		for (i = 0; i < notes.n; i++) {
-			int site = -1;
+			int kind = -1;
 
 			if (strcmp(notes.v[i].provider, "python"))
 				continue;
 			if (!strcmp(notes.v[i].name, "function__entry"))
-				site = BP_PY_SITE_ENTRY;
+				kind = BP_PY_SITE_ENTRY;
 			else if (!strcmp(notes.v[i].name, "function__return"))
-				site = BP_PY_SITE_RETURN;
-			if (site < 0 || img->site[site])
+				kind = BP_PY_SITE_RETURN;
+			if (kind < 0 || pc[kind])
 				continue;
-			img->site[site] = notes.v[i].pc;
-			if (notes.v[i].semaphore) {
-				int64_t so = vaddr_to_off(&f, notes.v[i].semaphore);
-
-				/* .probes is in the data segment: a file offset like the code's */
-				img->sema_off[site] = so > 0 ? (uint64_t)so : 0;
-			}
+			pc[kind] = notes.v[i].pc;
+			sema[kind] = notes.v[i].semaphore;
 		}
 		usdt__notes_free(&notes);
 	}
-	img->usdt = img->site[BP_PY_SITE_RETURN] != 0;
-	for (i = 0; i < BP_PY_NSITES; i++) {
-		int64_t o = img->site[i] ? vaddr_to_off(&f, img->site[i]) : -1;
-
-		if (o < 0)
-			img->site[i] = 0;
-		img->site_off[i] = o < 0 ? 0 : (uint64_t)o;
+	img->usdt = pc[BP_PY_SITE_RETURN] != 0;
+	if (img->table && img->usdt) {
+		decoded = decode_eval(&f, eval, eval_size, table, &code);
+		for (i = 0; i < 2; i++) {
+			if (decoded)
+				place_resume(img, &f, &code, resume[i], v->off.frame_prev_instr);
+			else
+				add_site(img, &f, BP_PY_SITE_RESUME, 0, resume[i], 0, false);
+		}
+		/* the exits, and gen.throw()'s entry, at the loop's own semaphore tests if found */
+		for (i = BP_PY_SITE_ENTRY; i <= BP_PY_SITE_RETURN; i++) {
+			if (!pc[i] || (decoded && sema[i] && place_sema_sites(img, &f, &code, i, sema[i])))
+				continue;
+			add_site(img, &f, i, 0, pc[i], sema[i], true);
+		}
+		eval_code_free(&code);
 	}
-	if (!img->site[BP_PY_SITE_RESUME] || !img->site[BP_PY_SITE_RESUME_QUICK])
+	if (img->nsites < 3)
 		img->table = false;
 	elf_file_close(&f);
 	return true;
@@ -486,13 +687,13 @@ cleanup:
 
 int python__attach(struct py_tracer *p, const struct py_image *img)
 {
-	unsigned long offs[BP_PY_NSITES], refs[BP_PY_NSITES];
+	unsigned long offs[BP_PY_MAX_SITES], refs[BP_PY_MAX_SITES];
 	const struct py_version *v = find_version(img->major, img->minor);
+	__u64 cookies[BP_PY_MAX_SITES];
 	struct bp_py_cfg cfg;
-	__u64 cookies[BP_PY_NSITES];
 	struct bpf_link *l;
 	__u32 idx = p->npaths;
-	size_t i, n = 0;
+	size_t i;
 	int err;
 
 	for (i = 0; i < p->npaths; i++)
@@ -503,23 +704,30 @@ int python__attach(struct py_tracer *p, const struct py_image *img)
 	if (idx >= BP_PY_MAX_CFGS)
 		return -E2BIG;
 	cfg = v->off;
-	memcpy(cfg.site, img->site, sizeof(cfg.site));
+	memset(cfg.addr, 0, sizeof(cfg.addr));
+	memset(cfg.mode, 0, sizeof(cfg.mode));
 	cfg.runtime = img->runtime;
+	for (i = 0; i < img->nsites; i++) {
+		cfg.addr[i] = img->sites[i].addr;
+		cfg.mode[i] = img->sites[i].mode;
+		offs[i] = img->sites[i].off;
+		refs[i] = img->sites[i].sema_off;
+		cookies[i] = img->sites[i].kind | i << 4 | (__u64)idx << 8;
+		p_dbg("%s: Python probe %zu (%s) at 0x%llx%s%s", img->path, i,
+		      img->sites[i].kind == BP_PY_SITE_RESUME ? "resume" :
+		      img->sites[i].kind == BP_PY_SITE_ENTRY ? "entry" : "return",
+		      (unsigned long long)img->sites[i].addr,
+		      img->sites[i].emulated ? "" : ", single-stepped",
+		      img->sites[i].sema_off ? ", semaphore raised" : "");
+	}
 	err = bpf_map__update_elem(p->skel->maps.py_cfgs, &idx, sizeof(idx), &cfg, sizeof(cfg), 0);
 	if (err) {
 		p_err("cannot configure the Python probes: %s", strerror(-err));
 		return err;
 	}
-	for (i = 0; i < BP_PY_NSITES; i++) {
-		if (!img->site[i])
-			continue;
-		offs[n] = img->site_off[i];
-		refs[n] = img->sema_off[i];
-		cookies[n++] = i | (__u64)idx << 8;
-	}
 	{
 		LIBBPF_OPTS(bpf_uprobe_multi_opts, o, .offsets = offs, .ref_ctr_offsets = refs,
-			    .cookies = cookies, .cnt = n);
+			    .cookies = cookies, .cnt = img->nsites);
 
 		l = bpf_program__attach_uprobe_multi(p->skel->progs.py_probe, -1, img->path, NULL, &o);
 	}
@@ -528,6 +736,9 @@ int python__attach(struct py_tracer *p, const struct py_image *img)
 		p_err("cannot attach the Python probes to %s: %s", img->path, strerror(-err));
 		return err;
 	}
+	if (img->nslow)
+		p_info("%u of the %zu Python probe sites are single-stepped by the kernel: "
+		       "about 15 us per Python call", img->nslow, img->nsites);
 	p->links = xrealloc(p->links, (p->nlinks + 1) * sizeof(*p->links));
 	p->links[p->nlinks++] = l;
 	p->paths = xrealloc(p->paths, (p->npaths + 1) * sizeof(*p->paths));

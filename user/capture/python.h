@@ -27,9 +27,16 @@ struct py_image {
 	bool usdt;		/* built with USDT probes (--with-dtrace) */
 	bool table;		/* the opcode handler table was found */
 	uint64_t runtime;	/* link-time address of _PyRuntime */
-	uint64_t site[4];	/* link-time addresses of the probe sites (bpf/python.h) */
-	uint64_t site_off[4];	/* their file offsets */
-	uint64_t sema_off[4];	/* file offsets of the USDT semaphores, 0: none */
+	size_t nsites;		/* probe sites (bpf/python.h) */
+	struct py_site {
+		uint32_t kind;	/* BP_PY_SITE_* */
+		uint32_t mode;	/* BP_PY_PREV_STORED */
+		uint64_t addr;	/* link-time address */
+		uint64_t off;	/* file offset */
+		uint64_t sema_off;	/* file offset of a USDT semaphore to raise, 0: none */
+		bool emulated;	/* on an instruction the kernel emulates */
+	} sites[16];
+	unsigned nslow;		/* sites the kernel single-steps */
 };
 
 /*

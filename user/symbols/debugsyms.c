@@ -37,6 +37,25 @@ void debugsyms__add_dir(const char *dir)
 	dirs[ndirs++] = xstrdup(dir);
 }
 
+char *debugsyms__search_path(void)
+{
+	size_t i, len = strlen(SYSTEM_DEBUG_DIR) + 2;
+	char *p;
+
+	for (i = 0; i < ndirs; i++)
+		len += strlen(dirs[i]) + 1;
+	p = xcalloc(1, len);
+	for (i = 0; i < ndirs; i++) {
+		/* libdwfl splits at ':' and searches only absolute entries by build-id */
+		if (dirs[i][0] != '/' || strchr(dirs[i], ':'))
+			continue;
+		strcat(p, ":");
+		strcat(p, dirs[i]);
+	}
+	strcat(p, ":" SYSTEM_DEBUG_DIR);
+	return p;
+}
+
 static void names_free(struct debug_names *dn)
 {
 	size_t i;

@@ -50,6 +50,11 @@ struct debug_names {
 
 /* Adds a directory searched before /usr/lib/debug (--debug-dir, repeatable). */
 void debugsyms__add_dir(const char *dir);
+/*
+ * The debug dirs as libdwfl's debuginfo_path wants them (":DIR1:DIR2:/usr/lib/debug":
+ * absolute entries are searched by build-id); malloc'd.
+ */
+char *debugsyms__search_path(void);
 /* Forgets the --debug-dir list and the cache (tests, and the end of a command). */
 void debugsyms__reset(void);
 

@@ -33,6 +33,8 @@ struct symfile {
 	char *path;
 	dev_t dev;
 	ino_t ino;
+	struct timespec mtime;	/* with size: a file rebuilt in place is another file */
+	off_t size;
 	uint32_t module;	/* session module id */
 	struct elf_funcs syms;	/* sorted by addr; offsets ascending with addr */
 	struct dwarf_funcs dw;	/* file:line of its functions, where it has DWARF */
@@ -198,13 +200,18 @@ static int file_index(struct symbolizer *sy, uint32_t pid, const char *path)
 	if (stat(full, &st) && stat(path, &st))
 		return -1;
 	for (i = 0; i < sy->nfiles; i++)
-		if (sy->files[i].dev == st.st_dev && sy->files[i].ino == st.st_ino)
+		if (sy->files[i].dev == st.st_dev && sy->files[i].ino == st.st_ino &&
+		    sy->files[i].size == st.st_size &&
+		    sy->files[i].mtime.tv_sec == st.st_mtim.tv_sec &&
+		    sy->files[i].mtime.tv_nsec == st.st_mtim.tv_nsec)
 			return i;
 	sy->files = xrealloc(sy->files, (sy->nfiles + 1) * sizeof(*sy->files));
 	memset(&sy->files[sy->nfiles], 0, sizeof(*sy->files));
 	sy->files[sy->nfiles].path = xstrdup(path);
 	sy->files[sy->nfiles].dev = st.st_dev;
 	sy->files[sy->nfiles].ino = st.st_ino;
+	sy->files[sy->nfiles].mtime = st.st_mtim;
+	sy->files[sy->nfiles].size = st.st_size;
 	sy->files[sy->nfiles].module = session__add_module(sy->s, path);
 	sy->files[sy->nfiles].err = 1;	/* symbols not read yet */
 	return sy->nfiles++;

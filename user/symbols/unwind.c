@@ -24,7 +24,11 @@
 #include <linux/types.h>
 #include "bpf/events.h"
 #include "base/log.h"
+#include "debugsyms.h"
 #include "unwind.h"
+
+/* libdwfl's debuginfo_path: the debug dirs (debugsyms__search_path), set by the first unwinder */
+static char *debug_path;
 
 #define MAX_PROCS	32	/* Dwfl kept: each holds its modules' files open */
 
@@ -103,6 +107,8 @@ int unwinder__new(struct unwinder **out)
 	int err;
 
 	elf_version(EV_CURRENT);
+	if (!debug_path)
+		debug_path = debugsyms__search_path();
 	u->arch_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (u->arch_fd < 0) {
 		err = -errno;
@@ -188,7 +194,10 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 	return fd;
 }
 
-/* .debug_frame from /usr/lib/debug/.build-id only: never a network lookup (debuginfod). */
+/*
+ * .debug_frame from DIR/.build-id of each --debug-dir and /usr/lib/debug only
+ * (debug_path): never a network lookup (debuginfod).
+ */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
 			  char **debuginfo_file_name)
@@ -201,6 +210,7 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = find_elf,
 	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debug_path,
 };
 
 static void report(struct uproc *p, const char *name, uint64_t low, uint64_t high)

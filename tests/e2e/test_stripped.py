@@ -246,6 +246,19 @@ def test_launcher_says_what_it_traces(plain, tmp_path):
     assert Counter(e["name"] for e in xevents(load_trace(out))) == {m.group(1): 1}
 
 
+def test_no_call_recorded_says_so(plain, tmp_path):
+    """A recording whose traced functions are never called (a library the
+    program does not load): exit 0, but not a bare "0 calls recorded"."""
+    out = tmp_path / "t.json"
+    p = run_bpfprof(["record", "-o", out, "-F", "%s:strip_lib_run" % (plain / "libstripdemo.so"),
+                     "--", "true"])
+    assert p.returncode == 0, p.stderr
+    assert "0 calls recorded" in p.stderr, p.stderr
+    assert "none of the traced functions was called" in p.stderr, p.stderr
+    assert "-F 'LIB:GLOB'" in p.stderr and "--sample" in p.stderr, p.stderr
+    assert xevents(load_trace(out)) == []
+
+
 # ------------------------------------------------------------ Go, Debian's gzip
 
 def test_stripped_go_binary_named_from_gopclntab(tmp_path):

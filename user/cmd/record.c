@@ -438,6 +438,11 @@ static void print_summary(const struct record_opts *o, struct record_ctx *rc)
 			(unsigned long long)s->ntruncated, (unsigned long long)s->noffcpu);
 	if (s->ncalls)
 		report__print_summary(rc->rep, s, stderr, 10);
+	else if (s->nfuncs && !s->nsamples && !s->noffcpu)
+		/* "0 calls" alone reads like a broken tracer (issue 18: git) */
+		p_warn("none of the traced functions was called: the work may be done in other "
+		       "code (list a library's functions with 'bpfprof list', trace them with "
+		       "-F 'LIB:GLOB') or sample where the time goes with --sample");
 	if (o->all)
 		print_top_processes(rc);
 	if (s->lost_total)

@@ -46,6 +46,25 @@ struct edge {
 	uint64_t calls;
 };
 
+/* Functions drawn as themselves; the rest are folded into one node. */
+#define DOT_MAX_NODES	60
+/* The node the folded functions become: past every function id. */
+#define FOLDED		UINT32_MAX
+
+static const struct func_stat *rank_fs;	/* for cmp_rank (qsort has no context) */
+
+/* More inclusive time first, then more calls, then the lower id. */
+static int cmp_rank(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (rank_fs[x].total != rank_fs[y].total)
+		return rank_fs[x].total > rank_fs[y].total ? -1 : 1;
+	if (rank_fs[x].calls != rank_fs[y].calls)
+		return rank_fs[x].calls > rank_fs[y].calls ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
 static size_t dep_slot(const struct dep *v, size_t cap, uint32_t kind, uint32_t from, uint32_t to)
 {
 	size_t i = (kind * 31u + from * 2654435761u + to * 40503u) & (cap - 1);
@@ -177,6 +196,14 @@ static struct edge *collect_edges(const struct path_agg *a, const struct bp_sess
 	return v;
 }
 
+static void node_id(FILE *f, uint32_t func)
+{
+	if (func == FOLDED)
+		fputs("folded", f);
+	else
+		fprintf(f, "f%" PRIu32, func);
+}
+
 static int dot_end(struct exporter *e, const struct bp_session *s)
 {
 	struct dot_priv *p = e->priv;
@@ -185,7 +212,8 @@ static int dot_end(struct exporter *e, const struct bp_session *s)
 	struct dep *deps;
 	char t1[32], t2[32];
 	uint64_t max_self = 0, max_calls = 0;
-	size_t nf, ne, i, n;
+	struct func_stat folded = { 0 };
+	size_t nf, ne, i, n, nshown, nfolded = 0;
 	bool *shown;
 	FILE *f = e->out;
 
@@ -220,6 +248,48 @@ static int dot_end(struct exporter *e, const struct bp_session *s)
 	for (i = 0; i < p->ndeps; i++)
 		shown[deps[i].from] = shown[deps[i].to] = true;
 
+	/* Too many to read or lay out: keep the top DOT_MAX_NODES, fold the rest. */
+	for (i = 0, nshown = 0; i < nf; i++)
+		nshown += shown[i];
+	if (nshown > DOT_MAX_NODES) {
+		uint32_t *order = xcalloc(nshown, sizeof(*order));
+		size_t k = 0;
+
+		for (i = 0; i < nf; i++)
+			if (shown[i])
+				order[k++] = (uint32_t)i;
+		rank_fs = fs;
+		qsort(order, k, sizeof(*order), cmp_rank);
+		rank_fs = NULL;
+		for (k = DOT_MAX_NODES; k < nshown; k++) {
+			shown[order[k]] = false;
+			folded.calls += fs[order[k]].calls;
+			folded.self += fs[order[k]].self;
+		}
+		nfolded = nshown - DOT_MAX_NODES;
+		free(order);
+		/* edges to or from a folded function go to the folded node, merged */
+		for (i = 0; i < ne; i++) {
+			if (!shown[edges[i].from])
+				edges[i].from = FOLDED;
+			if (!shown[edges[i].to])
+				edges[i].to = FOLDED;
+		}
+		qsort(edges, ne, sizeof(*edges), cmp_edge);
+		for (i = 0, k = 0; i < ne; i++) {
+			if (edges[i].from == FOLDED && edges[i].to == FOLDED)
+				continue;	/* inside the fold */
+			if (k && edges[k - 1].from == edges[i].from && edges[k - 1].to == edges[i].to)
+				edges[k - 1].calls += edges[i].calls;
+			else
+				edges[k++] = edges[i];
+		}
+		ne = k;
+		for (i = 0, max_calls = 0; i < ne; i++)
+			if (edges[i].calls > max_calls)
+				max_calls = edges[i].calls;
+	}
+
 	fputs("digraph bpfprof {\n\tgraph [label=\"", f);
 	dot_str(f, s->cmdline ? s->cmdline : "bpfprof");
 	fprintf(f, "\\n%" PRIu64 " calls", p->agg.ncalls);
@@ -227,7 +297,14 @@ static int dot_end(struct exporter *e, const struct bp_session *s)
 		fprintf(f, ", %" PRIu64 " dependency edge%s", p->nedges, p->nedges == 1 ? "" : "s");
 	if (p->agg.lost)
 		fprintf(f, ", %" PRIu64 " records lost", p->agg.lost);
-	fputs("\", labelloc=t, fontname=\"Helvetica\"];\n"
+	if (nfolded)
+		fprintf(f, "\\nthe %d functions with the most total time of %zu; %zu more folded "
+			"into one node", DOT_MAX_NODES, nshown, nfolded);
+	fputs("\", labelloc=t, fontname=\"Helvetica\"", f);
+	/* bounded network-simplex and crossing-minimisation passes: seconds, not minutes */
+	if (nfolded || ne > 200)
+		fputs(", nslimit=4, nslimit1=4, mclimit=0.5, remincross=false", f);
+	fputs("];\n"
 	      "\tnode [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n"
 	      "\tedge [fontname=\"Helvetica\", fontsize=10];\n", f);
 
@@ -249,18 +326,34 @@ static int dot_end(struct exporter *e, const struct bp_session *s)
 		}
 		fprintf(f, ", fillcolor=\"#ff%02x%02x\"];\n", 255 - heat, 255 - heat);
 	}
+	if (nfolded)
+		fprintf(f, "\tfolded [label=\"%zu other functions\\n%" PRIu64 " call%s\\nself %s\", "
+			"style=\"rounded,filled,dashed\", fillcolor=\"#eeeeee\", tooltip=\"functions "
+			"with less total time, folded into one node\"];\n", nfolded, folded.calls,
+			folded.calls == 1 ? "" : "s", fmt_duration(folded.self, t2, sizeof(t2)));
 	for (i = 0; i < ne; i++) {
 		double w = max_calls ? 1.0 + 3.0 * (double)edges[i].calls / (double)max_calls : 1.0;
 
-		fprintf(f, "\tf%" PRIu32 " -> f%" PRIu32 " [label=\"%" PRIu64 "\", penwidth=%.2f];\n",
-			edges[i].from, edges[i].to, edges[i].calls, w);
+		fputc('\t', f);
+		node_id(f, edges[i].from);
+		fputs(" -> ", f);
+		node_id(f, edges[i].to);
+		fprintf(f, " [label=\"%" PRIu64 "\", penwidth=%.2f];\n", edges[i].calls, w);
 	}
 	for (i = 0; i < p->ndeps; i++) {
 		const struct dep *d = &deps[i];
 		const char *color = dep_color(d->kind);
+		uint32_t from = d->from < nf && shown[d->from] ? d->from : FOLDED;
+		uint32_t to = d->to < nf && shown[d->to] ? d->to : FOLDED;
 
-		fprintf(f, "\tf%" PRIu32 " -> f%" PRIu32 " [label=\"%s %" PRIu64 "\", style=dashed, "
-			"color=\"%s\", fontcolor=\"%s\", constraint=false", d->from, d->to,
+		if (from == FOLDED && to == FOLDED)
+			continue;
+		fputc('\t', f);
+		node_id(f, from);
+		fputs(" -> ", f);
+		node_id(f, to);
+		fprintf(f, " [label=\"%s %" PRIu64 "\", style=dashed, "
+			"color=\"%s\", fontcolor=\"%s\", constraint=false",
 			session__edge_kind(d->kind), d->count, color, color);
 		if (d->kind == BP_EDGE_WAKEUP)
 			fprintf(f, ", tooltip=\"wakeup: %" PRIu64 ", mean wake-to-run %s\"", d->count,

@@ -79,7 +79,7 @@ PROG_BINS  := $(basename $(PROG_SRCS))
 .SECONDARY: $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS)) $(SKELS)
 .PHONY: FORCE all deps test-deps bench-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke
 
-all: $(BPFPROF_BIN) progs
+all: $(BPFPROF_BIN) progs $(OUTPUT)/bench/repeat_archive
 
 deps:
 	$(Q)bash scripts/setup.sh
@@ -193,7 +193,8 @@ test: test-deps
 # throughput driver, uftrace's -pg target, 10,000 generated functions.
 BENCH_OUT  := $(OUTPUT)/bench
 BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/decode_bench $(BENCH_OUT)/insns $(BENCH_OUT)/uftrace_spin \
-	      $(BENCH_OUT)/uftrace_spin_pg $(BENCH_OUT)/many $(BENCH_OUT)/diff_gen
+	      $(BENCH_OUT)/uftrace_spin_pg $(BENCH_OUT)/many $(BENCH_OUT)/diff_gen \
+	      $(BENCH_OUT)/repeat_archive
 
 $(BENCH_OUT):
 	$(Q)mkdir -p $@
@@ -218,6 +219,11 @@ $(BENCH_OUT)/decode_bench: bench/decode_bench.c $(LIB_OBJS) | $(BENCH_OUT)
 
 # A big synthetic recording for timing `bpfprof diff` (README, diff).
 $(BENCH_OUT)/diff_gen: bench/diff_gen.c $(LIB_OBJS) | $(BENCH_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+# A big recording made of a real small one, back to back (view's e2e test, README).
+$(BENCH_OUT)/repeat_archive: bench/repeat_archive.c $(LIB_OBJS) | $(BENCH_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Install everything bpfprof needs to build, run and test, on Debian bookworm.
 # Idempotent: re-running only checks what is there.  Called by `make deps`.
-#   scripts/setup.sh          build + run dependencies
+#   scripts/setup.sh          build + run dependencies (with view's: graphviz, speedscope)
 #   scripts/setup.sh --test   also the test dependencies and the real clients
 #   scripts/setup.sh --bench  also what `make bench` compares against (uftrace, bpftrace)
 set -euo pipefail
@@ -29,6 +29,8 @@ fi
 
 pkgs_build="make gcc clang llvm pkg-config libelf-dev libdw-dev zlib1g-dev liblzma-dev systemtap-sdt-dev libmicrohttpd-dev libcapstone-dev"
 pkgs_bp="libbpf-dev bpftool"
+# what `bpfprof view` draws with: Graphviz for the call graph (speedscope, from npm, below)
+pkgs_view="graphviz"
 pkgs_bench="uftrace bpftrace time"
 pkgs_test="libcmocka-dev python3 python3-pytest protobuf-compiler graphviz bpftrace binutils libc6-dbg xz-utils gzip sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus python3.11 python3.11-dev"
 
@@ -47,7 +49,7 @@ libbpf_ok() {
 		bpftool version >/dev/null 2>&1
 }
 
-need=$(missing $pkgs_build)
+need=$(missing $pkgs_build $pkgs_view)
 [ $want_test = 1 ] && need="$need$(missing $pkgs_test)"
 [ $want_bench = 1 ] && need="$need$(missing $pkgs_bench)"
 if [ -n "$need" ] || ! libbpf_ok; then
@@ -65,18 +67,20 @@ fi
 libbpf_ok || { echo "setup.sh: libbpf-dev >= 1.4 and bpftool are required" >&2; exit 1; }
 echo "setup.sh: build dependencies ok (libbpf $(dpkg-query -W -f='${Version}' libbpf-dev))"
 
-# The real clients the end-to-end tests load outputs into (besides chromium,
-# go tool pprof and dot above): the speedscope web app, at the version pinned
-# by tests/clients/package-lock.json, into tests/clients/node_modules.
+# speedscope, `bpfprof view`'s timeline and flame graph, and a real client the
+# end-to-end tests load outputs into (besides chromium, go tool pprof and dot
+# above): the web app at the version pinned by tests/clients/package-lock.json,
+# into tests/clients/node_modules, where view finds it beside the binary.
+clients="$(cd "$(dirname "$0")/.." && pwd)/tests/clients"
+# nodejs may come from elsewhere with its own npm: only a missing npm is installed.
+if ! command -v npm >/dev/null; then
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends npm
+fi
+if [ ! -e "$clients/node_modules/speedscope/dist/release/index.html" ]; then
+	npm ci --prefix "$clients" --no-audit --no-fund --loglevel=error
+fi
+echo "setup.sh: view dependencies ok (graphviz, speedscope)"
 if [ $want_test = 1 ]; then
-	clients="$(cd "$(dirname "$0")/.." && pwd)/tests/clients"
-	# nodejs may come from elsewhere with its own npm: only a missing npm is installed.
-	if ! command -v npm >/dev/null; then
-		apt-get update -qq
-		apt-get install -y -qq --no-install-recommends npm
-	fi
-	if [ ! -e "$clients/node_modules/speedscope/dist/release/index.html" ]; then
-		npm ci --prefix "$clients" --no-audit --no-fund --loglevel=error
-	fi
-	echo "setup.sh: test clients ok (chromium, go tool pprof, dot, prometheus, speedscope)"
+	echo "setup.sh: test clients ok (chromium, go tool pprof, dot, prometheus, speedscope, protoc)"
 fi

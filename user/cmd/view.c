@@ -13,6 +13,7 @@
  * them, into a temporary directory removed at exit; Ctrl-C ends the server.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -32,6 +33,7 @@
 #include "cmds.h"
 #include "exporters/exporter.h"
 #include "web/httpd.h"
+#include "web/timeline.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "report/report.h"
@@ -42,6 +44,13 @@
 #define SPEEDSCOPE_REL	"tests/clients/node_modules/speedscope/dist/release"
 #define MAX_DOT_UPLOAD	(16u << 20)
 #define DOT_TIMEOUT_S	60
+/*
+ * Past this many calls a recording is "big": the browser gets the timeline a
+ * window at a time (web/timeline.c) and speedscope gets the folded call paths
+ * for its flame graph, never every call (a speedscope file of 10 M calls is
+ * ~0.5 GB; chrome://tracing stops near 1 M events).
+ */
+#define BIG_CALLS	1000000
 
 /* The page, built into the binary from user/web/view-page.html (NUL-terminated). */
 __asm__(".section .rodata\n"
@@ -69,6 +78,9 @@ struct view_ctx {
 	pthread_mutex_t lock;	/* the conversions below, made once */
 	char *report;		/* archive: the report JSON */
 	size_t report_len;
+	uint64_t ncalls;	/* archive: calls recorded */
+	uint64_t duration;	/* archive: ns */
+	bool big;		/* archive of more than BIG_CALLS calls */
 	char *profile;		/* the file speedscope loads (archive: made on the first request) */
 	char *svg;		/* archive: the call graph (made on the first request) */
 	char *graph_err;	/* why there is no graph */
@@ -215,6 +227,9 @@ static int make_report(struct view_ctx *v)
 		goto cleanup;
 	}
 	err = report__print(rep, &s, f);
+	v->ncalls = s.ncalls;
+	v->duration = s.duration;
+	v->big = s.ncalls > BIG_CALLS;
 cleanup:
 	if (f && fclose(f) && !err)
 		err = -EIO;
@@ -324,8 +339,10 @@ static int make_profile(struct view_ctx *v)
 
 	if (v->profile)
 		return 0;
-	snprintf(path, sizeof(path), "%s/profile.speedscope.json", v->tmpdir);
-	err = convert(v, &speedscope_exporter, path);
+	/* big: the call paths with their times (bounded by distinct paths), not every call */
+	snprintf(path, sizeof(path), "%s/%s", v->tmpdir,
+		 v->big ? "profile.folded" : "profile.speedscope.json");
+	err = convert(v, v->big ? &folded_exporter : &speedscope_exporter, path);
 	if (!err)
 		v->profile = xstrdup(path);
 	return err;
@@ -379,11 +396,15 @@ static enum MHD_Result serve_info(struct view_ctx *v, struct MHD_Connection *c)
 	json_str(f, v->name);
 	fprintf(f, ",\"kind\":\"%s\",\"speedscope\":%s,\"dot\":%s,\"profile\":\"profile/%s\"",
 		kind_names[v->kind], v->speedscope ? "true" : "false", v->dot ? "true" : "false",
-		v->kind == IN_CHROME ? "trace.json" : "profile.speedscope.json");
+		v->kind == IN_CHROME ? "trace.json" : v->big ? "profile.folded" :
+		"profile.speedscope.json");
+	fprintf(f, ",\"duration\":%" PRIu64, v->duration);
+	fprintf(f, ",\"calls\":%" PRIu64 ",\"big\":%s,\"big_calls\":%d", v->ncalls,
+		v->big ? "true" : "false", BIG_CALLS);
 	fputs(",\"speedscope_hint\":", f);
 	json_str(f, v->speedscope ? "" :
 		 "speedscope (the timeline and flame graph) is not installed.  Install its npm "
-		 "package: 'scripts/setup.sh --test' in the bpfprof source tree (npm ci in "
+		 "package: 'scripts/setup.sh' (make deps) in the bpfprof source tree (npm ci in "
 		 "tests/clients), or 'npm install -g speedscope'; or give its dist/release "
 		 "directory with --speedscope-dir DIR or BPFPROF_SPEEDSCOPE=DIR.");
 	fputs("}\n", f);
@@ -406,6 +427,43 @@ static enum MHD_Result serve_profile(struct view_ctx *v, struct MHD_Connection *
 	if (err)
 		return httpd__reply_text(c, 500, "cannot convert %s: %s", v->name, strerror(-err));
 	return reply_file(c, v->profile, "application/json");
+}
+
+/* Query argument `name` as a number, or `def` when absent. */
+static bool arg_u64(struct MHD_Connection *c, const char *name, uint64_t def, uint64_t *out)
+{
+	const char *a = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+	char *end;
+
+	*out = def;
+	if (!a)
+		return true;
+	errno = 0;
+	*out = strtoull(a, &end, 10);
+	return !errno && end != a && !*end && a[0] != '-';
+}
+
+/* /timeline.json?t0=NS&t1=NS&px=N: a window of a big archive (web/timeline.c). */
+static enum MHD_Result serve_timeline(struct view_ctx *v, struct MHD_Connection *c)
+{
+	struct timeline_req rq;
+	uint64_t t0, t1, px;
+	char *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	if (v->kind != IN_ARCHIVE)
+		return httpd__reply_text(c, 404, "only archives have a windowed timeline");
+	if (!arg_u64(c, "t0", 0, &t0) || !arg_u64(c, "t1", 0, &t1) || !arg_u64(c, "px", 1000, &px) ||
+	    (t1 && t1 <= t0) || px < 1 || px > 100000)
+		return httpd__reply_text(c, 400, "t0, t1: ns with t0 < t1 (t1 0: the end); px: 1 to 100000");
+	rq.t0 = t0;
+	rq.t1 = t1 ? t1 : v->duration > t0 ? v->duration : 0;
+	rq.px = (unsigned int)px;
+	err = timeline__json(v->file, &rq, &buf, &len);
+	if (err)
+		return httpd__reply_text(c, 500, "cannot read %s: %s", v->name, strerror(-err));
+	return httpd__reply_take(c, 200, "application/json", buf, len);
 }
 
 static enum MHD_Result serve_graph(struct view_ctx *v, struct MHD_Connection *c)
@@ -531,6 +589,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	}
 	if (!strncmp(url, "/profile/", 9))
 		return serve_profile(v, c);
+	if (!strcmp(url, "/timeline.json"))
+		return serve_timeline(v, c);
 	if (!strcmp(url, "/graph.svg"))
 		return serve_graph(v, c);
 	if (!strncmp(url, "/speedscope/", 12))
@@ -699,8 +759,8 @@ int cmd_view(int argc, char **argv)
 	if (!v.speedscope) {
 		if (ss_opt)
 			p_warn("%s: no speedscope build there (index.html)", ss_opt);
-		p_warn("speedscope is not installed: no timeline or flame graph (scripts/setup.sh "
-		       "--test, or npm install -g speedscope, or --speedscope-dir DIR)");
+		p_warn("speedscope is not installed: no flame graph (scripts/setup.sh, "
+		       "or npm install -g speedscope, or --speedscope-dir DIR)");
 	}
 	v.dot = find_in_path("dot");
 	if (!v.dot)

@@ -163,7 +163,7 @@ size_t decoder__nthreads(const struct decoder *d)
 	return d->tab_used;
 }
 
-uint64_t dec_rel_ts(const struct decoder *d, uint64_t ts)
+static uint64_t dec_rel_ts(const struct decoder *d, uint64_t ts)
 {
 	return ts > d->s->t0 ? ts - d->s->t0 : 0;
 }
@@ -268,7 +268,7 @@ bool dec_same_stack(uint64_t a, uint64_t b)
  * unwound above them: every frame whose entry sp is below `sp`.  They ended
  * no later than the previous record of the thread.
  */
-int dec_close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool entry, uint32_t func)
+static int dec_close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool entry, uint32_t func)
 {
 	bool popped = false;
 	int err;
@@ -318,7 +318,7 @@ int dec_close_all(struct decoder *d, struct tstate *t, uint64_t end, uint32_t fl
 	return 0;
 }
 
-int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+static int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
 		      const uint64_t *args)
 {
 	int err;
@@ -373,7 +373,7 @@ int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t 
 }
 
 /* The returning frame is the top one: emit it, and remember its pointer result. */
-int dec_pop_return(struct decoder *d, struct tstate *t, uint64_t ts, const uint64_t *ret)
+static int dec_pop_return(struct decoder *d, struct tstate *t, uint64_t ts, const uint64_t *ret)
 {
 	struct frame f;
 	int err;
@@ -392,7 +392,7 @@ int dec_pop_return(struct decoder *d, struct tstate *t, uint64_t ts, const uint6
 	return err;
 }
 
-int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+static int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
 		       const uint64_t *ret)
 {
 	struct frame f;

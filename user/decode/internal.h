@@ -102,27 +102,19 @@ struct decoder {
 
 struct tstate *dec_thread_state(struct decoder *d, uint32_t tid, uint32_t pid, uint64_t ts);
 void dec_forget_thread(struct decoder *d, uint32_t tid);
-uint64_t dec_rel_ts(const struct decoder *d, uint64_t ts);
 void dec_push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
 		 uint64_t id);
 int dec_emit_call(struct decoder *d, struct tstate *t, const struct frame *f, uint32_t depth,
 		     uint64_t end, uint32_t flags);
 int dec_pop_emit(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags);
 bool dec_same_stack(uint64_t a, uint64_t b);
-int dec_close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool entry, uint32_t func);
 int dec_close_all(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags);
 int dec_emit_edge(struct decoder *d, const struct bp_edge *e);
 int dec_data_edges(struct decoder *d, struct tstate *t, const struct frame *f,
 		      const uint64_t *regs);
 void dec_note_return(struct decoder *d, struct tstate *t, const struct bp_call *c, uint64_t v);
-int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
-		      const uint64_t *args);
-int dec_pop_return(struct decoder *d, struct tstate *t, uint64_t ts, const uint64_t *ret);
-int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
-		       const uint64_t *ret);
 int dec_on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts);
 int dec_on_exec(struct decoder *d, const struct bp_rec_exec *r, uint64_t ts);
-void dec_name_from_comm(struct decoder *d, uint32_t tid, uint32_t pid, const char *c);
 int dec_on_sample(struct decoder *d, const struct bp_rec_sample *r, size_t size, uint64_t ts);
 int dec_on_switch(struct decoder *d, const struct bp_rec_switch *r, uint64_t ts);
 int dec_on_wakeup(struct decoder *d, const struct bp_rec_wakeup *r, uint64_t ts);

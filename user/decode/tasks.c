@@ -131,7 +131,7 @@ int dec_on_exec(struct decoder *d, const struct bp_rec_exec *r, uint64_t ts)
 	return err;
 }
 
-void dec_name_from_comm(struct decoder *d, uint32_t tid, uint32_t pid, const char *c)
+static void dec_name_from_comm(struct decoder *d, uint32_t tid, uint32_t pid, const char *c)
 {
 	char comm[BP_COMM_LEN + 1];
 	struct bp_thread *bt = session__thread(d->s, tid, pid);

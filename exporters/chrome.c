@@ -456,7 +456,14 @@ static int chrome_end(struct exporter *e, const struct bp_session *s)
 			fprintf(f, "\"tid %" PRIu32 "\"", t->tid);
 		fputs("}}", f);
 	}
-	fputs("\n]}\n", f);
+	fputs("\n]", f);
+	/* how durations were measured: written last, when the recording knows it */
+	fputs(",\"bpfprofTiming\":", f);
+	if (s->timing)
+		json_str(f, s->timing);
+	else
+		fputs("\"raw clock\"", f);
+	fputs("}\n", f);
 	warn_size(e);
 	return 0;
 }

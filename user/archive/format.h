@@ -21,7 +21,7 @@
 
 /* A new major version is unreadable by older readers; a minor one only adds. */
 #define ARCHIVE_MAJOR		1
-#define ARCHIVE_MINOR		1	/* 1: samples, edges, call arguments and infos, annotations, file:line */
+#define ARCHIVE_MINOR		2	/* 1: samples, edges, call arguments and infos, annotations, file:line; 2: timing note */
 
 enum archive_section {
 	ARCHIVE_SEC_HEADER = 1,

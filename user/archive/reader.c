@@ -447,6 +447,14 @@ static int read_counters(struct archive_reader *r)
 	/* Counters a newer writer added are skipped with the rest of the section. */
 	for (i = 0; !err && i < n && i < ARCHIVE_NCOUNTERS; i++)
 		err = rd_u64(r, dst[i]);
+	if (!err && n > ARCHIVE_NCOUNTERS)
+		err = sec_skip(r, (uint64_t)(n - ARCHIVE_NCOUNTERS) * 8);
+	/* 1.2: the timing note (absent before: the raw clock) */
+	if (!err && r->left >= 4) {
+		free(s->timing);
+		s->timing = NULL;
+		err = rd_str(r, &s->timing);
+	}
 	return err;
 }
 

@@ -3,7 +3,7 @@
  * The .bpfprof archive writer: one recording, written streaming, read back
  * by user/archive/reader.c (convert, merge, report).
  *
- * Byte layout, version 1.1 (1.0 lacked function file:line, call arguments,
+ * Byte layout, version 1.2 (1.1 lacked the timing note; 1.0 lacked function file:line, call arguments,
  * samples and edges; this reader reads both).  All integers little-endian.
  *
  *   file    = magic "\x89BPFPROF" (8 bytes), u16 major, u16 minor, u32 flags (0),
@@ -58,6 +58,8 @@
  *              `prev` (id, ts, pid, tid) starts at 0 in each block and is
  *              the last event's; arithmetic wraps modulo 2^64.
  *   LOSSES   (8) u64 lost_total, u32 ncpus, u32 reserved, u64 lost[ncpus]
+ *   COUNTERS (9) ends (since 1.2) with string timing: NULL when durations are
+ *                the raw clock, else how much probe cost was taken out of them
  *   COUNTERS (9) u32 n, u32 reserved, u64 x n: duration, nrecords, ncalls,
  *                nunfinished, nno_entry, nunwound, nno_retprobe, nexceptions,
  *                nsamples, noffcpu, ntruncated, nedges[4] (a reader ignores
@@ -527,6 +529,7 @@ static int archive_end(struct exporter *e, const struct bp_session *s)
 	put_u64(b, s->ntruncated);
 	for (i = 0; i < 4; i++)
 		put_u64(b, s->nedges[i]);
+	put_str(b, s->timing);	/* 1.2: how durations were measured (NULL: the raw clock) */
 	err = write_section(e, ARCHIVE_SEC_COUNTERS, 0, b->p, b->len);
 	if (err)
 		return err;

@@ -55,6 +55,7 @@ struct capture_opts {
 	bool deps;		/* data edges (with args) */
 	bool no_wakeups;
 	bool gated;		/* only inside BPFPROF_START/STOP windows */
+	bool no_compensation;	/* durations on the raw clock (decode/compensate.h) */
 
 	/* Sampling. */
 	unsigned sample_hz;	/* 0: no cpu samples */

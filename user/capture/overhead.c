@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "capture/overhead.h"
+#include "decode/compensate.h"
+#include "decode/decode.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -212,4 +214,30 @@ void overhead__summary(struct overhead *ov, uint64_t duration)
 		       ov->cost_ns >= base ? 100.0 : 100.0 * ov->cost_ns / base, base / 1e9,
 		       ov->cpu_ns ? "CPU" : "elapsed");
 	}
+}
+
+static unsigned path_index(const struct bp_func *f)
+{
+	return (unsigned)calibrate__path(f);
+}
+
+void overhead__compensate(struct overhead *ov, struct decoder *dec, struct bp_session *s)
+{
+	struct comp_costs cc = { .path = path_index };
+	char buf[512];
+	int k;
+
+	for (k = 0; k < PP_NPATHS && k < COMP_NPATHS; k++) {
+		cc.total_ns[k] = ov->pc.total_ns[k];
+		cc.inside_ns[k] = ov->pc.inside_ns[k];
+	}
+	decoder__compensate(dec, &cc);
+	snprintf(buf, sizeof(buf), "compensated%s: per call %.0f ns inside, %.0f ns per traced "
+		 "child (emulated); %.0f / %.0f (single-step); %.0f / %.0f (nop5)",
+		 ov->pc.measured ? "" : " (not measured here: development VM figures)",
+		 ov->pc.inside_ns[PP_EMULATED], ov->pc.total_ns[PP_EMULATED],
+		 ov->pc.inside_ns[PP_SINGLE_STEP], ov->pc.total_ns[PP_SINGLE_STEP],
+		 ov->pc.inside_ns[PP_NOP5], ov->pc.total_ns[PP_NOP5]);
+	free(s->timing);
+	s->timing = xstrdup(buf);
 }

@@ -33,6 +33,12 @@ const struct probe_costs *overhead__costs(const struct overhead *ov);
  * Without one (-a), the elapsed time.
  */
 void overhead__set_target(struct overhead *ov, int pid);
+/*
+ * Takes the measured probe costs out of the decoder's clocks
+ * (decoder__compensate) and notes in s->timing by how much.
+ */
+struct decoder;
+void overhead__compensate(struct overhead *ov, struct decoder *dec, struct bp_session *s);
 /* Counts one decoded event (calls only). */
 void overhead__event(struct overhead *ov, const struct bp_event *ev);
 /* now: ns since the session's t0.  Warns once when the estimate passes half of it. */

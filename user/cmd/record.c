@@ -36,6 +36,7 @@ struct record_opts {
 	uint64_t buffer_size;
 	bool no_follow;
 	bool no_skip_endbr;
+	bool no_compensation;
 	unsigned sample_hz;	/* --sample[=HZ]; 0: off */
 	bool offcpu;
 	bool all;		/* -a: every process */
@@ -161,6 +162,8 @@ static void usage(FILE *f, bool attach)
 		"      --no-follow        do not trace processes forked by the targets\n"
 		"      --no-skip-endbr    probe each function's first instruction, not the first\n"
 		"                         emulated one past endbr64 or a harmless prefix\n"
+		"      --no-compensation  durations on the raw clock: the probes' own cost (measured\n"
+		"                         at start) is not taken out of calls and their parents\n"
 		"                         instead of the push/nop after it\n"
 		"  -d, --duration DUR     stop after DUR (e.g. 500ms, 10s, 2m)\n"
 		"      --sample[=HZ]      sample stacks on cpu-clock (default 999 Hz); with no\n"
@@ -205,7 +208,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_FORMAT = 256, OPT_MIN_TIME, OPT_BUFFER, OPT_NO_FOLLOW, OPT_AS_ROOT, OPT_ARGS,
 	       OPT_NO_SKIP_ENDBR, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS, OPT_NO_WAKEUPS, OPT_DEPS,
-	       OPT_GATED, OPT_STACK, OPT_STACK_SIZE, OPT_DEBUG_DIR };
+	       OPT_GATED, OPT_STACK, OPT_STACK_SIZE, OPT_DEBUG_DIR, OPT_NO_COMP };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -215,6 +218,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "buffer-size", required_argument, NULL, OPT_BUFFER },
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "no-skip-endbr", no_argument, NULL, OPT_NO_SKIP_ENDBR },
+		{ "no-compensation", no_argument, NULL, OPT_NO_COMP },
 		{ "sample", optional_argument, NULL, OPT_SAMPLE },
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
 		{ "no-kernel-stacks", no_argument, NULL, OPT_NO_KSTACKS },
@@ -311,6 +315,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'a':
 			o->all = true;
+			break;
+		case OPT_NO_COMP:
+			o->no_compensation = true;
 			break;
 		case OPT_NO_SKIP_ENDBR:
 			o->no_skip_endbr = true;
@@ -432,6 +439,8 @@ static void print_summary(const struct record_opts *o, struct record_ctx *rc)
 		fprintf(stderr, ", %llu too deep for return probes",
 			(unsigned long long)s->nno_retprobe);
 	fputc('\n', stderr);
+	if (s->timing && s->ncalls)
+		fprintf(stderr, "bpfprof: durations %s (--no-compensation: raw)\n", s->timing);
 	if (s->nsamples || s->noffcpu)
 		fprintf(stderr, "bpfprof: %llu cpu samples (%llu with truncated stacks), "
 			"%llu off-cpu intervals\n", (unsigned long long)s->nsamples,
@@ -462,6 +471,7 @@ static int run(struct record_opts *o)
 		.includes = o->includes, .nincludes = o->nincludes,
 		.excludes = o->excludes, .nexcludes = o->nexcludes,
 		.no_skip_endbr = o->no_skip_endbr,
+		.no_compensation = o->no_compensation,
 		.usdts = o->usdts, .nusdts = o->nusdts,
 		.buffer_size = o->buffer_size,
 		.no_follow = o->no_follow, .args = o->args, .deps = o->deps,

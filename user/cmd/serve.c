@@ -86,6 +86,7 @@ struct serve_opts {
 	uint64_t capture_limit;
 	bool no_follow;
 	bool no_skip_endbr;
+	bool no_compensation;
 };
 
 /* One /capture request: its window in session time and its own exporter. */
@@ -480,6 +481,7 @@ static int run(struct serve_opts *o)
 		.includes = o->includes, .nincludes = o->nincludes,
 		.excludes = o->excludes, .nexcludes = o->nexcludes,
 		.no_skip_endbr = o->no_skip_endbr,
+		.no_compensation = o->no_compensation,
 		.buffer_size = o->buffer_size,
 		.no_follow = o->no_follow,
 		/* captures hold calls and losses: no edges, and the probed images stay */
@@ -644,6 +646,7 @@ static void usage(FILE *f)
 		"      --no-skip-endbr    probe each function's first instruction, not the first\n"
 		"                         emulated one past endbr64 or a harmless prefix\n"
 		"      --debug-dir DIR    also look for debug files in DIR; repeatable\n"
+		"      --no-compensation  durations on the raw clock (probe cost not taken out)\n"
 		"  -q, --quiet            fewer messages\n"
 		"  -v, --verbose          more messages (twice: libbpf debug)\n"
 		"  -h, --help             this help\n\n"
@@ -655,7 +658,7 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
 	enum { OPT_TOP = 256, OPT_BUFFER, OPT_NO_FOLLOW, OPT_NO_SKIP_ENDBR, OPT_CAPTURE_LIMIT,
-	       OPT_DEBUG_DIR };
+	       OPT_DEBUG_DIR, OPT_NO_COMP };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -667,6 +670,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "no-skip-endbr", no_argument, NULL, OPT_NO_SKIP_ENDBR },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+		{ "no-compensation", no_argument, NULL, OPT_NO_COMP },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -726,6 +730,9 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			break;
 		case OPT_DEBUG_DIR:
 			debugsyms__add_dir(optarg);
+			break;
+		case OPT_NO_COMP:
+			o->no_compensation = true;
 			break;
 		case 'q':
 			quiet = true;

@@ -20,6 +20,7 @@
 #include "decode.h"
 #include "internal.h"
 #include "python.h"
+#include "compensate.h"
 #include "base/log.h"
 #include "symbols/symbolize.h"
 
@@ -58,6 +59,17 @@ int decoder__new(struct bp_session *s, decoder_sink_fn sink, void *ctx, struct d
 	return 0;
 }
 
+void decoder__compensate(struct decoder *d, const struct comp_costs *c)
+{
+	compensator__free(d->comp);
+	d->comp = c ? compensator__new(d->s, c) : NULL;
+}
+
+double decoder__compensated_ns(const struct decoder *d)
+{
+	return compensator__debt_ns(d->comp);
+}
+
 void decoder__free(struct decoder *d)
 {
 	size_t i;
@@ -76,6 +88,7 @@ void decoder__free(struct decoder *d)
 		free(d->spans[i].name);
 	free(d->spans);
 	dec_py_free(d);
+	compensator__free(d->comp);
 	free(d->tab);
 	free(d);
 }
@@ -499,6 +512,8 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	}
 	d->s->nrecords++;
 	ts = dec_rel_ts(d, h->ts);
+	if (d->comp)
+		ts = compensator__ts(d->comp, rec, ts);
 	if (ts > d->last_ts)
 		d->last_ts = ts;
 

@@ -47,6 +47,14 @@ void decoder__set_exec_hook(struct decoder *d, decoder_exec_fn fn, void *ctx);
  */
 void decoder__set_python_filter(struct decoder *d, char **inc, size_t ninc, char **exc,
 				size_t nexc);
+/*
+ * Takes the probes' cost out of every thread's clock (decode/compensate.h)
+ * from now on; NULL: the raw clock.  Before the first record.
+ */
+struct comp_costs;
+void decoder__compensate(struct decoder *d, const struct comp_costs *c);
+/* ns taken out so far, all threads. */
+double decoder__compensated_ns(const struct decoder *d);
 /* One ring buffer record.  Returns 0, -EINVAL for a malformed record, or the sink's error. */
 int decoder__feed(struct decoder *d, const void *rec, size_t size);
 /* `count` records were lost on `cpu`: emits a loss marker at the latest time seen. */

@@ -97,6 +97,7 @@ struct decoder {
 	} *ranges;
 	size_t nranges;
 	struct py_decoder *py;	/* Python code names and generator states (python.c) */
+	struct compensator *comp;	/* probe cost out of the clock (compensate.c), NULL: raw */
 };
 
 

@@ -25,6 +25,7 @@ void session__free(struct bp_session *s)
 		free(s->procs[i].name);
 	free(s->modules);
 	free(s->funcs);
+	free(s->timing);
 	free(s->paths);
 	free(s->path_hash);
 	free(s->threads);

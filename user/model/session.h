@@ -85,6 +85,12 @@ struct bp_session {
 	uint64_t t0;		/* CLOCK_MONOTONIC ns at start: event times are relative to it */
 	int64_t realtime_offset;	/* CLOCK_REALTIME - CLOCK_MONOTONIC at start, ns */
 	uint64_t duration;	/* ns, set when the recording ends */
+	/*
+	 * How durations were measured: NULL for the raw clock, else what the
+	 * probes' cost taken out of each thread's clock was (decode/compensate.h),
+	 * e.g. "compensated: 1800 ns per call inside, 9300 ns per traced child (emulated); ..."
+	 */
+	char *timing;
 
 	struct bp_module *modules;
 	size_t nmodules;

@@ -95,3 +95,6 @@ def test_no_compensation_keeps_the_raw_clock(record, tmp_path):
     import json
     conv = json.load(open(tmp_path / "c.json"))
     assert conv["bpfprofTiming"].startswith("compensated: per call "), conv["bpfprofTiming"]
+    rep = run_bpfprof(["report", str(a.out)])
+    assert rep.returncode == 0, rep.stderr
+    assert rep.stdout.splitlines()[1].startswith("durations compensated: per call "), rep.stdout

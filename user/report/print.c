@@ -30,6 +30,9 @@ static void pretty_header(struct report *r, const struct bp_session *s, FILE *f)
 		   "   unfinished: %" PRIu64 "\n",
 		s->cmdline ? s->cmdline : "?", fmt_duration(report_wall_ns(r, s), d, sizeof(d)), r->ncalls,
 		report_lost_records(r, s), r->nunfinished);
+	/* durations without the probes' cost, or the raw clock (decode/compensate.h) */
+	if (s->timing)
+		fprintf(f, "durations %s\n", s->timing);
 	if (r->o.pid || r->o.tid) {
 		fprintf(f, "only calls of");
 		if (r->o.pid)

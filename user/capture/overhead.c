@@ -19,14 +19,21 @@ struct overhead {
 	double cost_ns;
 	bool warned;
 	int pid;		/* the target whose CPU time counts, 0: none */
-	uint64_t cpu_ns;	/* its CPU time at the last look */
+	uint64_t cpu_ns;	/* its CPU time since the recording began, at the last look */
+	uint64_t cpu0;		/* its CPU time when the recording began (attach: it ran before) */
 	uint64_t looked;	/* when (session ns) */
 };
 
+static void read_cpu(struct overhead *ov);
+
 void overhead__set_target(struct overhead *ov, int pid)
 {
-	if (ov)
-		ov->pid = pid;
+	if (!ov)
+		return;
+	ov->pid = pid;
+	read_cpu(ov);
+	ov->cpu0 = ov->cpu_ns;
+	ov->cpu_ns = 0;
 }
 
 /* utime + stime of the whole process (all threads), while it can be read. */
@@ -45,8 +52,11 @@ static void read_cpu(struct overhead *ov)
 	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
 	fclose(f);
 	/* after "(comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
-	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2)
-		ov->cpu_ns = (ut + st) * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
+	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2) {
+		uint64_t v = (ut + st) * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
+
+		ov->cpu_ns = v > ov->cpu0 ? v - ov->cpu0 : 0;
+	}
 }
 
 /* What the cost is held against: the target's CPU time when known, else the elapsed time. */

@@ -210,3 +210,49 @@ def test_kinds_mismatch(runs, sampled):
     assert "different kinds" in p.stderr, describe(p)
     p = diff("--sample", runs["one"], runs["two"], rc=1)
     assert "no on-cpu stack samples" in p.stderr, describe(p)
+
+
+FLAME = ("[...document.querySelectorAll('#flame .fr')].map(e => "
+         "[e.textContent, e.style.background, parseFloat(e.style.width)])")
+
+
+def test_view_diff(runs):
+    """`view BASE NEW` serves the diff: its JSON, and in Chromium the table and a
+    differential flame graph where slow (twice as long in NEW) is red and wider
+    than steady."""
+    import os
+    from test_view import ARTIFACTS, View
+
+    v = View(runs["two"], runs["one"])  # View puts its path last: `view one two`
+    try:
+        status, ctype, body = v.get("/diff.json")
+        assert status == 200 and ctype == "application/json"
+        d = json.loads(body)
+        assert by_name(d)["slow"]["status"] == "slower"
+        assert {">".join(p["path"]) for p in d["paths"]} == {"slow", "steady"}
+        if not os.access("/usr/bin/chromium", os.X_OK):
+            pytest.skip("Debian chromium not installed: run scripts/setup.sh --test")
+        try:
+            import cdp
+        except ImportError as e:
+            pytest.skip("python3-websocket not installed (%s)" % e)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        with cdp.Browser() as b:
+            b.navigate(v.url)
+            assert b.wait_for("document.body && document.body.dataset.ready", timeout=30) == "1", \
+                b.evaluate("document.body.innerText")
+            rows = b.evaluate("[...document.querySelectorAll('#table tbody tr')]"
+                              ".map(r => [...r.cells].map(c => c.textContent))")
+            verdicts = {r[-2]: r[0] for r in rows}
+            assert verdicts == {"slow": "slower", "steady": "same"}, rows
+            b.screenshot(ARTIFACTS / "view-diff-functions.png")
+            b.evaluate("document.querySelector('nav button[data-tab=flamediv]').click()")
+            frames = {f[0]: f for f in b.evaluate(FLAME)}
+            assert {"all", "slow", "steady"} <= set(frames), frames
+            # red (more in NEW) for slow; sized by NEW: slow ~200 ms, steady ~20 ms
+            assert frames["slow"][1].startswith("rgb(255,"), frames["slow"]
+            assert frames["slow"][2] > 5 * frames["steady"][2], frames
+            b.screenshot(ARTIFACTS / "view-diff-flame.png")
+            assert not [e for lvl, e in b.console if lvl == "error"] and not b.exceptions
+    finally:
+        assert v.stop() == 0

@@ -105,7 +105,7 @@ static void *read_side(void *arg)
  * Both archives at once, one thread each: reading (inflating, decoding) is
  * nearly all of the time, and the sides share nothing until they are done.
  */
-static int read_both(struct diff *d, char **paths)
+int cmd_diff_load(struct diff *d, char **paths)
 {
 	struct side_job j[2];
 	pthread_t t;
@@ -263,7 +263,7 @@ int cmd_diff(int argc, char **argv)
 	err = diff__new(&o, &d);
 	if (err)
 		goto cleanup;
-	err = read_both(d, argv + optind);
+	err = cmd_diff_load(d, argv + optind);
 	if (err) {
 		err = -EIO;	/* printed; a bad file is exit 1, not a usage error */
 		goto cleanup;

@@ -36,6 +36,7 @@
 #include "web/timeline.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "report/diff.h"
 #include "report/report.h"
 #include "model/session.h"
 #include "base/util.h"
@@ -62,6 +63,16 @@ __asm__(".section .rodata\n"
 	".previous\n");
 extern const char bpfprof_view_page[];
 
+/* `view BASE NEW`'s page: the diff table and a differential flame graph. */
+__asm__(".section .rodata\n"
+	".global bpfprof_diff_page\n"
+	".type bpfprof_diff_page, @object\n"
+	"bpfprof_diff_page:\n"
+	".incbin \"user/web/diff-page.html\"\n"
+	".byte 0\n"
+	".previous\n");
+extern const char bpfprof_diff_page[];
+
 enum input_kind { IN_ARCHIVE, IN_CHROME, IN_SPEEDSCOPE };
 
 static const char *const kind_names[] = { "archive", "chrome", "speedscope" };
@@ -85,6 +96,9 @@ struct view_ctx {
 	char *svg;		/* archive: the call graph (made on the first request) */
 	char *graph_err;	/* why there is no graph */
 	unsigned long seq;
+	const char *file2;	/* view BASE NEW: the new recording (file is the base) */
+	char *diff;		/* ... and their diff's JSON (user/report/diff.c) */
+	size_t diff_len;
 };
 
 /* A POSTed body (the page's DOT for a JSON input). */
@@ -235,6 +249,38 @@ cleanup:
 		err = -EIO;
 	report__free(rep);
 	session__free(&s);
+	return err;
+}
+
+/* view BASE NEW: the diff of the two archives, with every call path (for the flame graph). */
+static int make_diff(struct view_ctx *v)
+{
+	char *paths[2] = { (char *)v->file, (char *)v->file2 };
+	struct diff_opts o;
+	struct diff *d = NULL;
+	FILE *f = NULL;
+	int err;
+
+	diff__default_opts(&o);
+	o.format = DIFF_JSON;
+	o.all_paths = true;
+	err = diff__new(&o, &d);
+	if (!err)
+		err = cmd_diff_load(d, paths);
+	if (!err)
+		err = diff__compute(d);
+	if (err)
+		goto cleanup;	/* printed */
+	f = open_memstream(&v->diff, &v->diff_len);
+	if (!f) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = diff__print(d, f);
+cleanup:
+	if (f && fclose(f) && !err)
+		err = -EIO;
+	diff__free(d);
 	return err;
 }
 
@@ -577,6 +623,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	}
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return httpd__reply_text(c, 405, "method not allowed");
+	if (v->diff) {
+		if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
+			return httpd__reply(c, 200, "text/html; charset=utf-8", bpfprof_diff_page,
+					    strlen(bpfprof_diff_page));
+		if (!strcmp(url, "/diff.json"))
+			return httpd__reply(c, 200, "application/json", v->diff, v->diff_len);
+		return httpd__reply_text(c, 404, "not found: %s", url);
+	}
 	if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
 		return httpd__reply(c, 200, "text/html; charset=utf-8", bpfprof_view_page,
 				    strlen(bpfprof_view_page));
@@ -674,14 +728,17 @@ static pid_t open_browser_at(const struct view_ctx *v, const char *url)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: bpfprof view [options] [FILE]\n\n"
+		"usage: bpfprof view [options] [FILE]\n"
+		"       bpfprof view [options] BASE NEW\n\n"
 		"Show a recording in the browser: the functions with their calls and times,\n"
 		"the timeline, flame graph and sandwich views (speedscope), and the call\n"
 		"graph (Graphviz).  FILE is an archive (default " DEFAULT_ARCHIVE "), a Chrome\n"
 		"trace (.json) or a speedscope file.  Serves on 127.0.0.1 and prints the URL;\n"
 		"Ctrl-C ends it.  An archive of more than 1,000,000 calls gets a timeline sent a\n"
 		"window at a time (short calls merged until zoomed in) and a flame graph of its\n"
-		"call paths; a call graph of more than 60 functions folds the rest into one node.\n\n"
+		"call paths; a call graph of more than 60 functions folds the rest into one node.\n"
+		"With two archives, BASE and NEW: their diff (as 'bpfprof diff'): the function\n"
+		"table and a differential flame graph.\n\n"
 		"options:\n"
 		"  -p, --port N             port (default: any free one)\n"
 		"      --open               open the page in the browser (xdg-open)\n"
@@ -741,32 +798,42 @@ int cmd_view(int argc, char **argv)
 	}
 	if (optind < argc)
 		v.file = argv[optind++];
+	if (optind < argc)
+		v.file2 = argv[optind++];
 	if (optind < argc) {
-		p_err("view shows one recording, not '%s' too (to combine: bpfprof merge)",
-		      argv[optind]);
+		p_err("view shows one recording or the diff of two, not '%s' too (to combine: "
+		      "bpfprof merge)", argv[optind]);
 		return 2;
 	}
 	slash = strrchr(v.file, '/');
 	v.name = slash ? slash + 1 : v.file;
 
-	err = detect_kind(v.file, &v.kind);
-	if (err)
-		return 1;
-	if (v.kind == IN_ARCHIVE) {
-		err = make_report(&v);	/* reads it whole: a bad archive fails here */
+	if (v.file2) {
+		/* the diff page draws its own flame graph: no speedscope, no dot */
+		err = make_diff(&v);	/* both archives read whole: a bad one fails here */
 		if (err)
 			goto cleanup;
+	} else {
+		err = detect_kind(v.file, &v.kind);
+		if (err)
+			return 1;
+		if (v.kind == IN_ARCHIVE) {
+			err = make_report(&v);	/* reads it whole: a bad archive fails here */
+			if (err)
+				goto cleanup;
+		}
+		v.speedscope = find_speedscope(ss_opt);
+		if (!v.speedscope) {
+			if (ss_opt)
+				p_warn("%s: no speedscope build there (index.html)", ss_opt);
+			p_warn("speedscope is not installed: no flame graph (scripts/setup.sh, "
+			       "or npm install -g speedscope, or --speedscope-dir DIR)");
+		}
+		v.dot = find_in_path("dot");
+		if (!v.dot)
+			p_warn("Graphviz dot is not installed: no call graph (apt-get install "
+			       "graphviz)");
 	}
-	v.speedscope = find_speedscope(ss_opt);
-	if (!v.speedscope) {
-		if (ss_opt)
-			p_warn("%s: no speedscope build there (index.html)", ss_opt);
-		p_warn("speedscope is not installed: no flame graph (scripts/setup.sh, "
-		       "or npm install -g speedscope, or --speedscope-dir DIR)");
-	}
-	v.dot = find_in_path("dot");
-	if (!v.dot)
-		p_warn("Graphviz dot is not installed: no call graph (apt-get install graphviz)");
 	snprintf(v.tmpdir, sizeof(v.tmpdir), "/tmp/bpfprof-view.XXXXXX");
 	if (!mkdtemp(v.tmpdir)) {
 		err = -errno;
@@ -804,7 +871,10 @@ int cmd_view(int argc, char **argv)
 	strcat(url, "/");
 	printf("%s\n", url);
 	fflush(stdout);
-	p_info("showing %s at %s (Ctrl-C ends)", v.file, url);
+	if (v.file2)
+		p_info("showing the diff of %s and %s at %s (Ctrl-C ends)", v.file, v.file2, url);
+	else
+		p_info("showing %s at %s (Ctrl-C ends)", v.file, url);
 	if (want_open)
 		opener = open_browser_at(&v, url);
 	while (!stop_signal) {
@@ -824,6 +894,7 @@ cleanup:
 		pthread_mutex_destroy(&v.lock);
 	remove_tmpdir(v.tmpdir);
 	free(v.report);
+	free(v.diff);
 	free(v.profile);
 	free(v.svg);
 	free(v.graph_err);

@@ -87,8 +87,9 @@ def test_slower_is_significant(runs):
     assert slow["significant"] is True and slow["status"] == "slower", slow
     assert 1.95 <= slow["p50_ratio"] <= 2.05, slow
     assert slow["p_value"] < 1e-6, slow
-    # slow(1) lasts at least 1 ms, slow(2) at least 2 ms
-    assert slow["base"]["p50_ns"] >= 1000000 and slow["new"]["p50_ns"] >= 2000000, slow
+    # slow(1) lasts at least 1 ms, slow(2) at least 2 ms (less 1% for the
+    # compensated probe cost, which is microseconds)
+    assert slow["base"]["p50_ns"] >= 990000 and slow["new"]["p50_ns"] >= 1980000, slow
     assert slow["ci_low"] <= slow["shift_ratio"] <= slow["ci_high"], slow
     assert slow["ci_low"] > 1.9, slow
     steady = f["steady"]

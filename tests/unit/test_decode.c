@@ -265,6 +265,67 @@ static void test_exited_threads_forgotten(void **state)
 	assert_non_null(session__find_thread(&f->s, PID + 199));
 }
 
+/* Threads "gone" for the test: odd tids. */
+static bool odd_gone(uint32_t tid, uint32_t pid, void *ctx)
+{
+	(*(int *)ctx)++;
+	return tid % 2 == 1;
+}
+
+static bool only_pid_alive(uint32_t pid, void *ctx)
+{
+	return pid == PID;
+}
+
+/*
+ * A lost exit record: the thread's state would stay forever in a long serve.
+ * decoder__reap closes the calls of silent threads that are gone, as an exit
+ * would, and forgets them; then the session forgets them and their process.
+ */
+static void test_lost_exits_reaped(void **state)
+{
+	struct fix *f = *state;
+	struct bp_process *p;
+	size_t n = 0;
+	uint32_t i;
+	int asked = 0;
+
+	for (i = 1; i <= 100; i++)
+		ENTER(f, PID + i, 1, 100 + i, SP0);
+	/* threads 51..100 were heard from later */
+	for (i = 51; i <= 100; i++)
+		ENTER(f, PID + i, 2, 5000 + i, SP0 - 64);
+	assert_int_equal(decoder__nthreads(f->d), 100);
+	/* silent since before 1000: 1..50, of which the odd ones are gone */
+	assert_int_equal(decoder__reap(f->d, 1000, odd_gone, &asked, &n), 0);
+	assert_int_equal(n, 25);
+	assert_int_equal(asked, 50);	/* only the silent ones are looked at */
+	assert_int_equal(decoder__nthreads(f->d), 75);
+	assert_int_equal(f->g.n, 25);
+	for (i = 0; i < 25; i++) {
+		const struct bp_call *c = &f->g.ev[i].call;
+
+		assert_true((c->tid - PID) % 2 == 1 && c->tid - PID <= 50);
+		assert_int_equal(c->flags & BP_CALL_UNFINISHED, BP_CALL_UNFINISHED);
+		assert_int_equal(c->end, 100 + (c->tid - PID));	/* closed at its last time */
+	}
+	assert_int_equal(session__find_thread(&f->s, PID + 1)->exited, 1);
+	assert_int_equal(session__find_thread(&f->s, PID + 2)->exited, 0);
+	assert_int_equal(session__prune_threads(&f->s, 1000), 25);
+	/* the survivors still decode on their own stacks */
+	LEAVE(f, PID + 2, 1, 6000, SP0);
+	assert_int_equal(find(f, 1, 25)->tid, PID + 2);
+
+	/* processes: forgotten when dead and no thread of the table is theirs */
+	session__set_process_name(&f->s, PID, "x");
+	session__set_process_name(&f->s, PID + 7000, "gone");
+	session__process(&f->s, PID + 7001);
+	assert_int_equal(session__prune_procs(&f->s, only_pid_alive, NULL), 2);
+	p = session__process(&f->s, PID);
+	assert_string_equal(p->name, "x");
+	assert_int_equal(f->s.nprocs, 1);
+}
+
 static void test_finish_closes_at_last_time(void **state)
 {
 	struct fix *f = *state;
@@ -513,6 +574,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exits_without_entry_in_sequence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_exit_closes_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exited_threads_forgotten, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_exits_reaped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_finish_closes_at_last_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_longjmp_repair, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exception_repair_on_return, setup, teardown),

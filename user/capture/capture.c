@@ -726,6 +726,11 @@ static size_t count_targets(struct capture *c)
 	return c->ntargets;
 }
 
+struct decoder *capture__decoder(struct capture *c)
+{
+	return c->dec;
+}
+
 size_t capture__ntargets(const struct capture *c)
 {
 	return c->ntargets;

@@ -92,6 +92,8 @@ void capture__wait(struct capture *c, int ms);
 bool capture__done(struct capture *c);
 /* Traced processes alive, as last counted by capture__done(). */
 size_t capture__ntargets(const struct capture *c);
+/* Its decoder (serve ages out the state of threads whose exit was lost). */
+struct decoder *capture__decoder(struct capture *c);
 /*
  * Begins the end (a signal, --duration): a started command is sent SIGTERM
  * and given a second to exit (its exit is recorded, like perf); otherwise

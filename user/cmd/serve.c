@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <fcntl.h>
 #include <time.h>
@@ -301,6 +302,7 @@ static enum MHD_Result serve_metrics(struct serve_ctx *x, struct MHD_Connection 
 	ex.lost = x->s.lost_total;
 	ex.traced_processes = capture__ntargets(x->cap);
 	ex.captures = x->nserved;
+	ex.captures_running = x->ncaptures;
 	err = metrics__write(x->m, &x->s, x->top, &ex, f);
 	unlock(x);
 	if (fclose(f) || err) {
@@ -474,6 +476,11 @@ static bool pid_alive(uint32_t pid, void *ctx)
 	return !kill((pid_t)pid, 0) || errno != ESRCH;
 }
 
+static bool thread_gone(uint32_t tid, uint32_t pid, void *ctx)
+{
+	return syscall(SYS_tgkill, (pid_t)pid, (pid_t)tid, 0) && errno == ESRCH;
+}
+
 static int run(struct serve_opts *o)
 {
 	struct capture_opts co = {
@@ -578,9 +585,17 @@ static int run(struct serve_opts *o)
 			for (c = x.captures; c; c = c->next)
 				if (c->start < keep)
 					keep = c->start;
+			/* threads whose exit record was lost: gone, silent for a while */
+			err = decoder__reap(capture__decoder(x.cap), now - x.s.t0 > PRUNE_EVERY_NS ?
+					    now - x.s.t0 - PRUNE_EVERY_NS : 0, thread_gone, NULL, &k);
+			if (k)
+				p_dbg("closed %zu threads whose exit was not seen", k);
 			k = session__prune_threads(&x.s, keep);
 			if (k)
 				p_dbg("forgot %zu exited threads", k);
+			k = session__prune_procs(&x.s, pid_alive, NULL);
+			if (k)
+				p_dbg("forgot %zu exited processes", k);
 			next_prune = now + PRUNE_EVERY_NS;
 		}
 		unlock(&x);

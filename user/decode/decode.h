@@ -9,6 +9,7 @@
 #ifndef BPFPROF_DECODE_H
 #define BPFPROF_DECODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "model/session.h"
@@ -63,6 +64,15 @@ size_t decoder__nthreads(const struct decoder *d);
 int decoder__loss(struct decoder *d, uint32_t cpu, uint64_t count);
 /* End of recording: closes every call still open, flagged unfinished. */
 int decoder__finish(struct decoder *d);
+/*
+ * Threads whose exit record never came (lost with the ring buffer full):
+ * those with nothing decoded since `before` (ns since t0) that gone(tid,
+ * pid, ctx) says no longer exist.  Their open calls are closed as unfinished
+ * and their state goes, as at an exit (a long `serve` must not keep them).
+ * 0 and *n reaped, or -errno from the sink.
+ */
+int decoder__reap(struct decoder *d, uint64_t before,
+		  bool (*gone)(uint32_t tid, uint32_t pid, void *ctx), void *ctx, size_t *n);
 void decoder__free(struct decoder *d);
 
 #endif

@@ -88,6 +88,40 @@ int dec_on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts)
 	return err;
 }
 
+int decoder__reap(struct decoder *d, uint64_t before,
+		  bool (*gone)(uint32_t tid, uint32_t pid, void *ctx), void *ctx, size_t *n)
+{
+	uint32_t *tids = NULL;
+	size_t i, k = 0;
+	int err = 0;
+
+	*n = 0;
+	/* first the list: forgetting a thread moves other entries of the table */
+	for (i = 0; i < d->tab_cap; i++)
+		if (d->tab[i].tid && d->tab[i].last_ts < before &&
+		    gone(d->tab[i].tid, d->tab[i].pid, ctx)) {
+			if (!tids)
+				tids = xcalloc(d->tab_used, sizeof(*tids));
+			tids[k++] = d->tab[i].tid;
+		}
+	for (i = 0; i < k && !err; i++) {
+		struct tstate *t = dec_thread_state(d, tids[i], 0, 0);
+		struct bp_thread *bt;
+		uint64_t end = t->last_ts;
+
+		err = dec_close_all(d, t, end, BP_CALL_UNFINISHED);
+		bt = session__find_thread(d->s, tids[i]);
+		if (bt)
+			bt->exited = 1;
+		if (!err) {
+			dec_forget_thread(d, tids[i]);
+			(*n)++;
+		}
+	}
+	free(tids);
+	return err;
+}
+
 static int exec_closes(struct decoder *d, const struct bp_rec_exec *r, uint64_t ts)
 {
 	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;

@@ -108,6 +108,30 @@ size_t session__prune_threads(struct bp_session *s, uint64_t before)
 	return n;
 }
 
+size_t session__prune_procs(struct bp_session *s, bool (*alive)(uint32_t pid, void *ctx),
+			    void *ctx)
+{
+	size_t i, j, t, n;
+
+	for (i = j = 0; i < s->nprocs; i++) {
+		bool used = alive(s->procs[i].pid, ctx);
+
+		/* threads are sorted by tid, not pid: a walk per dead process */
+		for (t = 0; !used && t < s->nthreads; t++)
+			used = s->threads[t].pid == s->procs[i].pid;
+		if (!used) {
+			free(s->procs[i].name);
+			continue;
+		}
+		if (i != j)
+			s->procs[j] = s->procs[i];
+		j++;
+	}
+	n = s->nprocs - j;
+	s->nprocs = j;
+	return n;
+}
+
 struct bp_thread *session__thread(struct bp_session *s, uint32_t tid, uint32_t pid)
 {
 	size_t i = thread_pos(s, tid);

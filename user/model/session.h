@@ -10,6 +10,7 @@
 #ifndef BPFPROF_SESSION_H
 #define BPFPROF_SESSION_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -270,6 +271,12 @@ struct bp_thread *session__thread(struct bp_session *s, uint32_t tid, uint32_t p
  * the table are invalid afterwards.
  */
 size_t session__prune_threads(struct bp_session *s, uint64_t before);
+/*
+ * Forgets the processes that alive(pid) says are gone and that no thread of
+ * the table belongs to (prune the threads first); returns how many.
+ */
+size_t session__prune_procs(struct bp_session *s, bool (*alive)(uint32_t pid, void *ctx),
+			    void *ctx);
 struct bp_thread *session__find_thread(const struct bp_session *s, uint32_t tid);
 struct bp_process *session__process(struct bp_session *s, uint32_t pid);
 void session__set_process_name(struct bp_session *s, uint32_t pid, const char *name);

@@ -336,5 +336,7 @@ int metrics__write(struct metrics *m, const struct bp_session *s, size_t top,
 	}
 	family(f, "bpfprof_captures_total", "counter", "Traces returned by /capture.");
 	fprintf(f, "bpfprof_captures_total %" PRIu64 "\n", x ? x->captures : 0);
+	family(f, "bpfprof_captures_running", "gauge", "Captures waiting for the end of their window.");
+	fprintf(f, "bpfprof_captures_running %" PRIu64 "\n", x ? x->captures_running : 0);
 	return ferror(f) ? -EIO : 0;
 }

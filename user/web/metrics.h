@@ -36,6 +36,7 @@ struct metrics_extra {
 	uint64_t traced_processes;	/* alive now */
 	uint64_t rss_bytes;		/* bpfprof's resident memory, 0: unknown */
 	uint64_t captures;		/* /capture requests served */
+	uint64_t captures_running;	/* /capture requests waiting for their window */
 };
 
 int metrics__new(struct metrics **out);

@@ -320,6 +320,13 @@ int metrics__write(struct metrics *m, const struct bp_session *s, size_t top,
 	family(f, "bpfprof_aggregated_functions", "gauge",
 	       "Process and function pairs aggregated (the top ones by time are exported).");
 	fprintf(f, "bpfprof_aggregated_functions %zu\n", m->nrows);
+	/* what a long serve keeps: these must follow what is alive, not what was */
+	family(f, "bpfprof_known_processes", "gauge",
+	       "Processes bpfprof keeps a name for (alive, or named by a recent capture).");
+	fprintf(f, "bpfprof_known_processes %zu\n", s->nprocs);
+	family(f, "bpfprof_known_threads", "gauge",
+	       "Threads bpfprof keeps (alive, or exited less than 5 s ago).");
+	fprintf(f, "bpfprof_known_threads %zu\n", s->nthreads);
 	family(f, "bpfprof_lost_records_total", "counter",
 	       "Trace records lost because the ring buffer was full.");
 	fprintf(f, "bpfprof_lost_records_total %" PRIu64 "\n", x ? x->lost : 0);

@@ -101,18 +101,18 @@ struct bp_rec_task {
 struct bp_rec_exec {
 	struct bp_rec_hdr h;
 	__u32 old_tid;		/* a non-leader thread that exec'd takes the leader's tid */
-	__u32 stopped;		/* SIGSTOP was sent: the loader attaches to the new image, then SIGCONT */
+	__u32 stopped;		/* BP_STOP_*: the loader attaches to the new image, then resumes it */
 	char filename[BP_PATH_LEN];
 };
 
 /*
  * The thread entered the exception unwinder (_Unwind_RaiseException & co.).
  * The unwinder cannot step through the kernel's return trampoline, so the
- * original return addresses must be put back before it runs: the BPF side
- * lists the stack slots that hold the trampoline and stops the thread with
- * SIGSTOP; the loader writes orig[i] at slot[i] through /proc/PID/mem and
- * sends SIGCONT.  The open frames of the thread then end without return
- * records.
+ * original return addresses must be put back before it runs.  The thread
+ * is held (see struct bp_hold and user/capture/keeper.c) and its own slots
+ * are restored; this record tells the decoder which (slot[i] held the
+ * trampoline, orig[i] is the address put back).  The open frames of the
+ * thread then end without return records.
  */
 #define BP_UNWIND_SLOTS		64
 struct bp_rec_unwind {
@@ -120,9 +120,44 @@ struct bp_rec_unwind {
 	__u64 sp;
 	__u64 trampoline;	/* the value found in each slot */
 	__u32 n;		/* slots to restore */
-	__u32 stopped;		/* SIGSTOP was sent: the loader must SIGCONT */
+	__u32 stopped;		/* BP_STOP_*: how the thread waits for its repair */
 	__u64 slot[BP_UNWIND_SLOTS];
 	__u64 orig[BP_UNWIND_SLOTS];
+};
+
+/* bp_rec_unwind.stopped, bp_rec_exec.stopped */
+#define BP_STOP_NONE		0	/* not stopped */
+#define BP_STOP_SIGNAL		1	/* whole process SIGSTOPped: the loader repairs, then SIGCONT */
+#define BP_STOP_KEEPER		2	/* this thread alone held by the keeper (struct bp_hold) */
+
+/*
+ * A thread that stopped itself for the keeper (bpfprof's ptrace helper,
+ * user/capture/keeper.c): the `holds` map, tid -> this, is written before
+ * the thread sends itself SIGSTOP.  The keeper, its tracer, sees the
+ * signal-delivery stop of that thread alone, does the work, and resumes the
+ * thread without the signal.
+ */
+#define BP_HOLD_UNWIND		1	/* put back the return addresses of the trampoline slots */
+#define BP_HOLD_REARM		2	/* the frames above sp get their trampolines again */
+#define BP_HOLD_EXEC		3	/* a new image: stay held until the loader has probed it */
+struct bp_hold {
+	__u32 kind;		/* BP_HOLD_* */
+	__u32 pad;
+	__u64 sp;		/* BP_HOLD_REARM: the stack pointer of the new call */
+};
+
+/*
+ * Written by the `unwind_slots` task iterator, one per pending return
+ * probe of each task, newest first: the stack slot the kernel's uretprobe
+ * hijacked and the return address it held.  A slot that holds `trampoline`
+ * is armed.
+ */
+struct bp_ret_slot {
+	__u32 tid;
+	__u32 pad;
+	__u64 trampoline;
+	__u64 slot;
+	__u64 orig;
 };
 
 /* bp_rec_sample.h.flags */

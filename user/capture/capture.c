@@ -473,7 +473,7 @@ static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 	probe_set__free(&ps);
 resume:
 	free(exe);
-	kill(pid, SIGCONT);
+	tracer__resume_exec_pid(c->tr, pid);
 }
 
 /* ---------------------------------------------------------------- start */

@@ -21,6 +21,7 @@
 #include "ringbuf.h"
 #include "symbols/select.h"
 #include "model/session.h"
+#include "keeper.h"
 #include "trace.h"
 
 #ifndef ENOTSUPP
@@ -48,6 +49,9 @@ struct tracer {
 	bool paused;		/* tracer__pause() was called */
 	struct frozen *held;	/* tracer__hold_targets() */
 	size_t nheld;
+	bool follow_forks;
+	struct keeper *keeper;	/* the ptrace helper of targets with a hooked unwinder */
+	bool keeper_held;	/* tracer__hold_targets() went through the keeper */
 };
 
 enum { LINK_ENTRY, LINK_RETURN, LINK_UNWIND };
@@ -62,11 +66,13 @@ static void thaw_targets(struct frozen *v, size_t n);
 #define DRAIN_LATENCY_NS	50000000ull
 
 /*
- * The thread stopped at the entry of the exception unwinder: put the original
- * return addresses back where the kernel's trampoline is, then resume it.
- * Writes go through /proc/PID/mem, which kernel lockdown allows (unlike
- * bpf_probe_write_user); a slot is written only if it still holds the
- * trampoline.
+ * The fallback for a thread the keeper does not trace (already under a
+ * debugger): its whole process was stopped at the entry of the exception
+ * unwinder (BP_STOP_SIGNAL); put the original return addresses back where
+ * the kernel's trampoline is, then resume it.  Writes go through
+ * /proc/PID/mem, which kernel lockdown allows (unlike bpf_probe_write_user);
+ * a slot is written only if it still holds the trampoline.  Threads the
+ * keeper holds (BP_STOP_KEEPER) are repaired by it, not here.
  */
 static void restore_unwind(struct tracer *t, const struct bp_rec_unwind *r)
 {
@@ -75,6 +81,8 @@ static void restore_unwind(struct tracer *t, const struct bp_rec_unwind *r)
 	__u32 i, n = r->n < BP_UNWIND_SLOTS ? r->n : BP_UNWIND_SLOTS;
 	int fd;
 
+	if (r->stopped != BP_STOP_SIGNAL)
+		return;
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd >= 0) {
@@ -94,8 +102,25 @@ static void restore_unwind(struct tracer *t, const struct bp_rec_unwind *r)
 	} else {
 		t->unwind_failed += n;
 	}
-	if (r->stopped)
+	kill(pid, SIGCONT);
+}
+
+void tracer__resume_exec(struct tracer *t, const struct bp_rec_exec *r)
+{
+	pid_t pid = r->h.pid_tgid >> 32;
+
+	if (r->stopped == BP_STOP_KEEPER && t->keeper)
+		keeper__release_exec(t->keeper, pid);
+	else if (r->stopped == BP_STOP_SIGNAL)
 		kill(pid, SIGCONT);
+}
+
+void tracer__resume_exec_pid(struct tracer *t, pid_t pid)
+{
+	/* the keeper's hold if it has one (it waits for a stop asked for, not yet seen) */
+	if (t->keeper && keeper__release_exec(t->keeper, pid) > 0)
+		return;
+	kill(pid, SIGCONT);
 }
 
 static int on_record(void *ctx, const void *data, size_t size)
@@ -106,8 +131,13 @@ static int on_record(void *ctx, const void *data, size_t size)
 	    (((const struct bp_rec_hdr *)data)->type == BP_REC_UNWIND ||
 	     ((const struct bp_rec_hdr *)data)->type == BP_REC_REARM))
 		restore_unwind(t, data);
-	if (!t->fn)
-		return 0;	/* detaching: only threads stopped for the unwinder matter now */
+	if (!t->fn) {
+		/* detaching: only threads stopped by us matter now */
+		if (size >= sizeof(struct bp_rec_exec) &&
+		    ((const struct bp_rec_hdr *)data)->type == BP_REC_EXEC)
+			tracer__resume_exec(t, data);
+		return 0;
+	}
 	return t->fn(t->ctx, data, size);
 }
 
@@ -141,6 +171,7 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 		goto cleanup;
 	}
 	t->skel->rodata->follow_forks = opts->follow_forks;
+	t->follow_forks = opts->follow_forks;
 	t->skel->rodata->trace_all = opts->trace_all;
 	t->skel->rodata->stop_on_exec = opts->stop_on_exec;
 	t->skel->rodata->wakeups = opts->wakeups;
@@ -161,6 +192,8 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 	bpf_program__set_autoload(t->skel->progs.call_exit, !opts->args);
 	bpf_program__set_autoload(t->skel->progs.call_entry_args, opts->args);
 	bpf_program__set_autoload(t->skel->progs.call_exit_ret, opts->args);
+	/* the keeper creates its own instances, one task at a time */
+	bpf_program__set_autoattach(t->skel->progs.unwind_slots, false);
 
 	err = trace_bpf__load(t->skel);
 	if (err) {
@@ -323,9 +356,41 @@ int tracer__attach_module(struct tracer *t, const struct bp_session *s,
 	return err;
 }
 
+/*
+ * Starts the keeper (keeper.h) for targets whose unwinder is hooked: it keeps
+ * the hooks (links) alive after bpfprof, and traces every thread of the
+ * targets.  Threads we hold still (tracer__hold_targets) are handed over:
+ * let go and taken again at once, while no return probe exists yet.
+ */
+static void start_keeper(struct tracer *t, const int *fds, size_t nfds)
+{
+	int map = bpf_map__fd(t->skel->maps.tgids), err;
+	bool held = t->held != NULL;
+	__u32 key, next;
+	void *prev = NULL;
+
+	err = keeper__start(t->skel, fds, nfds, t->follow_forks, &t->keeper);
+	if (err) {
+		p_warn("cannot start the keeper: %s; exceptions stop the whole process", strerror(-err));
+		return;
+	}
+	t->skel->bss->keeper_tgid = keeper__pid(t->keeper);
+	if (held)
+		tracer__release_targets(t);
+	while (!bpf_map_get_next_key(map, prev, &next)) {
+		key = next;
+		prev = &key;
+		err = keeper__seize(t->keeper, key, held);
+		if (err < 0)
+			p_dbg("keeper: cannot trace pid %u: %s", key, strerror(-err));
+	}
+	t->keeper_held = held;
+}
+
 void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw)
 {
-	size_t i;
+	int *fds = NULL;
+	size_t i, nfds = 0;
 	int err;
 
 	for (i = 0; i < unw->nmods; i++) {
@@ -335,10 +400,17 @@ void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw)
 			continue;
 		err = attach_one(t, t->skel->progs.unwind_enter, false, m->path, m->offsets, NULL,
 				 m->n);
-		if (err)
+		if (err) {
 			p_warn("cannot hook the exception unwinder in %s: %s", m->path,
 			       strerror(-err));
+			continue;
+		}
+		fds = xrealloc(fds, (nfds + 1) * sizeof(*fds));
+		fds[nfds++] = bpf_link__fd(t->links[t->nlinks - 1]);
 	}
+	if (nfds && !t->keeper && !t->skel->rodata->trace_all)
+		start_keeper(t, fds, nfds);
+	free(fds);
 }
 
 int tracer__attach_set(struct tracer *t, const struct bp_session *s, const struct probe_set *ps)
@@ -362,6 +434,11 @@ void tracer__wait(struct tracer *t, int timeout_ms)
 	/* Only records submitted with a wakeup (forks, exits, exceptions) end the wait early. */
 	if (ringbuf__wait(t->rb, timeout_ms))
 		t->woken = true;
+}
+
+pid_t tracer__keeper_pid(struct tracer *t)
+{
+	return keeper__pid(t->keeper);
 }
 
 void tracer__unwind_stats(struct tracer *t, uint64_t *restored, uint64_t *failed)
@@ -627,6 +704,11 @@ static void thaw_targets(struct frozen *v, size_t n)
 
 void tracer__hold_targets(struct tracer *t)
 {
+	if (t->keeper && !t->keeper_held) {
+		keeper__hold(t->keeper);
+		t->keeper_held = true;
+	}
+	/* threads the keeper traces cannot be seized again: it holds those */
 	if (!t->held)
 		t->nheld = freeze_targets(t, &t->held);
 }
@@ -636,6 +718,20 @@ void tracer__release_targets(struct tracer *t)
 	thaw_targets(t->held, t->nheld);
 	t->held = NULL;
 	t->nheld = 0;
+	if (t->keeper && t->keeper_held) {
+		keeper__release(t->keeper);
+		t->keeper_held = false;
+	}
+}
+
+static void end_keeper(struct tracer *t)
+{
+	if (!t->keeper)
+		return;
+	keeper__end(t->keeper, &t->unwind_restored, &t->unwind_failed);
+	t->keeper = NULL;
+	t->keeper_held = false;
+	t->skel->bss->keeper_tgid = 0;
 }
 
 void tracer__detach(struct tracer *t)
@@ -652,12 +748,16 @@ void tracer__detach(struct tracer *t)
 	 * the ring buffer is served until they are gone.
 	 */
 	t->fn = NULL;
-	if (!t->nlinks)
+	if (!t->nlinks) {
+		end_keeper(t);
 		return;
+	}
 	/* threads stopped at the unwinder first: they are resumed by serving */
 	serve_unwinder(t, 2);
+	if (t->keeper)
+		keeper__hold(t->keeper);	/* its threads, which freeze_targets cannot take */
 	nfrozen = freeze_targets(t, &frozen);
-	if (tracer__ntargets(t) == 0 || nfrozen) {
+	if (tracer__ntargets(t) == 0 || nfrozen || t->keeper) {
 		/*
 		 * Nothing of ours can run: the order no longer matters, and each
 		 * link's removal waits for grace periods (30-50 ms here), so they
@@ -669,6 +769,8 @@ void tracer__detach(struct tracer *t)
 		destroy_kind(t, LINK_RETURN);
 		destroy_kind(t, LINK_UNWIND);
 	}
+	/* no return probe left to arm one: the keeper puts back every return address, lets go */
+	end_keeper(t);
 	thaw_targets(frozen, nfrozen);
 	ringbuf__consume(t->rb, on_record, t, POLL_BUDGET);
 	t->nlinks = 0;

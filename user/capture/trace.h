@@ -83,6 +83,16 @@ void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw);
  */
 void tracer__hold_targets(struct tracer *t);
 void tracer__release_targets(struct tracer *t);
+/*
+ * Lets a process stopped at exec (struct bp_rec_exec, `stopped`) go, once
+ * its new image is probed: SIGCONT, or the keeper's hold ended.
+ */
+struct bp_rec_exec;
+void tracer__resume_exec(struct tracer *t, const struct bp_rec_exec *r);
+/* The same, knowing only the pid (the decoder's exec hook): the keeper's hold, else SIGCONT. */
+void tracer__resume_exec_pid(struct tracer *t, pid_t pid);
+/* The keeper's pid (keeper.h), 0 when none runs. */
+pid_t tracer__keeper_pid(struct tracer *t);
 /* Sleeps up to timeout_ms, less when a record asked for a wakeup. */
 void tracer__wait(struct tracer *t, int timeout_ms);
 /* Return addresses put back for the exception unwinder, and failures to. */

@@ -151,9 +151,11 @@ int exporter__new(const struct exporter_ops *ops, const char *path, const struct
 	} else {
 		/*
 		 * Same directory as the destination, so the final rename() is
-		 * atomic and never crosses a filesystem.
+		 * atomic and never crosses a filesystem.  Our pid in the name:
+		 * what a dead bpfprof left is known as such (stale.c).
 		 */
-		if (asprintf(&e->tmp_path, "%s.tmp.XXXXXX", path) < 0) {
+		exporter__clean_stale(path);
+		if (asprintf(&e->tmp_path, "%s.tmp.%d.XXXXXX", path, (int)getpid()) < 0) {
 			e->tmp_path = NULL;
 			err = -ENOMEM;
 			p_err("cannot write %s: %s", path, strerror(-err));

@@ -67,6 +67,11 @@ int exporter__finish(struct exporter *e, const struct bp_session *s);
 uint64_t exporter__bytes(struct exporter *e);
 /* Frees; removes the temporary file if exporter__finish() did not succeed. */
 void exporter__free(struct exporter *e);
+/*
+ * Removes the temporaries PATH.tmp.PID.XXXXXX of bpfprofs that died, but
+ * the newest archive among them: the crash copy of a recording (stale.c).
+ */
+void exporter__clean_stale(const char *path);
 
 /* The formats. */
 extern const struct exporter_ops chrome_exporter;

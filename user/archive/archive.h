@@ -12,6 +12,7 @@
 #ifndef BPFPROF_ARCHIVE_H
 #define BPFPROF_ARCHIVE_H
 
+#include <stdbool.h>
 #include "model/session.h"
 
 struct archive_reader;
@@ -33,6 +34,14 @@ void archive__close(struct archive_reader *r);
  * end: merge's first pass.  0 or -errno (printed); on error `s` is empty.
  */
 int archive__read_tables(const char *path, struct bp_session *s);
+
+/*
+ * From now on, a file that ends before its END section (a recording whose
+ * bpfprof was killed: the writer flushes every complete events block) is
+ * read up to its last complete block, with a warning, instead of being an
+ * error (`--partial`).  A cut inside the file header stays an error.
+ */
+void archive__accept_unfinished(bool on);
 
 /* True when the file starts with the archive magic. */
 int archive__probe(const char *path);

@@ -296,10 +296,10 @@ int archive__next(struct archive_reader *r, struct bp_event *ev)
 		if (!r->pending) {
 			err = archive_read_section_header(r);
 			if (err)
-				return err;
+				return err == -ECANCELED ? 0 : err;
 		}
 		err = archive_read_section_body(r);
 		if (err)
-			return err;
+			return err == -ECANCELED ? 0 : err;
 	}
 }

@@ -41,14 +41,22 @@ struct archive_reader {
 	struct bp_info infos[ARCHIVE_MAX_INFOS];	/* the current call's, valid until the next */
 
 	bool header_seen;
-	bool done;		/* END read and checked */
+	bool done;		/* END read and checked, or (partial) the cut reached */
+	bool cut;		/* partial: the file ends without END */
 	int err;		/* sticky: the first error */
 };
 
 /* Prints "FILE: WHAT (details)" once and makes the error sticky; returns it. */
 int archive_fail(struct archive_reader *r, int err, const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-#define truncated(r, ...) archive_fail(r, -EBADMSG, "truncated archive", __VA_ARGS__)
+/*
+ * The file ends too early: the truncation error, or with
+ * archive__accept_unfinished() (past the header) -ECANCELED, the end of an
+ * unfinished recording, which archive__next() turns into the end.
+ */
+int archive_cut(struct archive_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define truncated(r, ...) archive_cut(r, __VA_ARGS__)
 #define corrupt(r, ...) archive_fail(r, -EBADMSG, "corrupt archive", __VA_ARGS__)
 
 /* The next section's header; then its body (tables are read, an events block is loaded). */

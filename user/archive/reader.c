@@ -43,6 +43,41 @@ static const char *sec_name(uint32_t type)
 	}
 }
 
+/* archive__accept_unfinished() */
+static bool accept_unfinished;
+
+void archive__accept_unfinished(bool on)
+{
+	accept_unfinished = on;
+}
+
+/*
+ * The file ends too early.  Normally an error; with
+ * archive__accept_unfinished(), once past the header, the end of what an
+ * unfinished recording wrote (bpfprof killed: the writer flushes whole
+ * blocks): -ECANCELED, which archive__next() turns into the end.
+ */
+int archive_cut(struct archive_reader *r, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	if (r->err)
+		return r->err;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!accept_unfinished || !r->header_seen)
+		return archive_fail(r, -EBADMSG, "truncated archive", "%s; if bpfprof was killed "
+				    "while recording it, --partial reads its complete blocks", msg);
+	if (!r->cut)
+		p_warn("%s: an unfinished recording (%s): %" PRIu64 " events in its complete "
+		       "blocks, no thread names or totals", r->path, msg, r->nevents);
+	r->cut = true;
+	r->done = true;
+	return -ECANCELED;
+}
+
 /* Prints "FILE: WHAT (details)" once and makes the error sticky. */
 int archive_fail(struct archive_reader *r, int err, const char *what, const char *fmt, ...)
 {
@@ -700,15 +735,17 @@ static int reader_open(const char *path, struct bp_session *s, bool tables_only,
 	/* The header and the tables before the first block (or the end). */
 	for (;;) {
 		err = archive_read_section_header(r);
-		if (err)
-			goto cleanup;
-		if (r->header_seen && r->type != ARCHIVE_SEC_MODULES &&
+		if (!err && r->header_seen && r->type != ARCHIVE_SEC_MODULES &&
 		    r->type != ARCHIVE_SEC_FUNCS && r->type != ARCHIVE_SEC_PATHS)
 			break;
-		err = archive_read_section_body(r);
+		if (!err)
+			err = archive_read_section_body(r);
+		if (err == -ECANCELED)
+			break;	/* unfinished, accepted: no event at all */
 		if (err)
 			goto cleanup;
 	}
+	err = 0;
 	*out = r;
 	return 0;
 

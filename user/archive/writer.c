@@ -75,6 +75,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zlib.h>
 #include "format.h"
 #include "exporters/exporter.h"
@@ -97,7 +98,23 @@ struct archive_priv {
 	struct archive_delta prev;
 	struct abuf tab;	/* scratch: table sections, compressed blocks */
 	struct abuf ev;		/* scratch: one encoded event */
+	uint64_t flushed_ns;	/* CLOCK_MONOTONIC of the last block written */
 };
+
+/*
+ * A block is written at ARCHIVE_BLOCK_TARGET raw bytes, or once this old:
+ * what a recording holds survives bpfprof (SIGKILL, the OOM killer) up to
+ * its last complete block, and a slow recording loses at most this much.
+ */
+#define BLOCK_MAX_AGE_NS	1000000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
 
 static unsigned char *room(struct abuf *b, size_t n)
 {
@@ -298,6 +315,10 @@ static int flush_block(struct exporter *e, const struct bp_session *s)
 		put_bytes(z, a->blk.p, a->blk.len);
 	}
 	err = write_section(e, ARCHIVE_SEC_EVENTS, flags, z->p, z->len);
+	/* Into the file now, not when stdio's buffer fills: see BLOCK_MAX_AGE_NS. */
+	if (!err && fflush(e->out))
+		err = errno ? -errno : -EIO;
+	a->flushed_ns = mono_ns();
 	a->blk.len = 0;
 	a->blk_events = 0;
 	memset(&a->prev, 0, sizeof(a->prev));
@@ -463,6 +484,15 @@ static int archive_event(struct exporter *e, const struct bp_session *s, const s
 	a->nevents++;
 	if (a->blk.len >= ARCHIVE_BLOCK_TARGET)
 		return flush_block(e, s);
+	/* the clock every 256 events: ~0.1 ns an event */
+	if (!(a->blk_events & 255) || a->blk_events == 1) {
+		uint64_t now = mono_ns();
+
+		if (!a->flushed_ns)
+			a->flushed_ns = now;
+		else if (now - a->flushed_ns >= BLOCK_MAX_AGE_NS)
+			return flush_block(e, s);
+	}
 	return 0;
 }
 

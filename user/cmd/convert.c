@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "archive/archive.h"
 #include "archive/replay.h"
 #include "cmds.h"
 #include "exporters/exporter.h"
@@ -40,6 +41,8 @@ static void usage(FILE *f)
 		   "      --min-time DUR leave calls shorter than DUR out (e.g. 100us, 2ms)\n"
 		   "  -p, --pid PID[,PID]  only these processes (repeatable)\n"
 		   "  -t, --tid TID[,TID]  only these threads (repeatable)\n"
+		   "      --partial      read an unfinished recording (bpfprof was killed: its\n"
+		   "                     OUT.tmp.PID.XXXXXX) up to its last complete block\n"
 		   "  -q, --quiet        no summary line\n"
 		   "  -h, --help         this help\n\noutput formats:\n");
 	for (i = 0; exporter_table[i]; i++)
@@ -51,9 +54,10 @@ static void usage(FILE *f)
 /* Returns 0, 1 for --help, or -EINVAL. */
 static int parse_args(int argc, char **argv, struct convert_opts *o)
 {
-	enum { OPT_FORMAT = 256, OPT_MIN_TIME };
+	enum { OPT_FORMAT = 256, OPT_MIN_TIME, OPT_PARTIAL };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "partial", no_argument, NULL, OPT_PARTIAL },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "min-time", required_argument, NULL, OPT_MIN_TIME },
 		{ "pid", required_argument, NULL, 'p' },
@@ -71,6 +75,9 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 			break;
 		case OPT_FORMAT:
 			o->format = optarg;
+			break;
+		case OPT_PARTIAL:
+			archive__accept_unfinished(true);
 			break;
 		case OPT_MIN_TIME:
 			if (parse_duration(optarg, &o->filter.min_time)) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "archive/archive.h"
 #include "archive/replay.h"
 #include "cmds.h"
 #include "base/log.h"
@@ -37,6 +38,8 @@ static void usage(FILE *f)
 		   "                     since the previous mark and since the first\n"
 		   "      --edges        only the dependency edges (fork, wakeup, data): source\n"
 		   "                     -> target function, kind, count, wake-to-run latency\n"
+		   "      --partial      read an unfinished recording (bpfprof was killed: its\n"
+		   "                     OUT.tmp.PID.XXXXXX) up to its last complete block\n"
 		   "  -h, --help         this help\n\n"
 		   "columns: total is inclusive time, counted once for recursive functions\n"
 		   "(nested activations are inside the outermost one); self excludes traced\n"
@@ -62,8 +65,10 @@ static int parse_count(const char *opt, const char *arg, unsigned long max, unsi
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_FORMAT = 256, OPT_DEPTH, OPT_NO_TREE, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS };
+	enum { OPT_FORMAT = 256, OPT_DEPTH, OPT_NO_TREE, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS,
+	       OPT_PARTIAL };
 	static const struct option longopts[] = {
+		{ "partial", no_argument, NULL, OPT_PARTIAL },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "sort", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 'n' },
@@ -88,6 +93,9 @@ int cmd_report(int argc, char **argv)
 	opterr = 0;	/* our own messages: one "bpfprof: " line, like every other error */
 	while ((c = getopt_long(argc, argv, ":s:n:p:t:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case OPT_PARTIAL:
+			archive__accept_unfinished(true);
+			break;
 		case OPT_FORMAT:
 			err = report__parse_format(optarg, &o.format);
 			if (err)

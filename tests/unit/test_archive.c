@@ -599,6 +599,65 @@ static void test_truncated_everywhere(void **state)
 	free(buf);
 }
 
+/*
+ * An unfinished recording (bpfprof killed: the file stops at any byte) read
+ * with archive__accept_unfinished(): past the header, never an error, and
+ * what comes out is a prefix of the events made of whole blocks.
+ */
+static void test_partial_everywhere(void **state)
+{
+	enum { N = 40000 };
+	struct bp_event *evs = calloc(N, sizeof(*evs));
+	char path[128], cut[128];
+	struct bp_session s;
+	size_t len, k, i, nread, last = 0, nblocks = 0, seen[64];
+	unsigned char *buf;
+	int err, saved;
+
+	assert_non_null(evs);
+	path_in(path, sizeof(path), "big.bpfprof");
+	path_in(cut, sizeof(cut), "cutbig.bpfprof");
+	build_session(&s, "host1", 100);
+	for (i = 0; i < N; i++)
+		evs[i] = make_event(i, &s, 100);
+	write_archive(path, &s, evs, N, N + 1);
+	session__free(&s);
+	buf = slurp(path, &len);
+
+	saved = quiet_begin();
+	archive__accept_unfinished(true);
+	for (k = 0; k <= len; k += k < 2048 ? 1 : 4093) {
+		spit(cut, buf, k);
+		err = read_all(cut, evs, N, &nread);
+		if (k < ARCHIVE_MAGIC_LEN) {
+			assert_int_equal(err, -ENOEXEC);
+			continue;
+		}
+		if (err) {
+			/* only before the header section is complete */
+			assert_int_equal(err, -EBADMSG);
+			assert_true(k < 4096);
+			continue;
+		}
+		assert_true(nread >= last);	/* more file, never fewer events */
+		if (nread != last || !nblocks) {
+			assert_true(nblocks < 64);
+			seen[nblocks++] = nread;
+		}
+		last = nread;
+	}
+	spit(cut, buf, len);
+	assert_int_equal(read_all(cut, evs, N, &nread), 0);
+	assert_int_equal(nread, N);
+	archive__accept_unfinished(false);
+	quiet_end(saved);
+	/* whole blocks: a handful of distinct counts, not one per event */
+	assert_true(nblocks >= 3 && nblocks < 20);
+	assert_int_equal(seen[0], 0);
+	free(buf);
+	free(evs);
+}
+
 static void test_not_archive(void **state)
 {
 	char path[128];
@@ -1193,6 +1252,7 @@ int main(void)
 		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_truncated_everywhere),
+		cmocka_unit_test(test_partial_everywhere),
 		cmocka_unit_test(test_not_archive),
 		cmocka_unit_test(test_hostile_lengths),
 		cmocka_unit_test(test_hostile_pipe),

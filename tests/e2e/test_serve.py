@@ -348,9 +348,11 @@ def test_capture_bad_requests(procs, query, code):
 
 
 def test_serve_ends_with_its_target(procs):
-    b = procs.start([prog_path("busy"), "1.5"], text=True)
-    pid = int(read_line(b, r"^busy: pid=(\d+)").split("=")[1])
+    # forker exits when its stdin closes: after serve is attached, however long that takes
+    b = procs.start([prog_path("forker")], stdin=subprocess.PIPE, text=True)
+    pid = int(read_line(b, r"^forker: pid=(\d+)").split("=")[1])
     s, base = start_serve(procs, pid)
+    b.stdin.close()
     try:
         rc = s.wait(timeout=30)
     except subprocess.TimeoutExpired:

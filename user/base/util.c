@@ -176,3 +176,19 @@ int file_has_magic(const char *path, const void *magic, size_t len)
 	fclose(f);
 	return r;
 }
+
+int parse_count(const char *opt, const char *arg, unsigned long min, unsigned long max,
+		unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max) {
+		p_err("invalid %s '%s': want a %snumber", opt, arg, min ? "positive " : "");
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}

@@ -20,6 +20,9 @@ uint64_t now_ns(int clock);
 int parse_pids(const char *arg, pid_t **pids, size_t *n);
 /* The same, with `what` naming the value in the message ("--tid"). */
 int parse_ids(const char *what, const char *arg, pid_t **pids, size_t *n);
+/* A whole number in [min, max] for option `opt`; 0, or -EINVAL with a message. */
+int parse_count(const char *opt, const char *arg, unsigned long min, unsigned long max,
+		unsigned long *out);
 /* Appends s (not copied) to the vector *arr of *n strings. */
 void strv_push(char ***arr, size_t *n, const char *s);
 /* Does the file at path begin with these len bytes? */

@@ -56,21 +56,6 @@ static void usage(FILE *f)
 		   "2 on usage errors.\n");
 }
 
-static int parse_count(const char *opt, const char *arg, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || v > max) {
-		p_err("invalid %s '%s': want a number", opt, arg);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
 /* One side being read: by the main thread (base) and a second one (new). */
 struct side_job {
 	struct diff *d;
@@ -206,7 +191,7 @@ int cmd_diff(int argc, char **argv)
 				p_err("invalid --fail-above '%s': want a percentage (5%%, 10)", optarg);
 			break;
 		case OPT_MIN_CALLS:
-			err = parse_count("--min-calls", optarg, UINT32_MAX, &v);
+			err = parse_count("--min-calls", optarg, 0, UINT32_MAX, &v);
 			if (!err && v < 2) {
 				p_err("invalid --min-calls '%s': at least 2", optarg);
 				err = -EINVAL;
@@ -220,11 +205,11 @@ int cmd_diff(int argc, char **argv)
 				      optarg);
 			break;
 		case 'n':
-			err = parse_count("--top", optarg, ULONG_MAX, &v);
+			err = parse_count("--top", optarg, 0, ULONG_MAX, &v);
 			o.top = v;
 			break;
 		case OPT_DEPTH:
-			err = parse_count("--depth", optarg, UINT32_MAX, &v);
+			err = parse_count("--depth", optarg, 0, UINT32_MAX, &v);
 			o.depth = v;
 			break;
 		case OPT_NO_PATHS:

@@ -13,6 +13,7 @@
 #include "archive/replay.h"
 #include "cmds.h"
 #include "base/log.h"
+#include "base/util.h"
 #include "report/report.h"
 #include "model/session.h"
 
@@ -48,21 +49,6 @@ static void usage(FILE *f)
 }
 
 /* A positive decimal that fits in `max`; 0 or -EINVAL with the message printed. */
-static int parse_count(const char *opt, const char *arg, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || v == 0 || v > max) {
-		p_err("invalid %s '%s': want a positive number", opt, arg);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	enum { OPT_FORMAT = 256, OPT_DEPTH, OPT_NO_TREE, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS,
@@ -108,19 +94,19 @@ int cmd_report(int argc, char **argv)
 				      optarg);
 			break;
 		case 'n':
-			err = parse_count("--top", optarg, ULONG_MAX, &v);
+			err = parse_count("--top", optarg, 1, ULONG_MAX, &v);
 			o.top = v;
 			break;
 		case OPT_DEPTH:
-			err = parse_count("--depth", optarg, UINT32_MAX, &v);
+			err = parse_count("--depth", optarg, 1, UINT32_MAX, &v);
 			o.depth = v;
 			break;
 		case 'p':
-			err = parse_count("pid", optarg, INT_MAX, &v);
+			err = parse_count("pid", optarg, 1, INT_MAX, &v);
 			o.pid = v;
 			break;
 		case 't':
-			err = parse_count("tid", optarg, INT_MAX, &v);
+			err = parse_count("tid", optarg, 1, INT_MAX, &v);
 			o.tid = v;
 			break;
 		case OPT_NO_TREE:

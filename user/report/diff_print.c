@@ -1,0 +1,656 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * diff: printing the comparison (diff.c builds it): pretty tables, the
+ * call-path tree, JSON, CSV, differential folded stacks, and the CI gate.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/escape.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "diff.h"
+#include "stats.h"
+#include "diff_internal.h"
+
+/* Sorted: what got slower (most added time, or share) first, then by name. */
+static int cmp_rows(const void *a, const void *b, void *arg)
+{
+	const struct frow *x = a, *y = b;
+	const struct diff *d = arg;
+	int c;
+
+	if (x->dtotal != y->dtotal)
+		return x->dtotal < y->dtotal ? 1 : -1;
+	c = strcmp(d->gf[x->func].name, d->gf[y->func].name);
+	if (c)
+		return c;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+/* Stack rows: by the size of the change in share, then by path id. */
+static int cmp_srows(const void *a, const void *b)
+{
+	const struct frow *x = a, *y = b;
+	int64_t ax = llabs(x->dtotal), ay = llabs(y->dtotal);
+
+	if (ax != ay)
+		return ax < ay ? 1 : -1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+static const char *dur(uint64_t ns, char *buf, size_t len)
+{
+	return fmt_duration(ns, buf, len);
+}
+
+static void fmt_ratio(char *buf, size_t len, double r)
+{
+	if (isnan(r))
+		snprintf(buf, len, "-");
+	else if (isinf(r))
+		snprintf(buf, len, "inf");
+	else
+		snprintf(buf, len, r >= 100 ? "%.0fx" : "%.3fx", r);
+}
+
+static void fmt_p(char *buf, size_t len, double p)
+{
+	if (isnan(p))
+		snprintf(buf, len, "-");
+	else if (p < 1e-4)
+		snprintf(buf, len, "<1e-4");
+	else
+		snprintf(buf, len, "%.4f", p);
+}
+
+/* The folded stack of dpath p (outermost first); `sep` between frames. */
+static void put_path(const struct diff *d, FILE *f, uint32_t p, bool folded)
+{
+	uint32_t frames[512];
+	size_t n = 0;
+
+	for (; p && n < 512; p = d->dp[p].parent)
+		frames[n++] = p;
+	if (p)
+		fputs(folded ? "[deeper frames truncated];" : "... ", f);
+	while (n--) {
+		if (folded)
+			folded_str(f, d->gf[d->dp[frames[n]].func].name);
+		else
+			fputs(d->gf[d->dp[frames[n]].func].name, f);
+		if (n)
+			fputs(folded ? ";" : " > ", f);
+	}
+}
+
+static void print_header_pretty(const struct diff *d, FILE *f)
+{
+	const char *names[2] = { "base", "new" };
+	char b1[32];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		const struct side *sd = &d->side[i];
+
+		fprintf(f, "%-5s %s: %s   duration: %s   calls: %" PRIu64 "   samples: %" PRIu64
+			"   lost records: %" PRIu64 "\n", names[i], sd->label, sd->cmdline,
+			dur(sd->duration, b1, sizeof(b1)), sd->ncalls, sd->nsamples, sd->lost);
+	}
+	if (d->mode == DIFF_CALLS)
+		fprintf(f, "test: Mann-Whitney U on per-call durations (a uniform sample of up to %d "
+			   "calls per function and side), changes within %.3g%% not counted, "
+			   "Holm-corrected, alpha %.3g; ratio = p50 new/base, shift = Hodges-Lehmann "
+			   "ratio and its %.3g%% interval\n\n", RESERVOIR_MAX, d->o.min_change * 100,
+			d->o.alpha, (1 - d->o.alpha) * 100);
+	else
+		fprintf(f, "test: two-proportion test of on-cpu sample shares (functions: inclusive "
+			   "share), Holm-corrected, alpha %.3g\n\n", d->o.alpha);
+}
+
+static size_t shown(const struct diff *d, size_t n)
+{
+	return d->o.top && d->o.top < n ? d->o.top : n;
+}
+
+static void print_calls_pretty(struct diff *d, FILE *f)
+{
+	char b[12][32], r1[32], r2[32], r3[32], r4[32], pv[32];
+	size_t i;
+
+	fprintf(f, "%19s %19s %19s %19s %19s %19s %8s %-27s %6s  %-9s %s\n", "calls", "total", "self",
+		"p50", "p90", "p99", "p50", "shift", "p", "", "");
+	fprintf(f, "%9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %8s %-27s %6s  %-9s %s\n", "base",
+		"new", "base", "new", "base", "new", "base", "new", "base", "new", "base", "new", "ratio",
+		"[interval]", "(adj)", "verdict", "function");
+	for (i = 0; i < shown(d, d->nrows); i++) {
+		const struct frow *r = &d->rows[i];
+		const struct side_func *x = &d->side[0].funcs[r->func], *y = &d->side[1].funcs[r->func];
+		char interval[128];
+
+		snprintf(b[0], 32, "%" PRIu64, x->calls);
+		snprintf(b[1], 32, "%" PRIu64, y->calls);
+		dur(x->total, b[2], 32);
+		dur(y->total, b[3], 32);
+		dur(x->self, b[4], 32);
+		dur(y->self, b[5], 32);
+		dur(x->p50, b[6], 32);
+		dur(y->p50, b[7], 32);
+		dur(x->p90, b[8], 32);
+		dur(y->p90, b[9], 32);
+		dur(x->p99, b[10], 32);
+		dur(y->p99, b[11], 32);
+		fmt_ratio(r1, sizeof(r1), r->ratio);
+		fmt_ratio(r2, sizeof(r2), r->shift);
+		fmt_ratio(r3, sizeof(r3), r->ci_lo);
+		fmt_ratio(r4, sizeof(r4), r->ci_hi);
+		if (r->tested)
+			snprintf(interval, sizeof(interval), "%s [%s, %s]", r2, r3, r4);
+		else
+			snprintf(interval, sizeof(interval), "-");
+		fmt_p(pv, sizeof(pv), r->p_adj);
+		fprintf(f, "%9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %8s %-27s %6s  %-9s %s\n",
+			x->calls ? b[0] : "-", y->calls ? b[1] : "-", x->calls ? b[2] : "-",
+			y->calls ? b[3] : "-", x->calls ? b[4] : "-", y->calls ? b[5] : "-",
+			x->res.n ? b[6] : "-", y->res.n ? b[7] : "-", x->res.n ? b[8] : "-",
+			y->res.n ? b[9] : "-", x->res.n ? b[10] : "-", y->res.n ? b[11] : "-", r1,
+			interval, pv, verdict_name[r->v], d->gf[r->func].name);
+	}
+	if (shown(d, d->nrows) < d->nrows)
+		fprintf(f, "(%zu more functions; --top 0 shows all)\n", d->nrows - shown(d, d->nrows));
+}
+
+/* Inclusive time of the outermost calls of one side: the scale of "where time moved". */
+static uint64_t side_root_total(const struct diff *d, int side)
+{
+	uint64_t t = 0;
+	uint32_t c;
+
+	for (c = d->first_child[0]; c; c = d->next_sibling[c])
+		t += d->side[side].paths[c].total;
+	return t;
+}
+
+/* A path is shown when its total or self time moved by at least this much. */
+static uint64_t path_threshold(const struct diff *d)
+{
+	uint64_t a = side_root_total(d, 0), b = side_root_total(d, 1);
+
+	if (d->o.all_paths)
+		return 0;
+	/* 0.5% of the larger recording's traced time */
+	return (a > b ? a : b) / 200;
+}
+
+static uint64_t absdiff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+static bool path_shown(const struct diff *d, uint32_t p, uint64_t thr)
+{
+	const struct side_path *x = &d->side[0].paths[p], *y = &d->side[1].paths[p];
+
+	if (!x->calls && !y->calls)
+		return false;
+	return !thr || absdiff(x->total, y->total) >= thr || absdiff(x->self, y->self) >= thr;
+}
+
+struct walk {
+	uint32_t *kids;
+	size_t nkids, next;
+};
+
+static int cmp_kids(const void *a, const void *b, void *arg)
+{
+	const struct diff *d = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	int64_t di = (int64_t)d->side[1].paths[i].total - (int64_t)d->side[0].paths[i].total;
+	int64_t dj = (int64_t)d->side[1].paths[j].total - (int64_t)d->side[0].paths[j].total;
+
+	if (di != dj)
+		return di < dj ? 1 : -1;
+	return i < j ? -1 : i > j;
+}
+
+typedef void (*path_visit_fn)(struct diff *d, FILE *f, uint32_t p, size_t depth, bool first);
+
+/*
+ * Depth-first over the paths shown (children by added time, most first),
+ * at most opts.depth levels; a hidden path hides its subtree (its time
+ * did not move by the threshold, so no part of it moved much either, unless
+ * changes inside cancel out; --all-paths shows those).
+ */
+static void walk_paths(struct diff *d, FILE *f, path_visit_fn visit)
+{
+	uint64_t thr = path_threshold(d);
+	struct walk *st;
+	uint32_t *chain;
+	size_t sp = 0, cap = 64, nvisited = 0;
+
+	st = xcalloc(cap, sizeof(*st));
+	chain = xcalloc(cap, sizeof(*chain));
+	for (;;) {
+		struct walk *w = &st[sp];
+		uint32_t p = chain[sp], k;
+
+		if (!w->kids) {
+			size_t n = 0;
+
+			if (!d->o.depth || sp < d->o.depth)
+				for (k = d->first_child[p]; k; k = d->next_sibling[k])
+					n++;
+			w->kids = xcalloc(n ? n : 1, sizeof(*w->kids));
+			for (k = n ? d->first_child[p] : 0; k; k = d->next_sibling[k])
+				if (path_shown(d, k, thr))
+					w->kids[w->nkids++] = k;
+			qsort_r(w->kids, w->nkids, sizeof(*w->kids), cmp_kids, d);
+		}
+		if (w->next == w->nkids) {
+			free(w->kids);
+			memset(w, 0, sizeof(*w));
+			if (!sp)
+				break;
+			sp--;
+			continue;
+		}
+		k = w->kids[w->next++];
+		if (sp + 1 >= cap) {
+			cap *= 2;
+			st = xrealloc(st, cap * sizeof(*st));
+			chain = xrealloc(chain, cap * sizeof(*chain));
+			memset(st + cap / 2, 0, cap / 2 * sizeof(*st));
+		}
+		sp++;
+		chain[sp] = k;
+		visit(d, f, k, sp - 1, nvisited++ == 0);
+	}
+	free(st);
+	free(chain);
+}
+
+static void fmt_delta(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	char t[30];
+
+	fmt_duration(absdiff(a, b), t, sizeof(t));
+	snprintf(buf, len, "%s%s", b >= a ? "+" : "-", t);
+}
+
+static void visit_pretty(struct diff *d, FILE *f, uint32_t p, size_t depth, bool first)
+{
+	const struct side_path *x = &d->side[0].paths[p], *y = &d->side[1].paths[p];
+	char b[6][32];
+
+	dur(x->total, b[0], 32);
+	dur(y->total, b[1], 32);
+	fmt_delta(b[2], 32, x->total, y->total);
+	dur(x->self, b[3], 32);
+	dur(y->self, b[4], 32);
+	fmt_delta(b[5], 32, x->self, y->self);
+	fprintf(f, "%9" PRIu64 " %9" PRIu64 " %9s %9s %10s %9s %9s %10s  %*s%s\n", x->calls, y->calls,
+		x->calls ? b[0] : "-", y->calls ? b[1] : "-", b[2], x->calls ? b[3] : "-",
+		y->calls ? b[4] : "-", b[5], (int)(2 * (depth < 40 ? depth : 40)), "",
+		d->gf[d->dp[p].func].name);
+}
+
+static void print_paths_pretty(struct diff *d, FILE *f)
+{
+	fprintf(f, "\ncall paths: where the time moved (inclusive, by added time; paths that moved "
+		   "less than %s hidden unless --all-paths)\n",
+		"0.5% of the traced time");
+	fprintf(f, "%19s %30s %30s\n", "calls", "total", "self");
+	fprintf(f, "%9s %9s %9s %9s %10s %9s %9s %10s  %s\n", "base", "new", "base", "new", "change",
+		"base", "new", "change", "call path");
+	walk_paths(d, f, visit_pretty);
+}
+
+static void print_samples_pretty(struct diff *d, FILE *f)
+{
+	char pv[32];
+	size_t i;
+
+	fprintf(f, "%19s %19s %8s  %-9s %s\n", "total share", "self share", "p", "", "");
+	fprintf(f, "%9s %9s %9s %9s %8s  %-9s %s\n", "base", "new", "base", "new", "(adj)", "verdict",
+		"function");
+	for (i = 0; i < shown(d, d->nrows); i++) {
+		const struct frow *r = &d->rows[i];
+
+		fmt_p(pv, sizeof(pv), r->p_adj);
+		fprintf(f, "%8.2f%% %8.2f%% %8.2f%% %8.2f%% %8s  %-9s %s\n", r->share[0] * 100,
+			r->share[1] * 100, r->sshare[0] * 100, r->sshare[1] * 100, pv,
+			verdict_name_samples[r->v], d->gf[r->func].name);
+	}
+	if (shown(d, d->nrows) < d->nrows)
+		fprintf(f, "(%zu more functions; --top 0 shows all)\n", d->nrows - shown(d, d->nrows));
+	fprintf(f, "\nstacks, by change in share (higher: a larger share of the samples in new)\n");
+	fprintf(f, "%9s %9s %8s  %-9s %s\n", "base", "new", "p (adj)", "verdict", "stack");
+	for (i = 0; i < d->nsrows && i < (d->o.top ? d->o.top : 20); i++) {
+		const struct frow *r = &d->srows[i];
+
+		fmt_p(pv, sizeof(pv), r->p_adj);
+		fprintf(f, "%8.2f%% %8.2f%% %8s  %-9s ", r->share[0] * 100, r->share[1] * 100, pv,
+			verdict_name_samples[r->v]);
+		put_path(d, f, r->func, false);
+		fputc('\n', f);
+	}
+	if (d->nsrows > (d->o.top ? d->o.top : 20))
+		fprintf(f, "(%zu more stacks; --top N, or --format json for all)\n",
+			d->nsrows - (d->o.top ? d->o.top : 20));
+}
+
+static void json_num(FILE *f, double v)
+{
+	if (isnan(v))
+		fputs("null", f);
+	else if (isinf(v))
+		fputs(v > 0 ? "1e308" : "-1e308", f);
+	else
+		fprintf(f, "%.6g", v);
+}
+
+static void json_side_hdr(const struct diff *d, FILE *f, int i)
+{
+	const struct side *sd = &d->side[i];
+
+	fprintf(f, "{\"file\":");
+	json_str(f, sd->label);
+	fprintf(f, ",\"command\":");
+	json_str(f, sd->cmdline);
+	fprintf(f, ",\"duration_ns\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"samples\":%" PRIu64
+		",\"lost\":%" PRIu64 "}", sd->duration, sd->ncalls, sd->nsamples, sd->lost);
+}
+
+static void json_fside(FILE *f, const struct side_func *x)
+{
+	fprintf(f, "{\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64
+		",\"p50_ns\":%" PRIu64 ",\"p90_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64
+		",\"timed_calls\":%" PRIu64 "}", x->calls, x->total, x->self, x->p50, x->p90, x->p99,
+		x->res.seen);
+}
+
+static void json_pathnames(const struct diff *d, FILE *f, uint32_t p)
+{
+	uint32_t frames[512];
+	size_t n = 0;
+
+	for (; p && n < 512; p = d->dp[p].parent)
+		frames[n++] = p;
+	fputc('[', f);
+	while (n--) {
+		json_str(f, d->gf[d->dp[frames[n]].func].name);
+		if (n)
+			fputc(',', f);
+	}
+	fputc(']', f);
+}
+
+static void visit_json(struct diff *d, FILE *f, uint32_t p, size_t depth, bool first)
+{
+	const struct side_path *x = &d->side[0].paths[p], *y = &d->side[1].paths[p];
+
+	fprintf(f, "%s{\"path\":", first ? "" : ",");
+	json_pathnames(d, f, p);
+	fprintf(f, ",\"base\":{\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64
+		"},\"new\":{\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64
+		"},\"delta_total_ns\":%" PRId64 ",\"delta_self_ns\":%" PRId64 "}\n", x->calls,
+		x->total, x->self, y->calls, y->total, y->self, (int64_t)(y->total - x->total),
+		(int64_t)(y->self - x->self));
+}
+
+static void print_json(struct diff *d, FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "{\"mode\":\"%s\",\"base\":", d->mode == DIFF_CALLS ? "calls" : "samples");
+	json_side_hdr(d, f, 0);
+	fprintf(f, ",\"new\":");
+	json_side_hdr(d, f, 1);
+	fprintf(f, ",\"alpha\":");
+	json_num(f, d->o.alpha);
+	fprintf(f, ",\"min_change\":");
+	json_num(f, d->o.min_change);
+	fprintf(f, ",\"test\":\"%s\",\"correction\":\"holm\",\n\"functions\":[\n",
+		d->mode == DIFF_CALLS ? "mann-whitney" : "two-proportion");
+	for (i = 0; i < d->nrows; i++) {
+		const struct frow *r = &d->rows[i];
+		const struct gfunc *g = &d->gf[r->func];
+
+		fprintf(f, "%s{\"function\":", i ? "," : "");
+		json_str(f, g->name);
+		fprintf(f, ",\"module\":");
+		json_str(f, g->module);
+		fprintf(f, ",\"status\":\"%s\",\"base\":",
+			(d->mode == DIFF_CALLS ? verdict_name : verdict_name_samples)[r->v]);
+		if (d->mode == DIFF_CALLS) {
+			json_fside(f, &d->side[0].funcs[r->func]);
+			fprintf(f, ",\"new\":");
+			json_fside(f, &d->side[1].funcs[r->func]);
+			fprintf(f, ",\"p50_ratio\":");
+			json_num(f, r->ratio);
+			fprintf(f, ",\"shift_ratio\":");
+			json_num(f, r->shift);
+			fprintf(f, ",\"ci_low\":");
+			json_num(f, r->ci_lo);
+			fprintf(f, ",\"ci_high\":");
+			json_num(f, r->ci_hi);
+		} else {
+			const struct side_func *x = &d->side[0].funcs[r->func];
+			const struct side_func *y = &d->side[1].funcs[r->func];
+
+			fprintf(f, "{\"self_samples\":%" PRIu64 ",\"total_samples\":%" PRIu64
+				",\"self_share\":", x->samp_self, x->samp_total);
+			json_num(f, r->sshare[0]);
+			fprintf(f, ",\"total_share\":");
+			json_num(f, r->share[0]);
+			fprintf(f, "},\"new\":{\"self_samples\":%" PRIu64 ",\"total_samples\":%" PRIu64
+				",\"self_share\":", y->samp_self, y->samp_total);
+			json_num(f, r->sshare[1]);
+			fprintf(f, ",\"total_share\":");
+			json_num(f, r->share[1]);
+			fputc('}', f);
+		}
+		fprintf(f, ",\"significant\":%s,\"p_value\":",
+			r->v == V_SLOWER || r->v == V_FASTER ? "true" : "false");
+		json_num(f, r->p_adj);
+		fprintf(f, ",\"p_raw\":");
+		json_num(f, r->p_raw);
+		fprintf(f, "}\n");
+	}
+	fprintf(f, "]");
+	if (d->mode == DIFF_CALLS && !d->o.no_paths) {
+		fprintf(f, ",\n\"paths\":[\n");
+		walk_paths(d, f, visit_json);
+		fprintf(f, "]");
+	}
+	if (d->mode == DIFF_SAMPLES) {
+		fprintf(f, ",\n\"stacks\":[\n");
+		for (i = 0; i < d->nsrows; i++) {
+			const struct frow *r = &d->srows[i];
+
+			fprintf(f, "%s{\"stack\":", i ? "," : "");
+			json_pathnames(d, f, r->func);
+			fprintf(f, ",\"base\":{\"samples\":%" PRIu64 ",\"share\":",
+				d->side[0].paths[r->func].samples);
+			json_num(f, r->share[0]);
+			fprintf(f, "},\"new\":{\"samples\":%" PRIu64 ",\"share\":",
+				d->side[1].paths[r->func].samples);
+			json_num(f, r->share[1]);
+			fprintf(f, "},\"status\":\"%s\",\"significant\":%s,\"p_value\":",
+				verdict_name_samples[r->v],
+				r->v == V_SLOWER || r->v == V_FASTER ? "true" : "false");
+			json_num(f, r->p_adj);
+			fprintf(f, "}\n");
+		}
+		fprintf(f, "]");
+	}
+	fprintf(f, "}\n");
+}
+
+static void csv_num(FILE *f, double v)
+{
+	if (!isnan(v))
+		fprintf(f, "%.6g", v);
+}
+
+static void print_csv(struct diff *d, FILE *f)
+{
+	size_t i;
+
+	if (d->mode == DIFF_CALLS)
+		fputs("function,module,status,base_calls,new_calls,base_total_ns,new_total_ns,"
+		      "base_self_ns,new_self_ns,base_p50_ns,new_p50_ns,base_p90_ns,new_p90_ns,"
+		      "base_p99_ns,new_p99_ns,p50_ratio,shift_ratio,ci_low,ci_high,p_value,significant\n",
+		      f);
+	else
+		fputs("function,module,status,base_self_samples,new_self_samples,base_total_samples,"
+		      "new_total_samples,base_self_share,new_self_share,base_total_share,"
+		      "new_total_share,p_value,significant\n", f);
+	for (i = 0; i < d->nrows; i++) {
+		const struct frow *r = &d->rows[i];
+		const struct side_func *x = &d->side[0].funcs[r->func], *y = &d->side[1].funcs[r->func];
+
+		csv_str(f, d->gf[r->func].name);
+		fputc(',', f);
+		csv_str(f, d->gf[r->func].module);
+		fprintf(f, ",%s,", (d->mode == DIFF_CALLS ? verdict_name : verdict_name_samples)[r->v]);
+		if (d->mode == DIFF_CALLS) {
+			fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",",
+				x->calls, y->calls, x->total, y->total, x->self, y->self, x->p50, y->p50,
+				x->p90, y->p90, x->p99, y->p99);
+			csv_num(f, r->ratio);
+			fputc(',', f);
+			csv_num(f, r->shift);
+			fputc(',', f);
+			csv_num(f, r->ci_lo);
+			fputc(',', f);
+			csv_num(f, r->ci_hi);
+			fputc(',', f);
+		} else {
+			fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6g,%.6g,%.6g,%.6g,",
+				x->samp_self, y->samp_self, x->samp_total, y->samp_total, r->sshare[0],
+				r->sshare[1], r->share[0], r->share[1]);
+		}
+		csv_num(f, r->p_adj);
+		fprintf(f, ",%s\n", r->v == V_SLOWER || r->v == V_FASTER ? "true" : "false");
+	}
+}
+
+/*
+ * FlameGraph's differential input (difffolded.pl's output, flamegraph.pl's
+ * input): "stack BASE NEW" per stack.  Samples: sample counts per whole
+ * stack; calls: self ns per call path.
+ */
+static void print_folded(struct diff *d, FILE *f)
+{
+	size_t p;
+
+	for (p = 1; p < d->ndp; p++) {
+		const struct side_path *x = &d->side[0].paths[p], *y = &d->side[1].paths[p];
+		uint64_t a = d->mode == DIFF_CALLS ? x->self : x->samples;
+		uint64_t b = d->mode == DIFF_CALLS ? y->self : y->samples;
+
+		if (!a && !b)
+			continue;
+		put_path(d, f, p, true);
+		fprintf(f, " %" PRIu64 " %" PRIu64 "\n", a, b);
+	}
+}
+
+int diff__print(struct diff *d, FILE *f)
+{
+	if (!d->computed)
+		return -EINVAL;
+	qsort_r(d->rows, d->nrows, sizeof(*d->rows), cmp_rows, d);
+	if (d->nsrows)
+		qsort(d->srows, d->nsrows, sizeof(*d->srows), cmp_srows);
+	switch (d->o.format) {
+	case DIFF_JSON:
+		print_json(d, f);
+		break;
+	case DIFF_CSV:
+		print_csv(d, f);
+		break;
+	case DIFF_FOLDED:
+		print_folded(d, f);
+		break;
+	case DIFF_PRETTY:
+		print_header_pretty(d, f);
+		if (d->mode == DIFF_CALLS) {
+			print_calls_pretty(d, f);
+			if (!d->o.no_paths)
+				print_paths_pretty(d, f);
+		} else {
+			print_samples_pretty(d, f);
+		}
+		break;
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+size_t diff__gate(struct diff *d, FILE *f)
+{
+	size_t i, n = 0;
+	char b1[32], b2[32], b3[32], b4[32];
+
+	if (!d->computed || d->mode != DIFF_CALLS || d->o.fail_above < 0)
+		return 0;
+	for (i = 0; i < d->nrows; i++) {
+		const struct frow *r = &d->rows[i];
+		const struct side_func *x = &d->side[0].funcs[r->func], *y = &d->side[1].funcs[r->func];
+
+		if (r->v != V_SLOWER || !(r->ci_lo > 1 + d->o.fail_above) || y->total < d->o.min_total)
+			continue;
+		n++;
+		fprintf(f, "regression: %s (%s): median per call %s -> %s (%.3fx, %.0f%% interval "
+			   "%.3fx-%.3fx), p %.2g, total %s -> ", d->gf[r->func].name,
+			d->gf[r->func].module, dur(x->p50, b1, sizeof(b1)), dur(y->p50, b2, sizeof(b2)),
+			r->ratio, (1 - d->o.alpha) * 100, r->ci_lo, r->ci_hi, r->p_adj,
+			dur(x->total, b3, sizeof(b3)));
+		fprintf(f, "%s\n", dur(y->total, b4, sizeof(b4)));
+	}
+	return n;
+}
+
+void diff__free(struct diff *d)
+{
+	size_t i;
+	int k;
+
+	if (!d)
+		return;
+	for (k = 0; k < 2; k++) {
+		struct side *sd = &d->side[k];
+
+		for (i = 0; i < sd->nfuncs; i++) {
+			reservoir__free(&sd->funcs[i].res);
+			free(sd->funcs[i].logs);
+		}
+		for (i = 0; i < sd->nsf; i++)
+			reservoir__free(&sd->sf[i].res);
+		free(sd->sf);
+		free(sd->sp);
+		free(sd->funcs);
+		free(sd->paths);
+		free(sd->label);
+		free(sd->cmdline);
+	}
+	for (i = 0; i < d->ngf; i++) {
+		free(d->gf[i].name);
+		free(d->gf[i].module);
+	}
+	free(d->gf);
+	free(d->gf_slots);
+	free(d->dp);
+	free(d->dp_slots);
+	free(d->rows);
+	free(d->srows);
+	free(d->outer);
+	free(d->first_child);
+	free(d->next_sibling);
+	free(d);
+}

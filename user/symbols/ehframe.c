@@ -260,5 +260,6 @@ skip:
 	}
 	dwarf_cfi_end(cfi);
 	free(cies);
-	qsort(*out, *n, sizeof(**out), range_cmp);
+	if (*n)
+		qsort(*out, *n, sizeof(**out), range_cmp);
 }

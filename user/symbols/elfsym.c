@@ -592,7 +592,8 @@ static void add_unnamed(Elf *elf, const char *path, uint64_t entry, const struct
 		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP)
 			is_program = true;
 	file_label(elf, path, label, sizeof(label));
-	qsort(cs->v, cs->n, sizeof(*cs->v), cand_addr_cmp);
+	if (cs->n)	/* (qsort's array must not be NULL, even empty) */
+		qsort(cs->v, cs->n, sizeof(*cs->v), cand_addr_cmp);
 	for (i = 0; i < nr; i++) {
 		size_t lo = 0, hi = nsorted;
 		char name[300];

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,9 +83,51 @@ const struct exporter_ops *exporter__for_path(const char *path)
 	return best;
 }
 
+/* Written in place: standard output, or a destination that is not a regular file. */
 static bool is_stdout(const struct exporter *e)
 {
-	return e->out == stdout || strcmp(e->path, "-") == 0;
+	return e->out == stdout || strcmp(e->path, "-") == 0 || !e->tmp_path;
+}
+
+/*
+ * The process's umask, read without changing it: umask(2) can only set it,
+ * and setting it even for a moment races with other threads creating files
+ * (serve writes captures from its request threads).
+ */
+static mode_t current_umask(void)
+{
+	unsigned int m = 022;
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return m;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Umask: %o", &m) == 1)
+			break;
+	fclose(f);
+	return (mode_t)(m & 0777);
+}
+
+/*
+ * An existing destination that is not a regular file (/dev/null, /dev/full,
+ * a FIFO, a terminal, /dev/fd/N of a pipe) is written in place: a temporary
+ * file renamed over it would replace the device node or the FIFO with a
+ * regular file (as root, in /dev).  Returns the open fd, -1 when the
+ * destination is a regular file or absent (the temporary-file path), or
+ * -errno.
+ */
+static int open_special(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) || S_ISREG(st.st_mode))
+		return -1;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	return fd < 0 ? -errno : fd;
 }
 
 /* The name the user knows: the final path, not the temporary one. */
@@ -148,6 +191,20 @@ int exporter__new(const struct exporter_ops *ops, const char *path, const struct
 
 	if (strcmp(path, "-") == 0) {
 		e->out = stdout;
+	} else if ((fd = open_special(path)) != -1) {
+		if (fd < 0) {
+			err = fd;
+			fd = -1;
+			p_err("cannot write %s: %s", path, strerror(-err));
+			goto cleanup;
+		}
+		e->out = fdopen(fd, "w");
+		if (!e->out) {
+			err = -errno;
+			p_err("cannot write %s: %s", path, strerror(-err));
+			goto cleanup;
+		}
+		fd = -1;
 	} else {
 		/*
 		 * Same directory as the destination, so the final rename() is
@@ -161,7 +218,8 @@ int exporter__new(const struct exporter_ops *ops, const char *path, const struct
 			p_err("cannot write %s: %s", path, strerror(-err));
 			goto cleanup;
 		}
-		fd = mkstemp(e->tmp_path);
+		/* not inherited by the command bpfprof launches */
+		fd = mkostemp(e->tmp_path, O_CLOEXEC);
 		if (fd < 0) {
 			err = -errno;
 			p_err("cannot write %s: %s", path, strerror(-err));
@@ -230,16 +288,28 @@ int exporter__finish(struct exporter *e, const struct bp_session *s)
 
 	if (is_stdout(e)) {
 		x->finished = true;
+		if (e->out == stdout)
+			return 0;
+		/* a device or FIFO written in place: close() can still fail */
+		err = fclose(e->out) ? -errno : 0;
+		e->out = NULL;
+		if (err)
+			goto cleanup;
 		return 0;
 	}
 
 	fd = fileno(e->out);
-	/* mkstemp() made it 0600: a trace is as shareable as any other output. */
-	if (fchmod(fd, 0644)) {
+	/* mkstemp() made it 0600: the mode a plain file of this user would get. */
+	if (fchmod(fd, 0666 & ~current_umask())) {
 		err = -errno;
 		goto cleanup;
 	}
 	chown_to_sudo_user(e, fd);
+	/* on disk before it replaces the destination: a crash leaves the old file or the new */
+	if (fsync(fd) && errno != EINVAL && errno != EROFS) {
+		err = -errno;
+		goto cleanup;
+	}
 
 	/* fclose() can still report a delayed write error (NFS, quotas). */
 	err = fclose(e->out) ? -errno : 0;

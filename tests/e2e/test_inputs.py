@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Inputs and outputs that are not what they seem, and errors that must not
+pass as success: outputs that are devices or FIFOs, the umask, descriptors
+leaking into the traced command, binaries that are FIFOs, kernel threads,
+pids absent from a recording, libraries without the execute bit, libraries
+matched by file name (issue 14, items 7 and 8)."""
+
+import json
+import os
+import stat
+import subprocess
+import threading
+
+import pytest
+
+from conftest import BPFPROF, REPO, prog_path, run_bpfprof
+
+
+def one_error(p, *words):
+    """A non-zero exit and one `bpfprof: ` line naming every word."""
+    lines = [l for l in p.stderr.splitlines() if l.startswith("bpfprof: ")]
+    assert p.returncode != 0, p
+    assert lines and all(any(w in l for l in lines) for w in words), p.stderr
+
+
+# ------------------------------------------------------------------ outputs
+
+def test_output_dev_full_fails():
+    """-o /dev/full: every write fails with ENOSPC; that is an error, not 'wrote'."""
+    for fmt in ("chrome", "archive", "pprof", "folded"):
+        p = run_bpfprof(["record", "-o", "/dev/full", "--format", fmt, "--",
+                         prog_path("calltree")])
+        one_error(p, "/dev/full", "No space left on device")
+        assert "wrote" not in p.stderr
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_output_device_written_in_place(tmp_path):
+    """A device node as the output is written, never replaced by a regular file
+    (the temporary file + rename path did that: as root, in /dev too)."""
+    dev = tmp_path / "null"
+    os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    p = run_bpfprof(["record", "-o", dev, "--format", "chrome", "--", prog_path("calltree")])
+    assert p.returncode == 0, p.stderr
+    assert stat.S_ISCHR(os.stat(dev).st_mode)
+    assert os.listdir(tmp_path) == ["null"]
+
+
+def test_output_fifo(tmp_path):
+    """A FIFO as the output: the reader gets the whole trace, the FIFO stays."""
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    got = {}
+
+    def reader():
+        with open(fifo, "rb") as f:
+            got["data"] = f.read()
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    p = run_bpfprof(["record", "-o", fifo, "--", prog_path("calltree")])
+    t.join(timeout=10)
+    if t.is_alive():
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # nobody wrote: let the reader go
+        t.join()
+    assert p.returncode == 0, p.stderr
+    trace = json.loads(got["data"])
+    assert sum(1 for e in trace["traceEvents"] if e.get("name") == "leaf_mul") == 10
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("mask,mode", [(0o077, 0o600), (0o022, 0o644), (0o002, 0o664)])
+def test_output_mode_follows_umask(tmp_path, mask, mode):
+    out = tmp_path / "t.json"
+    p = subprocess.run([str(BPFPROF), "record", "-q", "-o", str(out), "--",
+                        str(prog_path("calltree"))], cwd=REPO, capture_output=True, text=True,
+                       timeout=60, preexec_fn=lambda: os.umask(mask))
+    assert p.returncode == 0, p.stderr
+    assert stat.S_IMODE(os.stat(out).st_mode) == mode
+
+
+def test_output_not_inherited_by_the_command(tmp_path):
+    """The temporary output file is not an open descriptor of the traced command."""
+    out = tmp_path / "t.json"
+    p = run_bpfprof(["record", "-q", "-F", "libc.so*:readlink", "-o", out, "--", "/bin/sh", "-c",
+                     'for f in /proc/$$/fd/*; do readlink "$f"; done; exit 0'])
+    assert p.returncode == 0, p.stderr
+    fds = p.stdout.splitlines()
+    assert fds and not [f for f in fds if str(tmp_path) in f], fds

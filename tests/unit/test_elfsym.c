@@ -212,6 +212,62 @@ static void test_self_aliases(void **state)
 	elfsym__free(&f);
 }
 
+/*
+ * One function with many aliases (generated code has 10^5): each name once,
+ * the chosen name (no leading underscore) not among its aliases.  Built here with the system cc.
+ */
+#define NALIASES 5000
+static void test_many_aliases(void **state)
+{
+	char dir[] = "/tmp/test_elfsym_XXXXXX", src[64], lib[64], cmd[256];
+	struct elf_funcs f = { 0 };
+	const struct elf_func *fn;
+	uint32_t i;
+	char *seen;
+	FILE *out;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(src, sizeof(src), "%s/al.s", dir);
+	snprintf(lib, sizeof(lib), "%s/libal.so", dir);
+	out = fopen(src, "w");
+	assert_non_null(out);
+	fputs(".text\n.globl target\n.type target,@function\ntarget:\n ret\n.size target,1\n", out);
+	for (i = 0; i < NALIASES; i++)
+		fprintf(out, ".globl _z%u\n.type _z%u,@function\n.set _z%u,target\n.size _z%u,1\n",
+			i, i, i, i);
+	fputs(".section .note.GNU-stack,\"\",@progbits\n", out);
+	assert_int_equal(fclose(out), 0);
+	snprintf(cmd, sizeof(cmd), "cc -shared -o %s %s", lib, src);
+	if (system(cmd) != 0) {
+		unlink(src);
+		rmdir(dir);
+		skip();	/* no compiler */
+	}
+	assert_int_equal(elfsym__read(lib, &f), 0);
+	unlink(src);
+	unlink(lib);
+	rmdir(dir);
+	assert_int_equal(f.n, 1);
+	fn = find(&f, "target");
+	assert_non_null(fn);
+	assert_true(fn->flags & ELFSYM_F_ALIASED);
+	/* .symtab and .dynsym both list them: still each name once */
+	assert_int_equal(fn->naliases, NALIASES);
+	seen = calloc(NALIASES, 1);
+	assert_non_null(seen);
+	for (i = 0; i < fn->naliases; i++) {
+		unsigned long k = strtoul(fn->aliases[i] + 2, NULL, 10);
+
+		assert_memory_equal(fn->aliases[i], "_z", 2);
+		assert_true(k < NALIASES && !seen[k]);
+		seen[k] = 1;
+	}
+	free(seen);
+	assert_true(elfsym__func_matches(fn, "_z4999"));
+	elfsym__free(&f);
+}
+
 static void test_libc(void **state)
 {
 	struct elf_funcs f = { 0 };
@@ -516,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_eacces),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_no_symbols),
+		cmocka_unit_test(test_many_aliases),
 		cmocka_unit_test(test_startup_glue),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_classify),

@@ -262,6 +262,63 @@ static int64_t addr_to_offset(const struct elf_seg *segs, size_t nsegs, uint64_t
 }
 
 /* Aliases end up adjacent with the preferred name first. */
+/*
+ * The names already given to one function, while its aliases are collected:
+ * a hash set, so that 160,000 aliases of one address (generated code) cost
+ * linear time, not quadratic.  Slots carry the generation (the function)
+ * that filled them, so moving to the next function clears nothing.
+ */
+struct name_set {
+	struct name_slot {
+		const char *name;
+		uint32_t gen;
+	} *slot;
+	size_t cap, n;		/* cap: a power of two */
+	uint32_t gen;
+};
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+/* Starts the set of a new function. */
+static void name_set_next(struct name_set *ns)
+{
+	ns->gen++;
+	ns->n = 0;
+}
+
+/* Adds name (not copied); false when it is in the set already. */
+static bool name_set_add(struct name_set *ns, const char *name)
+{
+	size_t i, mask;
+
+	if ((ns->n + 1) * 2 > ns->cap) {
+		struct name_set grown = { .cap = ns->cap ? ns->cap * 2 : 64, .gen = ns->gen };
+
+		grown.slot = xcalloc(grown.cap, sizeof(*grown.slot));
+		for (i = 0; i < ns->cap; i++)
+			if (ns->slot[i].gen == ns->gen && ns->slot[i].name)
+				name_set_add(&grown, ns->slot[i].name);
+		free(ns->slot);
+		*ns = grown;
+	}
+	mask = ns->cap - 1;
+	for (i = name_hash(name) & mask; ns->slot[i].gen == ns->gen && ns->slot[i].name;
+	     i = (i + 1) & mask)
+		if (!strcmp(ns->slot[i].name, name))
+			return false;
+	ns->slot[i].name = name;
+	ns->slot[i].gen = ns->gen;
+	ns->n++;
+	return true;
+}
+
 static int cand_cmp(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
@@ -640,6 +697,7 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 {
 	struct elf_seg *segs = NULL;
 	struct cands cs = { 0 };
+	struct name_set names = { 0 };
 	struct cand *cands;
 	struct code_range *code = NULL;
 	bool *code_scn = NULL;
@@ -777,20 +835,20 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 	for (i = 0, n = 0; i < ncands; i++) {
 		if (n && out->v[n - 1].addr == cands[i].addr) {
 			struct elf_func *f = &out->v[n - 1];
-			uint32_t j;
+			uint32_t k = f->naliases;
 
 			/* the same symbol listed twice (versions) is not an alias */
-			if (!strcmp(f->raw_name, cands[i].name))
+			if (!name_set_add(&names, cands[i].name))
 				continue;
-			for (j = 0; j < f->naliases && strcmp(f->aliases[j], cands[i].name); j++)
-				;
-			if (j == f->naliases) {
-				f->aliases = xrealloc(f->aliases, (f->naliases + 1) * sizeof(*f->aliases));
-				f->aliases[f->naliases++] = xstrdup(cands[i].name);
-			}
+			/* capacity doubles at each power of two: no field needed to keep it */
+			if (!(k & (k - 1)))
+				f->aliases = xrealloc(f->aliases, (k ? 2 * k : 1) * sizeof(*f->aliases));
+			f->aliases[f->naliases++] = xstrdup(cands[i].name);
 			f->flags |= ELFSYM_F_ALIASED;
 			continue;
 		}
+		name_set_next(&names);
+		name_set_add(&names, cands[i].name);
 		fill_func(&out->v[n++], &cands[i], fd, ehdr.e_machine == EM_X86_64);
 		out->v[n - 1].source = cands[i].source;
 	}
@@ -811,6 +869,7 @@ cleanup:
 		free(cs.owned[i]);
 	free(cs.owned);
 	free(code);
+	free(names.slot);
 	free(code_scn);
 	free(segs);
 	if (elf)

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <strings.h>
 #include <dirent.h>
 #include <limits.h>
@@ -161,19 +163,40 @@ void remove_tmpdir(const char *dir)
 	rmdir(dir);
 }
 
+int open_binary(const char *path, struct stat *st)
+{
+	struct stat tmp;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (!st)
+		st = &tmp;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	return fd;
+}
+
 int file_has_magic(const char *path, const void *magic, size_t len)
 {
 	unsigned char buf[16];
-	FILE *f = fopen(path, "rb");
-	int r;
+	int fd = open_binary(path, NULL), r;
 
-	if (!f || len > sizeof(buf)) {
-		if (f)
-			fclose(f);
+	if (fd < 0 || len > sizeof(buf)) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
 	}
-	r = fread(buf, 1, len, f) == len && !memcmp(buf, magic, len);
-	fclose(f);
+	r = pread(fd, buf, len, 0) == (ssize_t)len && !memcmp(buf, magic, len);
+	close(fd);
 	return r;
 }
 

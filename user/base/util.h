@@ -25,6 +25,14 @@ int parse_count(const char *opt, const char *arg, unsigned long min, unsigned lo
 		unsigned long *out);
 /* Appends s (not copied) to the vector *arr of *n strings. */
 void strv_push(char ***arr, size_t *n, const char *s);
+/*
+ * Opens a file bpfprof reads as a binary (ELF, debug file): read-only,
+ * close-on-exec, and non-blocking so that a FIFO or a device where a binary
+ * is expected cannot hang the open; anything but a regular file is refused
+ * (-ENOEXEC).  Fills *st when st is not NULL.  The fd, or -errno.
+ */
+struct stat;
+int open_binary(const char *path, struct stat *st);
 /* Does the file at path begin with these len bytes? */
 int file_has_magic(const char *path, const void *magic, size_t len);
 /* Removes dir and the files in it (a private temporary directory; "" is nothing). */

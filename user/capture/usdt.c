@@ -9,6 +9,7 @@
 #include "skel/usdt.skel.h"
 #include "bpf/events.h"
 #include "base/log.h"
+#include "base/util.h"
 #include "losses.h"
 #include "usdt.h"
 
@@ -24,9 +25,9 @@ int usdt__notes(const char *path, struct usdt_notes *out)
 
 	memset(out, 0, sizeof(*out));
 	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_binary(path, NULL);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx)) {
 		err = -ENOEXEC;

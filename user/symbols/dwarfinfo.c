@@ -8,6 +8,7 @@
 #include <elfutils/libdw.h>
 #include "dwarfinfo.h"
 #include "base/log.h"
+#include "base/util.h"
 
 static void add(struct dwarf_funcs *df, size_t *cap, Dwarf_Die *die, Dwarf_Files *files)
 {
@@ -64,9 +65,9 @@ int dwarfinfo__read(const char *path, struct dwarf_funcs *out)
 	int fd;
 
 	memset(out, 0, sizeof(*out));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_binary(path, NULL);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	dw = dwarf_begin(fd, DWARF_C_READ);
 	if (!dw) {
 		close(fd);

@@ -18,6 +18,7 @@
 #include "ehframe.h"
 #include "elfsym.h"
 #include "base/log.h"
+#include "base/util.h"
 
 /* abi::__cxa_demangle from libstdc++, through its C symbol. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -504,11 +505,11 @@ int elfsym__func_at(const char *path, const char *name, uint64_t addr, uint64_t 
 		    struct elf_func *out)
 {
 	struct cand c = { .name = name, .addr = addr, .size = INSN_PEEK, .offset = offset };
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_binary(path, NULL);
 
 	memset(out, 0, sizeof(*out));
 	if (fd < 0)
-		return -errno;
+		return fd;
 	fill_func(out, &c, fd, true);
 	out->size = 0;	/* unknown: no symbol */
 	out->flags |= ELFSYM_F_IFUNC;
@@ -714,18 +715,12 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 		return -EINVAL;
 	}
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (!S_ISREG(st.st_mode)) {
+	/* non-blocking: a FIFO named as a binary must not hang the open */
+	fd = open_binary(path, &st);
+	if (fd == -ENOEXEC)
 		p_err("%s: not a regular file", path);
-		err = -ENOEXEC;
+	if (fd < 0) {
+		err = fd;
 		goto cleanup;
 	}
 

@@ -632,7 +632,7 @@ static bool needs_unwinder(const char *exe, pid_t pid)
 		if (n)
 			return true;
 	}
-	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	fd = open_binary(exe, NULL);
 	if (fd < 0)
 		return true;
 	elf_version(EV_CURRENT);

@@ -25,6 +25,7 @@
 #include "bpf/events.h"
 #include "base/log.h"
 #include "debugsyms.h"
+#include "base/util.h"
 #include "unwind.h"
 
 /* libdwfl's debuginfo_path: the debug dirs (debugsyms__search_path), set by the first unwinder */
@@ -184,10 +185,10 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%u/root%s", p->pid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_binary(path, NULL);
 	if (fd < 0) {
 		snprintf(path, sizeof(path), "%s", name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = open_binary(path, NULL);
 	}
 	if (fd >= 0)
 		*file_name = xstrdup(path);

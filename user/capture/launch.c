@@ -71,6 +71,23 @@ int launch__resolve(const char *cmd, char **path)
 	return err;
 }
 
+int launch__resolve_file(const char *name, char **path)
+{
+	struct stat st;
+
+	if (!strchr(name, '/'))
+		return launch__resolve(name, path);
+	/* read, never run: a shared library needs no execute bit */
+	if (stat(name, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (access(name, R_OK))
+		return -errno;
+	*path = realpath(name, NULL);
+	return *path ? 0 : -errno;
+}
+
 /* In the child: become the user who ran sudo, unless --as-root. */
 static int drop_privileges(void)
 {
@@ -98,6 +115,37 @@ static int drop_privileges(void)
 	return 0;
 }
 
+#define PF_KTHREAD_FLAG 0x00200000	/* include/linux/sched.h: I am a kernel thread */
+
+/*
+ * Why pid has no executable: a kernel thread (PF_KTHREAD in /proc/PID/stat),
+ * a zombie, or gone.  NULL when none of these.
+ */
+static const char *no_exe_reason(pid_t pid)
+{
+	char path[64], buf[1024], *p, state = 0;
+	unsigned long flags = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return "no such process";
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* comm may hold spaces and parentheses: the fields start after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return NULL;
+	if (flags & PF_KTHREAD_FLAG)
+		return "it is a kernel thread (no user-space code to trace)";
+	if (state == 'Z' || state == 'X')
+		return "it has exited (a zombie)";
+	return NULL;
+}
+
 int launch__targets(const pid_t *pids, size_t n, char **exe)
 {
 	size_t i;
@@ -106,6 +154,14 @@ int launch__targets(const pid_t *pids, size_t n, char **exe)
 	for (i = 0; i < n; i++) {
 		if (kill(pids[i], 0) && errno == ESRCH) {
 			p_err("cannot attach to pid %d: no such process", pids[i]);
+			return -ESRCH;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		const char *why = no_exe_reason(pids[i]);
+
+		if (why) {
+			p_err("cannot attach to pid %d: %s", pids[i], why);
 			return -ESRCH;
 		}
 	}

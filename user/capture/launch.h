@@ -20,6 +20,8 @@ struct launch {
 
 /* Resolves argv[0] like execvp (PATH search); returns 0 or -ENOENT/-EACCES. */
 int launch__resolve(const char *cmd, char **path);
+/* A file to read (list): a path needs to be readable only; a bare name is a command (PATH). */
+int launch__resolve_file(const char *name, char **path);
 /*
  * The executable of running process pid, for symbols and uprobes: its path,
  * or /proc/PID/exe itself when the file was deleted or lives in another

@@ -172,7 +172,7 @@ int cmd_list(int argc, char **argv)
 			err = -EINVAL;
 			goto cleanup;
 		}
-		err = launch__resolve(argv[optind], &exe);
+		err = launch__resolve_file(argv[optind], &exe);
 		if (err) {
 			p_err("cannot read '%s': %s", argv[optind],
 			      err == -ENOENT ? "no such file or command" : strerror(-err));

@@ -33,6 +33,8 @@ int replay__run(const char *path, const struct event_filter *f, struct bp_sessio
 		kept++;
 	}
 	if (!err)
+		err = filter__check(f, s, path);
+	if (!err)
 		filter__tables(f, s);
 out:
 	archive__close(r);

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The event filter (see filter.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include "base/log.h"
 #include "filter.h"
 
 static bool has_id(const pid_t *ids, size_t n, uint32_t id)
@@ -46,6 +50,51 @@ bool filter__keep(const struct event_filter *f, const struct bp_event *ev)
 	default:
 		return true;	/* losses concern every process */
 	}
+}
+
+/* The pids of the recording, "1234, 1240, ..." (up to 8), into buf. */
+static void list_pids(const struct bp_session *s, char *buf, size_t len)
+{
+	size_t i, used = 0;
+
+	snprintf(buf, len, "none");
+	for (i = 0; i < s->nprocs && used < len; i++) {
+		if (i == 8) {
+			snprintf(buf + used, len - used, ", ...");
+			break;
+		}
+		used += snprintf(buf + used, len - used, "%s%" PRIu32, i ? ", " : "",
+				 s->procs[i].pid);
+	}
+}
+
+int filter__check(const struct event_filter *f, const struct bp_session *s, const char *what)
+{
+	char pids[128];
+	size_t i, k;
+	bool found;
+
+	for (i = 0; i < f->npids; i++) {
+		for (k = 0, found = false; k < s->nprocs && !found; k++)
+			found = s->procs[k].pid == (uint32_t)f->pids[i];
+		for (k = 0; k < s->nthreads && !found; k++)
+			found = s->threads[k].pid == (uint32_t)f->pids[i];
+		if (!found) {
+			list_pids(s, pids, sizeof(pids));
+			p_err("pid %d is not in %s (its processes: %s)", (int)f->pids[i], what, pids);
+			return -ESRCH;
+		}
+	}
+	for (i = 0; i < f->ntids; i++) {
+		for (k = 0, found = false; k < s->nthreads && !found; k++)
+			found = s->threads[k].tid == (uint32_t)f->tids[i];
+		if (!found) {
+			p_err("thread %d is not in %s (see 'bpfprof report' for its threads)",
+			      (int)f->tids[i], what);
+			return -ESRCH;
+		}
+	}
+	return 0;
 }
 
 void filter__tables(const struct event_filter *f, struct bp_session *s)

@@ -32,6 +32,12 @@ bool filter__keep(const struct event_filter *f, const struct bp_event *ev);
  * out, so an output names only what it shows.
  */
 void filter__tables(const struct event_filter *f, struct bp_session *s);
+/*
+ * Does every pid and tid of f name a task of the recording s (its tables
+ * complete)?  A typo would otherwise give an empty output and a success.
+ * 0, or -ESRCH with a message naming `what` (the archive).
+ */
+int filter__check(const struct event_filter *f, const struct bp_session *s, const char *what);
 void filter__free(struct event_filter *f);
 
 #endif

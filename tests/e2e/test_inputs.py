@@ -87,3 +87,58 @@ def test_output_not_inherited_by_the_command(tmp_path):
     assert p.returncode == 0, p.stderr
     fds = p.stdout.splitlines()
     assert fds and not [f for f in fds if str(tmp_path) in f], fds
+
+
+# ------------------------------------------------------------------ inputs
+
+@pytest.fixture
+def fifo_binary(tmp_path):
+    """A FIFO with execute bits where a binary is expected: opening it for
+    reading would block until a writer comes."""
+    p = tmp_path / "prog"
+    os.mkfifo(p)
+    os.chmod(p, 0o755)
+    return p
+
+
+def test_fifo_as_binary_refused(fifo_binary):
+    for args in (["list", fifo_binary],
+                 ["record", "-o", fifo_binary.parent / "t.json", "--", fifo_binary],
+                 ["record", "-F", "%s:*" % fifo_binary, "-o", fifo_binary.parent / "t.json",
+                  "--", prog_path("calltree")]):
+        p = run_bpfprof(args, timeout=30)
+        one_error(p, "not a regular file")
+
+
+def test_list_library_without_execute_bit(tmp_path):
+    """A shared library is read, never run: no execute bit needed, even as root."""
+    lib = tmp_path / "libz.so.1"
+    with open("/lib/x86_64-linux-gnu/libz.so.1", "rb") as src:
+        lib.write_bytes(src.read())
+    os.chmod(lib, 0o644)
+    p = run_bpfprof(["list", lib, "deflateEnd"])
+    assert p.returncode == 0, p.stderr
+    assert [l.split()[-1] for l in p.stdout.splitlines()[1:]] == ["deflateEnd"]
+
+
+def test_attach_kernel_thread():
+    p = run_bpfprof(["attach", "--pid", "2", "-d", "1s"])
+    one_error(p, "pid 2", "kernel thread")
+
+
+def test_convert_pid_not_in_recording(tmp_path):
+    arch = tmp_path / "a.bpfprof"
+    p = run_bpfprof(["record", "-q", "-o", arch, "--", prog_path("calltree")])
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "c.json"
+    p = run_bpfprof(["convert", "--pid", "1", "-o", out, arch])
+    one_error(p, "pid 1 is not in")
+    assert not out.exists() and os.listdir(tmp_path) == ["a.bpfprof"]
+    p = run_bpfprof(["convert", "--tid", "1", "-o", out, arch])
+    one_error(p, "thread 1 is not in")
+    # the recording's own pid converts
+    pid = json.loads(run_bpfprof(["convert", "--format", "chrome", "-o", "-", arch]).stdout)
+    pids = {e["pid"] for e in pid["traceEvents"] if e.get("ph") == "X"}
+    assert len(pids) == 1
+    p = run_bpfprof(["convert", "--pid", str(pids.pop()), "-o", out, arch])
+    assert p.returncode == 0 and out.exists(), p.stderr

@@ -74,6 +74,8 @@ int filter__check(const struct event_filter *f, const struct bp_session *s, cons
 	size_t i, k;
 	bool found;
 
+	if (!f)
+		return 0;
 	for (i = 0; i < f->npids; i++) {
 		for (k = 0, found = false; k < s->nprocs && !found; k++)
 			found = s->procs[k].pid == (uint32_t)f->pids[i];

@@ -143,9 +143,11 @@ def test_convert_filters(recorded, tmp_path):
     (pid,) = {e["pid"] for e in xevents(full)}
     ok(bpfprof(["convert", "--pid", pid, "--tid", pid, "-o", out, data]))
     check_calltree(load_trace(out))
-    ok(bpfprof(["convert", "--pid", pid + 1, "-o", out, data]))
-    t = load_trace(out)
-    assert xevents(t) == [] and process_names(t) == {} and thread_names(t) == {}
+    # a pid absent from the recording is an error, not an empty output (issue 14)
+    out.unlink()
+    r = bpfprof(["convert", "--pid", pid + 1, "-o", out, data])
+    assert r.returncode == 1 and "pid %d is not in" % (pid + 1) in r.stderr, r
+    assert not out.exists()
 
 
 def test_merge(tmp_path):

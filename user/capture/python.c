@@ -24,6 +24,7 @@
 #include "bpf/events.h"
 #include "bpf/python.h"
 #include "base/log.h"
+#include "base/util.h"
 #include "symbols/select.h"
 #include "python.h"
 #include "usdt.h"
@@ -116,9 +117,9 @@ static int elf_file_open(const char *path, struct elf_file *f)
 
 	memset(f, 0, sizeof(*f));
 	elf_version(EV_CURRENT);
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	f->fd = open_binary(path, NULL);
 	if (f->fd < 0)
-		return -errno;
+		return f->fd;
 	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || elf_getphdrnum(f->elf, &f->nph)) {
 		elf_file_close(f);

@@ -163,9 +163,9 @@ int placement__open(const char *path, const struct elf_funcs *syms, struct place
 	pm->fd = -1;
 	pm->cs = 0;
 	pm->syms = syms;
-	pm->fd = open(path, O_RDONLY | O_CLOEXEC);
+	pm->fd = open_binary(path, NULL);
 	if (pm->fd < 0) {
-		err = -errno;
+		err = pm->fd;
 		goto fail;
 	}
 	elf_version(EV_CURRENT);

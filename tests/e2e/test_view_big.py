@@ -54,6 +54,13 @@ def get_json(v, path):
         return json.load(r)
 
 
+def cpu_s(pid):
+    """User + system CPU seconds of a process so far (the machine's load does not count)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def vm_hwm_kb(pid):
     with open("/proc/%d/status" % pid) as f:
         return int(re.search(r"^VmHWM:\s+(\d+) kB", f.read(), re.M).group(1))
@@ -73,6 +80,7 @@ def test_view_big_archive(big):
             b.navigate(v.url)
             ready = b.wait_for("document.body && document.body.dataset.ready", timeout=120)
             t_table = time.monotonic() - t_start
+            c_table = cpu_s(v.proc.pid)
             assert ready == "1", b.evaluate("document.body.innerText")
             rows = b.evaluate(TABLE)
             got = {r[9]: int(r[0].replace(",", "")) for r in rows}
@@ -84,6 +92,7 @@ def test_view_big_archive(big):
             b.evaluate("document.querySelector('nav button[data-view=time-ordered]').click()")
             drawn = b.wait_for("document.body.dataset.timeline", timeout=120)
             t_timeline = time.monotonic() - t_start
+            c_timeline = cpu_s(v.proc.pid)
             assert drawn, b.evaluate("document.getElementById('lodinfo').innerText")
             d = b.evaluate("({calls: lod.data.calls, boxes: lod.data.ev.length, merged: lod.data.merged,"
                            " truncated: lod.data.truncated})")
@@ -129,8 +138,10 @@ def test_view_big_archive(big):
             assert g and g > 0, b.evaluate("document.getElementById('graph').innerText")
             assert not problems(b), problems(b)
         hwm = vm_hwm_kb(v.proc.pid)
-        print("view of %d calls: table after %.1f s, timeline after %.1f s, server peak RSS %d MB"
-              % (copies * 218, t_table, t_timeline, hwm // 1024))
+        print("view of %d calls: table after %.1f s (view's CPU %.1f s), timeline after %.1f s "
+              "(view's CPU %.1f s), server peak RSS %d MB, load average %s"
+              % (copies * 218, t_table, c_table, t_timeline, c_timeline, hwm // 1024,
+                 open("/proc/loadavg").read().split()[0]))
         # every call in memory would be > 10 M x 48 bytes
         assert hwm < 300 * 1024, "view's peak RSS %d MB" % (hwm // 1024)
         assert v.stop() == 0

@@ -91,6 +91,16 @@ struct view_ctx {
 	size_t report_len;
 	uint64_t ncalls;	/* archive: calls recorded */
 	uint64_t duration;	/* archive: ns */
+	/*
+	 * An archive's whole-recording timeline, made at start in a thread of
+	 * its own while the report is read (two replays on two CPUs): the
+	 * first timeline a page asks for is then ready when the table is.
+	 */
+	pthread_t overview_thread;
+	bool overview_started, overview_joined;
+	char *overview;
+	size_t overview_len;
+	int overview_err;
 	bool big;		/* archive of more than BIG_CALLS calls */
 	char *profile;		/* the file speedscope loads (archive: made on the first request) */
 	char *svg;		/* archive: the call graph (made on the first request) */
@@ -489,6 +499,15 @@ static bool arg_u64(struct MHD_Connection *c, const char *name, uint64_t def, ui
 	return !errno && end != a && !*end && a[0] != '-';
 }
 
+static void *make_overview(void *arg)
+{
+	struct view_ctx *v = arg;
+	struct timeline_req rq = { .t0 = 0, .t1 = 0, .px = 2000 };
+
+	v->overview_err = timeline__json(v->file, &rq, &v->overview, &v->overview_len);
+	return NULL;
+}
+
 /* /timeline.json?t0=NS&t1=NS&px=N: a window of a big archive (web/timeline.c). */
 static enum MHD_Result serve_timeline(struct view_ctx *v, struct MHD_Connection *c)
 {
@@ -503,6 +522,17 @@ static enum MHD_Result serve_timeline(struct view_ctx *v, struct MHD_Connection 
 	if (!arg_u64(c, "t0", 0, &t0) || !arg_u64(c, "t1", 0, &t1) || !arg_u64(c, "px", 1000, &px) ||
 	    (t1 && t1 <= t0) || px < 1 || px > 100000)
 		return httpd__reply_text(c, 400, "t0, t1: ns with t0 < t1 (t1 0: the end); px: 1 to 100000");
+	if (t0 == 0 && (!t1 || t1 >= v->duration)) {
+		/* the whole recording: the one made at start */
+		pthread_mutex_lock(&v->lock);
+		if (v->overview_started && !v->overview_joined) {
+			pthread_join(v->overview_thread, NULL);
+			v->overview_joined = true;
+		}
+		pthread_mutex_unlock(&v->lock);
+		if (v->overview_joined && !v->overview_err)
+			return httpd__reply(c, 200, "application/json", v->overview, v->overview_len);
+	}
 	rq.t0 = t0;
 	rq.t1 = t1 ? t1 : v->duration > t0 ? v->duration : 0;
 	rq.px = (unsigned int)px;
@@ -808,6 +838,11 @@ int cmd_view(int argc, char **argv)
 	slash = strrchr(v.file, '/');
 	v.name = slash ? slash + 1 : v.file;
 
+	if (pthread_mutex_init(&v.lock, NULL)) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	lock_made = true;
 	if (v.file2) {
 		/* the diff page draws its own flame graph: no speedscope, no dot */
 		err = make_diff(&v);	/* both archives read whole: a bad one fails here */
@@ -816,8 +851,15 @@ int cmd_view(int argc, char **argv)
 	} else {
 		err = detect_kind(v.file, &v.kind);
 		if (err)
-			return 1;
+			goto cleanup;
 		if (v.kind == IN_ARCHIVE) {
+			sigset_t all, prev;
+
+			/* the thread starts with every signal blocked: Ctrl-C is main's to take */
+			sigfillset(&all);
+			pthread_sigmask(SIG_BLOCK, &all, &prev);
+			v.overview_started = !pthread_create(&v.overview_thread, NULL, make_overview, &v);
+			pthread_sigmask(SIG_SETMASK, &prev, NULL);
 			err = make_report(&v);	/* reads it whole: a bad archive fails here */
 			if (err)
 				goto cleanup;
@@ -841,11 +883,6 @@ int cmd_view(int argc, char **argv)
 		p_err("cannot create a temporary directory: %s", strerror(-err));
 		goto cleanup;
 	}
-	if (pthread_mutex_init(&v.lock, NULL)) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	lock_made = true;
 
 	/* Signals are taken by sigtimedwait() below, never by the server's threads. */
 	sigemptyset(&set);
@@ -890,6 +927,9 @@ int cmd_view(int argc, char **argv)
 cleanup:
 	if (d)
 		MHD_stop_daemon(d);
+	if (v.overview_started && !v.overview_joined)
+		pthread_join(v.overview_thread, NULL);
+	free(v.overview);
 	if (lock_made)
 		pthread_mutex_destroy(&v.lock);
 	remove_tmpdir(v.tmpdir);

@@ -41,6 +41,7 @@ struct tl_ctx {
 	size_t nboxes, boxes_cap;
 	uint64_t calls, merged;
 	bool truncated;
+	bool adaptive;		/* no window given: the threshold grows to keep the boxes in budget */
 };
 
 static uint64_t mix(uint64_t k)
@@ -111,8 +112,56 @@ static struct lane *lane_of(struct tl_ctx *x, uint32_t thread, uint32_t depth)
 	return &x->lanes[i];
 }
 
+static int cmp_box(const void *a, const void *b)
+{
+	const struct box *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+/*
+ * The whole recording in one pass, its length unknown until the end: when
+ * the boxes pass half the budget, the threshold is multiplied by 4 and the
+ * boxes made so far are merged again under it, as if it had been the
+ * threshold from the start (a box under the threshold joins the previous
+ * one of its row when it begins within the threshold of its end).
+ */
+static void coarsen(struct tl_ctx *x)
+{
+	size_t i, k = 0;
+
+	x->threshold = x->threshold ? x->threshold * 4 : 1000;
+	qsort(x->boxes, x->nboxes, sizeof(*x->boxes), cmp_box);
+	x->merged = 0;
+	for (i = 0; i < x->nboxes; i++) {
+		struct box *b = &x->boxes[i], *p = k ? &x->boxes[k - 1] : NULL;
+
+		if (p && p->thread == b->thread && p->depth == b->depth &&
+		    (p->calls > 1 || p->dur < x->threshold) && (b->calls > 1 || b->dur < x->threshold) &&
+		    b->begin < p->begin + p->dur + x->threshold) {
+			if (b->begin + b->dur > p->begin + p->dur)
+				p->dur = b->begin + b->dur - p->begin;
+			if (p->name != b->name)
+				p->name = -1;
+			p->calls += b->calls;
+			continue;
+		}
+		x->boxes[k++] = *b;
+	}
+	x->nboxes = k;
+	for (i = 0; i < k; i++)
+		if (x->boxes[i].calls > 1)
+			x->merged += x->boxes[i].calls;
+}
+
 static void put_box(struct tl_ctx *x, const struct box *b)
 {
+	if (x->adaptive && x->nboxes >= TIMELINE_MAX_BOXES / 2)
+		coarsen(x);
 	if (x->nboxes == TIMELINE_MAX_BOXES) {
 		x->truncated = true;
 		return;
@@ -137,12 +186,17 @@ static int tl_begin(void *ctx, struct bp_session *s)
 {
 	struct tl_ctx *x = ctx;
 
-	if (!x->t1)
-		x->t1 = s->duration ? s->duration : UINT64_MAX;
+	(void)s;
+	if (x->adaptive) {
+		x->t0 = 0;
+		x->t1 = UINT64_MAX;
+		x->threshold = 1000;
+		return 0;
+	}
 	if (x->t1 <= x->t0)
 		x->t1 = x->t0 + 1;
 	/* one pixel of the window: shorter calls are merged with their neighbours */
-	x->threshold = (x->t1 == UINT64_MAX ? 0 : (x->t1 - x->t0) / (x->px ? x->px : 1000));
+	x->threshold = (x->t1 - x->t0) / (x->px ? x->px : 1000);
 	return 0;
 }
 
@@ -207,7 +261,7 @@ static void thread_name(const struct bp_session *s, uint32_t tid, char *buf, siz
 
 int timeline__json(const char *path, const struct timeline_req *rq, char **out, size_t *len)
 {
-	struct tl_ctx x = { .t0 = rq->t0, .t1 = rq->t1, .px = rq->px };
+	struct tl_ctx x = { .t0 = rq->t0, .t1 = rq->t1, .px = rq->px, .adaptive = !rq->t1 };
 	struct bp_session s;
 	FILE *f = NULL;
 	size_t i;

@@ -19,7 +19,9 @@
 #define TIMELINE_MAX_BOXES	300000
 
 struct timeline_req {
-	uint64_t t0, t1;	/* ns since the recording's start; t1 = 0: to its end */
+	uint64_t t0, t1;	/* ns since the recording's start; t1 = 0: the whole recording
+				 * in one pass, the threshold growing (x4) to keep at most
+				 * half the boxes, since its length is known only at the end */
 	unsigned int px;	/* pixels the window is drawn on */
 };
 

@@ -7,9 +7,12 @@
 
 int verbose;
 bool quiet;
+__thread bool log_muted;
 
 static void vlog(const char *prefix, const char *fmt, va_list ap)
 {
+	if (log_muted)
+		return;
 	fprintf(stderr, "bpfprof: %s", prefix);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);

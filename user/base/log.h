@@ -6,6 +6,11 @@
 #include <stdbool.h>
 
 extern int verbose;	/* -v count */
+/*
+ * Set in a thread whose work another thread repeats and reports (view's
+ * timeline made beside the report): its messages would say the same twice.
+ */
+extern __thread bool log_muted;
 extern bool quiet;	/* -q: no progress or summary */
 
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

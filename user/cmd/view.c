@@ -504,6 +504,8 @@ static void *make_overview(void *arg)
 	struct view_ctx *v = arg;
 	struct timeline_req rq = { .t0 = 0, .t1 = 0, .px = 2000 };
 
+	/* a bad archive is reported once, by the report's reading of it */
+	log_muted = true;
 	v->overview_err = timeline__json(v->file, &rq, &v->overview, &v->overview_len);
 	return NULL;
 }

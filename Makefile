@@ -183,11 +183,29 @@ fuzz-smoke: $(OUTPUT)/fuzz/fuzz_archive
 		{ tail -n 60 $(OUTPUT)/fuzz/smoke.log; echo "fuzz-smoke: failed, input in $(OUTPUT)/fuzz/" >&2; exit 1; }
 	$(Q)tail -n 1 $(OUTPUT)/fuzz/smoke.log
 
+# The ASan+UBSan build (SANITIZE=1, in .output-san) runs the unit tests and
+# the end-to-end files of SAN_E2E: every command and format, the faults and
+# the servers, on a machine where the whole suite runs once more already.
+# Any report fails the run (UBSan halts; ASan and LeakSanitizer exit non-zero).
+SAN_E2E    ?= tests/e2e/test_record.py tests/e2e/test_archive.py tests/e2e/test_report.py \
+	      tests/e2e/test_faults.py tests/e2e/test_serve.py tests/e2e/test_view.py
+SAN_ENV    := UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	      ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+.PHONY: unit-san e2e-san
+unit-san:
+	$(Q)$(MAKE) --no-print-directory SANITIZE=1 unit
+
+e2e-san:
+	$(Q)$(MAKE) --no-print-directory SANITIZE=1 .output-san/bpfprof progs
+	$(Q)$(SAN_ENV) BPFPROF_BIN=.output-san/bpfprof $(PYTHON) -m pytest -q $(SAN_E2E)
+
 test: test-deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT_BINS)
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 	$(Q)$(MAKE) --no-print-directory e2e
+	$(Q)$(MAKE) --no-print-directory unit-san
+	$(Q)$(MAKE) --no-print-directory e2e-san
 
 # Benchmarks (bench/run.sh): the empty-probe floor loader, the decoder
 # throughput driver, uftrace's -pg target, 10,000 generated functions.

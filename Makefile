@@ -175,13 +175,35 @@ $(OUTPUT)/fuzz/fuzz_archive: tests/fuzz/fuzz_archive.c $(FUZZ_SRCS) $(FUZZ_HDRS)
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
 	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_SRCS) -lz -o $@
 
-fuzz: $(OUTPUT)/fuzz/fuzz_archive
-	$(Q)$(FUZZ_RUN) -max_total_time=$(FUZZ_TIME)
+# The ELF reader (symbols, program headers, .eh_frame FDEs, PLT, IFUNCs):
+# seeds are the committed inputs (regressions) and the built test programs.
+ELF_FUZZ_SRCS := user/symbols/elfsym.c user/symbols/debugsyms.c user/symbols/ehframe.c \
+		 user/base/log.c user/base/util.c
+ELF_FUZZ_RUN   = $(OUTPUT)/fuzz/fuzz_elfsym -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+		 -artifact_prefix=$(OUTPUT)/fuzz/ $(OUTPUT)/fuzz/corpus_elfsym \
+		 tests/fuzz/corpus_elfsym $(OUTPUT)/fuzz/seeds_elfsym
 
-fuzz-smoke: $(OUTPUT)/fuzz/fuzz_archive
+$(OUTPUT)/fuzz/fuzz_elfsym: tests/fuzz/fuzz_elfsym.c $(ELF_FUZZ_SRCS) user/symbols/*.h \
+			    tests/progs/calltree tests/progs/nosyms tests/progs/ifunc
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus_elfsym $(OUTPUT)/fuzz/seeds_elfsym
+	$(Q)cp tests/progs/calltree tests/progs/nosyms tests/progs/ifunc $(OUTPUT)/fuzz/seeds_elfsym/
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) $< $(ELF_FUZZ_SRCS) -lelf -ldw -lz -llzma -lstdc++ -o $@
+
+FUZZERS := $(OUTPUT)/fuzz/fuzz_archive $(OUTPUT)/fuzz/fuzz_elfsym
+
+fuzz: $(FUZZERS)
+	$(Q)$(FUZZ_RUN) -max_total_time=$(FUZZ_TIME)
+	$(Q)$(ELF_FUZZ_RUN) -max_total_time=$(FUZZ_TIME)
+
+# A smoke of each target in make test: the archive 30 s, the ELF reader 15 s.
+fuzz-smoke: $(FUZZERS)
 	$(Q)$(FUZZ_RUN) -max_total_time=30 > $(OUTPUT)/fuzz/smoke.log 2>&1 || \
 		{ tail -n 60 $(OUTPUT)/fuzz/smoke.log; echo "fuzz-smoke: failed, input in $(OUTPUT)/fuzz/" >&2; exit 1; }
 	$(Q)tail -n 1 $(OUTPUT)/fuzz/smoke.log
+	$(Q)$(ELF_FUZZ_RUN) -max_total_time=15 > $(OUTPUT)/fuzz/smoke-elfsym.log 2>&1 || \
+		{ tail -n 60 $(OUTPUT)/fuzz/smoke-elfsym.log; echo "fuzz-smoke: fuzz_elfsym failed, input in $(OUTPUT)/fuzz/" >&2; exit 1; }
+	$(Q)tail -n 1 $(OUTPUT)/fuzz/smoke-elfsym.log
 
 # The ASan+UBSan build (SANITIZE=1, in .output-san) runs the unit tests and
 # the end-to-end files of SAN_E2E: every command and format, the faults and

@@ -48,6 +48,11 @@ def test_cpu_split_3_to_1(record):
     for e in ss:
         st = e["args"]["stack"]
         if "heavy" in st:
+            if e["args"].get("truncated"):
+                # the unwinder could not reach main (rare on a loaded machine):
+                # flagged, never shown as a whole stack
+                assert st[0] == "[truncated]", st
+                continue
             i = st.index("main")
             assert st[i:i + 3] == ["main", "work", "heavy"], st
             assert [f for f in st[i + 3:] if f in CPUSPLIT] in ([], ["spin_units"]), st

@@ -34,7 +34,8 @@
 #define BP_REC_BATCH		16	/* struct bp_rec_batch: call entries/exits of one CPU */
 #define BP_REC_PY		17	/* struct bp_rec_py: a Python frame started, resumed or ended */
 #define BP_REC_PYCODE		18	/* struct bp_rec_pycode: names of a Python code object */
-#define BP_REC_MAX		19
+#define BP_REC_PYSTACK		19	/* struct bp_rec_pystack: Python frames of the next sample */
+#define BP_REC_MAX		20
 
 /* bp_rec_hdr.flags for BP_REC_FORK */
 #define BP_TASK_NEW_PROCESS	0x1	/* child is a new thread group (fork), not a thread */
@@ -329,6 +330,23 @@ struct bp_rec_pycode {
 	__u8 pad[2];
 	char name[BP_PY_NAME_LEN];
 	char file[BP_PY_FILE_LEN];
+};
+
+/*
+ * The Python frames of a thread of a CPython process, innermost first, sent
+ * just before that thread's BP_REC_SAMPLE/USTACK (cpu sample or off-cpu
+ * start): code object addresses, with bit 0 set on a frame that is the
+ * first of its interpreter loop's C activation (is_entry): each group of
+ * frames ending at one runs in one native _PyEval_EvalFrameDefault frame.
+ */
+#define BP_PY_MAX_FRAMES	64
+#define BP_PYSTACK_CUT		0x1	/* h.flags: more frames than BP_PY_MAX_FRAMES */
+
+struct bp_rec_pystack {
+	struct bp_rec_hdr h;
+	__u32 n;
+	__u32 pad;
+	__u64 frames[BP_PY_MAX_FRAMES];
 };
 
 /*

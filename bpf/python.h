@@ -47,10 +47,24 @@ struct bp_py_cfg {
 	__u32 str_state;		/* PyASCIIObject.state */
 	__u32 str_ascii_data;		/* sizeof(PyASCIIObject): a compact ASCII str's characters */
 	__u32 str_compact_data;		/* sizeof(PyCompactUnicodeObject): other compact strs' */
+	__u32 runtime_interp;		/* _PyRuntime.interpreters.head */
+	__u32 interp_threads;		/* PyInterpreterState.threads.head */
+	__u32 tstate_next;		/* PyThreadState.next */
+	__u32 tstate_native_tid;	/* .native_thread_id */
+	__u32 frame_is_entry;		/* _PyInterpreterFrame.is_entry */
 	__u8 op_resume, op_resume_quick;	/* opcode numbers */
 	__u8 owned_by_generator;	/* FRAME_OWNED_BY_GENERATOR */
 	__s8 frame_suspended;		/* FRAME_SUSPENDED */
 	__u32 pad;
+};
+
+/*
+ * Sampled stacks of a CPython process (sample.bpf.c, python_stack.bpf.h):
+ * per process, where _PyRuntime is now (load bias applied) and the offsets.
+ */
+struct bp_py_proc {
+	__u64 runtime;			/* run-time address of _PyRuntime */
+	struct bp_py_cfg off;
 };
 
 #endif

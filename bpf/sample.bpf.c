@@ -19,6 +19,7 @@
 #include <bpf/bpf_core_read.h>
 #include "events.h"
 #include "common.bpf.h"
+#include "python_stack.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -204,6 +205,7 @@ static __always_inline int emit_stack(void *ctx, __u64 pid_tgid, __u16 flags, __
 
 	if (!b)
 		return 0;
+	py_stack_emit(pid_tgid, cpu);	/* a CPython thread's frames, just before its stack */
 	r = &b->s;
 	r->h.type = BP_REC_SAMPLE;
 	r->h.flags = flags;

@@ -14,6 +14,7 @@
 #include "internal/pycore_frame.h"
 #include "internal/pycore_runtime.h"
 #include "internal/pycore_genobject.h"
+#include "internal/pycore_interp.h"
 #include "opcode.h"
 
 #define P(name, expr) printf("\t\t.%s = %ld,\n", name, (long)(expr))
@@ -38,6 +39,11 @@ int main(void)
 	P("str_state", offsetof(PyASCIIObject, state));
 	P("str_ascii_data", sizeof(PyASCIIObject));
 	P("str_compact_data", sizeof(PyCompactUnicodeObject));
+	P("runtime_interp", offsetof(_PyRuntimeState, interpreters.head));
+	P("interp_threads", offsetof(PyInterpreterState, threads.head));
+	P("tstate_next", offsetof(PyThreadState, next));
+	P("tstate_native_tid", offsetof(PyThreadState, native_thread_id));
+	P("frame_is_entry", offsetof(_PyInterpreterFrame, is_entry));
 	P("op_resume", RESUME);
 	P("op_resume_quick", RESUME_QUICK);
 	P("owned_by_generator", FRAME_OWNED_BY_GENERATOR);

@@ -485,6 +485,23 @@ static int feed(void *ctx, const void *rec, size_t size)
 	return decoder__feed(c->dec, rec, size);
 }
 
+/* Sampled CPython processes get their Python frames (python.c, python_stack.bpf.h). */
+static void py_sample_proc(void *ctx, uint32_t pid)
+{
+	struct capture *c = ctx;
+
+	if (c->smp)
+		pycap__sample_proc(c->py, c->smp, pid, NULL);
+}
+
+static int py_name_code(void *ctx, uint32_t pid, uint64_t code, char *name, size_t name_len,
+			char *file, size_t file_len, uint32_t *line)
+{
+	struct capture *c = ctx;
+
+	return pycap__name_code(c->py, pid, code, name, name_len, file, file_len, line);
+}
+
 static int load(struct capture *c)
 {
 	const struct capture_opts *o = &c->o;
@@ -544,6 +561,7 @@ static int load(struct capture *c)
 		if (err)
 			return err;
 		decoder__set_symbolizer(c->dec, c->sym);
+		decoder__set_python_hooks(c->dec, py_sample_proc, py_name_code, c);
 		if (!o->no_kernel_stacks)
 			symbolizer__preload_kernel(c->sym);
 	}
@@ -582,6 +600,11 @@ static int add_targets(struct capture *c)
 	}
 	if (err)
 		p_err("cannot register the target: %s", strerror(-err));
+	/* sampled CPython targets: Python frames from their first samples */
+	for (i = 0; !err && c->smp && c->launching && i < 1; i++)
+		pycap__sample_proc(c->py, c->smp, c->l.pid, c->exe);
+	for (i = 0; !err && c->smp && i < o->npids; i++)
+		pycap__sample_proc(c->py, c->smp, o->pids[i], NULL);
 	return err;
 }
 

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/uio.h>
+#include "sample.h"
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "skel/python.skel.h"
@@ -48,6 +50,8 @@ static const struct py_version {
 		.frame_prev_instr = 56, .frame_owner = 69, .gen_state = 75 - 80,
 		.code_filename = 112, .code_qualname = 128, .code_firstlineno = 72,
 		.str_length = 16, .str_state = 32, .str_ascii_data = 48, .str_compact_data = 72,
+		.runtime_interp = 40, .interp_threads = 16, .tstate_next = 8,
+		.tstate_native_tid = 160, .frame_is_entry = 68,
 		.op_resume = 151, .op_resume_quick = 150, .owned_by_generator = 1,
 		.frame_suspended = -1,
 	} },
@@ -482,6 +486,14 @@ static bool inspect(const char *path, struct py_image *img)
 		return false;
 	}
 	img->path = xstrdup(path);
+	{
+		GElf_Ehdr eh;
+
+		img->pie = gelf_getehdr(f.elf, &eh) && eh.e_type == ET_DYN;
+	}
+	for (i = 0; i < f.nph; i++)
+		if (f.ph[i].p_type == PT_LOAD && (!img->base_vaddr || f.ph[i].p_vaddr < img->base_vaddr))
+			img->base_vaddr = f.ph[i].p_vaddr & ~0xfffull;
 	if (version_from_name(path, &img->major, &img->minor)) {
 		v = find_version(img->major, img->minor);
 		img->known = v != NULL;
@@ -789,6 +801,11 @@ void python__free(struct py_tracer *p)
 }
 
 struct py_capture {
+	struct py_proc_entry {
+		uint32_t pid;
+		struct bp_py_cfg off;
+	} *procs;		/* sampled CPython processes */
+	size_t nprocs;
 	char **inc, **exc;
 	size_t ninc, nexc;
 	bool trace_all;
@@ -909,7 +926,149 @@ void pycap__free(struct py_capture *pc)
 	for (i = 0; i < pc->nimgs; i++)
 		python__image_free(&pc->imgs[i]);
 	free(pc->imgs);
+	free(pc->procs);
 	free(pc->inc);
 	free(pc->exc);
 	free(pc);
+}
+
+/* Where path is mapped in pid: the start of its mapping at file offset 0, 0 if none. */
+static uint64_t map_start(uint32_t pid, const char *path)
+{
+	char maps[64], line[4096];
+	uint64_t start = 0;
+	FILE *m;
+
+	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
+	m = fopen(maps, "re");
+	while (m && !start && fgets(line, sizeof(line), m)) {
+		unsigned long long a, b, off;
+		char *p = strchr(line, '/');
+
+		if (!p || sscanf(line, "%llx-%llx %*s %llx", &a, &b, &off) != 3 || off)
+			continue;
+		p[strcspn(p, "\n")] = 0;
+		if (!strcmp(p, path))
+			start = a;
+	}
+	if (m)
+		fclose(m);
+	return start;
+}
+
+int pycap__sample_proc(struct py_capture *pc, struct sampler *smp, uint32_t pid, const char *path)
+{
+	const struct py_version *v;
+	struct bp_py_proc proc;
+	struct py_image img;
+	char link[64], *exe;
+	uint64_t start;
+	int ok = 0;
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+	exe = path ? xstrdup(path) : realpath(link, NULL);
+	if (!exe || python__find(exe, pid, &img) <= 0) {
+		free(exe);
+		return 0;
+	}
+	v = find_version(img.major, img.minor);
+	start = map_start(pid, img.path);
+	if (!start && !img.pie)
+		start = img.base_vaddr;	/* an executable loads where it was linked */
+	if (!v) {
+		p_warn("pid %u runs CPython %u.%u (%s), which bpfprof has no offsets for: its "
+		       "samples show the interpreter's C frames", pid, img.major, img.minor, img.path);
+	} else if (!start) {
+		p_dbg("pid %u: %s is not mapped (yet)", pid, img.path);
+	} else {
+		memset(&proc, 0, sizeof(proc));
+		proc.off = v->off;
+		proc.runtime = img.runtime + (start - img.base_vaddr);
+		int err = sampler__python_proc(smp, pid, &proc, sizeof(proc));
+
+		if (err)
+			p_warn("pid %u: cannot have its Python frames read: %s", pid, strerror(-err));
+		if (!err) {
+			pc->procs = xrealloc(pc->procs, (pc->nprocs + 1) * sizeof(*pc->procs));
+			pc->procs[pc->nprocs].pid = pid;
+			pc->procs[pc->nprocs++].off = v->off;
+			p_dbg("pid %u: CPython %u.%u, Python frames in its samples", pid, img.major,
+			      img.minor);
+			ok = 1;
+		}
+	}
+	python__image_free(&img);
+	free(exe);
+	return ok;
+}
+
+static int read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+/* A compact str object of pid as UTF-8 (Latin-1/UCS-2/UCS-4 converted). */
+static int read_pystr(uint32_t pid, const struct bp_py_cfg *o, uint64_t obj, char *out, size_t cap)
+{
+	uint32_t state, kind, i;
+	uint64_t length, data;
+	uint8_t raw[512];
+	size_t n, w = 0;
+
+	if (!obj || read_mem(pid, obj + o->str_state, &state, 4) ||
+	    read_mem(pid, obj + o->str_length, &length, 8))
+		return -EFAULT;
+	kind = (state >> 2) & 7;
+	if (!(state & (1 << 5)) || (kind != 1 && kind != 2 && kind != 4))
+		return -EINVAL;
+	data = obj + ((state & (1 << 6)) ? o->str_ascii_data : o->str_compact_data);
+	n = length * kind > sizeof(raw) ? sizeof(raw) / kind * kind : length * kind;
+	if (n && read_mem(pid, data, raw, n))
+		return -EFAULT;
+	for (i = 0; i + kind <= n && w + 5 < cap; i += kind) {
+		uint32_t c = 0;
+
+		memcpy(&c, raw + i, kind);
+		if (c >= 0xd800 && c < 0xe000)
+			c = 0xfffd;
+		if (c < 0x80) {
+			out[w++] = c ? c : '?';
+		} else if (c < 0x800) {
+			out[w++] = 0xc0 | c >> 6;
+			out[w++] = 0x80 | (c & 0x3f);
+		} else if (c < 0x10000) {
+			out[w++] = 0xe0 | c >> 12;
+			out[w++] = 0x80 | ((c >> 6) & 0x3f);
+			out[w++] = 0x80 | (c & 0x3f);
+		} else {
+			out[w++] = 0xf0 | (c > 0x10ffff ? 0xfffd : c) >> 18;
+			out[w++] = 0x80 | ((c >> 12) & 0x3f);
+			out[w++] = 0x80 | ((c >> 6) & 0x3f);
+			out[w++] = 0x80 | (c & 0x3f);
+		}
+	}
+	out[w] = 0;
+	return 0;
+}
+
+int pycap__name_code(struct py_capture *pc, uint32_t pid, uint64_t code, char *name,
+		     size_t name_len, char *file, size_t file_len, uint32_t *line)
+{
+	const struct bp_py_cfg *o = NULL;
+	uint64_t q = 0, f = 0;
+	int32_t l = 0;
+	size_t i;
+
+	for (i = 0; i < pc->nprocs && !o; i++)
+		if (pc->procs[i].pid == pid)
+			o = &pc->procs[i].off;
+	if (!o || read_mem(pid, code + o->code_qualname, &q, 8) ||
+	    read_mem(pid, code + o->code_filename, &f, 8) ||
+	    read_mem(pid, code + o->code_firstlineno, &l, 4) ||
+	    read_pystr(pid, o, q, name, name_len) || read_pystr(pid, o, f, file, file_len))
+		return -EFAULT;
+	*line = l > 0 ? l : 0;
+	return 0;
 }

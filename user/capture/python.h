@@ -37,6 +37,8 @@ struct py_image {
 		bool emulated;	/* on an instruction the kernel emulates */
 	} sites[16];
 	unsigned nslow;		/* sites the kernel single-steps */
+	bool pie;		/* ET_DYN: loaded at a bias only the mappings tell */
+	uint64_t base_vaddr;	/* the lowest PT_LOAD's address, page-aligned (load bias = map start - it) */
 };
 
 /*
@@ -91,6 +93,17 @@ uint64_t pycap__lost(struct py_capture *pc, uint64_t *per_cpu, size_t ncpu);
 uint64_t pycap__misses(struct py_capture *pc);
 void pycap__pause(struct py_capture *pc);
 void pycap__free(struct py_capture *pc);
+struct sampler;
+/*
+ * Sampling: if process pid runs a CPython bpfprof knows, the sampler is
+ * told where its interpreter is (its samples then carry Python frames).
+ * path: its executable when known (a command not exec'd yet), else NULL.
+ * Returns 1 if so, 0 if not.
+ */
+int pycap__sample_proc(struct py_capture *pc, struct sampler *smp, uint32_t pid, const char *path);
+/* Names a code object of pid (a process pycap__sample_proc() accepted) from its memory. */
+int pycap__name_code(struct py_capture *pc, uint32_t pid, uint64_t code, char *name,
+		     size_t name_len, char *file, size_t file_len, uint32_t *line);
 /* The patterns, for decoder__set_python_filter(). */
 void pycap__patterns_get(const struct py_capture *pc, char ***inc, size_t *ninc, char ***exc,
 			 size_t *nexc);

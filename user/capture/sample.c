@@ -177,3 +177,10 @@ void sampler__free(struct sampler *s)
 	sample_bpf__destroy(s->skel);
 	free(s);
 }
+
+int sampler__python_proc(struct sampler *s, uint32_t tgid, const void *proc, size_t size)
+{
+	int err = bpf_map__update_elem(s->skel->maps.py_procs, &tgid, sizeof(tgid), proc, size, 0);
+
+	return err < 0 ? err : 0;
+}

@@ -40,6 +40,8 @@ int sampler__attach(struct sampler *s);
 /* Adds this object's per-CPU reserve failures into per_cpu; returns their sum. */
 uint64_t sampler__lost(struct sampler *s, uint64_t *per_cpu, size_t ncpu);
 void sampler__pause(struct sampler *s);
+/* Python frames for process tgid's samples (struct bp_py_proc, bpf/python.h).  0 or -errno. */
+int sampler__python_proc(struct sampler *s, uint32_t tgid, const void *proc, size_t size);
 void sampler__free(struct sampler *s);
 
 #endif

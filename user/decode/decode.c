@@ -83,6 +83,7 @@ void decoder__free(struct decoder *d)
 	for (i = 0; i < d->tab_cap; i++) {
 		free(d->tab[i].stack);
 		free(d->tab[i].infos);
+		free(d->tab[i].py);
 	}
 	for (i = 0; i < d->nspans; i++)
 		free(d->spans[i].name);
@@ -154,6 +155,7 @@ void dec_forget_thread(struct decoder *d, uint32_t tid)
 		return;
 	free(d->tab[i].stack);
 	free(d->tab[i].infos);
+	free(d->tab[i].py);
 	for (;;) {
 		size_t k;
 
@@ -565,6 +567,8 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		if (size < sizeof(struct bp_rec_pycode))
 			return -EINVAL;
 		return dec_on_pycode(d, rec);
+	case BP_REC_PYSTACK:
+		return dec_on_pystack(d, rec, size, ts);
 	case BP_REC_SWITCH:
 		if (size < sizeof(struct bp_rec_switch))
 			return -EINVAL;

@@ -56,6 +56,17 @@ struct comp_costs;
 void decoder__compensate(struct decoder *d, const struct comp_costs *c);
 /* ns taken out so far, all threads. */
 double decoder__compensated_ns(const struct decoder *d);
+/*
+ * Sampled stacks of CPython processes: proc(ctx, pid) is called for a
+ * process the first time it is met in samples (again after exec), so the
+ * caller can have its Python frames read; namer(ctx, pid, code, ...)
+ * names a code object met only in a sampled stack (0, or -errno).
+ */
+typedef void (*decoder_py_proc_fn)(void *ctx, uint32_t pid);
+typedef int (*decoder_py_namer_fn)(void *ctx, uint32_t pid, uint64_t code, char *name,
+				   size_t name_len, char *file, size_t file_len, uint32_t *line);
+void decoder__set_python_hooks(struct decoder *d, decoder_py_proc_fn proc,
+			       decoder_py_namer_fn namer, void *ctx);
 /* One ring buffer record.  Returns 0, -EINVAL for a malformed record, or the sink's error. */
 int decoder__feed(struct decoder *d, const void *rec, size_t size);
 /* `count` records were lost on `cpu`: emits a loss marker at the latest time seen. */

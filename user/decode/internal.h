@@ -58,6 +58,7 @@ struct tstate {
 	uint32_t offcpu_path;
 	uint32_t offcpu_flags;
 	uint64_t offcpu_ts;
+	struct py_tstate *py;	/* Python frames for the next sample (python.c) */
 };
 
 struct decoder {
@@ -98,6 +99,9 @@ struct decoder {
 	size_t nranges;
 	struct py_decoder *py;	/* Python code names and generator states (python.c) */
 	struct compensator *comp;	/* probe cost out of the clock (compensate.c), NULL: raw */
+	decoder_py_namer_fn py_namer;	/* names code objects met only in samples */
+	decoder_py_proc_fn py_proc;	/* a process met in samples: is it CPython? */
+	void *py_ctx;
 };
 
 

@@ -51,6 +51,13 @@ struct py_susp {
 
 #define PY_SUSP_SLOTS (1u << 14)
 
+/* A thread's Python frames, waiting for its next sample. */
+struct py_tstate {
+	uint32_t n;
+	uint32_t pad;
+	uint64_t frames[BP_PY_MAX_FRAMES];
+};
+
 struct py_decoder {
 	struct py_code *codes;
 	size_t codes_cap, codes_used;
@@ -60,6 +67,14 @@ struct py_decoder {
 	char **inc, **exc;
 	size_t ninc, nexc;
 	uint64_t nunnamed;	/* records whose code was never named (its record lost) */
+	uint8_t *is_eval;	/* per session function: 0 unknown, 1 the interpreter loop, 2 not */
+	size_t nis_eval;
+	struct py_seen {
+		uint32_t pid;
+		uint32_t samples;	/* of the process, until it is found to be CPython */
+		bool python;
+	} *seen;
+	size_t nseen;
 };
 
 static struct py_decoder *py_get(struct decoder *d)
@@ -98,6 +113,8 @@ void dec_py_free(struct decoder *d)
 	free(p->names);
 	free(p->codes);
 	free(p->susp);
+	free(p->is_eval);
+	free(p->seen);
 	free(p);
 	d->py = NULL;
 }
@@ -447,4 +464,137 @@ int dec_on_py(struct decoder *d, const struct bp_rec_py *r, uint64_t ts)
 	if (!err && ts > t->last_ts)
 		t->last_ts = ts;
 	return err;
+}
+
+void decoder__set_python_hooks(struct decoder *d, decoder_py_proc_fn proc,
+			       decoder_py_namer_fn namer, void *ctx)
+{
+	d->py_proc = proc;
+	d->py_namer = namer;
+	d->py_ctx = ctx;
+}
+
+int dec_on_pystack(struct decoder *d, const struct bp_rec_pystack *r, size_t size, uint64_t ts)
+{
+	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
+	struct tstate *t;
+
+	if (size < offsetof(struct bp_rec_pystack, frames) || r->n > BP_PY_MAX_FRAMES ||
+	    size < offsetof(struct bp_rec_pystack, frames) + 8ull * r->n)
+		return -EINVAL;
+	t = dec_thread_state(d, tid, pid, ts);
+	if (!t->py)
+		t->py = xcalloc(1, sizeof(*t->py));
+	t->py->n = r->n;
+	memcpy(t->py->frames, r->frames, 8ull * r->n);
+	return 0;
+}
+
+/* Is session function f the interpreter loop (whose frame runs Python frames)? */
+static bool is_eval(struct py_decoder *p, const struct bp_session *s, uint32_t f)
+{
+	if (f >= s->nfuncs)
+		return false;
+	if (f >= p->nis_eval) {
+		size_t n = s->nfuncs + 64;
+
+		p->is_eval = xrealloc(p->is_eval, n);
+		memset(p->is_eval + p->nis_eval, 0, n - p->nis_eval);
+		p->nis_eval = n;
+	}
+	if (!p->is_eval[f])
+		p->is_eval[f] = s->funcs[f].name && !strcmp(s->funcs[f].name,
+							    "_PyEval_EvalFrameDefault") ? 1 : 2;
+	return p->is_eval[f] == 1;
+}
+
+/* The session function of a code object met in a sample: named once, by the caller's reader. */
+static uint32_t sampled_code(struct decoder *d, uint32_t pid, uint64_t code)
+{
+	struct py_decoder *p = d->py;
+	struct py_code *c = code_slot(p, pid, code, false);
+	char name[256], file[512];
+	uint32_t line = 0;
+
+	if (c)
+		return c->func;
+	if (!d->py_namer || d->py_namer(d->py_ctx, pid, code, name, sizeof(name), file,
+					sizeof(file), &line)) {
+		snprintf(name, sizeof(name), "[python code 0x%llx]", (unsigned long long)code);
+		snprintf(file, sizeof(file), "[python]");
+		line = 0;
+	}
+	c = code_slot(p, pid, code, true);
+	c->func = intern(d, file, name, line)->func;
+	c->shown = true;
+	return c->func;
+}
+
+/* Asks the caller to look at a process met in samples: at its 1st, 10th and 100th sample. */
+static void note_process(struct decoder *d, uint32_t pid)
+{
+	struct py_decoder *p = py_get(d);
+	size_t i;
+
+	if (!d->py_proc)
+		return;
+	for (i = 0; i < p->nseen && p->seen[i].pid != pid; i++)
+		;
+	if (i == p->nseen) {
+		p->seen = xrealloc(p->seen, (p->nseen + 1) * sizeof(*p->seen));
+		memset(&p->seen[p->nseen], 0, sizeof(p->seen[0]));
+		p->seen[p->nseen++].pid = pid;
+	}
+	if (p->seen[i].python)
+		return;
+	p->seen[i].samples++;
+	if (p->seen[i].samples == 1 || p->seen[i].samples == 10 || p->seen[i].samples == 100)
+		d->py_proc(d->py_ctx, pid);
+}
+
+void dec_py_forget_process(struct decoder *d, uint32_t pid)
+{
+	struct py_decoder *p = d->py;
+	size_t i;
+
+	for (i = 0; p && i < p->nseen; i++)
+		if (p->seen[i].pid == pid)
+			p->seen[i] = p->seen[--p->nseen];
+}
+
+#define SPLICE_MAX 512
+
+uint32_t dec_py_splice(struct decoder *d, struct tstate *t, uint32_t pid, uint32_t path)
+{
+	uint32_t funcs[SPLICE_MAX], out[SPLICE_MAX + BP_PY_MAX_FRAMES];
+	struct py_decoder *p = py_get(d);
+	struct py_tstate *py = t->py;
+	size_t n, k, m = 0, g = 0, i;
+
+	note_process(d, pid);
+	if (!py || !py->n)
+		return path;
+	for (i = 0; i < p->nseen; i++)
+		if (p->seen[i].pid == pid)
+			p->seen[i].python = true;	/* frames came: no need to look again */
+	n = session__path_funcs(d->s, path, funcs, SPLICE_MAX);
+	/*
+	 * From the innermost frame out: each native interpreter-loop frame
+	 * gives way to the Python frames it runs, the group up to and
+	 * including the first of its C activation (is_entry).
+	 */
+	for (k = n; k-- > 0;) {
+		if (!is_eval(p, d->s, funcs[k]) || g >= py->n) {
+			out[m++] = funcs[k];
+			continue;
+		}
+		do {
+			out[m++] = sampled_code(d, pid, py->frames[g] & ~1ull);
+		} while (!(py->frames[g++] & 1) && g < py->n && m < SPLICE_MAX + BP_PY_MAX_FRAMES);
+	}
+	py->n = 0;
+	path = 0;
+	while (m-- > 0)
+		path = session__path(d->s, path, out[m]);
+	return path;
 }

@@ -11,5 +11,11 @@ struct decoder;
 int dec_on_pycode(struct decoder *d, const struct bp_rec_pycode *r);
 int dec_on_py(struct decoder *d, const struct bp_rec_py *r, uint64_t ts);
 void dec_py_free(struct decoder *d);
+int dec_on_pystack(struct decoder *d, const struct bp_rec_pystack *r, size_t size, uint64_t ts);
+struct tstate;
+/* The process exec'd: look at it again when it is sampled. */
+void dec_py_forget_process(struct decoder *d, uint32_t pid);
+/* The sampled stack `path` of t with its interpreter frames replaced by the Python frames. */
+uint32_t dec_py_splice(struct decoder *d, struct tstate *t, uint32_t pid, uint32_t path);
 
 #endif

@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "symbols/symbolize.h"
 #include "internal.h"
+#include "python.h"
 
 int dec_on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts)
 {
@@ -148,6 +149,7 @@ static int exec_closes(struct decoder *d, const struct bp_rec_exec *r, uint64_t 
 	session__set_process_name(d->s, pid, base ? base + 1 : path);
 	if (d->sy)
 		symbolizer__forget(d->sy, pid);
+	dec_py_forget_process(d, pid);
 	return 0;
 }
 
@@ -202,6 +204,7 @@ int dec_on_sample(struct decoder *d, const struct bp_rec_sample *r, size_t size,
 		return 0;
 	/* BP_REC_USTACK: the same record with a stack copy after the frames (issue 8) */
 	path = symbolizer__sample(d->sy, r, size, &truncated);
+	path = dec_py_splice(d, t, pid, path);	/* a CPython thread: its Python frames */
 	if (r->h.flags & BP_SAMPLE_OFFCPU) {
 		t->offcpu_pending = true;
 		t->offcpu_path = path;

@@ -412,7 +412,8 @@ static int pprof_end(struct exporter *e, const struct bp_session *s)
 	if (err)
 		goto cleanup;
 
-	pb_uint(&x->msg, PROFILE_TIME_NANOS, (uint64_t)((int64_t)s->t0 + s->realtime_offset));
+	/* unsigned: wraps instead of overflowing on a hostile archive's header */
+	pb_uint(&x->msg, PROFILE_TIME_NANOS, s->t0 + (uint64_t)s->realtime_offset);
 	duration = s->duration ? s->duration : p->agg.end;
 	pb_uint(&x->msg, PROFILE_DURATION_NANOS, duration);
 	err = emit(x);

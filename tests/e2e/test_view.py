@@ -323,9 +323,11 @@ def test_view_open(recordings, tmp_path, view):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     opener = bin_dir / "xdg-open"
-    opener.write_text("#!/bin/sh\necho \"$1\" > %s/opened\n" % tmp_path)
+    opener.write_text("#!/bin/sh\necho \"$BPFPROF_TEST_DISPLAY\" > %s/env\n"
+                      "echo \"$1\" > %s/opened\n" % (tmp_path, tmp_path))
     opener.chmod(0o755)
-    env = dict(os.environ, PATH="%s:%s" % (bin_dir, os.environ.get("PATH", "/usr/bin:/bin")))
+    env = dict(os.environ, PATH="%s:%s" % (bin_dir, os.environ.get("PATH", "/usr/bin:/bin")),
+               BPFPROF_TEST_DISPLAY=":42")
     v = view(recordings["archive"], "--open", env=env)
     deadline = time.monotonic() + 20
     while not (tmp_path / "opened").exists() and time.monotonic() < deadline:
@@ -333,6 +335,8 @@ def test_view_open(recordings, tmp_path, view):
     # the opener gets a private file that leads to the URL, never the URL
     # itself (an opener's command line is readable by every user)
     opened = (tmp_path / "opened").read_text().strip()
+    # the opener runs in the user's environment (DISPLAY, the desktop session...)
+    assert (tmp_path / "env").read_text().strip() == ":42"
     assert v.url.split("/")[3] not in opened, opened
     assert opened.startswith("/tmp/bpfprof-view.") and opened.endswith("/open.html"), opened
     st = os.stat(opened)

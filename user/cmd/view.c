@@ -716,7 +716,8 @@ static pid_t open_browser(const char *url)
 		if (!p)
 			continue;
 		argv[0] = p;
-		err = posix_spawn(&pid, p, NULL, NULL, argv, NULL);
+		/* the user's environment: the opener needs DISPLAY, the session bus... */
+		err = posix_spawn(&pid, p, NULL, NULL, argv, environ);
 		free(p);
 		if (!err)
 			return pid;

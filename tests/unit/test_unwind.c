@@ -32,6 +32,21 @@ static struct {
 	uint8_t stack[COPY_BYTES];
 } cap;
 static char *stack_top;
+/*
+ * The live stack, bytes as they are, as the BPF side copies it: ASan's
+ * redzones and dead frames below the current one included.  Not memcpy
+ * (ASan intercepts it and would call the read of dead frames an underflow).
+ */
+__attribute__((no_sanitize_address, noinline))
+static void raw_copy(void *dst, const void *src, uint64_t len)
+{
+	volatile unsigned char *d = dst;
+	const volatile unsigned char *s = src;
+
+	while (len--)
+		*d++ = *s++;
+}
+
 static int captured;
 
 /*
@@ -59,7 +74,7 @@ void __attribute__((noinline, used)) unw_capture(void)
 	len = (uint64_t)stack_top - sp;
 	if (len > COPY_BYTES)
 		len = COPY_BYTES;
-	memcpy(cap.stack, (void *)sp, len);
+	raw_copy(cap.stack, (const void *)sp, len);
 	cap.us.len = len;
 	cap.us.flags = len == COPY_BYTES ? BP_USTACK_CUT : 0;
 }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/types.h>
+#include "bpf/python.h"
 #include "trace.h"
 
 /* What bpfprof found in a file. */
@@ -64,6 +66,14 @@ uint64_t python__misses(struct py_tracer *p);
 uint64_t python__lost(struct py_tracer *p, uint64_t *per_cpu, size_t ncpu);
 void python__pause(struct py_tracer *p);
 void python__free(struct py_tracer *p);
+
+/* A CPython version bpfprof knows the struct layout of (python_image.c). */
+struct py_version {
+	unsigned major, minor;
+	struct bp_py_cfg off;
+};
+/* Its offsets, or NULL for a version without a table. */
+const struct py_version *python__find_version(unsigned major, unsigned minor);
 
 #endif
 

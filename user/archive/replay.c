@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The replay loop (see replay.h). */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
 #include <stddef.h>
 #include "archive.h"
 #include "replay.h"
 #include "base/log.h"
+#include "report/diff.h"
 #include "report/report.h"
 
 int replay__run(const char *path, const struct event_filter *f, struct bp_session *s,
@@ -100,4 +104,71 @@ int replay__report(const char *path, const struct event_filter *f, struct bp_ses
 	struct report_ctx x = { .path = path, .rep = rep };
 
 	return replay__run(path, f, s, NULL, report_event, &x, NULL);
+}
+
+/* One side being read: by the main thread (base) and a second one (new). */
+struct side_job {
+	struct diff *d;
+	int side;
+	const char *path;
+	struct bp_session s;	/* kept for diff__side_done() once both are read */
+	int err;
+};
+
+static int add_event(void *ctx, const struct bp_session *s, const struct bp_event *ev)
+{
+	struct side_job *j = ctx;
+	int err = diff__add(j->d, j->side, s, ev);
+
+	if (err)
+		p_err("%s: corrupt archive: an event names an unknown function or call path",
+		      j->path);
+	return err;
+}
+
+/* Streams one archive into its side of the diff (the replay loop, no filter). */
+static void *read_side(void *arg)
+{
+	struct side_job *j = arg;
+
+	/* the reader or add_event() printed why, in one line */
+	j->err = replay__run(j->path, NULL, &j->s, NULL, add_event, j, NULL);
+	return NULL;
+}
+
+/*
+ * Both archives at once, one thread each: reading (inflating, decoding) is
+ * nearly all of the time, and the sides share nothing until they are done.
+ */
+int replay__diff(struct diff *d, char **paths)
+{
+	struct side_job j[2];
+	pthread_t t;
+	bool threaded;
+	int i, err = 0;
+
+	for (i = 0; i < 2; i++) {
+		memset(&j[i], 0, sizeof(j[i]));
+		j[i].d = d;
+		j[i].side = i;
+		j[i].path = paths[i];
+		session__init(&j[i].s);
+	}
+	threaded = !pthread_create(&t, NULL, read_side, &j[1]);
+	read_side(&j[0]);
+	if (threaded)
+		pthread_join(t, NULL);
+	else
+		read_side(&j[1]);
+	for (i = 0; i < 2 && !err; i++) {
+		err = j[i].err;
+		if (!err) {
+			err = diff__side_done(d, i, &j[i].s, paths[i]);
+			if (err)
+				p_err("%s: corrupt archive: its call paths are not a tree", paths[i]);
+		}
+	}
+	session__free(&j[0].s);
+	session__free(&j[1].s);
+	return err;
 }

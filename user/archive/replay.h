@@ -40,4 +40,12 @@ int replay__export(const char *path, const struct event_filter *f, const struct 
 int replay__report(const char *path, const struct event_filter *f, struct bp_session *s,
 		   struct report *rep);
 
+/*
+ * Two recordings into the two sides of a diff (report/diff.h), paths[0]
+ * the base and paths[1] the new one, read at once in two threads.  0 or
+ * -errno (printed).
+ */
+struct diff;
+int replay__diff(struct diff *d, char **paths);
+
 #endif

@@ -13,11 +13,4 @@ int cmd_view(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 
-/*
- * diff's loader, shared with `view BASE NEW`: reads the archives paths[0]
- * (base) and paths[1] (new) into d, both at once.  0 or -errno (printed).
- */
-struct diff;
-int cmd_diff_load(struct diff *d, char **paths);
-
 #endif

@@ -56,73 +56,6 @@ static void usage(FILE *f)
 		   "2 on usage errors.\n");
 }
 
-/* One side being read: by the main thread (base) and a second one (new). */
-struct side_job {
-	struct diff *d;
-	int side;
-	const char *path;
-	struct bp_session s;	/* kept for diff__side_done() once both are read */
-	int err;
-};
-
-static int add_event(void *ctx, const struct bp_session *s, const struct bp_event *ev)
-{
-	struct side_job *j = ctx;
-	int err = diff__add(j->d, j->side, s, ev);
-
-	if (err)
-		p_err("%s: corrupt archive: an event names an unknown function or call path",
-		      j->path);
-	return err;
-}
-
-/* Streams one archive into its side of the diff (the replay loop, no filter). */
-static void *read_side(void *arg)
-{
-	struct side_job *j = arg;
-
-	/* the reader or add_event() printed why, in one line */
-	j->err = replay__run(j->path, NULL, &j->s, NULL, add_event, j, NULL);
-	return NULL;
-}
-
-/*
- * Both archives at once, one thread each: reading (inflating, decoding) is
- * nearly all of the time, and the sides share nothing until they are done.
- */
-int cmd_diff_load(struct diff *d, char **paths)
-{
-	struct side_job j[2];
-	pthread_t t;
-	bool threaded;
-	int i, err = 0;
-
-	for (i = 0; i < 2; i++) {
-		memset(&j[i], 0, sizeof(j[i]));
-		j[i].d = d;
-		j[i].side = i;
-		j[i].path = paths[i];
-		session__init(&j[i].s);
-	}
-	threaded = !pthread_create(&t, NULL, read_side, &j[1]);
-	read_side(&j[0]);
-	if (threaded)
-		pthread_join(t, NULL);
-	else
-		read_side(&j[1]);
-	for (i = 0; i < 2 && !err; i++) {
-		err = j[i].err;
-		if (!err) {
-			err = diff__side_done(d, i, &j[i].s, paths[i]);
-			if (err)
-				p_err("%s: corrupt archive: its call paths are not a tree", paths[i]);
-		}
-	}
-	session__free(&j[0].s);
-	session__free(&j[1].s);
-	return err;
-}
-
 int cmd_diff(int argc, char **argv)
 {
 	enum {
@@ -248,7 +181,7 @@ int cmd_diff(int argc, char **argv)
 	err = diff__new(&o, &d);
 	if (err)
 		goto cleanup;
-	err = cmd_diff_load(d, argv + optind);
+	err = replay__diff(d, argv + optind);
 	if (err) {
 		err = -EIO;	/* printed; a bad file is exit 1, not a usage error */
 		goto cleanup;

@@ -177,7 +177,7 @@ $(OUTPUT)/fuzz/fuzz_archive: tests/fuzz/fuzz_archive.c $(FUZZ_SRCS) $(FUZZ_HDRS)
 
 # The ELF reader (symbols, program headers, .eh_frame FDEs, PLT, IFUNCs):
 # seeds are the committed inputs (regressions) and the built test programs.
-ELF_FUZZ_SRCS := user/symbols/elfsym.c user/symbols/debugsyms.c user/symbols/ehframe.c \
+ELF_FUZZ_SRCS := user/symbols/elfsym.c user/symbols/insn.c user/symbols/debugsyms.c user/symbols/ehframe.c \
 		 user/base/log.c user/base/util.c
 ELF_FUZZ_RUN   = $(OUTPUT)/fuzz/fuzz_elfsym -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 		 -artifact_prefix=$(OUTPUT)/fuzz/ $(OUTPUT)/fuzz/corpus_elfsym \
@@ -249,7 +249,7 @@ $(BENCH_OUT)/floor.skel.h: $(BENCH_OUT)/floor.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
 
-FLOOR_OBJS := $(OUTPUT)/user/symbols/elfsym.o $(OUTPUT)/user/base/log.o $(OUTPUT)/user/capture/ringbuf.o
+FLOOR_OBJS := $(LIB_OBJS)
 $(BENCH_OUT)/floor: bench/floor.c $(BENCH_OUT)/floor.skel.h $(FLOOR_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(BENCH_OUT) $< $(FLOOR_OBJS) $(LDLIBS) -o $@

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "capture.h"
+#include "capture_internal.h"
 #include "launch.h"
 #include "trace.h"
 #include "usdt.h"
@@ -43,42 +44,6 @@
  */
 #define TARGETS_EVERY_NS	100000000ull
 
-struct capture {
-	struct capture_opts o;
-	struct bp_session *s;
-	struct select_opts sopts;
-	struct probe_set ps, unw;
-	char *exe;		/* the main executable, NULL with -a and no command */
-	bool launching;		/* a command is started (record) */
-	struct launch l;
-
-	struct decoder *dec;
-	struct tracer *tr;
-	struct sampler *smp;
-	struct symbolizer *sym;
-	struct usdt_tracer *usd;	/* loaded on first need (usdt_ensure) */
-	struct usdt_opts uopts;
-	struct ustrings *strings;	/* probe strings the BPF side could not read */
-	struct py_capture *py;	/* Python calls of CPython targets (python.c) */
-	bool py_wanted;		/* python_wanted() */
-	bool python;		/* the main target is CPython: its Python calls are traced */
-
-	struct stat *images;	/* executables already probed (dev, ino) */
-	size_t nimages;
-
-	int ncpus;
-	uint64_t *lost_seen, *lost_now;
-
-	bool child_running, stopping;
-	int exit_code;
-	uint64_t stop_deadline;
-	uint64_t next_count;	/* when to count the targets again */
-	size_t ntargets;
-
-	decoder_sink_fn sink;	/* the caller's */
-	void *sink_ctx;
-	struct overhead *ovh;	/* probe cost estimate (capture/overhead.c) */
-};
 
 /* Every decoded event passes the overhead estimate on its way to the caller's sink. */
 static int watch_sink(void *ctx, const struct bp_event *ev)
@@ -193,25 +158,30 @@ static bool image_known(struct capture *c, const struct stat *st)
 	return false;
 }
 
-/* Do -F/-N patterns (or the default) select main-executable functions? */
-static bool follows_exec(const struct capture_opts *o)
+/* Does any -F pattern name main-executable functions (no LIB: part)? */
+static bool plain_includes(const struct capture_opts *o)
 {
 	size_t i;
 
+	for (i = 0; i < o->nincludes; i++) {
+		const char *lib, *glob;
+		char *copy = select__split(o->includes[i], &lib, &glob);
+
+		free(copy);
+		if (!lib)
+			return true;
+	}
+	return false;
+}
+
+/* Do -F/-N patterns (or the default) select main-executable functions? */
+static bool follows_exec(const struct capture_opts *o)
+{
 	if (o->no_exec_follow)
 		return false;
 	if (!o->nincludes)
 		return !(o->sample_hz || o->offcpu);	/* default: every function of the exe */
-	for (i = 0; i < o->nincludes; i++) {
-		const char *lib, *glob;
-		char *copy = select__split(o->includes[i], &lib, &glob);
-		bool plain = !lib;
-
-		free(copy);
-		if (plain)
-			return true;
-	}
-	return false;
+	return plain_includes(o);
 }
 
 /*
@@ -222,22 +192,11 @@ static bool follows_exec(const struct capture_opts *o)
  */
 static bool python_wanted(const struct capture_opts *o, const struct py_capture *py)
 {
-	size_t i;
-
 	if (pycap__patterns(py))
 		return true;
 	if (!o->nincludes)
 		return !(o->sample_hz || o->offcpu);
-	for (i = 0; i < o->nincludes; i++) {
-		const char *lib, *glob;
-		char *copy = select__split(o->includes[i], &lib, &glob);
-		bool plain = !lib;
-
-		free(copy);
-		if (plain)
-			return false;
-	}
-	return true;
+	return !plain_includes(o);
 }
 
 /* The targets and the selection: nothing is loaded yet. */
@@ -322,106 +281,6 @@ int capture__new(const struct capture_opts *o, struct bp_session *s, decoder_sin
 	return 0;
 }
 
-/* ---------------------------------------------------------------- USDT */
-
-/*
- * The USDT object is loaded only when a probe can be met (-U, --gated, a
- * bpfprof.h probe in a traced binary, now or in one exec'd later): ~11 ms of
- * a short recording otherwise.
- */
-static int usdt_ensure(struct capture *c)
-{
-	struct shared_maps maps;
-
-	if (c->usd)
-		return 0;
-	tracer__shared_maps(c->tr, &maps);
-	return usdt__new(&c->uopts, &maps, &c->usd);
-}
-
-static void usdt_attach_bpfprof(struct capture *c, const char *path)
-{
-	if (usdt__has_bpfprof(path) && !usdt_ensure(c)) {
-		usdt__attach_bpfprof(c->usd, path);
-		ustrings__add_file(c->strings, path);
-	}
-}
-
-/* One -U: PROVIDER:NAME in the main executable, or LIB:PROVIDER:NAME in the libraries LIB names. */
-static int attach_usdt(struct capture *c, const char *spec)
-{
-	char *copy = xstrdup(spec), *parts[3] = { NULL }, **paths = NULL, *p;
-	size_t np = 0, npaths = 0, nok = 0, j;
-	struct bp_session *s = c->s;
-	int err = 0;
-
-	for (p = copy; np < 3 && p; np++) {
-		parts[np] = p;
-		p = strchr(p, ':');
-		if (p)
-			*p++ = 0;
-	}
-	if ((np != 2 && np != 3) || p || !*parts[np - 1] || !*parts[np - 2]) {
-		p_err("invalid -U '%s': PROVIDER:NAME or LIB:PROVIDER:NAME", spec);
-		err = -EINVAL;
-		goto out;
-	}
-	if (np == 3) {
-		err = select__libraries(parts[0], c->o.npids ? c->o.pids[0] : 0, &paths, &npaths);
-		if (err) {
-			p_err("no shared library matches '%s' (in -U '%s')", parts[0], spec);
-			err = -ENOENT;
-			goto out;
-		}
-	} else if (c->exe) {
-		paths = xmalloc(sizeof(*paths));
-		paths[npaths++] = xstrdup(c->exe);
-	}
-	s->probes = xrealloc(s->probes, (s->nprobes + 1) * sizeof(*s->probes));
-	s->probes[s->nprobes] = xmalloc(strlen(parts[np - 2]) + strlen(parts[np - 1]) + 2);
-	sprintf(s->probes[s->nprobes], "%s:%s", parts[np - 2], parts[np - 1]);
-	for (j = 0; j < npaths; j++) {
-		if (!usdt__attach(c->usd, paths[j], parts[np - 2], parts[np - 1],
-				  BP_USDT_OTHER | s->nprobes << 8))
-			nok++;
-		free(paths[j]);
-	}
-	s->nprobes++;
-	free(paths);
-	if (!nok) {
-		p_err("no USDT probe %s:%s in %s", parts[np - 2], parts[np - 1],
-		      np == 3 ? parts[0] : (c->exe ? c->exe : "the executable"));
-		err = -ESRCH;
-	}
-out:
-	free(copy);
-	return err;
-}
-
-/* The bpfprof.h probes of every traced binary (no flag needed), and the -U probes. */
-static int attach_usdts(struct capture *c)
-{
-	size_t i;
-	int err;
-
-	if (c->exe)
-		usdt_attach_bpfprof(c, c->exe);
-	for (i = 0; i < c->ps.nmods; i++)
-		if (!c->exe || strcmp(c->ps.mods[i].path, c->exe))
-			usdt_attach_bpfprof(c, c->ps.mods[i].path);
-	if (c->o.nusdts) {
-		err = usdt_ensure(c);
-		if (err)
-			return err;
-	}
-	for (i = 0; i < c->o.nusdts; i++) {
-		err = attach_usdt(c, c->o.usdts[i]);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 /* ---------------------------------------------------------------- exec */
 
 /*
@@ -459,7 +318,7 @@ static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 	so.no_exe = false;
 	if (select__resolve(&so, c->s, &ps))
 		goto resume;
-	usdt_attach_bpfprof(c, exe);
+	capture_usdt_attach_bpfprof(c, exe);
 	for (i = 0; i < ps.nmods; i++) {
 		int err = tracer__attach_module(c->tr, c->s, &ps.mods[i]);
 
@@ -568,7 +427,7 @@ static int load(struct capture *c)
 	c->uopts.trace_all = o->all;
 	c->uopts.gated = o->gated;
 	if (o->gated)
-		return usdt_ensure(c);	/* the window opens at a probe */
+		return capture_usdt_ensure(c);	/* the window opens at a probe */
 	return 0;
 }
 
@@ -637,7 +496,7 @@ int capture__start(struct capture *c)
 	if (c->exe && c->ps.nfuncs)
 		select__unwinders(c->exe, o->npids ? o->pids[0] : 0, &c->unw);
 	tracer__attach_unwinders(c->tr, &c->unw);
-	err = attach_usdts(c);
+	err = capture_attach_usdts(c);
 	if (!err)
 		err = tracer__attach_set(c->tr, c->s, &c->ps);
 	if (!err && c->python) {

@@ -76,6 +76,35 @@ static struct comp_thread *thread(struct compensator *k, uint32_t tid)
 	return &k->tab[i];
 }
 
+void compensator__forget(struct compensator *k, uint32_t tid)
+{
+	size_t mask, i, j;
+
+	if (!k || !tid)
+		return;
+	mask = k->cap - 1;
+	for (i = tid & mask; k->tab[i].tid && k->tab[i].tid != tid; i = (i + 1) & mask)
+		;
+	if (!k->tab[i].tid)
+		return;
+	/* backward-shift deletion: the probe chains behind it stay unbroken */
+	for (j = i;;) {
+		size_t home;
+
+		j = (j + 1) & mask;
+		if (!k->tab[j].tid)
+			break;
+		home = k->tab[j].tid & mask;
+		/* stays if its home is cyclically in (i, j] */
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		k->tab[i] = k->tab[j];
+		i = j;
+	}
+	memset(&k->tab[i], 0, sizeof(k->tab[i]));
+	k->used--;
+}
+
 /* before: probe work of this hit that precedes its timestamp; after: the rest */
 static uint64_t shift(struct compensator *k, struct comp_thread *t, uint64_t ts, double before,
 		      double after)

@@ -40,6 +40,8 @@ struct compensator;
 
 struct compensator *compensator__new(const struct bp_session *s, const struct comp_costs *c);
 void compensator__free(struct compensator *c);
+/* A thread that exited: its clock state goes (memory follows live threads, as serve needs). */
+void compensator__forget(struct compensator *c, uint32_t tid);
 /*
  * The virtual time of a record (relative ts) of the decoder: entries and
  * exits advance their thread's debt, other records of a thread are moved

@@ -151,6 +151,7 @@ void dec_forget_thread(struct decoder *d, uint32_t tid)
 {
 	size_t mask = d->tab_cap - 1, i = slot_of(d, tid), j = i;
 
+	compensator__forget(d->comp, tid);
 	if (!d->tab[i].tid)
 		return;
 	free(d->tab[i].stack);

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The capture's state, shared by capture.c (the pipeline) and
+ * capture_usdt.c (its USDT probes).  Not for use outside user/capture/.
+ */
+#ifndef BPFPROF_CAPTURE_INTERNAL_H
+#define BPFPROF_CAPTURE_INTERNAL_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "capture.h"
+#include "launch.h"
+#include "trace.h"
+#include "usdt.h"
+#include "python.h"
+#include "bpf/events.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "capture/overhead.h"
+#include "symbols/placement.h"
+#include "symbols/select.h"
+#include "symbols/symbolize.h"
+#include "symbols/ustrings.h"
+
+struct capture {
+	struct capture_opts o;
+	struct bp_session *s;
+	struct select_opts sopts;
+	struct probe_set ps, unw;
+	char *exe;		/* the main executable, NULL with -a and no command */
+	bool launching;		/* a command is started (record) */
+	struct launch l;
+
+	struct decoder *dec;
+	struct tracer *tr;
+	struct sampler *smp;
+	struct symbolizer *sym;
+	struct usdt_tracer *usd;	/* loaded on first need (usdt_ensure) */
+	struct usdt_opts uopts;
+	struct ustrings *strings;	/* probe strings the BPF side could not read */
+	struct py_capture *py;	/* Python calls of CPython targets (python.c) */
+	bool py_wanted;		/* python_wanted() */
+	bool python;		/* the main target is CPython: its Python calls are traced */
+
+	struct stat *images;	/* executables already probed (dev, ino) */
+	size_t nimages;
+
+	int ncpus;
+	uint64_t *lost_seen, *lost_now;
+
+	bool child_running, stopping;
+	int exit_code;
+	uint64_t stop_deadline;
+	uint64_t next_count;	/* when to count the targets again */
+	size_t ntargets;
+
+	decoder_sink_fn sink;	/* the caller's */
+	void *sink_ctx;
+	struct overhead *ovh;	/* probe cost estimate (capture/overhead.c) */
+};
+
+/* Loads the USDT object if it is not yet (it shares the tracer's maps).  0 or -errno. */
+int capture_usdt_ensure(struct capture *c);
+/* The bpfprof.h probes of the binary at path, if it has any. */
+void capture_usdt_attach_bpfprof(struct capture *c, const char *path);
+/* The bpfprof.h probes of every traced binary, and the -U probes.  0 or -errno (printed). */
+int capture_attach_usdts(struct capture *c);
+
+#endif

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The capture's USDT probes: the bpfprof.h probes of every traced binary
+ * (no flag needed) and the -U probes; the USDT object is loaded on first need.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "capture.h"
+#include "launch.h"
+#include "trace.h"
+#include "usdt.h"
+#include "python.h"
+#include "bpf/events.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "capture/overhead.h"
+#include "symbols/placement.h"
+#include "symbols/select.h"
+#include "symbols/symbolize.h"
+#include "symbols/ustrings.h"
+#include "capture_internal.h"
+
+/*
+ * The USDT object is loaded only when a probe can be met (-U, --gated, a
+ * bpfprof.h probe in a traced binary, now or in one exec'd later): ~11 ms of
+ * a short recording otherwise.
+ */
+int capture_usdt_ensure(struct capture *c)
+{
+	struct shared_maps maps;
+
+	if (c->usd)
+		return 0;
+	tracer__shared_maps(c->tr, &maps);
+	return usdt__new(&c->uopts, &maps, &c->usd);
+}
+
+void capture_usdt_attach_bpfprof(struct capture *c, const char *path)
+{
+	if (usdt__has_bpfprof(path) && !capture_usdt_ensure(c)) {
+		usdt__attach_bpfprof(c->usd, path);
+		ustrings__add_file(c->strings, path);
+	}
+}
+
+/* One -U: PROVIDER:NAME in the main executable, or LIB:PROVIDER:NAME in the libraries LIB names. */
+static int attach_usdt(struct capture *c, const char *spec)
+{
+	char *copy = xstrdup(spec), *parts[3] = { NULL }, **paths = NULL, *p;
+	size_t np = 0, npaths = 0, nok = 0, j;
+	struct bp_session *s = c->s;
+	int err = 0;
+
+	for (p = copy; np < 3 && p; np++) {
+		parts[np] = p;
+		p = strchr(p, ':');
+		if (p)
+			*p++ = 0;
+	}
+	if ((np != 2 && np != 3) || p || !*parts[np - 1] || !*parts[np - 2]) {
+		p_err("invalid -U '%s': PROVIDER:NAME or LIB:PROVIDER:NAME", spec);
+		err = -EINVAL;
+		goto out;
+	}
+	if (np == 3) {
+		err = select__libraries(parts[0], c->o.npids ? c->o.pids[0] : 0, &paths, &npaths);
+		if (err) {
+			p_err("no shared library matches '%s' (in -U '%s')", parts[0], spec);
+			err = -ENOENT;
+			goto out;
+		}
+	} else if (c->exe) {
+		paths = xmalloc(sizeof(*paths));
+		paths[npaths++] = xstrdup(c->exe);
+	}
+	s->probes = xrealloc(s->probes, (s->nprobes + 1) * sizeof(*s->probes));
+	s->probes[s->nprobes] = xmalloc(strlen(parts[np - 2]) + strlen(parts[np - 1]) + 2);
+	sprintf(s->probes[s->nprobes], "%s:%s", parts[np - 2], parts[np - 1]);
+	for (j = 0; j < npaths; j++) {
+		if (!usdt__attach(c->usd, paths[j], parts[np - 2], parts[np - 1],
+				  BP_USDT_OTHER | s->nprobes << 8))
+			nok++;
+		free(paths[j]);
+	}
+	s->nprobes++;
+	free(paths);
+	if (!nok) {
+		p_err("no USDT probe %s:%s in %s", parts[np - 2], parts[np - 1],
+		      np == 3 ? parts[0] : (c->exe ? c->exe : "the executable"));
+		err = -ESRCH;
+	}
+out:
+	free(copy);
+	return err;
+}
+
+/* The bpfprof.h probes of every traced binary (no flag needed), and the -U probes. */
+int capture_attach_usdts(struct capture *c)
+{
+	size_t i;
+	int err;
+
+	if (c->exe)
+		capture_usdt_attach_bpfprof(c, c->exe);
+	for (i = 0; i < c->ps.nmods; i++)
+		if (!c->exe || strcmp(c->ps.mods[i].path, c->exe))
+			capture_usdt_attach_bpfprof(c, c->ps.mods[i].path);
+	if (c->o.nusdts) {
+		err = capture_usdt_ensure(c);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < c->o.nusdts; i++) {
+		err = attach_usdt(c, c->o.usdts[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}

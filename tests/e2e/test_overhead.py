@@ -51,7 +51,7 @@ def inside_ns(trace):
 
 
 def test_empty_function_reports_about_zero(record):
-    r = record("insns", "f_push", "2000", opts=["-F", "f_push"])
+    r = record("insns", "f_push", "2000", opts=["-F", "f_push", "--compensate"])
     assert r.rc == 0, r.describe()
     assert trace_util.counts(trace_util.xevents(r.trace)) == {"f_push": 2000}
     inside, _ = inside_ns(r.trace)
@@ -66,7 +66,7 @@ def test_parent_with_traced_children_close_to_its_untraced_time(record):
     # compcost times parent_ref (untraced) and parent (100 traced leaves) itself;
     # SCHED_FIFO keeps other programs of a busy machine from taking the CPU at
     # the probes' traps, so both are the work plus bpfprof's cost, nothing else
-    r = record("compcost", "30", "rt", opts=["-F", "parent", "-F", "leaf"])
+    r = record("compcost", "30", "rt", opts=["-F", "parent", "-F", "leaf", "--compensate"])
     assert r.rc == 0, r.describe()
     m = re.search(r"untraced_ns=(\d+) traced_ns=(\d+) rt=(\d)", r.proc.stdout)
     assert m and m.group(3) == "1", r.proc.stdout
@@ -87,8 +87,11 @@ def test_no_compensation_keeps_the_raw_clock(record, tmp_path):
     assert r.rc == 0, r.describe()
     assert r.trace["bpfprofTiming"] == "raw clock"
     assert "durations compensated" not in r.proc.stderr
+    # the raw clock is the default: a duration is never shorter than the real one
+    d = record("insns", "f_push", "100", opts=["-F", "f_push"])
+    assert d.rc == 0 and d.trace["bpfprofTiming"] == "raw clock", d.describe()
     # and the archive says how the durations were measured
-    a = record("insns", "f_push", "100", opts=["-F", "f_push"], out="x.bpfprof")
+    a = record("insns", "f_push", "100", opts=["-F", "f_push", "--compensate"], out="x.bpfprof")
     assert a.rc == 0, a.describe()
     c = run_bpfprof(["convert", "-o", str(tmp_path / "c.json"), str(a.out)])
     assert c.returncode == 0, c.stderr

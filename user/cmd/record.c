@@ -36,7 +36,7 @@ struct record_opts {
 	uint64_t buffer_size;
 	bool no_follow;
 	bool no_skip_endbr;
-	bool no_compensation;
+	bool compensate;		/* --compensate */
 	unsigned sample_hz;	/* --sample[=HZ]; 0: off */
 	bool offcpu;
 	bool all;		/* -a: every process */
@@ -162,9 +162,9 @@ static void usage(FILE *f, bool attach)
 		"      --no-follow        do not trace processes forked by the targets\n"
 		"      --no-skip-endbr    probe each function's first instruction, not the first\n"
 		"                         emulated one past endbr64 or a harmless prefix\n"
-		"      --no-compensation  durations on the raw clock: the probes' own cost (measured\n"
-		"                         at start) is not taken out of calls and their parents\n"
-		"                         instead of the push/nop after it\n"
+		"      --compensate       take the probes' own cost (measured on this machine) out\n"
+		"                         of every call and its parents; default: the raw clock\n"
+		"                         (--no-compensation)\n"
 		"  -d, --duration DUR     stop after DUR (e.g. 500ms, 10s, 2m)\n"
 		"      --sample[=HZ]      sample stacks on cpu-clock (default 999 Hz); with no\n"
 		"                         -F, sampling only (no function probes)\n"
@@ -208,7 +208,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_FORMAT = 256, OPT_MIN_TIME, OPT_BUFFER, OPT_NO_FOLLOW, OPT_AS_ROOT, OPT_ARGS,
 	       OPT_NO_SKIP_ENDBR, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS, OPT_NO_WAKEUPS, OPT_DEPS,
-	       OPT_GATED, OPT_STACK, OPT_STACK_SIZE, OPT_DEBUG_DIR, OPT_NO_COMP };
+	       OPT_GATED, OPT_STACK, OPT_STACK_SIZE, OPT_DEBUG_DIR, OPT_NO_COMP, OPT_COMP };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -219,6 +219,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "no-skip-endbr", no_argument, NULL, OPT_NO_SKIP_ENDBR },
 		{ "no-compensation", no_argument, NULL, OPT_NO_COMP },
+		{ "compensate", no_argument, NULL, OPT_COMP },
 		{ "sample", optional_argument, NULL, OPT_SAMPLE },
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
 		{ "no-kernel-stacks", no_argument, NULL, OPT_NO_KSTACKS },
@@ -317,7 +318,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->all = true;
 			break;
 		case OPT_NO_COMP:
-			o->no_compensation = true;
+			o->compensate = false;
+			break;
+		case OPT_COMP:
+			o->compensate = true;
 			break;
 		case OPT_NO_SKIP_ENDBR:
 			o->no_skip_endbr = true;
@@ -440,7 +444,7 @@ static void print_summary(const struct record_opts *o, struct record_ctx *rc)
 			(unsigned long long)s->nno_retprobe);
 	fputc('\n', stderr);
 	if (s->timing && s->ncalls)
-		fprintf(stderr, "bpfprof: durations %s (--no-compensation: raw)\n", s->timing);
+		fprintf(stderr, "bpfprof: durations %s (--compensate)\n", s->timing);
 	if (s->nsamples || s->noffcpu)
 		fprintf(stderr, "bpfprof: %llu cpu samples (%llu with truncated stacks), "
 			"%llu off-cpu intervals\n", (unsigned long long)s->nsamples,
@@ -471,7 +475,7 @@ static int run(struct record_opts *o)
 		.includes = o->includes, .nincludes = o->nincludes,
 		.excludes = o->excludes, .nexcludes = o->nexcludes,
 		.no_skip_endbr = o->no_skip_endbr,
-		.no_compensation = o->no_compensation,
+		.no_compensation = !o->compensate,
 		.usdts = o->usdts, .nusdts = o->nusdts,
 		.buffer_size = o->buffer_size,
 		.no_follow = o->no_follow, .args = o->args, .deps = o->deps,

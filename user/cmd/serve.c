@@ -87,7 +87,7 @@ struct serve_opts {
 	uint64_t capture_limit;
 	bool no_follow;
 	bool no_skip_endbr;
-	bool no_compensation;
+	bool compensate;		/* --compensate */
 };
 
 /* One /capture request: its window in session time and its own exporter. */
@@ -488,7 +488,7 @@ static int run(struct serve_opts *o)
 		.includes = o->includes, .nincludes = o->nincludes,
 		.excludes = o->excludes, .nexcludes = o->nexcludes,
 		.no_skip_endbr = o->no_skip_endbr,
-		.no_compensation = o->no_compensation,
+		.no_compensation = !o->compensate,
 		.buffer_size = o->buffer_size,
 		.no_follow = o->no_follow,
 		/* captures hold calls and losses: no edges, and the probed images stay */
@@ -661,7 +661,8 @@ static void usage(FILE *f)
 		"      --no-skip-endbr    probe each function's first instruction, not the first\n"
 		"                         emulated one past endbr64 or a harmless prefix\n"
 		"      --debug-dir DIR    also look for debug files in DIR; repeatable\n"
-		"      --no-compensation  durations on the raw clock (probe cost not taken out)\n"
+		"      --compensate       take the probes' measured cost out of durations\n"
+		"                         (default: the raw clock, --no-compensation)\n"
 		"  -q, --quiet            fewer messages\n"
 		"  -v, --verbose          more messages (twice: libbpf debug)\n"
 		"  -h, --help             this help\n\n"
@@ -673,7 +674,7 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
 	enum { OPT_TOP = 256, OPT_BUFFER, OPT_NO_FOLLOW, OPT_NO_SKIP_ENDBR, OPT_CAPTURE_LIMIT,
-	       OPT_DEBUG_DIR, OPT_NO_COMP };
+	       OPT_DEBUG_DIR, OPT_NO_COMP, OPT_COMP };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -686,6 +687,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "no-skip-endbr", no_argument, NULL, OPT_NO_SKIP_ENDBR },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "no-compensation", no_argument, NULL, OPT_NO_COMP },
+		{ "compensate", no_argument, NULL, OPT_COMP },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -747,7 +749,10 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			debugsyms__add_dir(optarg);
 			break;
 		case OPT_NO_COMP:
-			o->no_compensation = true;
+			o->compensate = false;
+			break;
+		case OPT_COMP:
+			o->compensate = true;
 			break;
 		case 'q':
 			quiet = true;

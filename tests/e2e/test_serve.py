@@ -513,8 +513,11 @@ def test_forks_leave_memory_flat(procs):
         time.sleep(11)
         return rss_anon_kb(s.pid)
 
-    run(300)        # warm up: tables and allocator at their working size
-    before = run(300)
+    # Tables hold what exited since the last prune (every 5 s): their room
+    # follows the burst, 2500 processes in a few seconds on a quiet machine.
+    # Warm up with the same burst; then more of them must not add memory.
+    run(2500)
+    before = run(2500)
     after = run(2500)
     # (measured: +0..40 kB with the pruning, +104 kB without)
     assert after - before < 80, "RssAnon %d kB -> %d kB after 2500 more processes" % (before, after)
@@ -523,6 +526,6 @@ def test_forks_leave_memory_flat(procs):
     assert re.search(rb"^bpfprof_known_processes 1$", body, re.M), body[-800:]
     assert re.search(rb"^bpfprof_known_threads 1$", body, re.M), body[-800:]
     # every child's calls were counted, and the children are gone from the metrics
-    assert re.search(rb'^bpfprof_function_calls_total\{function="spawn".*\} 3100$', body, re.M), body
+    assert re.search(rb'^bpfprof_function_calls_total\{function="spawn".*\} 7500$', body, re.M), body
     assert not re.search(rb'function="child_work"', body), body
     assert stop(s) == 0

@@ -181,8 +181,25 @@ size_t metrics__prune(struct metrics *m, bool (*alive)(uint32_t pid, void *ctx),
 	}
 	gone = m->nrows - j;
 	if (gone) {
+		size_t hcap = m->hash_cap;
+
 		m->nrows = j;
-		rehash(m, m->hash_cap);
+		/*
+		 * The tables follow the processes alive, not the most ever seen:
+		 * a burst of short-lived processes (thousands between two prunes)
+		 * would otherwise keep their rows' room (224 bytes each) for good.
+		 */
+		if (m->cap > 64 && m->nrows * 4 <= m->cap) {
+			size_t cap = 64;
+
+			while (cap < m->nrows * 2)
+				cap *= 2;
+			m->cap = cap;
+			m->rows = xrealloc(m->rows, cap * sizeof(*m->rows));
+		}
+		while (hcap > 64 && m->nrows * 8 <= hcap)
+			hcap /= 2;
+		rehash(m, hcap);
 	}
 	return gone;
 }

@@ -16,6 +16,10 @@
 #                     recorded with the defaults (16 MiB buffer): calls/s, losses
 #   paths             the share of libc, python3.11 and bash functions whose entry
 #                     probe the kernel emulates, now and before placement
+#   python            CPython 3.11 (bench/pycalls.py): ns added per Python call in
+#                     exact mode (N_PY calls of an empty function, record -F py:f) and
+#                     the cost of --sample=99 / --sample=999 on a CPU-bound script
+#                     (N_BURN rounds), each beside untraced runs of the same rounds
 #   decoding          10 M records through decoder + Chrome exporter
 #                     (bench/decode_bench) vs `uftrace dump --chrome` of a
 #                     recording with the same number of records
@@ -28,7 +32,8 @@
 # cannot disturb the figures.
 #
 #   RUNS=5 N_FAST=200000 N_SLOW=20000 NDEC=10000000 NUFT=5000000 NMANY_RUNS=5
-#   NSUST=10000000 SECTIONS="percall attach sustained decode paths"   (a subset runs only those,
+#   NSUST=10000000 N_PY=100000 N_BURN=20000
+#   SECTIONS="percall attach sustained python decode paths"   (a subset runs only those,
 #   prints "-" for the others and leaves bench/results.txt alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +45,10 @@ NDEC=${NDEC:-10000000}		# records through the decoder
 NUFT=${NUFT:-5000000}		# calls in the uftrace recording that is dumped (2 records each)
 NMANY_RUNS=${NMANY_RUNS:-5}	# runs of the attach/detach measurements
 NSUST=${NSUST:-10000000}	# calls in the sustained-rate run
-SECTIONS=${SECTIONS:-percall attach sustained decode paths}
+N_PY=${N_PY:-100000}		# Python calls per run (~10-15 us each traced on the slow VM)
+N_BURN=${N_BURN:-20000}		# rounds of the CPU-bound Python script (~0.6 s)
+ALL_SECTIONS="percall attach sustained python decode paths"
+SECTIONS=${SECTIONS:-$ALL_SECTIONS}
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 OUT=.output/bench
 RESULTS=bench/results.txt
@@ -224,6 +232,60 @@ if want sustained; then
 fi
 
 #
+# 3b. Python (CPython 3.11): what an exact Python call costs, and sampling.
+#     Per round: the untraced run, then the traced ones, so that ratios and
+#     differences come from runs side by side.  The interpreter is copied
+#     (its own inode: probes other programs put on /usr/bin/python3.11 do
+#     not fire in these runs); it finds its library by its built-in prefix.
+#
+PY=/usr/bin/python3.11
+if want python; then
+	if [ -x "$PY" ]; then
+		cp "$PY" "$T/python3.11"
+		cp bench/pycalls.py "$T/"
+		TPY=$T/python3.11
+		for r in $(seq "$RUNS"); do
+			progress "python: calls, untraced ($r/$RUNS)"
+			"$TPY" "$T/pycalls.py" calls "$N_PY" >"$T/o" 2>"$T/e" &&
+				ns_per_call "$T/o" >>"$T/py.untraced.all" ||
+				notes+=("python calls untraced failed: $(tail -1 "$T/e")")
+			progress "python: calls, record -F py:f ($r/$RUNS)"
+			if "$BPFPROF" record -F 'py:pycalls.py:f' -o "$T/p.bpfprof" -- "$TPY" "$T/pycalls.py" calls \
+				"$N_PY" >"$T/o" 2>"$T/e"; then
+				ns_per_call "$T/o" >>"$T/py.bpfprof.all"
+				c=$(bp_counts "$T/e")
+				[ "$c" = "$N_PY 0" ] || notes+=("python calls: bpfprof recorded '${c:-nothing}' instead of '$N_PY 0'")
+			else
+				notes+=("python calls: bpfprof failed: $(tail -1 "$T/e")")
+			fi
+			for hz in 0 99 999; do
+				progress "python: burn, sample=$hz ($r/$RUNS)"
+				if [ $hz = 0 ]; then
+					"$TPY" "$T/pycalls.py" burn "$N_BURN" >"$T/o" 2>"$T/e" || true
+				else
+					"$BPFPROF" record --sample=$hz -o "$T/p.bpfprof" -- "$TPY" "$T/pycalls.py" \
+						burn "$N_BURN" >"$T/o" 2>"$T/e" || true
+				fi
+				cpu=$(sed -n 's/.* cpu_ns=\([0-9]*\).*/\1/p' "$T/o")
+				wall=$(sed -n 's/.* wall_ns=\([0-9]*\).*/\1/p' "$T/o")
+				if [ -z "$cpu" ] || [ -z "$wall" ]; then
+					notes+=("python burn (sample=$hz) failed: $(tail -1 "$T/e")")
+					continue
+				fi
+				echo "$cpu" >>"$T/burn.$hz.cpu.all"
+				echo "$wall" >>"$T/burn.$hz.wall.all"
+			done
+		done
+		for f in "$T"/py.*.all "$T"/burn.*.all; do
+			[ -e "$f" ] && median <"$f" >"${f%.all}"
+		done
+		rm -f "$T/p.bpfprof"
+	else
+		notes+=("python: $PY not found (Debian python3.11): section skipped")
+	fi
+fi
+
+#
 # 4. Decoding: decoder + Chrome exporter on one core, vs uftrace dump --chrome;
 #    the same records into Perfetto's format and the archive, and the bytes
 #    per call each format takes.
@@ -372,6 +434,24 @@ awk -v n="$sn" -v r="$sr" -v l="$sl" -v want="$NSUST" '
 		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", sprintf("%gM calls: M calls/s, lost", want / 1e6),
 			"-", "-", "-", n == "" ? "-" : sprintf("%.2f/%d", r / 1e6, l), "-", "-", "-", g
 	}'
+echo "python (CPython 3.11, bench/pycalls.py): ns added per call (untraced: ns per call); ratio = traced / untraced"
+awk -v u="$(val py.untraced)" -v bp="$(val py.bpfprof)" -v n="$N_PY" '
+	BEGIN {
+		if (u == "" || bp == "") exit
+		printf "  %-38s %9.1f %9s %9s %9.0f %9s %9s %7.0f %9s\n", sprintf("f(): %dk exact calls, -F py:f", n / 1000),
+			u, "-", "-", bp - u, "-", "-", (u > 0 ? bp / u : 0), ""
+	}'
+echo "python, CPU-bound (burn): ms of the work, CPU / wall; ratio = sampled / untraced (CPU, wall)"
+for hz in 99 999; do
+	awk -v hz=$hz -v uc="$(val burn.0.cpu)" -v uw="$(val burn.0.wall)" -v c="$(val burn.$hz.cpu)" \
+		-v w="$(val burn.$hz.wall)" '
+	BEGIN {
+		if (uc == "" || c == "" || uc <= 0 || uw <= 0) exit
+		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", "--sample=" hz,
+			sprintf("%.0f/%.0f", uc / 1e6, uw / 1e6), "-", "-", sprintf("%.0f/%.0f", c / 1e6, w / 1e6),
+			"-", "-", sprintf("%.2f/%.2f", c / uc, w / uw), ""
+	}'
+done
 echo "decoding to Chrome JSON, one core: M records/s (CPU time); ratio = bpfprof / uftrace dump"
 awk -v bp="$(dec_field dec.chrome records_per_cpu_s)" -v u="$uft_rate" -v n="$NDEC" '
 	BEGIN {
@@ -427,7 +507,7 @@ fi
 printf '%-70s\r' "" >&2
 cat "$T/table"
 # a subset of the sections is a partial table: it does not replace the full one
-if [ "$SECTIONS" = "percall attach sustained decode paths" ]; then
+if [ "$SECTIONS" = "$ALL_SECTIONS" ]; then
 	cp "$T/table" "$RESULTS"
 else
 	echo "run.sh: SECTIONS=\"$SECTIONS\": $RESULTS left as it was" >&2

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "capture/calibrate.h"
+#include "bpf/events.h"
 #include "capture/trace.h"
 #include "decode/decode.h"
 #include "symbols/select.h"
@@ -49,17 +50,17 @@ asm(".text\n"
 
 /* Rough figures of the development VM (make bench), for when nothing can be measured. */
 static const struct probe_costs fallback = {
-	.total_ns = { 7500, 23000, 3000 },
-	.inside_ns = { 3700, 11500, 1500 },
+	.total_ns = { 7500, 23000, 3000, 13000 },
+	.inside_ns = { 3700, 11500, 1500, 6500 },
 };
 
 static void (*const cal_fn[PP_NPATHS])(void) = {
-	bpfprof_cal_emulated, bpfprof_cal_step, bpfprof_cal_nop5,
+	bpfprof_cal_emulated, bpfprof_cal_step, bpfprof_cal_nop5, bpfprof_cal_py,
 };
 
 const char *calibrate__path_name(enum probe_path_kind k)
 {
-	static const char *const names[] = { "emulated", "single-step", "nop5" };
+	static const char *const names[] = { "emulated", "single-step", "nop5", "python" };
 
 	return k < PP_NPATHS ? names[k] : "?";
 }
@@ -68,9 +69,9 @@ enum probe_path_kind calibrate__path(const struct bp_func *f)
 {
 	const char *p = select__probe_path(f);
 
-	/* CPython's function__entry/return: USDT 1-byte nops, emulated */
+	/* a Python call: python.bpf.c at a RESUME handler and a return site */
 	if (f->flags & BP_FUNC_PYTHON)
-		return PP_EMULATED;
+		return PP_PYTHON;
 	if (!strcmp(p, "single-step"))
 		return PP_SINGLE_STEP;
 	return strcmp(p, "nop5") ? PP_EMULATED : PP_NOP5;
@@ -181,25 +182,43 @@ struct cal_sink {
 	double dur[PP_NPATHS][CAL_CALLS * CAL_ROUNDS];
 	uint64_t n[PP_NPATHS];
 	uint64_t from;		/* calls before (session time) are the warm-up */
+	uint64_t t0;		/* the session's t0 */
+	uint64_t py_begin;	/* the Python call open (raw ts), 0: none */
+	struct decoder *dec;
 };
+
+/* A duration of path p, once the warm-up is over. */
+static void sink_add(struct cal_sink *cs, unsigned p, uint64_t begin, uint64_t end)
+{
+	if (begin >= cs->from && cs->n[p] < CAL_CALLS * CAL_ROUNDS)
+		cs->dur[p][cs->n[p]++] = (double)(end - begin);
+}
 
 static int on_event(void *ctx, const struct bp_event *ev)
 {
 	struct cal_sink *cs = ctx;
 
-	if (ev->kind == BP_EV_CALL && ev->call.func < PP_NPATHS && ev->call.begin >= cs->from &&
-	    !(ev->call.flags & (BP_CALL_UNFINISHED | BP_CALL_UNWOUND | BP_CALL_NO_ENTRY))) {
-		uint32_t f = ev->call.func;
-
-		if (cs->n[f] < CAL_CALLS * CAL_ROUNDS)
-			cs->dur[f][cs->n[f]++] = (double)(ev->call.end - ev->call.begin);
-	}
+	if (ev->kind == BP_EV_CALL && ev->call.func < PP_PYTHON &&
+	    !(ev->call.flags & (BP_CALL_UNFINISHED | BP_CALL_UNWOUND | BP_CALL_NO_ENTRY)))
+		sink_add(cs, ev->call.func, ev->call.begin, ev->call.end);
 	return 0;
 }
 
+/* The Python path's calls are timed here, from its records: the decoder keeps them as Python frames. */
 static int on_record(void *ctx, const void *rec, size_t size)
 {
-	return decoder__feed(ctx, rec, size);
+	const struct bp_rec_hdr *h = rec;
+	struct cal_sink *cs = ctx;
+
+	if (size >= sizeof(struct bp_rec_py) && h->type == BP_REC_PY && h->ts > cs->t0) {
+		if (h->flags == BP_PY_CALL) {
+			cs->py_begin = h->ts - cs->t0;
+		} else if (h->flags == BP_PY_RETURN && cs->py_begin) {
+			sink_add(cs, PP_PYTHON, cs->py_begin, h->ts - cs->t0);
+			cs->py_begin = 0;
+		}
+	}
+	return decoder__feed(cs->dec, rec, size);
 }
 
 /*
@@ -209,22 +228,26 @@ static int on_record(void *ctx, const void *rec, size_t size)
  */
 static pthread_t releaser;
 static bool releasing;
+static struct py_tracer *releasing_py;
 
 static void *release_fn(void *tr)
 {
+	calpy__free(releasing_py);
+	releasing_py = NULL;
 	tracer__free(tr);
 	return NULL;
 }
 
-static void release_tracer(struct tracer *tr)
+static void release_tracer(struct tracer *tr, struct py_tracer *py)
 {
-	if (!tr)
-		return;
 	calibrate__join();
+	releasing_py = py;
+	if (!tr && !py)
+		return;
 	if (pthread_create(&releaser, NULL, release_fn, tr) == 0)
 		releasing = true;
 	else
-		tracer__free(tr);
+		release_fn(tr);
 }
 
 void calibrate__join(void)
@@ -249,11 +272,12 @@ static int measure(struct probe_costs *out)
 	struct cal_sink *cs = xcalloc(1, sizeof(*cs));
 	struct decoder *dec = NULL;
 	struct tracer *tr = NULL;
+	struct py_tracer *py = NULL;
 	unsigned long offs[PP_NPATHS];
 	uint64_t cookies[PP_NPATHS], refused[PP_NPATHS];
 	size_t nrefused = 0;
 	char path[4097], other[4097];
-	int go[2] = { -1, -1 }, res[2] = { -1, -1 }, err, p, r, status;
+	int go[2] = { -1, -1 }, res[2] = { -1, -1 }, err, py_err = -ENOENT, p, r, status;
 	pid_t child = -1;
 
 	session__init(&s);
@@ -268,22 +292,24 @@ static int measure(struct probe_costs *out)
 		cookies[p] = p;
 	}
 	session__add_module(&s, path);
-	for (p = 0; p < PP_NPATHS; p++) {
+	for (p = 0; p < PP_PYTHON; p++) {
 		struct bp_func f = { .name = (char *)calibrate__path_name(p), .nparams = -1 };
 
 		session__add_func(&s, &f);
 	}
-	s.t0 = mono_ns();
-	err = decoder__new(&s, on_event, cs, &dec);
+	s.t0 = cs->t0 = mono_ns();
+	err = decoder__new(&s, on_event, cs, &cs->dec);
 	if (err)
 		goto cleanup;
-	err = tracer__new(&topts, on_record, dec, &tr);
+	dec = cs->dec;
+	err = tracer__new(&topts, on_record, cs, &tr);
 	if (err)
 		goto cleanup;
 	if (pipe2(go, O_CLOEXEC) || pipe2(res, O_CLOEXEC)) {
 		err = -errno;
 		goto cleanup;
 	}
+	py_err = calpy__prepare();
 	child = fork();
 	if (child < 0) {
 		err = -errno;
@@ -299,11 +325,13 @@ static int measure(struct probe_costs *out)
 	go[0] = res[1] = -1;
 	err = tracer__add_pid(tr, child);
 	if (!err)
-		err = tracer__attach(tr, path, offs, cookies, PP_NPATHS, false, refused, &nrefused);
+		err = tracer__attach(tr, path, offs, cookies, PP_PYTHON, false, refused, &nrefused);
 	if (!err && nrefused)
 		err = -ENOTSUP;
 	if (err)
 		goto cleanup;
+	if (!py_err)
+		py_err = calpy__attach(tr, path, offs[PP_PYTHON], &py);
 	if (write(go[1], "g", 1) != 1) {
 		err = -EPIPE;
 		goto cleanup;
@@ -314,6 +342,7 @@ static int measure(struct probe_costs *out)
 	}
 	cs->from = cr.warm_end > s.t0 ? cr.warm_end - s.t0 : 0;
 	tracer__pause(tr);
+	calpy__pause(py);
 	do {
 		err = tracer__poll(tr, true);
 	} while (err > 0);
@@ -325,6 +354,14 @@ static int measure(struct probe_costs *out)
 	for (p = 0; p < PP_NPATHS; p++) {
 		double tot[CAL_ROUNDS], ref[CAL_ROUNDS];
 
+		if (p == PP_PYTHON && (py_err || cs->n[p] < CAL_CALLS * CAL_ROUNDS / 2)) {
+			/* the native paths stand: the Python one alone is a guess */
+			p_dbg("Python probe calibration failed (%s): using the development VM's "
+			      "figure", py_err ? strerror(-py_err) : "no records");
+			out->total_ns[p] = fallback.total_ns[p];
+			out->inside_ns[p] = fallback.inside_ns[p];
+			continue;
+		}
 		if (cs->n[p] < CAL_CALLS * CAL_ROUNDS / 2) {
 			err = -ENODATA;	/* the records did not come: no figure is better than a wrong one */
 			goto cleanup;
@@ -359,7 +396,7 @@ cleanup:
 		close(res[0]);
 	if (res[1] >= 0)
 		close(res[1]);
-	release_tracer(tr);
+	release_tracer(tr, py);
 	decoder__free(dec);
 	session__free(&s);
 	free(cs);
@@ -394,9 +431,9 @@ static bool read_cache(struct probe_costs *out)
 	if (fgets(fkey, sizeof(fkey), f) && fgets(line, sizeof(line), f)) {
 		fkey[strcspn(fkey, "\n")] = '\0';
 		ok = !strcmp(fkey, key) &&
-		     sscanf(line, "%lld %lf %lf %lf %lf %lf %lf %lf", &when, &c.total_ns[0],
+		     sscanf(line, "%lld %lf %lf %lf %lf %lf %lf %lf %lf %lf", &when, &c.total_ns[0],
 			    &c.inside_ns[0], &c.total_ns[1], &c.inside_ns[1], &c.total_ns[2],
-			    &c.inside_ns[2], &c.spread) == 8 &&
+			    &c.inside_ns[2], &c.total_ns[3], &c.inside_ns[3], &c.spread) == 10 &&
 		     time(NULL) - when >= 0 && time(NULL) - when < CACHE_MAX_AGE;
 	}
 	fclose(f);
@@ -426,9 +463,9 @@ static void write_cache(const struct probe_costs *c)
 		return;
 	}
 	cache_key(key, sizeof(key));
-	fprintf(f, "%s\n%lld %.1f %.1f %.1f %.1f %.1f %.1f %.3f\n", key, (long long)time(NULL),
-		c->total_ns[0], c->inside_ns[0], c->total_ns[1], c->inside_ns[1], c->total_ns[2],
-		c->inside_ns[2], c->spread);
+	fprintf(f, "%s\n%lld %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.3f\n", key,
+		(long long)time(NULL), c->total_ns[0], c->inside_ns[0], c->total_ns[1], c->inside_ns[1],
+		c->total_ns[2], c->inside_ns[2], c->total_ns[3], c->inside_ns[3], c->spread);
 	if (fclose(f) || rename(tmp, CACHE_FILE))
 		unlink(tmp);
 }
@@ -448,8 +485,8 @@ void calibrate__run(struct probe_costs *out, bool fresh)
 		return;
 	}
 	p_dbg("probe costs here, ns per call (total/inside): emulated %.0f/%.0f, single-step "
-	      "%.0f/%.0f, nop5 %.0f/%.0f (spread %.0f%%)", out->total_ns[0], out->inside_ns[0],
-	      out->total_ns[1], out->inside_ns[1], out->total_ns[2], out->inside_ns[2],
-	      100 * out->spread);
+	      "%.0f/%.0f, nop5 %.0f/%.0f, Python %.0f/%.0f (spread %.0f%%)", out->total_ns[0],
+	      out->inside_ns[0], out->total_ns[1], out->inside_ns[1], out->total_ns[2],
+	      out->inside_ns[2], out->total_ns[3], out->inside_ns[3], 100 * out->spread);
 	write_cache(out);
 }

@@ -8,7 +8,9 @@
  * bpfprof) calls three empty functions of bpfprof's own, each on one probe
  * path (emulated: push; single-step: mov; nop5), traced by a private tracer
  * with the real BPF programs, and times its loops itself against an
- * unprobed twin.  Per path it gives:
+ * unprobed twin.  The Python path (PP_PYTHON: a Python call, python.bpf.c
+ * on two emulated sites, see calibrate_py.c) is measured the same way.
+ * Per path it gives:
  *   total   ns a traced call costs its thread (entry + return probes), as
  *           its caller sees it: what every traced child adds to its parent
  *   inside  of which ns fall between the entry and the exit timestamps:
@@ -24,7 +26,8 @@
 #include <stdint.h>
 #include "model/session.h"
 
-enum probe_path_kind { PP_EMULATED, PP_SINGLE_STEP, PP_NOP5, PP_NPATHS };
+/* PP_PYTHON: one Python call (python.bpf.c: its RESUME and return sites), the last */
+enum probe_path_kind { PP_EMULATED, PP_SINGLE_STEP, PP_NOP5, PP_PYTHON, PP_NPATHS };
 
 struct probe_costs {
 	bool measured;		/* false: the fallback figures below (not this machine's) */
@@ -51,5 +54,20 @@ void bpfprof_cal_emulated(void);
 void bpfprof_cal_step(void);
 void bpfprof_cal_nop5(void);
 void bpfprof_cal_ref(void);
+void bpfprof_cal_py(void);
+
+/*
+ * The Python path (calibrate_py.c): python.bpf.c attached to the two sites
+ * of bpfprof_cal_py in `path` (bpfprof's file; `off`: its file offset),
+ * reading an interpreter state laid out in this process's memory (a fork
+ * sees the same).  0 or -errno; *out for calpy__free().
+ */
+struct tracer;
+struct py_tracer;
+/* Lays the interpreter state out: before the helper is forked.  0 or -errno. */
+int calpy__prepare(void);
+int calpy__attach(struct tracer *tr, const char *path, unsigned long off, struct py_tracer **out);
+void calpy__pause(struct py_tracer *p);
+void calpy__free(struct py_tracer *p);
 
 #endif

@@ -475,7 +475,7 @@ int capture__start(struct capture *c)
 	int err;
 
 	/* this machine's probe costs, before anything of the target runs (or functions may come at exec) */
-	if (c->ps.nfuncs || c->sopts.lenient) {
+	if (c->ps.nfuncs || c->sopts.lenient || c->python) {
 		c->ovh = overhead__new(c->s);
 		if (!o->no_compensation)
 			overhead__compensate(c->ovh, c->dec, c->s);

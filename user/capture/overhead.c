@@ -155,6 +155,25 @@ static size_t costliest(const struct overhead *ov, uint32_t *top, size_t n)
 	return got;
 }
 
+/*
+ * Python calls: the probes sit in the interpreter loop, so every Python
+ * call fires them, selected or not (-F py: filters in the decoder); only
+ * sampling takes them away.
+ */
+static void advise_python(struct overhead *ov, uint64_t now, double base, const char *when,
+			  uint64_t total, const char *names, const char *excl)
+{
+	p_warn("%s the probes cost the traced program about %.0f%% of its %s time (%.0f calls/s, "
+	       "%.0f%% of them Python calls at %.0f ns per call, measured here%s); the costliest: "
+	       "%s.  Profile hot, small Python functions by sampling instead: --sample (no call "
+	       "probes).  Every Python call fires the probes whatever -F py: selects; a narrower "
+	       "selection (%s, or -F 'py:FILE:GLOB') only makes the trace smaller",
+	       when, ov->cost_ns >= base ? 100.0 : 100.0 * ov->cost_ns / base,
+	       ov->cpu_ns ? "CPU" : "elapsed", total / ((double)now / 1e9),
+	       total ? 100.0 * ov->path_calls[PP_PYTHON] / total : 0.0, ov->pc.total_ns[PP_PYTHON],
+	       ov->pc.measured ? "" : " -- not measured: the development VM's figures", names, excl);
+}
+
 static void advise(struct overhead *ov, uint64_t now, double base, const char *when)
 {
 	uint64_t total = 0;
@@ -173,10 +192,14 @@ static void advise(struct overhead *ov, uint64_t now, double base, const char *w
 		len += snprintf(names + strlen(names), sizeof(names) - strlen(names),
 				"%s%s (%.0f%%, %s)", i ? ", " : "", f->name, 100 * share,
 				calibrate__path_name(calibrate__path(f)));
-		snprintf(excl + strlen(excl), sizeof(excl) - strlen(excl), "%s-N '%s'", i ? " " : "",
-			 f->name);
+		snprintf(excl + strlen(excl), sizeof(excl) - strlen(excl), "%s-N '%s%s'", i ? " " : "",
+			 f->flags & BP_FUNC_PYTHON ? "py:" : "", f->name);
 	}
 	(void)len;
+	if (ov->path_calls[PP_PYTHON] * ov->pc.total_ns[PP_PYTHON] * 2 >= ov->cost_ns) {
+		advise_python(ov, now, base, when, total, names, excl);
+		return;
+	}
 	p_warn("%s the probes cost the traced program about %.0f%% of its %s time (%.0f calls/s, %.0f%% "
 	       "of them single-stepped at %.0f ns per call, emulated %.0f ns, measured here%s); the "
 	       "costliest: %s.  Trace fewer functions: %s, or select what you need with -F",

@@ -152,9 +152,14 @@ uint64_t compensator__ts(struct compensator *k, const void *rec, uint64_t ts)
 		return shift(k, t, ts, in / 2, out / 2);
 	case BP_REC_PY:
 	case BP_REC_USDT:
-		/* a USDT hit (CPython's, bpfprof.h's: a 1-byte nop, emulated): half a call's probes */
+		/*
+		 * One probe hit: a Python call's start or end is half of its
+		 * measured cost; a USDT hit (bpfprof.h's: a 1-byte nop,
+		 * emulated) half an emulated call's
+		 */
+		p = h->type == BP_REC_PY && k->c.total_ns[COMP_PATH_PYTHON] > 0 ? COMP_PATH_PYTHON : 0;
 		t = thread(k, (uint32_t)h->pid_tgid);
-		return shift(k, t, ts, k->c.total_ns[0] / 4, k->c.total_ns[0] / 4);
+		return shift(k, t, ts, k->c.total_ns[p] / 4, k->c.total_ns[p] / 4);
 	case BP_REC_SAMPLE:
 	case BP_REC_USTACK:
 	case BP_REC_SWITCH:

@@ -27,7 +27,8 @@
 #include <stdint.h>
 #include "model/session.h"
 
-#define COMP_NPATHS	3
+#define COMP_NPATHS	4
+#define COMP_PATH_PYTHON	3	/* a Python call (calibrate.h PP_PYTHON): two probe hits */
 
 struct comp_costs {
 	double total_ns[COMP_NPATHS];

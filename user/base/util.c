@@ -209,7 +209,10 @@ int parse_count(const char *opt, const char *arg, unsigned long min, unsigned lo
 	errno = 0;
 	v = strtoul(arg, &end, 10);
 	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max) {
-		p_err("invalid %s '%s': want a %snumber", opt, arg, min ? "positive " : "");
+		if (max < ULONG_MAX && max <= UINT32_MAX)
+			p_err("invalid %s '%s': want a number from %lu to %lu", opt, arg, min, max);
+		else
+			p_err("invalid %s '%s': want a %snumber", opt, arg, min ? "positive " : "");
 		return -EINVAL;
 	}
 	*out = v;

@@ -34,7 +34,7 @@ struct capture;
 struct capture_opts {
 	/* What runs: a command to start (record), running processes, or -a. */
 	char *const *argv;	/* the command, NULL-terminated; NULL: none */
-	const pid_t *pids;	/* attach, serve */
+	pid_t *pids;		/* attach, serve */
 	size_t npids;
 	bool all;		/* -a: every process */
 	bool as_root;		/* under sudo, the command runs as root */

@@ -15,6 +15,7 @@
 #include "archive/archive.h"
 #include "archive/replay.h"
 #include "cmds.h"
+#include "options.h"
 #include "exporters/exporter.h"
 #include "base/log.h"
 #include "model/session.h"
@@ -23,16 +24,15 @@
 #define DEFAULT_ARCHIVE "bpfprof.data"
 
 struct convert_opts {
+	struct cmd_opts cmd;		/* -o, --format, --partial, -q, -h */
+	const struct exporter_ops *ops;	/* from -o/--format */
 	const char *input;
-	const char *output;
-	const char *format;
 	struct event_filter filter;	/* --min-time, --pid, --tid */
 };
 
-static void usage(FILE *f)
+static void usage(FILE *f, const char *cmd)
 {
-	size_t i;
-
+	(void)cmd;
 	fprintf(f, "usage: bpfprof convert -o OUT [options] [FILE]\n\n"
 		   "Write the recording FILE (default " DEFAULT_ARCHIVE ") in another format.\n\n"
 		   "options:\n"
@@ -44,65 +44,28 @@ static void usage(FILE *f)
 		   "      --partial      read an unfinished recording (bpfprof was killed: its\n"
 		   "                     OUT.tmp.PID.XXXXXX) up to its last complete block\n"
 		   "  -q, --quiet        no summary line\n"
-		   "  -h, --help         this help\n\noutput formats:\n");
-	for (i = 0; exporter_table[i]; i++)
-		fprintf(f, "  %-10s %-18s %s\n", exporter_table[i]->name,
-			exporter_table[i]->suffix ? exporter_table[i]->suffix : "",
-			exporter_table[i]->help);
+		   "  -h, --help         this help\n");
+	opts__formats_help(f);
 }
 
 /* Returns 0, 1 for --help, or -EINVAL. */
 static int parse_args(int argc, char **argv, struct convert_opts *o)
 {
-	enum { OPT_FORMAT = 256, OPT_MIN_TIME, OPT_PARTIAL };
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
+		OPTS_OUTPUT_LONGOPTS,
+		OPTS_FILTER_LONGOPTS,
 		{ "partial", no_argument, NULL, OPT_PARTIAL },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "min-time", required_argument, NULL, OPT_MIN_TIME },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
+		OPTS_COMMON_LONGOPTS,
 		{ NULL },
 	};
-	int c;
+	int c, err;
 
-	while ((c = getopt_long(argc, argv, "o:p:t:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o->output = optarg;
-			break;
-		case OPT_FORMAT:
-			o->format = optarg;
-			break;
-		case OPT_PARTIAL:
-			archive__accept_unfinished(true);
-			break;
-		case OPT_MIN_TIME:
-			if (parse_duration(optarg, &o->filter.min_time)) {
-				p_err("invalid --min-time '%s' (e.g. 100us, 2ms)", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'p':
-			if (parse_ids("--pid", optarg, &o->filter.pids, &o->filter.npids))
-				return -EINVAL;
-			break;
-		case 't':
-			if (parse_ids("--tid", optarg, &o->filter.tids, &o->filter.ntids))
-				return -EINVAL;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			fprintf(stderr, "see 'bpfprof convert --help'\n");
-			return -EINVAL;
-		}
+	o->cmd = (struct cmd_opts){ .cmd = "convert", .usage = usage, .filter = &o->filter };
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:p:t:qvh", longopts, NULL)) != -1) {
+		err = opts__take(&o->cmd, c, argv);
+		if (err)
+			return err == -ENOENT ? -EINVAL : err;
 	}
 	if (optind < argc)
 		o->input = argv[optind++];
@@ -113,25 +76,18 @@ static int parse_args(int argc, char **argv, struct convert_opts *o)
 	}
 	if (!o->input)
 		o->input = DEFAULT_ARCHIVE;
-	if (!o->output) {
-		p_err("convert needs -o OUT ('-' for standard output)");
-		return -EINVAL;
-	}
-	return 0;
+	o->ops = opts__output(&o->cmd);
+	return o->ops ? 0 : -EINVAL;
 }
 
 static int convert(const struct convert_opts *o)
 {
-	const struct exporter_ops *ops;
 	uint64_t nout = 0;
 	int err;
 
-	ops = exporter__choose(o->format, o->output, "convert");
-	if (!ops)
-		return -EINVAL;
-	err = replay__export(o->input, &o->filter, ops, o->output, &nout);
-	if (!err && strcmp(o->output, "-"))
-		p_info("wrote %s (%" PRIu64 " events)", o->output, nout);
+	err = replay__export(o->input, &o->filter, o->ops, o->cmd.output, &nout);
+	if (!err && strcmp(o->cmd.output, "-"))
+		p_info("wrote %s (%" PRIu64 " events)", o->cmd.output, nout);
 	return err;
 }
 

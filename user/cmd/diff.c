@@ -15,11 +15,13 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "cmds.h"
+#include "options.h"
 #include "model/session.h"
 #include "report/diff.h"
 
-static void usage(FILE *f)
+static void usage(FILE *f, const char *cmd)
 {
+	(void)cmd;
 	fprintf(f, "usage: bpfprof diff [options] BASE NEW\n\n"
 		   "Compare two recordings (.bpfprof archives): per function, both sides'\n"
 		   "calls, total, self and p50/p90/p99 per call, the change of the median per\n"
@@ -59,7 +61,7 @@ static void usage(FILE *f)
 int cmd_diff(int argc, char **argv)
 {
 	enum {
-		OPT_FORMAT = 256, OPT_SAMPLE, OPT_ALPHA, OPT_MIN_CHANGE, OPT_MIN_CALLS,
+		OPT_SAMPLE = OPT_OWN, OPT_ALPHA, OPT_MIN_CHANGE, OPT_MIN_CALLS,
 		OPT_FAIL_ABOVE, OPT_MIN_TOTAL, OPT_DEPTH, OPT_NO_PATHS, OPT_ALL_PATHS,
 	};
 	static const struct option longopts[] = {
@@ -77,6 +79,7 @@ int cmd_diff(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL },
 	};
+	struct cmd_opts co = { .cmd = "diff", .usage = usage };
 	struct diff_opts o;
 	struct diff *d = NULL;
 	unsigned long v;
@@ -151,17 +154,12 @@ int cmd_diff(int argc, char **argv)
 		case OPT_ALL_PATHS:
 			o.all_paths = true;
 			break;
-		case 'h':
-			usage(stdout);
-			goto cleanup;
-		case ':':
-			p_err("option '%s' needs a value (see 'bpfprof diff --help')",
-			      argv[optind - 1]);
-			err = -EINVAL;
-			break;
-		default:
-			p_err("unknown option '%s' (see 'bpfprof diff --help')", argv[optind - 1]);
-			err = -EINVAL;
+		default:	/* -h, getopt's errors */
+			err = opts__take(&co, c, argv);
+			if (err > 0) {
+				err = 0;
+				goto cleanup;
+			}
 			break;
 		}
 		if (err)

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmds.h"
+#include "options.h"
+#include "base/util.h"
 #include "symbols/debugsyms.h"
 #include "symbols/elfsym.h"
 #include "capture/launch.h"
@@ -18,8 +20,9 @@
 #include "model/session.h"
 #include "capture/usdt.h"
 
-static void usage(FILE *f)
+static void usage(FILE *f, const char *cmd)
 {
+	(void)cmd;
 	fprintf(f, "usage: bpfprof list [options] BINARY [[LIB:]GLOB]...\n"
 		   "       bpfprof list [options] --pid PID [[LIB:]GLOB]...\n\n"
 		   "List the functions that 'record -F GLOB' would trace: address, size, where\n"
@@ -120,19 +123,20 @@ int cmd_list(int argc, char **argv)
 	struct bp_session s;
 	char **excl = NULL, *exe = NULL;
 	size_t nexcl = 0, i;
+	struct cmd_opts co = { .cmd = "list", .usage = usage };
+	unsigned long v;
 	pid_t pid = 0;
 	int c, err = 0;
 
 	session__init(&s);
-	while ((c = getopt_long(argc, argv, "+p:N:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:p:N:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			pid = atoi(optarg);
-			if (pid <= 0) {
-				p_err("invalid pid '%s'", optarg);
-				err = -EINVAL;
+			err = parse_count("--pid", optarg, 1, INT_MAX, &v);
+			if (err)
 				goto cleanup;
-			}
+			pid = v;
 			break;
 		case 'A':
 			so.keep_args = true;
@@ -144,12 +148,10 @@ int cmd_list(int argc, char **argv)
 		case 'D':
 			debugsyms__add_dir(optarg);
 			break;
-		case 'h':
-			usage(stdout);
-			goto cleanup;
-		default:
-			fprintf(stderr, "see 'bpfprof list --help'\n");
-			err = -EINVAL;
+		default:	/* -h, getopt's errors */
+			err = opts__take(&co, c, argv);
+			if (err > 0)
+				err = 0;
 			goto cleanup;
 		}
 	}
@@ -168,7 +170,7 @@ int cmd_list(int argc, char **argv)
 		exe = xstrdup(link);
 	} else {
 		if (optind >= argc) {
-			usage(stderr);
+			usage(stderr, "list");
 			err = -EINVAL;
 			goto cleanup;
 		}

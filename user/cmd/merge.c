@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 #include "cmds.h"
+#include "options.h"
 #include "archive/merge.h"
 #include "base/log.h"
 #include "exporters/exporter.h"
 
-static void usage(FILE *f)
+static void usage(FILE *f, const char *cmd)
 {
+	(void)cmd;
 	fprintf(f, "usage: bpfprof merge -o OUT [--format FMT] FILE...\n\n"
 		   "Merge archives (runs, hosts) into one recording on one time axis (wall\n"
 		   "clock).  The output format follows OUT's name (.bpfprof: an archive) or\n"
@@ -24,51 +26,30 @@ static void usage(FILE *f)
 
 int cmd_merge(int argc, char **argv)
 {
-	enum { OPT_FORMAT = 256 };
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
+		OPTS_OUTPUT_LONGOPTS,
+		OPTS_COMMON_LONGOPTS,
 		{ NULL },
 	};
-	const char *output = NULL, *format = NULL;
+	struct cmd_opts o = { .cmd = "merge", .usage = usage };
 	const struct exporter_ops *ops;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			output = optarg;
-			break;
-		case OPT_FORMAT:
-			format = optarg;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			fprintf(stderr, "see 'bpfprof merge --help'\n");
-			return 2;
-		}
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:qvh", longopts, NULL)) != -1) {
+		err = opts__take(&o, c, argv);
+		if (err)
+			return err > 0 ? 0 : 2;
 	}
-	if (!output) {
-		p_err("merge needs -o OUT ('-' for standard output)");
+	ops = opts__output(&o);
+	if (!ops)
 		return 2;
-	}
 	if (optind >= argc) {
 		p_err("merge needs at least one archive");
 		return 2;
 	}
-	ops = exporter__choose(format, output, "merge");
-	if (!ops)
-		return 2;
-
-	err = merge__run((const char *const *)argv + optind, argc - optind, ops, output);
-	if (!err && strcmp(output, "-"))
-		p_info("merged %d recordings into %s", argc - optind, output);
+	err = merge__run((const char *const *)argv + optind, argc - optind, ops, o.output);
+	if (!err && strcmp(o.output, "-"))
+		p_info("merged %d recordings into %s", argc - optind, o.output);
 	return err ? 1 : 0;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include "cmds.h"
+#include "options.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "capture/capture.h"
@@ -25,32 +26,10 @@
 
 struct record_opts {
 	bool attach;		/* attach mode: --pid */
-	const char *output;
-	const char *format;
-	char **includes, **excludes;
-	size_t nincludes, nexcludes;
-	pid_t *pids;
-	size_t npids;
+	struct cmd_opts cmd;	/* -o, --format, -q, -v, -h */
+	struct capture_opts co;	/* what is traced, and how */
 	uint64_t duration;	/* ns, 0: until the targets exit */
 	uint64_t min_time;	/* ns: shorter calls are left out of the output */
-	uint64_t buffer_size;
-	bool no_follow;
-	bool no_skip_endbr;
-	bool compensate;		/* --compensate */
-	unsigned sample_hz;	/* --sample[=HZ]; 0: off */
-	bool offcpu;
-	bool all;		/* -a: every process */
-	bool no_wakeups;
-	bool gated;
-	char **usdts;		/* -U [LIB:]PROVIDER:NAME */
-	size_t nusdts;
-	bool deps;		/* data edges (implies argument capture) */
-	bool no_kernel_stacks;
-	enum stack_mode stack;	/* --stack */
-	unsigned stack_size;	/* --stack-size, 0: default */
-	bool as_root;
-	bool args;
-	char **argv;		/* record: the command */
 };
 
 struct record_ctx {
@@ -132,11 +111,9 @@ static void print_top_processes(struct record_ctx *rc)
 	}
 }
 
-static void usage(FILE *f, bool attach)
+static void usage(FILE *f, const char *cmd)
 {
-	size_t i;
-
-	if (attach)
+	if (!strcmp(cmd, "attach"))
 		fprintf(f, "usage: bpfprof attach --pid PID[,PID...] [options]\n\n"
 			   "Trace the function calls of running processes (all their threads, and\n"
 			   "the processes they fork) until --duration, Ctrl-C, or their exit.\n\n");
@@ -147,24 +124,11 @@ static void usage(FILE *f, bool attach)
 	fprintf(f,
 		"options:\n"
 		"  -o, --output FILE      output file; format from its name (see below)\n"
-		"      --format FMT       output format, overriding the file name\n"
-		"  -F, --function GLOB    trace functions of the main executable matching GLOB\n"
-		"  -F LIB:GLOB            ... of shared libraries whose file name matches LIB,\n"
-		"                         e.g. -F 'libc.so*:malloc' (also when dlopen'd later)\n"
-		"  -F py:[FILE:]QUALNAME  Python functions of a CPython target, e.g.\n"
-		"                         -F 'py:handle_*', -F 'py:app.py:Server.*'\n"
-		"  -N, --exclude [LIB:|py:]GLOB  do not trace these (wins over -F)\n"
-		"                         default: every function of the main executable;\n"
-		"                         for CPython (python3.11), its Python functions\n"
+		"      --format FMT       output format, overriding the file name\n");
+	opts__capture_help(f, "16M");
+	fprintf(f,
 		"      --min-time DUR     leave calls shorter than DUR out of the output\n"
 		"                         (they still count in the summary)\n"
-		"      --buffer-size SIZE ring buffer size (default 16M; more = fewer losses)\n"
-		"      --no-follow        do not trace processes forked by the targets\n"
-		"      --no-skip-endbr    probe each function's first instruction, not the first\n"
-		"                         emulated one past endbr64 or a harmless prefix\n"
-		"      --compensate       take the probes' own cost (measured on this machine) out\n"
-		"                         of every call and its parents; default: the raw clock\n"
-		"                         (--no-compensation)\n"
 		"  -d, --duration DUR     stop after DUR (e.g. 500ms, 10s, 2m)\n"
 		"      --sample[=HZ]      sample stacks on cpu-clock (default 999 Hz); with no\n"
 		"                         -F, sampling only (no function probes)\n"
@@ -184,21 +148,15 @@ static void usage(FILE *f, bool attach)
 		"                         recorded); bpfprof.h probes are traced without -U\n"
 		"      --gated            record only inside BPFPROF_START()/BPFPROF_STOP()\n"
 		"                         windows (process-wide)\n"
-		"      --debug-dir DIR    also look for debug files (names for stripped\n"
-		"                         binaries) in DIR, as in /usr/lib/debug; repeatable\n"
 		"  -a, --all              every process on the system (with --sample/--offcpu,\n"
 		"                         or -F LIB:GLOB); COMMAND is then optional\n");
-	if (attach)
+	if (!strcmp(cmd, "attach"))
 		fprintf(f, "  -p, --pid PID[,PID]    processes to trace (repeatable)\n");
 	else
 		fprintf(f, "      --as-root          under sudo, run COMMAND as root (default: as the\n"
 			   "                         invoking user, from SUDO_UID/SUDO_GID)\n");
-	fprintf(f, "  -q, --quiet            no summary\n"
-		   "  -v, --verbose          more messages (twice: libbpf debug)\n"
-		   "  -h, --help             this help\n\noutput formats:\n");
-	for (i = 0; exporter_table[i]; i++)
-		fprintf(f, "  %-10s %-18s %s\n", exporter_table[i]->name, exporter_table[i]->suffix,
-			exporter_table[i]->help);
+	opts__common_help(f);
+	opts__formats_help(f);
 	fprintf(f, "\nWithout -o, the archive bpfprof.data is written (see 'bpfprof report',\n"
 		   "'bpfprof convert').  Ctrl-C stops the recording and writes what was captured.\n");
 }
@@ -206,20 +164,12 @@ static void usage(FILE *f, bool attach)
 /* Returns 0, 1 for --help (exit 0), or -EINVAL. */
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	enum { OPT_FORMAT = 256, OPT_MIN_TIME, OPT_BUFFER, OPT_NO_FOLLOW, OPT_AS_ROOT, OPT_ARGS,
-	       OPT_NO_SKIP_ENDBR, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS, OPT_NO_WAKEUPS, OPT_DEPS,
-	       OPT_GATED, OPT_STACK, OPT_STACK_SIZE, OPT_DEBUG_DIR, OPT_NO_COMP, OPT_COMP };
+	enum { OPT_AS_ROOT = OPT_OWN, OPT_ARGS, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS,
+	       OPT_NO_WAKEUPS, OPT_DEPS, OPT_GATED, OPT_STACK, OPT_STACK_SIZE };
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "function", required_argument, NULL, 'F' },
-		{ "exclude", required_argument, NULL, 'N' },
+		OPTS_OUTPUT_LONGOPTS,
+		OPTS_CAPTURE_LONGOPTS,
 		{ "min-time", required_argument, NULL, OPT_MIN_TIME },
-		{ "buffer-size", required_argument, NULL, OPT_BUFFER },
-		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
-		{ "no-skip-endbr", no_argument, NULL, OPT_NO_SKIP_ENDBR },
-		{ "no-compensation", no_argument, NULL, OPT_NO_COMP },
-		{ "compensate", no_argument, NULL, OPT_COMP },
 		{ "sample", optional_argument, NULL, OPT_SAMPLE },
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
 		{ "no-kernel-stacks", no_argument, NULL, OPT_NO_KSTACKS },
@@ -232,45 +182,31 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "usdt", required_argument, NULL, 'U' },
 		{ "gated", no_argument, NULL, OPT_GATED },
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
-		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "duration", required_argument, NULL, 'd' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
+		OPTS_COMMON_LONGOPTS,
 		{ NULL },
 	};
-	int c;
+	struct capture_opts *co = &o->co;
+	int c, err;
 
-	o->buffer_size = 16ull << 20;	/* ~200 ms of headroom at 1 M calls/s; drained every 1 MB or 50 ms */
+	o->cmd = (struct cmd_opts){ .cmd = o->attach ? "attach" : "record", .usage = usage,
+				    .capture = co, .min_time = &o->min_time };
+	/* ~200 ms of headroom at 1 M calls/s; drained every 1 MB or 50 ms */
+	opts__capture_defaults(co, 16ull << 20);
+	opterr = 0;
 	/* '+': stop at the first non-option, the command. */
-	while ((c = getopt_long(argc, argv, "+o:F:N:U:d:p:aqvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:F:N:U:d:p:aqvh", longopts, NULL)) != -1) {
+		if (c == 'p' && !o->attach) {
+			p_err("--pid belongs to 'bpfprof attach'");
+			return -EINVAL;
+		}
+		err = opts__take(&o->cmd, c, argv);
+		if (err != -ENOENT) {
+			if (err)
+				return err;
+			continue;
+		}
 		switch (c) {
-		case 'o':
-			o->output = optarg;
-			break;
-		case OPT_FORMAT:
-			o->format = optarg;
-			break;
-		case 'F':
-			strv_push(&o->includes, &o->nincludes, optarg);
-			break;
-		case 'N':
-			strv_push(&o->excludes, &o->nexcludes, optarg);
-			break;
-		case OPT_MIN_TIME:
-			if (parse_duration(optarg, &o->min_time)) {
-				p_err("invalid --min-time '%s' (e.g. 100us, 2ms)", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_BUFFER:
-			if (parse_buffer_size(optarg, &o->buffer_size))
-				return -EINVAL;
-			break;
-		case OPT_NO_FOLLOW:
-			o->no_follow = true;
-			break;
 		case OPT_SAMPLE: {
 			char *end;
 			unsigned long hz = optarg ? strtoul(optarg, &end, 10) : 999;
@@ -279,55 +215,43 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				p_err("invalid --sample rate '%s' (1 to 100000 Hz)", optarg);
 				return -EINVAL;
 			}
-			o->sample_hz = hz;
+			co->sample_hz = hz;
 			break;
 		}
 		case OPT_OFFCPU:
-			o->offcpu = true;
+			co->offcpu = true;
 			break;
 		case OPT_ARGS:
-			o->args = true;
+			co->args = true;
 			break;
 		case OPT_DEPS:
-			o->deps = o->args = true;
+			co->deps = co->args = true;
 			break;
 		case OPT_NO_WAKEUPS:
-			o->no_wakeups = true;
+			co->no_wakeups = true;
 			break;
 		case 'U':
-			strv_push(&o->usdts, &o->nusdts, optarg);
+			strv_push(&co->usdts, &co->nusdts, optarg);
 			break;
 		case OPT_GATED:
-			o->gated = true;
-			break;
-		case OPT_DEBUG_DIR:
-			debugsyms__add_dir(optarg);
+			co->gated = true;
 			break;
 		case OPT_NO_KSTACKS:
-			o->no_kernel_stacks = true;
+			co->no_kernel_stacks = true;
 			break;
 		case OPT_STACK:
-			if (sampler__parse_stack(optarg, &o->stack))
+			if (sampler__parse_stack(optarg, &co->stack))
 				return -EINVAL;
 			break;
 		case OPT_STACK_SIZE:
-			if (sampler__parse_stack_size(optarg, &o->stack_size))
+			if (sampler__parse_stack_size(optarg, &co->stack_size))
 				return -EINVAL;
 			break;
 		case 'a':
-			o->all = true;
-			break;
-		case OPT_NO_COMP:
-			o->compensate = false;
-			break;
-		case OPT_COMP:
-			o->compensate = true;
-			break;
-		case OPT_NO_SKIP_ENDBR:
-			o->no_skip_endbr = true;
+			co->all = true;
 			break;
 		case OPT_AS_ROOT:
-			o->as_root = true;
+			co->as_root = true;
 			break;
 		case 'd':
 			if (parse_duration(optarg, &o->duration) || !o->duration) {
@@ -335,26 +259,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				return -EINVAL;
 			}
 			break;
-		case 'p':
-			if (!o->attach) {
-				p_err("--pid belongs to 'bpfprof attach'");
-				return -EINVAL;
-			}
-			if (parse_pids(optarg, &o->pids, &o->npids))
-				return -EINVAL;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'h':
-			usage(stdout, o->attach);
-			return 1;
-		default:
-			fprintf(stderr, "see 'bpfprof %s --help'\n", o->attach ? "attach" : "record");
-			return -EINVAL;
 		}
 	}
 	if (o->attach) {
@@ -363,43 +267,43 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			      argv[optind]);
 			return -EINVAL;
 		}
-		if (!o->npids) {
+		if (!co->npids) {
 			p_err("attach needs --pid PID");
 			return -EINVAL;
 		}
 	} else if (optind < argc) {
-		o->argv = argv + optind;
-	} else if (!o->all) {
+		co->argv = argv + optind;
+	} else if (!co->all) {
 		p_err("no command given: bpfprof record [options] -- COMMAND [ARGS...]");
 		return -EINVAL;
 	}
-	if ((o->stack != STACK_AUTO || o->stack_size) && !o->sample_hz && !o->offcpu) {
+	if ((co->stack != STACK_AUTO || co->stack_size) && !co->sample_hz && !co->offcpu) {
 		p_err("--stack and --stack-size shape sampled stacks: add --sample or --offcpu");
 		return -EINVAL;
 	}
-	if (o->gated && o->all) {
+	if (co->gated && co->all) {
 		p_err("--gated needs the targets' BPFPROF_START/STOP, not -a");
 		return -EINVAL;
 	}
-	if (o->all) {
+	if (co->all) {
 		size_t i;
 
-		for (i = 0; i < o->nincludes; i++) {
+		for (i = 0; i < co->nincludes; i++) {
 			const char *lib, *glob;
-			char *copy = select__split(o->includes[i], &lib, &glob);
+			char *copy = select__split(co->includes[i], &lib, &glob);
 
 			free(copy);
 			if (!lib) {
 				p_err("-a traces every process: name the library, -F LIB:GLOB ('%s')",
-				      o->includes[i]);
+				      co->includes[i]);
 				return -EINVAL;
 			}
 		}
-		if (!o->sample_hz && !o->offcpu && !o->nincludes) {
+		if (!co->sample_hz && !co->offcpu && !co->nincludes) {
 			p_err("-a needs --sample, --offcpu or -F LIB:GLOB");
 			return -EINVAL;
 		}
-		if (!o->argv && !o->duration)
+		if (!co->argv && !o->duration)
 			p_info("recording every process until Ctrl-C (or use --duration)");
 	}
 	return 0;
@@ -410,19 +314,15 @@ static int open_output(struct record_opts *o, struct record_ctx *rc)
 {
 	const struct exporter_ops *ops;
 
-	if (!o->output && !o->format) {
+	if (!o->cmd.output && !o->cmd.format) {
 		/* Like perf.data: keep everything, look at it later with report/convert. */
-		o->output = "bpfprof.data";
-		return exporter__new(&archive_exporter, o->output, &rc->s, &rc->exp);
+		o->cmd.output = "bpfprof.data";
+		return exporter__new(&archive_exporter, o->cmd.output, &rc->s, &rc->exp);
 	}
-	ops = exporter__choose(o->format, o->output, o->attach ? "attach" : "record");
+	ops = opts__output(&o->cmd);
 	if (!ops)
 		return -EINVAL;
-	if (!o->output) {
-		p_err("--format needs -o FILE ('-' for standard output)");
-		return -EINVAL;
-	}
-	return exporter__new(ops, o->output, &rc->s, &rc->exp);
+	return exporter__new(ops, o->cmd.output, &rc->s, &rc->exp);
 }
 
 static void print_summary(const struct record_opts *o, struct record_ctx *rc)
@@ -456,34 +356,18 @@ static void print_summary(const struct record_opts *o, struct record_ctx *rc)
 		p_warn("none of the traced functions was called: the work may be done in other "
 		       "code (list a library's functions with 'bpfprof list', trace them with "
 		       "-F 'LIB:GLOB') or sample where the time goes with --sample");
-	if (o->all)
+	if (o->co.all)
 		print_top_processes(rc);
 	if (s->lost_total)
 		p_warn("%llu records lost: the ring buffer was full; try --buffer-size 256M",
 		       (unsigned long long)s->lost_total);
 	if (rc->exp)
-		fprintf(stderr, "bpfprof: wrote %s (%llu events)\n", o->output,
+		fprintf(stderr, "bpfprof: wrote %s (%llu events)\n", o->cmd.output,
 			(unsigned long long)rc->exported);
 }
 
 static int run(struct record_opts *o)
 {
-	struct capture_opts co = {
-		.argv = o->attach ? NULL : o->argv,
-		.pids = o->pids, .npids = o->npids,
-		.all = o->all, .as_root = o->as_root, .verb = "attach",
-		.includes = o->includes, .nincludes = o->nincludes,
-		.excludes = o->excludes, .nexcludes = o->nexcludes,
-		.no_skip_endbr = o->no_skip_endbr,
-		.no_compensation = !o->compensate,
-		.usdts = o->usdts, .nusdts = o->nusdts,
-		.buffer_size = o->buffer_size,
-		.no_follow = o->no_follow, .args = o->args, .deps = o->deps,
-		.no_wakeups = o->no_wakeups, .gated = o->gated,
-		.sample_hz = o->sample_hz, .offcpu = o->offcpu,
-		.no_kernel_stacks = o->no_kernel_stacks, .stack = o->stack,
-		.stack_size = o->stack_size,
-	};
 	struct report_opts ro = { .no_percentiles = true };
 	struct record_ctx rc = { .filter.min_time = o->min_time };
 	struct capture *cap = NULL;
@@ -495,7 +379,8 @@ static int run(struct record_opts *o)
 	if (err)
 		goto cleanup;
 	/* 1. What to trace; 2. where to write: fail before starting anything. */
-	err = capture__new(&co, &rc.s, sink, &rc, &cap);
+	o->co.verb = "attach";
+	err = capture__new(&o->co, &rc.s, sink, &rc, &cap);
 	if (err)
 		goto cleanup;
 	err = open_output(o, &rc);
@@ -564,10 +449,10 @@ static int record_main(int argc, char **argv, bool attach)
 	}
 	err = run(&o);
 out:
-	free(o.includes);
-	free(o.excludes);
-	free(o.usdts);
-	free(o.pids);
+	free(o.co.includes);
+	free(o.co.excludes);
+	free(o.co.usdts);
+	free(o.co.pids);
 	return err;
 }
 

@@ -12,6 +12,7 @@
 #include "archive/archive.h"
 #include "archive/replay.h"
 #include "cmds.h"
+#include "options.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "report/report.h"
@@ -19,8 +20,9 @@
 
 #define DEFAULT_ARCHIVE "bpfprof.data"
 
-static void usage(FILE *f)
+static void usage(FILE *f, const char *cmd)
 {
+	(void)cmd;
 	fprintf(f, "usage: bpfprof report [options] [FILE]\n\n"
 		   "Print the functions of a recording (FILE, default " DEFAULT_ARCHIVE ", as\n"
 		   "written by 'bpfprof record' without -o or with -o X.bpfprof) with their\n"
@@ -51,8 +53,7 @@ static void usage(FILE *f)
 /* A positive decimal that fits in `max`; 0 or -EINVAL with the message printed. */
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_FORMAT = 256, OPT_DEPTH, OPT_NO_TREE, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS,
-	       OPT_PARTIAL };
+	enum { OPT_DEPTH = OPT_OWN, OPT_NO_TREE, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS };
 	static const struct option longopts[] = {
 		{ "partial", no_argument, NULL, OPT_PARTIAL },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -68,6 +69,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL },
 	};
+	struct cmd_opts co = { .cmd = "report", .usage = usage };
 	struct report_opts o = { 0 };
 	struct report *rep = NULL;
 	struct bp_session s;
@@ -79,9 +81,6 @@ int cmd_report(int argc, char **argv)
 	opterr = 0;	/* our own messages: one "bpfprof: " line, like every other error */
 	while ((c = getopt_long(argc, argv, ":s:n:p:t:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case OPT_PARTIAL:
-			archive__accept_unfinished(true);
-			break;
 		case OPT_FORMAT:
 			err = report__parse_format(optarg, &o.format);
 			if (err)
@@ -121,17 +120,12 @@ int cmd_report(int argc, char **argv)
 		case OPT_TREE_ONLY:
 			o.tree_only = true;
 			break;
-		case 'h':
-			usage(stdout);
-			goto cleanup;
-		case ':':
-			p_err("option '%s' needs a value (see 'bpfprof report --help')",
-			      argv[optind - 1]);
-			err = -EINVAL;
-			break;
-		default:
-			p_err("unknown option '%s' (see 'bpfprof report --help')", argv[optind - 1]);
-			err = -EINVAL;
+		default:	/* -h, --partial, getopt's errors */
+			err = opts__take(&co, c, argv);
+			if (err > 0) {
+				err = 0;
+				goto cleanup;
+			}
 			break;
 		}
 		if (err)

@@ -42,6 +42,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "cmds.h"
+#include "options.h"
 #include "capture/capture.h"
 #include "exporters/exporter.h"
 #include "web/httpd.h"
@@ -77,17 +78,11 @@
 #define PRUNE_EVERY_NS		5000000000ull
 
 struct serve_opts {
-	pid_t *pids;
-	size_t npids;
-	char **includes, **excludes;
-	size_t nincludes, nexcludes;
+	struct cmd_opts cmd;	/* -q, -v, -h */
+	struct capture_opts co;	/* -p, -F, -N, --buffer-size, ... */
 	struct httpd_addr listen;
 	size_t top;
-	uint64_t buffer_size;
 	uint64_t capture_limit;
-	bool no_follow;
-	bool no_skip_endbr;
-	bool compensate;		/* --compensate */
 };
 
 /* One /capture request: its window in session time and its own exporter. */
@@ -483,18 +478,6 @@ static bool thread_gone(uint32_t tid, uint32_t pid, void *ctx)
 
 static int run(struct serve_opts *o)
 {
-	struct capture_opts co = {
-		.pids = o->pids, .npids = o->npids, .verb = "serve",
-		.includes = o->includes, .nincludes = o->nincludes,
-		.excludes = o->excludes, .nexcludes = o->nexcludes,
-		.no_skip_endbr = o->no_skip_endbr,
-		.no_compensation = !o->compensate,
-		.buffer_size = o->buffer_size,
-		.no_follow = o->no_follow,
-		/* captures hold calls and losses: no edges, and the probed images stay */
-		.no_wakeups = true,
-		.no_exec_follow = true,
-	};
 	struct serve_ctx x = { .top = o->top, .addr = o->listen, .capture_limit = o->capture_limit };
 	struct MHD_Daemon *d = NULL;
 	uint64_t next_prune;
@@ -514,7 +497,7 @@ static int run(struct serve_opts *o)
 	locks_made = true;
 
 	/* 1. What to trace: the first process's executable, as `attach` does. */
-	err = capture__new(&co, &x.s, sink, &x, &x.cap);
+	err = capture__new(&o->co, &x.s, sink, &x, &x.cap);
 	if (err)
 		goto cleanup;
 
@@ -634,8 +617,9 @@ cleanup:
 
 /* ---------------------------------------------------------------- options */
 
-static void usage(FILE *f)
+static void usage(FILE *f, const char *cmd)
 {
+	(void)cmd;
 	fprintf(f,
 		"usage: bpfprof serve --pid PID[,PID...] [options]\n\n"
 		"Trace the function calls of running processes and serve, over HTTP:\n"
@@ -647,90 +631,59 @@ static void usage(FILE *f)
 		"until Ctrl-C or the processes exit.  Only aggregates are kept between captures.\n\n"
 		"options:\n"
 		"  -p, --pid PID[,PID]    processes to trace (repeatable)\n"
-		"  -l, --listen ADDR:PORT where to serve (default " DEFAULT_LISTEN "; port 0: any free)\n"
-		"  -F, --function GLOB    trace functions of the executable matching GLOB\n"
-		"  -F LIB:GLOB            ... of shared libraries whose file name matches LIB\n"
-		"  -N, --exclude [LIB:]GLOB  do not trace these\n"
-		"                         default: every function of the main executable\n"
+		"  -l, --listen ADDR:PORT where to serve (default " DEFAULT_LISTEN "; port 0: any free)\n",
+		CAPTURE_MAX_MS);
+	opts__capture_help(f, "64M");
+	fprintf(f,
 		"      --top K            export the K functions with the most time (default %d;\n"
 		"                         0: all)\n"
-		"      --buffer-size SIZE ring buffer size (default 64M)\n"
 		"      --capture-limit SIZE  bytes all captures may hold at once, in /tmp\n"
-		"                         (default 512M); past it a capture keeps no more calls\n"
-		"      --no-follow        do not trace processes forked by the targets\n"
-		"      --no-skip-endbr    probe each function's first instruction, not the first\n"
-		"                         emulated one past endbr64 or a harmless prefix\n"
-		"      --debug-dir DIR    also look for debug files in DIR; repeatable\n"
-		"      --compensate       take the probes' measured cost out of durations\n"
-		"                         (default: the raw clock, --no-compensation)\n"
-		"  -q, --quiet            fewer messages\n"
-		"  -v, --verbose          more messages (twice: libbpf debug)\n"
-		"  -h, --help             this help\n\n"
-		"The URL of /metrics is printed on standard output once the probes are attached.\n",
-		CAPTURE_MAX_MS, DEFAULT_TOP);
+		"                         (default 512M); past it a capture keeps no more calls\n",
+		DEFAULT_TOP);
+	opts__common_help(f);
+	fprintf(f, "\nThe URL of /metrics is printed on standard output once the probes are attached.\n");
 }
 
 /* 0, 1 for --help, or -EINVAL (printed). */
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
-	enum { OPT_TOP = 256, OPT_BUFFER, OPT_NO_FOLLOW, OPT_NO_SKIP_ENDBR, OPT_CAPTURE_LIMIT,
-	       OPT_DEBUG_DIR, OPT_NO_COMP, OPT_COMP };
+	enum { OPT_TOP = OPT_OWN, OPT_CAPTURE_LIMIT };
 	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
+		OPTS_CAPTURE_LONGOPTS,
 		{ "listen", required_argument, NULL, 'l' },
-		{ "function", required_argument, NULL, 'F' },
-		{ "exclude", required_argument, NULL, 'N' },
 		{ "top", required_argument, NULL, OPT_TOP },
-		{ "buffer-size", required_argument, NULL, OPT_BUFFER },
 		{ "capture-limit", required_argument, NULL, OPT_CAPTURE_LIMIT },
-		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
-		{ "no-skip-endbr", no_argument, NULL, OPT_NO_SKIP_ENDBR },
-		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
-		{ "no-compensation", no_argument, NULL, OPT_NO_COMP },
-		{ "compensate", no_argument, NULL, OPT_COMP },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
+		OPTS_COMMON_LONGOPTS,
 		{ NULL },
 	};
 	const char *listen = DEFAULT_LISTEN;
-	int c;
+	unsigned long v;
+	int c, err;
 
+	o->cmd = (struct cmd_opts){ .cmd = "serve", .usage = usage, .capture = &o->co };
+	opts__capture_defaults(&o->co, 64ull << 20);
+	o->co.verb = "serve";
+	/* captures hold calls and losses: no edges, and the probed images stay */
+	o->co.no_wakeups = true;
+	o->co.no_exec_follow = true;
 	o->top = DEFAULT_TOP;
-	o->buffer_size = 64ull << 20;
 	o->capture_limit = DEFAULT_CAPTURE_LIMIT;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:l:F:N:qvh", longopts, NULL)) != -1) {
+		err = opts__take(&o->cmd, c, argv);
+		if (err != -ENOENT) {
+			if (err)
+				return err;
+			continue;
+		}
 		switch (c) {
-		case 'p':
-			if (parse_pids(optarg, &o->pids, &o->npids))
-				return -EINVAL;
-			break;
 		case 'l':
 			listen = optarg;
 			break;
-		case 'F':
-			strv_push(&o->includes, &o->nincludes, optarg);
-			break;
-		case 'N':
-			strv_push(&o->excludes, &o->nexcludes, optarg);
-			break;
-		case OPT_TOP: {
-			char *end;
-			unsigned long v;
-
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' || v > 1000000) {
-				p_err("invalid --top '%s': want a number (0: all)", optarg);
+		case OPT_TOP:
+			if (parse_count("--top", optarg, 0, 1000000, &v))
 				return -EINVAL;
-			}
 			o->top = v;
-			break;
-		}
-		case OPT_BUFFER:
-			if (parse_buffer_size(optarg, &o->buffer_size))
-				return -EINVAL;
 			break;
 		case OPT_CAPTURE_LIMIT:
 			if (parse_size(optarg, &o->capture_limit) || o->capture_limit < 4096) {
@@ -739,37 +692,6 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 				return -EINVAL;
 			}
 			break;
-		case OPT_NO_FOLLOW:
-			o->no_follow = true;
-			break;
-		case OPT_NO_SKIP_ENDBR:
-			o->no_skip_endbr = true;
-			break;
-		case OPT_DEBUG_DIR:
-			debugsyms__add_dir(optarg);
-			break;
-		case OPT_NO_COMP:
-			o->compensate = false;
-			break;
-		case OPT_COMP:
-			o->compensate = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case ':':
-			p_err("option '%s' needs a value (see 'bpfprof serve --help')",
-			      argv[optind - 1]);
-			return -EINVAL;
-		default:
-			p_err("unknown option '%s' (see 'bpfprof serve --help')", argv[optind - 1]);
-			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
@@ -777,7 +699,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		      argv[optind]);
 		return -EINVAL;
 	}
-	if (!o->npids) {
+	if (!o->co.npids) {
 		p_err("serve needs --pid PID (the processes to trace)");
 		return -EINVAL;
 	}
@@ -794,8 +716,8 @@ int cmd_serve(int argc, char **argv)
 		err = err > 0 ? 0 : 2;
 	else
 		err = run(&o);
-	free(o.pids);
-	free(o.includes);
-	free(o.excludes);
+	free(o.co.pids);
+	free(o.co.includes);
+	free(o.co.excludes);
 	return err;
 }

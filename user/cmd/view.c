@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cmds.h"
+#include "options.h"
 #include "web/httpd.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -95,8 +96,9 @@ static pid_t open_browser_at(const struct view_ctx *v, const char *url)
 	return open_browser(path);
 }
 
-static void usage(FILE *f)
+static void usage(FILE *f, const char *cmd)
 {
+	(void)cmd;
 	fprintf(f,
 		"usage: bpfprof view [options] [FILE]\n"
 		"       bpfprof view [options] BASE NEW\n\n"
@@ -120,7 +122,7 @@ static void usage(FILE *f)
 
 int cmd_view(int argc, char **argv)
 {
-	enum { OPT_OPEN = 256, OPT_SPEEDSCOPE };
+	enum { OPT_OPEN = OPT_OWN, OPT_SPEEDSCOPE };
 	static const struct option longopts[] = {
 		{ "port", required_argument, NULL, 'p' },
 		{ "open", no_argument, NULL, OPT_OPEN },
@@ -128,6 +130,7 @@ int cmd_view(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL },
 	};
+	struct cmd_opts co = { .cmd = "view", .usage = usage };
 	struct view_ctx v = { .file = DEFAULT_ARCHIVE };
 	const char *ss_opt = NULL, *slash;
 	struct MHD_Daemon *d = NULL;
@@ -135,19 +138,15 @@ int cmd_view(int argc, char **argv)
 	unsigned long port = 0;
 	sigset_t set, old;
 	pid_t opener = 0;
-	char url[128], *end;
+	char url[128];
 	int c, err = 0;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			errno = 0;
-			port = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' || port > 65535) {
-				p_err("invalid --port '%s' (0 to 65535)", optarg);
+			if (parse_count("--port", optarg, 0, 65535, &port))
 				return 2;
-			}
 			break;
 		case OPT_OPEN:
 			want_open = true;
@@ -155,15 +154,9 @@ int cmd_view(int argc, char **argv)
 		case OPT_SPEEDSCOPE:
 			ss_opt = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case ':':
-			p_err("option '%s' needs a value (see 'bpfprof view --help')", argv[optind - 1]);
-			return 2;
-		default:
-			p_err("unknown option '%s' (see 'bpfprof view --help')", argv[optind - 1]);
-			return 2;
+		default:	/* -h, getopt's errors */
+			err = opts__take(&co, c, argv);
+			return err > 0 ? 0 : 2;
 		}
 	}
 	if (optind < argc)

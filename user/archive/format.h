@@ -74,6 +74,17 @@ enum archive_section {
 #define ARCHIVE_MAX_EVENT	(1u << 16)	/* one encoded event */
 #define ARCHIVE_BLOCK_TARGET	(256u << 10)	/* the writer flushes at this size */
 
+/*
+ * The COUNTERS section's order, written and read from this one list (a
+ * counter added goes at the end; ARCHIVE_NCOUNTERS follows).
+ */
+#define ARCHIVE_COUNTERS(s) { \
+	&(s)->duration, &(s)->nrecords, &(s)->ncalls, &(s)->nunfinished, \
+	&(s)->nno_entry, &(s)->nunwound, &(s)->nno_retprobe, &(s)->nexceptions, \
+	&(s)->nsamples, &(s)->noffcpu, &(s)->ntruncated, \
+	&(s)->nedges[0], &(s)->nedges[1], &(s)->nedges[2], &(s)->nedges[3], \
+}
+
 /* Delta coding state of an events block; reset at each block start. */
 struct archive_delta {
 	uint64_t id;

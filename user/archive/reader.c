@@ -146,14 +146,6 @@ static uint64_t le64(const unsigned char *p)
 	return le32(p) | (uint64_t)le32(p + 4) << 32;
 }
 
-static void put_le32(unsigned char *p, uint32_t v)
-{
-	p[0] = v;
-	p[1] = v >> 8;
-	p[2] = v >> 16;
-	p[3] = v >> 24;
-}
-
 static int rd_u32(struct archive_reader *r, uint32_t *v)
 {
 	unsigned char b[4];
@@ -284,156 +276,161 @@ static int read_header(struct archive_reader *r)
 	return err;
 }
 
-static int read_modules(struct archive_reader *r)
-{
-	struct bp_session *s = r->s;
-	struct table_hdr t;
-	uint32_t i;
-	char *path;
-	int err;
+/*
+ * The five tables share one row loop (rd_rows): a row is a fixed part, read
+ * into a zeroed buffer (a shorter row of an older writer leaves the newer
+ * fields zero), then its strings; the table's row function checks and keeps
+ * it, and owns the strings from then on, also when it refuses the row.
+ */
+#define ROW_MAX_FIXED	64
+#define ROW_MAX_STRS	2
 
-	err = rd_table(r, s->nmodules, ARCHIVE_MAX_MODULES, ARCHIVE_MODULE_FIXED, &t);
-	for (i = 0; !err && i < t.count; i++) {
-		err = sec_skip(r, t.fixed);
-		if (!err)
-			err = rd_str(r, &path);
-		if (err)
-			break;
-		if (!path)
-			return corrupt(r, "module %zu has no path", s->nmodules);
-		s->modules = grow(s->modules, s->nmodules, sizeof(*s->modules));
-		s->modules[s->nmodules++].path = path;
-	}
-	return err;
-}
+struct table_spec {
+	size_t max;		/* entries in all */
+	uint32_t old_fixed;	/* the oldest writer's fixed part */
+	uint32_t fixed;		/* this reader's */
+	unsigned nstr_old, nstr;	/* strings after each */
+	int (*row)(struct archive_reader *r, const unsigned char *b, uint32_t known, char **str);
+};
 
-static int read_funcs(struct archive_reader *r)
+static int rd_rows(struct archive_reader *r, size_t have, const struct table_spec *ts)
 {
-	struct bp_session *s = r->s;
-	unsigned char b[ARCHIVE_FUNC_FIXED];
+	unsigned char b[ROW_MAX_FIXED];
+	char *str[ROW_MAX_STRS];
 	struct table_hdr t;
-	struct bp_func f;
 	uint32_t i, known;
+	unsigned k, nstr;
 	int err;
 
-	/* 1.0 records are shorter and have no file: known only from the fixed size. */
-	err = rd_table(r, s->nfuncs, ARCHIVE_MAX_FUNCS, ARCHIVE_FUNC_FIXED_1_0, &t);
-	known = t.fixed < ARCHIVE_FUNC_FIXED ? ARCHIVE_FUNC_FIXED_1_0 : ARCHIVE_FUNC_FIXED;
+	_Static_assert(ARCHIVE_FUNC_FIXED <= ROW_MAX_FIXED && ARCHIVE_THREAD_FIXED <= ROW_MAX_FIXED,
+		       "a table row's fixed part fits the row buffer");
+	err = rd_table(r, have, ts->max, ts->old_fixed, &t);
+	known = t.fixed < ts->fixed ? ts->old_fixed : ts->fixed;
+	nstr = t.fixed < ts->fixed ? ts->nstr_old : ts->nstr;
 	for (i = 0; !err && i < t.count; i++) {
-		memset(&f, 0, sizeof(f));
 		memset(b, 0, sizeof(b));
-		put_le32(b + 32, (uint32_t)-1);	/* nparams: unknown */
+		memset(str, 0, sizeof(str));
 		err = rd_fixed(r, &t, b, known);
-		if (!err)
-			err = rd_str(r, &f.name);
-		if (!err && known >= ARCHIVE_FUNC_FIXED)
-			err = rd_str(r, &f.file);
-		if (err) {
-			free(f.name);
-			break;
+		for (k = 0; !err && k < nstr; k++)
+			err = rd_str(r, &str[k]);
+		if (!err) {
+			err = ts->row(r, b, known, str);
+			continue;
 		}
-		f.module = le32(b);
-		f.flags = le32(b + 4);
-		f.addr = le64(b + 8);
-		f.size = le64(b + 16);
-		f.offset = le64(b + 24);
-		f.nparams = (int32_t)le32(b + 32);
-		f.line = le32(b + 36);
-		if (!f.name || f.module >= s->nmodules) {
-			free(f.name);
-			free(f.file);
-			return corrupt(r, "function %zu names module %" PRIu32 " of %zu", s->nfuncs,
-				       f.module, s->nmodules);
-		}
-		s->funcs = grow(s->funcs, s->nfuncs, sizeof(*s->funcs));
-		s->funcs[s->nfuncs++] = f;	/* the name is owned by the table now */
+		for (k = 0; k < ROW_MAX_STRS; k++)
+			free(str[k]);
 	}
 	return err;
 }
 
-static int read_paths(struct archive_reader *r)
+static int module_row(struct archive_reader *r, const unsigned char *b, uint32_t known,
+		      char **str)
 {
 	struct bp_session *s = r->s;
-	unsigned char b[ARCHIVE_PATH_FIXED];
-	struct table_hdr t;
-	uint32_t i, parent, func;
-	size_t want;
-	int err;
 
-	/* The root is implicit: entry 1 is the first a file holds. */
-	err = rd_table(r, s->npaths ? s->npaths : 1, ARCHIVE_MAX_PATHS, ARCHIVE_PATH_FIXED, &t);
-	for (i = 0; !err && i < t.count; i++) {
-		err = rd_fixed(r, &t, b, sizeof(b));
-		if (err)
-			break;
-		parent = le32(b);
-		func = le32(b + 4);
-		want = s->npaths ? s->npaths : 1;
-		/* parent < own index: no cycles, so walking a path always ends. */
-		if (parent >= want || func >= s->nfuncs)
-			return corrupt(r, "call path %zu is (parent %" PRIu32 ", function %" PRIu32
-				       ") with %zu functions", want, parent, func, s->nfuncs);
-		/* Interning returns an older node for a duplicate: the indexes would shift. */
-		if (session__path(s, parent, func) != want)
-			return corrupt(r, "call path %zu repeats an earlier one", want);
-	}
-	return err;
+	(void)b;
+	(void)known;
+	if (!str[0])
+		return corrupt(r, "module %zu has no path", s->nmodules);
+	s->modules = grow(s->modules, s->nmodules, sizeof(*s->modules));
+	s->modules[s->nmodules++].path = str[0];
+	return 0;
 }
 
-static int read_threads(struct archive_reader *r)
+static int func_row(struct archive_reader *r, const unsigned char *b, uint32_t known, char **str)
 {
 	struct bp_session *s = r->s;
-	unsigned char b[ARCHIVE_THREAD_FIXED];
+	struct bp_func f = { .name = str[0], .file = str[1] };
+
+	f.module = le32(b);
+	f.flags = le32(b + 4);
+	f.addr = le64(b + 8);
+	f.size = le64(b + 16);
+	f.offset = le64(b + 24);
+	/* 1.0 rows have no nparams (unknown: -1) and no line */
+	f.nparams = known >= ARCHIVE_FUNC_FIXED ? (int32_t)le32(b + 32) : -1;
+	f.line = le32(b + 36);
+	if (!f.name || f.module >= s->nmodules) {
+		free(f.name);
+		free(f.file);
+		return corrupt(r, "function %zu names module %" PRIu32 " of %zu", s->nfuncs,
+			       f.module, s->nmodules);
+	}
+	s->funcs = grow(s->funcs, s->nfuncs, sizeof(*s->funcs));
+	s->funcs[s->nfuncs++] = f;	/* the name is owned by the table now */
+	return 0;
+}
+
+static int path_row(struct archive_reader *r, const unsigned char *b, uint32_t known, char **str)
+{
+	struct bp_session *s = r->s;
+	uint32_t parent = le32(b), func = le32(b + 4);
+	size_t want = s->npaths ? s->npaths : 1;
+
+	(void)known;
+	(void)str;
+	/* parent < own index: no cycles, so walking a path always ends. */
+	if (parent >= want || func >= s->nfuncs)
+		return corrupt(r, "call path %zu is (parent %" PRIu32 ", function %" PRIu32
+			       ") with %zu functions", want, parent, func, s->nfuncs);
+	/* Interning returns an older node for a duplicate: the indexes would shift. */
+	if (session__path(s, parent, func) != want)
+		return corrupt(r, "call path %zu repeats an earlier one", want);
+	return 0;
+}
+
+static int thread_row(struct archive_reader *r, const unsigned char *b, uint32_t known,
+		      char **str)
+{
+	struct bp_session *s = r->s;
+	uint32_t tid = le32(b);
 	struct bp_thread *th;
-	struct table_hdr t;
-	uint32_t i, tid;
-	int err;
 
-	err = rd_table(r, s->nthreads, ARCHIVE_MAX_THREADS, ARCHIVE_THREAD_FIXED, &t);
-	for (i = 0; !err && i < t.count; i++) {
-		err = rd_fixed(r, &t, b, sizeof(b));
-		if (err)
-			break;
-		tid = le32(b);
-		/* Sorted, so each insert is an append, never a quadratic memmove. */
-		if (s->nthreads && tid <= s->threads[s->nthreads - 1].tid)
-			return corrupt(r, "thread %" PRIu32 " out of order", tid);
-		th = session__thread(s, tid, 0);
-		th->pid = le32(b + 4);
-		th->first_ts = le64(b + 8);
-		th->last_ts = le64(b + 16);
-		th->exited = le32(b + 24) != 0;
-		memcpy(th->name, b + 32, sizeof(th->name));
-	}
-	return err;
+	(void)known;
+	(void)str;
+	/* Sorted, so each insert is an append, never a quadratic memmove. */
+	if (s->nthreads && tid <= s->threads[s->nthreads - 1].tid)
+		return corrupt(r, "thread %" PRIu32 " out of order", tid);
+	th = session__thread(s, tid, 0);
+	th->pid = le32(b + 4);
+	th->first_ts = le64(b + 8);
+	th->last_ts = le64(b + 16);
+	th->exited = le32(b + 24) != 0;
+	memcpy(th->name, b + 32, sizeof(th->name));
+	return 0;
 }
 
-static int read_procs(struct archive_reader *r)
+static int proc_row(struct archive_reader *r, const unsigned char *b, uint32_t known, char **str)
 {
 	struct bp_session *s = r->s;
-	unsigned char b[ARCHIVE_PROC_FIXED];
 	struct bp_process *p;
-	struct table_hdr t;
-	uint32_t i;
-	char *name;
-	int err;
 
-	err = rd_table(r, s->nprocs, ARCHIVE_MAX_PROCS, ARCHIVE_PROC_FIXED, &t);
-	for (i = 0; !err && i < t.count; i++) {
-		err = rd_fixed(r, &t, b, sizeof(b));
-		if (!err)
-			err = rd_str(r, &name);
-		if (err)
-			break;
-		/* Appended, not looked up: session__process() is linear. */
-		s->procs = grow(s->procs, s->nprocs, sizeof(*s->procs));
-		p = &s->procs[s->nprocs++];
-		p->pid = le32(b);
-		p->ppid = le32(b + 4);
-		p->name = name;
-	}
-	return err;
+	(void)known;
+	/* Appended, not looked up: session__process() is linear. */
+	s->procs = grow(s->procs, s->nprocs, sizeof(*s->procs));
+	p = &s->procs[s->nprocs++];
+	p->pid = le32(b);
+	p->ppid = le32(b + 4);
+	p->name = str[0];
+	return 0;
 }
+
+static const struct table_spec modules_spec = {
+	ARCHIVE_MAX_MODULES, ARCHIVE_MODULE_FIXED, ARCHIVE_MODULE_FIXED, 1, 1, module_row,
+};
+/* 1.0 rows are shorter and have only the name: known from the fixed size. */
+static const struct table_spec funcs_spec = {
+	ARCHIVE_MAX_FUNCS, ARCHIVE_FUNC_FIXED_1_0, ARCHIVE_FUNC_FIXED, 1, 2, func_row,
+};
+static const struct table_spec paths_spec = {
+	ARCHIVE_MAX_PATHS, ARCHIVE_PATH_FIXED, ARCHIVE_PATH_FIXED, 0, 0, path_row,
+};
+static const struct table_spec threads_spec = {
+	ARCHIVE_MAX_THREADS, ARCHIVE_THREAD_FIXED, ARCHIVE_THREAD_FIXED, 0, 0, thread_row,
+};
+static const struct table_spec procs_spec = {
+	ARCHIVE_MAX_PROCS, ARCHIVE_PROC_FIXED, ARCHIVE_PROC_FIXED, 1, 1, proc_row,
+};
 
 static int read_losses(struct archive_reader *r)
 {
@@ -463,12 +460,7 @@ static int read_losses(struct archive_reader *r)
 static int read_counters(struct archive_reader *r)
 {
 	struct bp_session *s = r->s;
-	uint64_t *dst[ARCHIVE_NCOUNTERS] = {
-		&s->duration, &s->nrecords, &s->ncalls, &s->nunfinished,
-		&s->nno_entry, &s->nunwound, &s->nno_retprobe, &s->nexceptions,
-		&s->nsamples, &s->noffcpu, &s->ntruncated,
-		&s->nedges[0], &s->nedges[1], &s->nedges[2], &s->nedges[3],
-	};
+	uint64_t *dst[ARCHIVE_NCOUNTERS] = ARCHIVE_COUNTERS(s);
 	uint32_t n, reserved, i;
 	int err;
 
@@ -629,21 +621,22 @@ int archive_read_section_body(struct archive_reader *r)
 		err = read_header(r);
 		break;
 	case ARCHIVE_SEC_MODULES:
-		err = read_modules(r);
+		err = rd_rows(r, r->s->nmodules, &modules_spec);
 		break;
 	case ARCHIVE_SEC_FUNCS:
-		err = read_funcs(r);
+		err = rd_rows(r, r->s->nfuncs, &funcs_spec);
 		break;
 	case ARCHIVE_SEC_PATHS:
-		err = read_paths(r);
+		/* The root is implicit: entry 1 is the first a file holds. */
+		err = rd_rows(r, r->s->npaths ? r->s->npaths : 1, &paths_spec);
 		break;
 	case ARCHIVE_SEC_EVENTS:
 		return read_events(r);
 	case ARCHIVE_SEC_THREADS:
-		err = read_threads(r);
+		err = rd_rows(r, r->s->nthreads, &threads_spec);
 		break;
 	case ARCHIVE_SEC_PROCS:
-		err = read_procs(r);
+		err = rd_rows(r, r->s->nprocs, &procs_spec);
 		break;
 	case ARCHIVE_SEC_LOSSES:
 		err = read_losses(r);

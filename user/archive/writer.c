@@ -341,20 +341,26 @@ static int archive_begin(struct exporter *e, const struct bp_session *s)
 
 static void put_bytes_str(struct abuf *b, const char *s);
 
+/* Fields in the order the format lists them (format.h), as varints. */
+static void put_varints(struct abuf *b, const uint64_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		put_varint(b, v[i]);
+}
+
 static void encode_call(struct archive_priv *a, const struct bp_call *c, struct abuf *b)
 {
-	put_varint(b, zigzag((int64_t)(c->id - a->prev.id)));
-	put_varint(b, c->parent_id ? c->id - c->parent_id : 0);
-	put_varint(b, zigzag((int64_t)(c->begin - a->prev.ts)));
-	put_varint(b, c->end - c->begin);
-	/* dur - self: 0 for every leaf, small for most callers. */
-	put_varint(b, (c->end - c->begin) - c->self);
-	put_varint(b, zigzag((int64_t)c->pid - a->prev.pid));
-	put_varint(b, zigzag((int64_t)c->tid - a->prev.tid));
-	put_varint(b, c->func);
-	put_varint(b, c->depth);
-	put_varint(b, c->flags);
-	put_varint(b, c->path);
+	const uint64_t v[] = {
+		zigzag((int64_t)(c->id - a->prev.id)), c->parent_id ? c->id - c->parent_id : 0,
+		zigzag((int64_t)(c->begin - a->prev.ts)), c->end - c->begin,
+		(c->end - c->begin) - c->self,	/* 0 for every leaf, small for most callers */
+		zigzag((int64_t)c->pid - a->prev.pid), zigzag((int64_t)c->tid - a->prev.tid),
+		c->func, c->depth, c->flags, c->path,
+	};
+
+	put_varints(b, v, sizeof(v) / sizeof(v[0]));
 	/* --args: the registers, only when recorded (the flags say so) */
 	if (c->flags & BP_CALL_HAS_ARGS)
 		for (int i = 0; i < 6; i++)
@@ -391,15 +397,13 @@ static void put_bytes_str(struct abuf *b, const char *s)
 
 static void encode_annot(struct archive_priv *a, const struct bp_annot *an, struct abuf *b)
 {
+	const uint64_t v[] = {
+		zigzag((int64_t)(an->ts - a->prev.ts)), an->pid, an->tid, an->kind, an->call,
+		zigzag(an->value), an->nargs,
+	};
 	uint32_t i;
 
-	put_varint(b, zigzag((int64_t)(an->ts - a->prev.ts)));
-	put_varint(b, an->pid);
-	put_varint(b, an->tid);
-	put_varint(b, an->kind);
-	put_varint(b, an->call);
-	put_varint(b, zigzag(an->value));
-	put_varint(b, an->nargs);
+	put_varints(b, v, sizeof(v) / sizeof(v[0]));
 	for (i = 0; i < an->nargs && i < 6; i++)
 		put_varint(b, zigzag(an->args[i]));
 	put_bytes_str(b, an->name);
@@ -408,21 +412,21 @@ static void encode_annot(struct archive_priv *a, const struct bp_annot *an, stru
 
 static void encode_loss(struct archive_priv *a, const struct bp_loss *l, struct abuf *b)
 {
-	put_varint(b, zigzag((int64_t)(l->ts - a->prev.ts)));
-	put_varint(b, l->count);
-	put_varint(b, l->cpu);
+	const uint64_t v[] = { zigzag((int64_t)(l->ts - a->prev.ts)), l->count, l->cpu };
+
+	put_varints(b, v, sizeof(v) / sizeof(v[0]));
 	a->prev.ts = l->ts;
 }
 
 static void encode_sample(struct archive_priv *a, const struct bp_sample *sm, struct abuf *b)
 {
-	put_varint(b, zigzag((int64_t)(sm->ts - a->prev.ts)));
-	put_varint(b, sm->weight);
-	put_varint(b, zigzag((int64_t)sm->pid - a->prev.pid));
-	put_varint(b, zigzag((int64_t)sm->tid - a->prev.tid));
-	put_varint(b, sm->path);
-	put_varint(b, sm->cpu);
-	put_varint(b, sm->flags);
+	const uint64_t v[] = {
+		zigzag((int64_t)(sm->ts - a->prev.ts)), sm->weight,
+		zigzag((int64_t)sm->pid - a->prev.pid), zigzag((int64_t)sm->tid - a->prev.tid),
+		sm->path, sm->cpu, sm->flags,
+	};
+
+	put_varints(b, v, sizeof(v) / sizeof(v[0]));
 	a->prev.ts = sm->ts;
 	a->prev.pid = sm->pid;
 	a->prev.tid = sm->tid;
@@ -430,18 +434,13 @@ static void encode_sample(struct archive_priv *a, const struct bp_sample *sm, st
 
 static void encode_edge(struct archive_priv *a, const struct bp_edge *ed, struct abuf *b)
 {
-	put_varint(b, ed->kind);
-	put_varint(b, ed->src_call);
-	put_varint(b, ed->dst_call);
-	put_varint(b, zigzag((int64_t)(ed->src_ts - a->prev.ts)));
-	put_varint(b, zigzag((int64_t)(ed->dst_ts - ed->src_ts)));
-	put_varint(b, ed->src_pid);
-	put_varint(b, ed->src_tid);
-	put_varint(b, ed->dst_pid);
-	put_varint(b, ed->dst_tid);
-	put_varint(b, ed->src_func);
-	put_varint(b, ed->dst_func);
-	put_varint(b, ed->value);
+	const uint64_t v[] = {
+		ed->kind, ed->src_call, ed->dst_call, zigzag((int64_t)(ed->src_ts - a->prev.ts)),
+		zigzag((int64_t)(ed->dst_ts - ed->src_ts)), ed->src_pid, ed->src_tid,
+		ed->dst_pid, ed->dst_tid, ed->src_func, ed->dst_func, ed->value,
+	};
+
+	put_varints(b, v, sizeof(v) / sizeof(v[0]));
 	a->prev.ts = ed->src_ts;
 }
 
@@ -498,6 +497,7 @@ static int archive_event(struct exporter *e, const struct bp_session *s, const s
 
 static int archive_end(struct exporter *e, const struct bp_session *s)
 {
+	const uint64_t *const counters[ARCHIVE_NCOUNTERS] = ARCHIVE_COUNTERS(s);
 	struct archive_priv *a = e->priv;
 	struct abuf *b = &a->tab;
 	size_t i;
@@ -546,19 +546,8 @@ static int archive_end(struct exporter *e, const struct bp_session *s)
 	b->len = 0;
 	put_u32(b, ARCHIVE_NCOUNTERS);
 	put_u32(b, 0);
-	put_u64(b, s->duration);
-	put_u64(b, s->nrecords);
-	put_u64(b, s->ncalls);
-	put_u64(b, s->nunfinished);
-	put_u64(b, s->nno_entry);
-	put_u64(b, s->nunwound);
-	put_u64(b, s->nno_retprobe);
-	put_u64(b, s->nexceptions);
-	put_u64(b, s->nsamples);
-	put_u64(b, s->noffcpu);
-	put_u64(b, s->ntruncated);
-	for (i = 0; i < 4; i++)
-		put_u64(b, s->nedges[i]);
+	for (i = 0; i < ARCHIVE_NCOUNTERS; i++)
+		put_u64(b, *counters[i]);
 	put_str(b, s->timing);	/* 1.2: how durations were measured (NULL: the raw clock) */
 	err = write_section(e, ARCHIVE_SEC_COUNTERS, 0, b->p, b->len);
 	if (err)

@@ -38,4 +38,22 @@ int file_has_magic(const char *path, const void *magic, size_t len);
 /* Removes dir and the files in it (a private temporary directory; "" is nothing). */
 void remove_tmpdir(const char *dir);
 
+/*
+ * Binary search, written once: the number of leading elements of a sorted
+ * [0, n) for which BELOW (an expression of the index `at`) holds, i.e. the
+ * first index where it fails.  lower_bound(n, v[at].key < k) finds the first
+ * key >= k; with `<=`, the first key > k (the one before it is the last <= k).
+ */
+#define lower_bound(n, BELOW) ({					\
+	size_t lo_ = 0, hi_ = (n);					\
+	while (lo_ < hi_) {						\
+		size_t at = lo_ + (hi_ - lo_) / 2;			\
+		if (BELOW)						\
+			lo_ = at + 1;					\
+		else							\
+			hi_ = at;					\
+	}								\
+	lo_;								\
+})
+
 #endif

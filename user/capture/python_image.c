@@ -21,6 +21,7 @@
 #include "bpf/python.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "symbols/elfwalk.h"
 #include "symbols/select.h"
 #include "python.h"
 #include "usdt.h"
@@ -151,32 +152,19 @@ static bool in_exec_segment(const struct elf_file *f, uint64_t va)
 /* A symbol's value and size from .symtab or .dynsym; false if absent. */
 static bool find_symbol(const struct elf_file *f, const char *name, uint64_t *value, uint64_t *size)
 {
-	Elf_Scn *scn = NULL;
+	struct elfwalk w;
+	GElf_Sym sym;
+	const char *s;
 
-	while ((scn = elf_nextscn(f->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t i, n;
-
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize)
+	elfwalk__init(&w, f->elf, ELFWALK_SYMBOLS);
+	while (elfwalk__next(&w)) {
+		if (!gelf_getsym(w.data, w.i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			GElf_Sym sym;
-			const char *s;
-
-			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
-				continue;
-			s = elf_strptr(f->elf, sh.sh_link, sym.st_name);
-			if (s && !strcmp(s, name)) {
-				*value = sym.st_value;
-				*size = sym.st_size;
-				return true;
-			}
+		s = elfwalk__name(&w, sym.st_name);
+		if (s && !strcmp(s, name)) {
+			*value = sym.st_value;
+			*size = sym.st_size;
+			return true;
 		}
 	}
 	return false;
@@ -185,27 +173,15 @@ static bool find_symbol(const struct elf_file *f, const char *name, uint64_t *va
 /* R_X86_64_RELATIVE addends that fall in [lo, lo + len): a PIC table's entries. */
 static void apply_relative(const struct elf_file *f, uint64_t lo, uint8_t *buf, size_t len)
 {
-	Elf_Scn *scn = NULL;
+	struct elfwalk w;
+	GElf_Rela r;
 
-	while ((scn = elf_nextscn(f->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t i, n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+	elfwalk__init(&w, f->elf, ELFWALK_TYPE(SHT_RELA));
+	while (elfwalk__next(&w)) {
+		if (!gelf_getrela(w.data, w.i, &r) || GELF_R_TYPE(r.r_info) != R_X86_64_RELATIVE ||
+		    r.r_offset < lo || r.r_offset + 8 > lo + len)
 			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			GElf_Rela r;
-
-			if (!gelf_getrela(data, i, &r) || GELF_R_TYPE(r.r_info) != R_X86_64_RELATIVE ||
-			    r.r_offset < lo || r.r_offset + 8 > lo + len)
-				continue;
-			memcpy(buf + (r.r_offset - lo), &r.r_addend, 8);
-		}
+		memcpy(buf + (r.r_offset - lo), &r.r_addend, 8);
 	}
 }
 
@@ -357,16 +333,8 @@ out:
 
 static size_t insn_at(const struct eval_code *e, uint64_t addr)
 {
-	size_t lo = 0, hi = e->n;
+	size_t lo = lower_bound(e->n, e->insns[at].address < addr);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (e->insns[mid].address < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < e->n && e->insns[lo].address == addr ? lo : e->n;
 }
 
@@ -557,7 +525,7 @@ static char *find_libpython(const char *exe, pid_t pid)
 	const char *needed = NULL, *runpath = NULL;
 	size_t npaths = 0, i;
 	struct elf_file f;
-	Elf_Scn *scn = NULL;
+	struct elfwalk w;
 	FILE *m;
 
 	if (pid > 0) {
@@ -579,27 +547,18 @@ static char *find_libpython(const char *exe, pid_t pid)
 	}
 	if (elf_file_open(exe, &f))
 		return NULL;
-	while ((scn = elf_nextscn(f.elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t n;
+	elfwalk__init(&w, f.elf, ELFWALK_TYPE(SHT_DYNAMIC));
+	while (elfwalk__next(&w)) {
+		GElf_Dyn dyn;
+		const char *s;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+		if (!gelf_getdyn(w.data, w.i, &dyn))
 			continue;
-		data = elf_getdata(scn, NULL);
-		n = data ? sh.sh_size / sh.sh_entsize : 0;
-		for (i = 0; i < n; i++) {
-			GElf_Dyn dyn;
-			const char *s;
-
-			if (!gelf_getdyn(data, i, &dyn))
-				continue;
-			s = elf_strptr(f.elf, sh.sh_link, dyn.d_un.d_val);
-			if (dyn.d_tag == DT_NEEDED && s && !strncmp(s, "libpython3.", 11))
-				needed = s;
-			else if ((dyn.d_tag == DT_RUNPATH || dyn.d_tag == DT_RPATH) && s)
-				runpath = s;
-		}
+		s = elfwalk__name(&w, dyn.d_un.d_val);
+		if (dyn.d_tag == DT_NEEDED && s && !strncmp(s, "libpython3.", 11))
+			needed = s;
+		else if ((dyn.d_tag == DT_RUNPATH || dyn.d_tag == DT_RPATH) && s)
+			runpath = s;
 	}
 	/* the process is not running yet: look where its dynamic linker would */
 	if (needed && runpath)

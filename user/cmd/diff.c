@@ -62,7 +62,7 @@ int cmd_diff(int argc, char **argv)
 {
 	enum {
 		OPT_SAMPLE = OPT_OWN, OPT_ALPHA, OPT_MIN_CHANGE, OPT_MIN_CALLS,
-		OPT_FAIL_ABOVE, OPT_MIN_TOTAL, OPT_DEPTH, OPT_NO_PATHS, OPT_ALL_PATHS,
+		OPT_FAIL_ABOVE, OPT_MIN_TOTAL, OPT_NO_PATHS, OPT_ALL_PATHS,
 	};
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -72,15 +72,14 @@ int cmd_diff(int argc, char **argv)
 		{ "min-calls", required_argument, NULL, OPT_MIN_CALLS },
 		{ "fail-above", required_argument, NULL, OPT_FAIL_ABOVE },
 		{ "min-total", required_argument, NULL, OPT_MIN_TOTAL },
-		{ "top", required_argument, NULL, 'n' },
-		{ "depth", required_argument, NULL, OPT_DEPTH },
+		OPTS_SIZE_LONGOPTS,
 		{ "no-paths", no_argument, NULL, OPT_NO_PATHS },
 		{ "all-paths", no_argument, NULL, OPT_ALL_PATHS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL },
 	};
-	struct cmd_opts co = { .cmd = "diff", .usage = usage };
 	struct diff_opts o;
+	struct cmd_opts co = { .cmd = "diff", .usage = usage, .top = &o.top, .depth = &o.depth };
 	struct diff *d = NULL;
 	unsigned long v;
 	char *end;
@@ -139,14 +138,6 @@ int cmd_diff(int argc, char **argv)
 			if (err)
 				p_err("invalid --min-total '%s': want a duration (500us, 10ms, 1s)",
 				      optarg);
-			break;
-		case 'n':
-			err = parse_count("--top", optarg, 0, ULONG_MAX, &v);
-			o.top = v;
-			break;
-		case OPT_DEPTH:
-			err = parse_count("--depth", optarg, 0, UINT32_MAX, &v);
-			o.depth = v;
 			break;
 		case OPT_NO_PATHS:
 			o.no_paths = true;

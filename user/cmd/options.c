@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The options several commands share (options.h). */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include "cmds.h"
 #include "options.h"
@@ -111,6 +112,20 @@ int opts__take(struct cmd_opts *o, int c, char **argv)
 	}
 	if (o->min_time && c == OPT_MIN_TIME)
 		return take_min_time(optarg, o->min_time);
+	if (o->top && c == 'n') {
+		unsigned long v;
+
+		err = parse_count("--top", optarg, 0, SIZE_MAX, &v);
+		*o->top = v;
+		return err;
+	}
+	if (o->depth && c == OPT_DEPTH) {
+		unsigned long v;
+
+		err = parse_count("--depth", optarg, 0, UINT32_MAX, &v);
+		*o->depth = v;
+		return err;
+	}
 	return -ENOENT;
 }
 

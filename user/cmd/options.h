@@ -20,6 +20,7 @@
 enum {
 	OPT_FORMAT = 256, OPT_MIN_TIME, OPT_PARTIAL,
 	OPT_BUFFER, OPT_NO_FOLLOW, OPT_NO_SKIP_ENDBR, OPT_DEBUG_DIR, OPT_NO_COMP, OPT_COMP,
+	OPT_DEPTH,
 	OPT_OWN = 320,
 };
 
@@ -49,6 +50,11 @@ enum {
 	{ "pid", required_argument, NULL, 'p' }, \
 	{ "tid", required_argument, NULL, 't' }
 
+/* How much of a table and a tree to print: report, diff. */
+#define OPTS_SIZE_LONGOPTS \
+	{ "top", required_argument, NULL, 'n' }, \
+	{ "depth", required_argument, NULL, OPT_DEPTH }
+
 struct cmd_opts {
 	const char *cmd;		/* "record", ...: named in messages */
 	void (*usage)(FILE *f, const char *cmd);	/* -h */
@@ -56,6 +62,8 @@ struct cmd_opts {
 	struct capture_opts *capture;	/* the capture group, or NULL */
 	struct event_filter *filter;	/* the filter group, or NULL */
 	uint64_t *min_time;		/* --min-time alone (record), or NULL */
+	size_t *top;			/* -n/--top N (0: all), or NULL */
+	uint32_t *depth;		/* --depth N (0: all), or NULL */
 };
 
 /*

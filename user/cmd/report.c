@@ -53,13 +53,12 @@ static void usage(FILE *f, const char *cmd)
 /* A positive decimal that fits in `max`; 0 or -EINVAL with the message printed. */
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_DEPTH = OPT_OWN, OPT_NO_TREE, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS };
+	enum { OPT_NO_TREE = OPT_OWN, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS };
 	static const struct option longopts[] = {
 		{ "partial", no_argument, NULL, OPT_PARTIAL },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "sort", required_argument, NULL, 's' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "depth", required_argument, NULL, OPT_DEPTH },
+		OPTS_SIZE_LONGOPTS,
 		{ "pid", required_argument, NULL, 'p' },
 		{ "tid", required_argument, NULL, 't' },
 		{ "no-tree", no_argument, NULL, OPT_NO_TREE },
@@ -69,8 +68,8 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL },
 	};
-	struct cmd_opts co = { .cmd = "report", .usage = usage };
 	struct report_opts o = { 0 };
+	struct cmd_opts co = { .cmd = "report", .usage = usage, .top = &o.top, .depth = &o.depth };
 	struct report *rep = NULL;
 	struct bp_session s;
 	const char *path = DEFAULT_ARCHIVE;
@@ -91,14 +90,6 @@ int cmd_report(int argc, char **argv)
 			if (err)
 				p_err("unknown sort key '%s': want total, self, calls, avg or max",
 				      optarg);
-			break;
-		case 'n':
-			err = parse_count("--top", optarg, 1, ULONG_MAX, &v);
-			o.top = v;
-			break;
-		case OPT_DEPTH:
-			err = parse_count("--depth", optarg, 1, UINT32_MAX, &v);
-			o.depth = v;
 			break;
 		case 'p':
 			err = parse_count("pid", optarg, 1, INT_MAX, &v);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "base/log.h"
 #include "session.h"
+#include "base/util.h"
 
 void session__init(struct bp_session *s)
 {
@@ -71,17 +72,7 @@ uint32_t session__add_func(struct bp_session *s, const struct bp_func *f)
 
 static size_t thread_pos(const struct bp_session *s, uint32_t tid)
 {
-	size_t lo = 0, hi = s->nthreads;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (s->threads[mid].tid < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return lower_bound(s->nthreads, s->threads[at].tid < tid);
 }
 
 struct bp_thread *session__find_thread(const struct bp_session *s, uint32_t tid)

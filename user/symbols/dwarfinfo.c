@@ -97,16 +97,8 @@ int dwarfinfo__read(const char *path, struct dwarf_funcs *out)
 
 const struct dwarf_func *dwarfinfo__find(const struct dwarf_funcs *df, uint64_t addr)
 {
-	size_t lo = 0, hi = df->n;
+	size_t lo = lower_bound(df->n, df->v[at].addr < addr);
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (df->v[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < df->n && df->v[lo].addr == addr ? &df->v[lo] : NULL;
 }
 

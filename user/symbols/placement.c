@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <capstone/capstone.h>
 #include <elfutils/libdw.h>
+#include "symbols/elfwalk.h"
 #include "symbols/placement.h"
 #include "symbols/select.h"
 #include "base/log.h"
@@ -97,58 +98,45 @@ static bool read_at(const struct placement_mod *pm, uint64_t addr, void *dst, si
 /* Collects the branch targets of every "NAME.cold[.N]" fragment of the file. */
 static void read_cold_targets(struct placement_mod *pm)
 {
-	size_t cap = 0, shstrndx;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	size_t cap = 0;
+	struct elfwalk w;
 
-	if (elf_getshdrstrndx(pm->elf, &shstrndx))
-		return;
-	while ((scn = elf_nextscn(pm->elf, scn))) {
-		Elf_Data *data;
-		size_t i, n;
+	elfwalk__init(&w, pm->elf, ELFWALK_TYPE(SHT_SYMTAB));
+	while (elfwalk__next(&w)) {
+		GElf_Sym sym;
+		const char *name;
+		uint8_t *code;
+		const uint8_t *p;
+		size_t left;
+		uint64_t addr;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+		if (!gelf_getsym(w.data, w.i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    !sym.st_size || sym.st_size > MAX_FUNC_BYTES)
 			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
+		name = elfwalk__name(&w, sym.st_name);
+		if (!name || !strstr(name, ".cold"))
 			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
-			uint8_t *code;
-			const uint8_t *p;
-			size_t left;
-			uint64_t addr;
-
-			if (!gelf_getsym(data, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    !sym.st_size || sym.st_size > MAX_FUNC_BYTES)
-				continue;
-			name = elf_strptr(pm->elf, sh.sh_link, sym.st_name);
-			if (!name || !strstr(name, ".cold"))
-				continue;
-			code = xmalloc(sym.st_size);
-			if (!read_at(pm, sym.st_value, code, sym.st_size)) {
-				free(code);
-				continue;
-			}
-			p = code;
-			left = sym.st_size;
-			addr = sym.st_value;
-			while (left && cs_disasm_iter(pm->cs, &p, &left, &addr, pm->insn)) {
-				uint64_t t;
-
-				if (!direct_target(pm->cs, pm->insn, &t))
-					continue;
-				if (pm->ncold == cap) {
-					cap = cap ? cap * 2 : 64;
-					pm->cold_targets = xrealloc(pm->cold_targets,
-								    cap * sizeof(*pm->cold_targets));
-				}
-				pm->cold_targets[pm->ncold++] = t;
-			}
+		code = xmalloc(sym.st_size);
+		if (!read_at(pm, sym.st_value, code, sym.st_size)) {
 			free(code);
+			continue;
 		}
+		p = code;
+		left = sym.st_size;
+		addr = sym.st_value;
+		while (left && cs_disasm_iter(pm->cs, &p, &left, &addr, pm->insn)) {
+			uint64_t t;
+
+			if (!direct_target(pm->cs, pm->insn, &t))
+				continue;
+			if (pm->ncold == cap) {
+				cap = cap ? cap * 2 : 64;
+				pm->cold_targets = xrealloc(pm->cold_targets,
+							    cap * sizeof(*pm->cold_targets));
+			}
+			pm->cold_targets[pm->ncold++] = t;
+		}
+		free(code);
 	}
 	if (pm->ncold)
 		qsort(pm->cold_targets, pm->ncold, sizeof(*pm->cold_targets), cmp_u64);

@@ -13,6 +13,7 @@
 #include "procmaps.h"
 #include "symbolize.h"
 #include "unwind.h"
+#include "base/util.h"
 
 struct mapping {
 	uint64_t start, end, pgoff;
@@ -401,7 +402,7 @@ static uint32_t user_frame(struct symbolizer *sy, uint32_t pid, uint64_t ip)
 	uint64_t off;
 	char name[512];
 	uint32_t id;
-	size_t lo, hi;
+	size_t lo;
 
 	if (!m || m->file < 0) {
 		const char *what = m ? m->special : "[unmapped]";
@@ -428,16 +429,7 @@ static uint32_t user_frame(struct symbolizer *sy, uint32_t pid, uint64_t ip)
 	}
 	if (!sf->err) {
 		/* the function whose file range holds off (offsets ascend with addresses) */
-		lo = 0;
-		hi = sf->syms.n;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-
-			if (sf->syms.v[mid].offset <= off)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = lower_bound(sf->syms.n, sf->syms.v[at].offset <= off);
 		if (lo) {
 			const struct elf_func *ef = &sf->syms.v[lo - 1];
 
@@ -508,21 +500,13 @@ static void load_kallsyms(struct symbolizer *sy)
 
 static uint32_t kernel_frame(struct symbolizer *sy, uint64_t ip)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 	uint32_t id;
 	char name[64];
 
 	if (!sy->kloaded)
 		load_kallsyms(sy);
-	hi = sy->nksyms;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (sy->ksyms[mid].addr <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = lower_bound(sy->nksyms, sy->ksyms[at].addr <= ip);
 	if (lo) {
 		const struct ksym *k = &sy->ksyms[lo - 1];
 

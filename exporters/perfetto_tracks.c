@@ -196,6 +196,20 @@ void pf_write_sample(struct exporter *e, const struct bp_session *s, const struc
 		pf_write_end(e, l, sm->ts + sm->weight);
 }
 
+/* One end of an edge: an instant named by its kind, on the thread's lane at ts; its event open. */
+static struct pf_lane *edge_end(struct exporter *e, const struct bp_session *s,
+				const struct bp_edge *ed, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	struct perfetto_priv *pr = e->priv;
+	struct pf_lane *l = pf_lane_for(e, s, pf_thread_track(e, s, pid, tid), -1, ts);
+
+	pf_ev_begin(pr);
+	pf_te_type(pr, TYPE_INSTANT);
+	pf_te_cat(pr, l, CAT_EDGE);
+	pb_str(&pr->te, F_TE_NAME, session__edge_kind(ed->kind));
+	return l;
+}
+
 /*
  * An edge: an instant at the cause on the source thread starts flow `id`,
  * one where the effect begins on the destination thread ends it; Perfetto
@@ -204,17 +218,10 @@ void pf_write_sample(struct exporter *e, const struct bp_session *s, const struc
 void pf_write_edge(struct exporter *e, const struct bp_session *s, const struct bp_edge *ed)
 {
 	struct perfetto_priv *pr = e->priv;
-	const char *kind = session__edge_kind(ed->kind);
 	uint64_t id = ++pr->nflows;
-	struct pf_track *t;
 	struct pf_lane *l;
 
-	t = pf_thread_track(e, s, ed->src_pid, ed->src_tid);
-	l = pf_lane_for(e, s, t, -1, ed->src_ts);
-	pf_ev_begin(pr);
-	pf_te_type(pr, TYPE_INSTANT);
-	pf_te_cat(pr, l, CAT_EDGE);
-	pb_str(&pr->te, F_TE_NAME, kind);
+	l = edge_end(e, s, ed, ed->src_pid, ed->src_tid, ed->src_ts);
 	pb_fixed64(&pr->te, F_TE_FLOW_IDS, id);
 	pf_an_str(pr, l, AN_FROM, session__func_name(s, ed->src_func));
 	pf_an_int(pr, l, AN_FROM_ID, (int64_t)ed->src_call);
@@ -226,12 +233,7 @@ void pf_write_edge(struct exporter *e, const struct bp_session *s, const struct 
 		pf_an_int(pr, l, AN_LATENCY, ed->dst_ts > ed->src_ts ? (int64_t)(ed->dst_ts - ed->src_ts) : 0);
 	pf_ev_write(e, l, ed->src_ts);
 
-	t = pf_thread_track(e, s, ed->dst_pid, ed->dst_tid);
-	l = pf_lane_for(e, s, t, -1, ed->dst_ts);
-	pf_ev_begin(pr);
-	pf_te_type(pr, TYPE_INSTANT);
-	pf_te_cat(pr, l, CAT_EDGE);
-	pb_str(&pr->te, F_TE_NAME, kind);
+	l = edge_end(e, s, ed, ed->dst_pid, ed->dst_tid, ed->dst_ts);
 	pb_fixed64(&pr->te, F_TE_TERM_FLOW_IDS, id);
 	pf_ev_write(e, l, ed->dst_ts);
 }

@@ -46,18 +46,16 @@ struct archive_reader {
 	int err;		/* sticky: the first error */
 };
 
-/* Prints "FILE: WHAT (details)" once and makes the error sticky; returns it. */
-int archive_fail(struct archive_reader *r, int err, const char *what, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 /*
- * The file ends too early: the truncation error, or with
- * archive__accept_unfinished() (past the header) -ECANCELED, the end of an
- * unfinished recording, which archive__next() turns into the end.
+ * Prints "FILE: WHAT (details)" once and makes the error sticky; returns it.
+ * `cut`: the file ends too early, which with archive__accept_unfinished()
+ * (past the header) is the end of an unfinished recording: -ECANCELED,
+ * which archive__next() turns into the end.
  */
-int archive_cut(struct archive_reader *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-#define truncated(r, ...) archive_cut(r, __VA_ARGS__)
-#define corrupt(r, ...) archive_fail(r, -EBADMSG, "corrupt archive", __VA_ARGS__)
+int archive_fail(struct archive_reader *r, bool cut, int err, const char *what,
+		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+#define truncated(r, ...) archive_fail(r, true, -EBADMSG, "truncated archive", __VA_ARGS__)
+#define corrupt(r, ...) archive_fail(r, false, -EBADMSG, "corrupt archive", __VA_ARGS__)
 
 /* The next section's header; then its body (tables are read, an events block is loaded). */
 int archive_read_section_header(struct archive_reader *r);

@@ -52,12 +52,14 @@ void archive__accept_unfinished(bool on)
 }
 
 /*
- * The file ends too early.  Normally an error; with
- * archive__accept_unfinished(), once past the header, the end of what an
- * unfinished recording wrote (bpfprof killed: the writer flushes whole
- * blocks): -ECANCELED, which archive__next() turns into the end.
+ * Every error of the reader: printed once, sticky.  A file that ends too
+ * early (`cut`) is an error too, except with archive__accept_unfinished()
+ * once past the header: then it is the end of what an unfinished recording
+ * wrote (bpfprof killed: the writer flushes whole blocks), -ECANCELED, which
+ * archive__next() turns into the end.
  */
-int archive_cut(struct archive_reader *r, const char *fmt, ...)
+int archive_fail(struct archive_reader *r, bool cut, int err, const char *what,
+		 const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -67,29 +69,16 @@ int archive_cut(struct archive_reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (!accept_unfinished || !r->header_seen)
-		return archive_fail(r, -EBADMSG, "truncated archive", "%s; if bpfprof was killed "
-				    "while recording it, --partial reads its complete blocks", msg);
-	if (!r->cut)
-		p_warn("%s: an unfinished recording (%s): %" PRIu64 " events in its complete "
-		       "blocks, no thread names or totals", r->path, msg, r->nevents);
-	r->cut = true;
-	r->done = true;
-	return -ECANCELED;
-}
-
-/* Prints "FILE: WHAT (details)" once and makes the error sticky. */
-int archive_fail(struct archive_reader *r, int err, const char *what, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	if (r->err)
-		return r->err;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	p_err("%s: %s (%s)", r->path, what, msg);
+	if (cut && accept_unfinished && r->header_seen) {
+		if (!r->cut)
+			p_warn("%s: an unfinished recording (%s): %" PRIu64 " events in its complete "
+			       "blocks, no thread names or totals", r->path, msg, r->nevents);
+		r->cut = true;
+		r->done = true;
+		return -ECANCELED;
+	}
+	p_err("%s: %s (%s%s)", r->path, what, msg, cut ? "; if bpfprof was killed while "
+	      "recording it, --partial reads its complete blocks" : "");
 	r->err = err;
 	return err;
 }
@@ -105,7 +94,7 @@ static int fill(struct archive_reader *r, void *dst, size_t n)
 	if (got == n)
 		return 0;
 	if (ferror(r->f))
-		return archive_fail(r, -EIO, "cannot read", "%s", strerror(errno ? errno : EIO));
+		return archive_fail(r, false, -EIO, "cannot read", "%s", strerror(errno ? errno : EIO));
 	return truncated(r, "the %s section at byte %" PRIu64 " is cut short at byte %" PRIu64,
 			 sec_name(r->type), r->sec_off, r->off);
 }
@@ -583,7 +572,7 @@ int archive_read_section_header(struct archive_reader *r)
 	r->off += got;
 	if (got < sizeof(b)) {
 		if (ferror(r->f))
-			return archive_fail(r, -EIO, "cannot read", "%s", strerror(errno ? errno : EIO));
+			return archive_fail(r, false, -EIO, "cannot read", "%s", strerror(errno ? errno : EIO));
 		if (got == 0)
 			return truncated(r, "it ends at byte %" PRIu64 " without an end section",
 					 r->off);

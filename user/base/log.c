@@ -71,16 +71,22 @@ void *xmalloc(unsigned long n)
 	return p ? p : oom();
 }
 
-char *xasprintf(const char *fmt, ...)
+char *xvasprintf(const char *fmt, va_list ap)
 {
 	char *p = NULL;
+
+	return vasprintf(&p, fmt, ap) < 0 ? oom() : p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
 	va_list ap;
-	int n;
+	char *p;
 
 	va_start(ap, fmt);
-	n = vasprintf(&p, fmt, ap);
+	p = xvasprintf(fmt, ap);
 	va_end(ap);
-	return n < 0 ? oom() : p;
+	return p;
 }
 
 void *xcalloc(unsigned long n, unsigned long sz)

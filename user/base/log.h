@@ -3,6 +3,7 @@
 #ifndef BPFPROF_LOG_H
 #define BPFPROF_LOG_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 
 extern int verbose;	/* -v count */
@@ -24,5 +25,6 @@ void *xcalloc(unsigned long n, unsigned long sz);
 void *xrealloc(void *p, unsigned long n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 #endif

@@ -342,17 +342,10 @@ static void add_site(struct py_image *img, const struct elf_file *f, uint32_t ki
 		     uint64_t addr, uint64_t sema, bool emu)
 {
 	int64_t off = vaddr_to_off(f, addr), so = sema ? vaddr_to_off(f, sema) : 0;
-	struct py_site *s;
-
 	if (off < 0 || so < 0 || img->nsites >= BP_PY_MAX_SITES)
 		return;
-	s = &img->sites[img->nsites++];
-	s->kind = kind;
-	s->mode = mode;
-	s->addr = addr;
-	s->off = off;
-	s->sema_off = so;
-	s->emulated = emu;
+	img->sites[img->nsites++] = (struct py_site){ .kind = kind, .mode = mode, .addr = addr,
+						      .off = off, .sema_off = so, .emulated = emu };
 	img->nslow += !emu;
 }
 

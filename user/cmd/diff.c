@@ -84,7 +84,7 @@ int cmd_diff(int argc, char **argv)
 	unsigned long v;
 	char *end;
 	size_t bad;
-	int c, err = 0;
+	int c, err = 0, status = 0;
 
 	diff__default_opts(&o);
 	opterr = 0;
@@ -147,10 +147,6 @@ int cmd_diff(int argc, char **argv)
 			break;
 		default:	/* -h, getopt's errors */
 			err = opts__take(&co, c, argv);
-			if (err > 0) {
-				err = 0;
-				goto cleanup;
-			}
 			break;
 		}
 		if (err)
@@ -195,12 +191,12 @@ int cmd_diff(int argc, char **argv)
 		if (bad) {
 			p_err("%zu function%s slower by more than %.4g%% (--fail-above)", bad,
 			      bad == 1 ? "" : "s", o.fail_above * 100);
-			err = 1;
+			status = 1;
 		}
 	}
 cleanup:
 	diff__free(d);
-	if (err == 1)
-		return 1;
-	return err ? (err == -EINVAL ? 2 : 1) : 0;
+	if (err == OPTS_HELP)
+		return 0;
+	return err ? (err == -EINVAL ? 2 : 1) : status;
 }

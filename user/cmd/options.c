@@ -78,7 +78,7 @@ int opts__take(struct cmd_opts *o, int c, char **argv)
 		return 0;
 	case 'h':
 		o->usage(stdout, o->cmd);
-		return 1;
+		return OPTS_HELP;
 	case ':':
 		p_err("option '%s' needs a value (see 'bpfprof %s --help')", argv[optind - 1],
 		      o->cmd);

@@ -66,10 +66,12 @@ struct cmd_opts {
 	uint32_t *depth;		/* --depth N (0: all), or NULL */
 };
 
+#define OPTS_HELP	1	/* opts__take(): --help was printed, exit 0 */
+
 /*
  * Takes getopt_long's `c` (with opterr = 0 and a leading ':' in the short
- * option string) if it is a shared option.  Returns 0 (taken), 1 (--help:
- * printed, exit 0), -EINVAL (printed) or -ENOENT (the command's own).
+ * option string) if it is a shared option.  Returns 0 (taken), OPTS_HELP,
+ * -EINVAL (printed) or -ENOENT (not a shared option: an error in `default:`).
  */
 int opts__take(struct cmd_opts *o, int c, char **argv);
 /* The buffer size is the capture's default when none is given. */

@@ -200,12 +200,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			p_err("--pid belongs to 'bpfprof attach'");
 			return -EINVAL;
 		}
-		err = opts__take(&o->cmd, c, argv);
-		if (err != -ENOENT) {
-			if (err)
-				return err;
-			continue;
-		}
 		switch (c) {
 		case OPT_SAMPLE: {
 			char *end;
@@ -259,6 +253,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				return -EINVAL;
 			}
 			break;
+		default:	/* the shared options (options.h), getopt's errors */
+			err = opts__take(&o->cmd, c, argv);
+			if (err)
+				return err;
 		}
 	}
 	if (o->attach) {

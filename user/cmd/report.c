@@ -113,10 +113,6 @@ int cmd_report(int argc, char **argv)
 			break;
 		default:	/* -h, --partial, getopt's errors */
 			err = opts__take(&co, c, argv);
-			if (err > 0) {
-				err = 0;
-				goto cleanup;
-			}
 			break;
 		}
 		if (err)
@@ -147,5 +143,7 @@ int cmd_report(int argc, char **argv)
 cleanup:
 	report__free(rep);
 	session__free(&s);
+	if (err == OPTS_HELP)
+		return 0;
 	return err ? (err == -EINVAL ? 2 : 1) : 0;
 }

@@ -670,12 +670,6 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 	o->capture_limit = DEFAULT_CAPTURE_LIMIT;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:l:F:N:qvh", longopts, NULL)) != -1) {
-		err = opts__take(&o->cmd, c, argv);
-		if (err != -ENOENT) {
-			if (err)
-				return err;
-			continue;
-		}
 		switch (c) {
 		case 'l':
 			listen = optarg;
@@ -692,6 +686,10 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 				return -EINVAL;
 			}
 			break;
+		default:	/* the shared options (options.h), getopt's errors */
+			err = opts__take(&o->cmd, c, argv);
+			if (err)
+				return err;
 		}
 	}
 	if (optind < argc) {

@@ -522,14 +522,12 @@ static void print_csv(struct diff *d, FILE *f)
 				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",",
 				x->calls, y->calls, x->total, y->total, x->self, y->self, x->p50, y->p50,
 				x->p90, y->p90, x->p99, y->p99);
-			csv_num(f, r->ratio);
-			fputc(',', f);
-			csv_num(f, r->shift);
-			fputc(',', f);
-			csv_num(f, r->ci_lo);
-			fputc(',', f);
-			csv_num(f, r->ci_hi);
-			fputc(',', f);
+			const double nums[] = { r->ratio, r->shift, r->ci_lo, r->ci_hi };
+
+			for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
+				csv_num(f, nums[k]);
+				fputc(',', f);
+			}
 		} else {
 			fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.6g,%.6g,%.6g,%.6g,",
 				x->samp_self, y->samp_self, x->samp_total, y->samp_total, r->sshare[0],

@@ -369,15 +369,14 @@ enum MHD_Result httpd__reply_take(struct MHD_Connection *c, unsigned int status,
 enum MHD_Result httpd__reply_text(struct MHD_Connection *c, unsigned int status,
 				  const char *fmt, ...)
 {
-	char *buf = NULL;
 	va_list ap;
-	int n;
+	size_t n;
+	char *buf;
 
 	va_start(ap, fmt);
-	n = vasprintf(&buf, fmt, ap);
+	buf = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return MHD_NO;
+	n = strlen(buf);
 	buf = xrealloc(buf, n + 2);
 	buf[n++] = '\n';
 	buf[n] = 0;

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/log.h"
@@ -279,8 +280,23 @@ static int by_total(const void *a, const void *b)
 int metrics__write(struct metrics *m, const struct bp_session *s, size_t top,
 		   const struct metrics_extra *x, FILE *f)
 {
+	static const struct {
+		const char *name, *help;
+		size_t off;	/* of the uint64_t in struct row */
+		bool ns;	/* shown as seconds */
+	} counters[] = {
+		{ "bpfprof_function_calls_total",
+		  "Calls of a traced function that ended, per process.",
+		  offsetof(struct row, calls), false },
+		{ "bpfprof_function_seconds_total",
+		  "Time inside a traced function, its callees included (recursion counted once).",
+		  offsetof(struct row, total), true },
+		{ "bpfprof_function_self_seconds_total",
+		  "Time inside a traced function less the time in its traced callees.",
+		  offsetof(struct row, self), true },
+	};
 	const struct row **v = xmalloc((m->nrows ? m->nrows : 1) * sizeof(*v));
-	size_t n = m->nrows, i, b;
+	size_t n = m->nrows, i, b, c;
 
 	for (i = 0; i < n; i++)
 		v[i] = &m->rows[i];
@@ -288,28 +304,20 @@ int metrics__write(struct metrics *m, const struct bp_session *s, size_t top,
 	if (top && n > top)
 		n = top;
 
-	family(f, "bpfprof_function_calls_total", "counter",
-	       "Calls of a traced function that ended, per process.");
-	for (i = 0; i < n; i++) {
-		fputs("bpfprof_function_calls_total", f);
-		labels(f, s, v[i], NULL);
-		fprintf(f, " %" PRIu64 "\n", v[i]->calls);
-	}
-	family(f, "bpfprof_function_seconds_total", "counter",
-	       "Time inside a traced function, its callees included (recursion counted once).");
-	for (i = 0; i < n; i++) {
-		fputs("bpfprof_function_seconds_total", f);
-		labels(f, s, v[i], NULL);
-		fputc(' ', f);
-		seconds(f, v[i]->total);
-	}
-	family(f, "bpfprof_function_self_seconds_total", "counter",
-	       "Time inside a traced function less the time in its traced callees.");
-	for (i = 0; i < n; i++) {
-		fputs("bpfprof_function_self_seconds_total", f);
-		labels(f, s, v[i], NULL);
-		fputc(' ', f);
-		seconds(f, v[i]->self);
+	for (c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {
+		family(f, counters[c].name, "counter", counters[c].help);
+		for (i = 0; i < n; i++) {
+			const uint64_t *val = (const uint64_t *)((const char *)v[i] + counters[c].off);
+
+			fputs(counters[c].name, f);
+			labels(f, s, v[i], NULL);
+			if (counters[c].ns) {
+				fputc(' ', f);
+				seconds(f, *val);
+			} else {
+				fprintf(f, " %" PRIu64 "\n", *val);
+			}
+		}
 	}
 	family(f, "bpfprof_function_duration_seconds", "histogram",
 	       "Duration of single calls of a traced function.");

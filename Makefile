@@ -118,7 +118,7 @@ $(OUTPUT)/user/%.o: user/%.c $(SKELS) $(FLAGS_STAMP)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # view's page is built into the binary (.incbin): -MMD does not see it.
-$(OUTPUT)/user/web/view.o: user/web/view-page.html user/web/diff-page.html
+$(OUTPUT)/user/web/view.o: user/web/view-page.html user/web/diff-page.html user/web/page.css
 
 $(OUTPUT)/exporters/%.o: exporters/%.c $(FLAGS_STAMP)
 	$(call msg,CC,$@)

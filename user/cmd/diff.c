@@ -65,17 +65,15 @@ int cmd_diff(int argc, char **argv)
 		OPT_FAIL_ABOVE, OPT_MIN_TOTAL, OPT_NO_PATHS, OPT_ALL_PATHS,
 	};
 	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "sample", no_argument, NULL, OPT_SAMPLE },
-		{ "alpha", required_argument, NULL, OPT_ALPHA },
-		{ "min-change", required_argument, NULL, OPT_MIN_CHANGE },
-		{ "min-calls", required_argument, NULL, OPT_MIN_CALLS },
-		{ "fail-above", required_argument, NULL, OPT_FAIL_ABOVE },
-		{ "min-total", required_argument, NULL, OPT_MIN_TOTAL },
-		OPTS_SIZE_LONGOPTS,
-		{ "no-paths", no_argument, NULL, OPT_NO_PATHS },
-		{ "all-paths", no_argument, NULL, OPT_ALL_PATHS },
-		{ "help", no_argument, NULL, 'h' },
+		OPT_ARG("format", OPT_FORMAT), OPT_FLAG("sample", OPT_SAMPLE),
+		/* the test */
+		OPT_ARG("alpha", OPT_ALPHA), OPT_ARG("min-change", OPT_MIN_CHANGE),
+		OPT_ARG("min-calls", OPT_MIN_CALLS),
+		/* the gate */
+		OPT_ARG("fail-above", OPT_FAIL_ABOVE), OPT_ARG("min-total", OPT_MIN_TOTAL),
+		/* what is printed */
+		OPTS_SIZE_LONGOPTS, OPT_FLAG("no-paths", OPT_NO_PATHS), OPT_FLAG("all-paths", OPT_ALL_PATHS),
+		OPT_FLAG("help", 'h'),
 		{ NULL },
 	};
 	struct diff_opts o;

@@ -24,6 +24,10 @@ enum {
 	OPT_OWN = 320,
 };
 
+/* A command's own long options: with a value, without. */
+#define OPT_ARG(name, val)	{ name, required_argument, NULL, val }
+#define OPT_FLAG(name, val)	{ name, no_argument, NULL, val }
+
 /* -q -v -h: every command. */
 #define OPTS_COMMON_LONGOPTS \
 	{ "quiet", no_argument, NULL, 'q' }, \

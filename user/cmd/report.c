@@ -55,17 +55,13 @@ int cmd_report(int argc, char **argv)
 {
 	enum { OPT_NO_TREE = OPT_OWN, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS };
 	static const struct option longopts[] = {
-		{ "partial", no_argument, NULL, OPT_PARTIAL },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "sort", required_argument, NULL, 's' },
-		OPTS_SIZE_LONGOPTS,
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "no-tree", no_argument, NULL, OPT_NO_TREE },
-		{ "tree-only", no_argument, NULL, OPT_TREE_ONLY },
-		{ "edges", no_argument, NULL, OPT_EDGES },
-		{ "marks", no_argument, NULL, OPT_MARKS },
-		{ "help", no_argument, NULL, 'h' },
+		OPT_FLAG("partial", OPT_PARTIAL), OPT_ARG("format", OPT_FORMAT),
+		/* which rows */
+		OPT_ARG("sort", 's'), OPTS_SIZE_LONGOPTS, OPT_ARG("pid", 'p'), OPT_ARG("tid", 't'),
+		/* which views */
+		OPT_FLAG("no-tree", OPT_NO_TREE), OPT_FLAG("tree-only", OPT_TREE_ONLY),
+		OPT_FLAG("edges", OPT_EDGES), OPT_FLAG("marks", OPT_MARKS),
+		OPT_FLAG("help", 'h'),
 		{ NULL },
 	};
 	struct report_opts o = { 0 };

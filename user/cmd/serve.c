@@ -671,6 +671,11 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:l:F:N:qvh", longopts, NULL)) != -1) {
 		switch (c) {
+		default:	/* the shared options (options.h), getopt's errors */
+			err = opts__take(&o->cmd, c, argv);
+			if (err)
+				return err;
+			break;
 		case 'l':
 			listen = optarg;
 			break;
@@ -686,10 +691,6 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 				return -EINVAL;
 			}
 			break;
-		default:	/* the shared options (options.h), getopt's errors */
-			err = opts__take(&o->cmd, c, argv);
-			if (err)
-				return err;
 		}
 	}
 	if (optind < argc) {

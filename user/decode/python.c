@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "base/hashtab.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "python.h"
@@ -159,30 +160,43 @@ static uint64_t hash_code(uint32_t pid, uint64_t code)
 	return ((code >> 4) ^ ((uint64_t)pid << 40)) * 0x9e3779b97f4a7c15ull;
 }
 
+static bool name_empty(const void *slot)
+{
+	return !((const struct py_name *)slot)->key;
+}
+
+static uint64_t name_hash(const void *slot)
+{
+	return hash_str(((const struct py_name *)slot)->key);
+}
+
+static const struct hashtab_ops names_ops = {
+	sizeof(struct py_name), 256, name_empty, name_hash,
+};
+
+static bool code_empty(const void *slot)
+{
+	return !((const struct py_code *)slot)->code;
+}
+
+static uint64_t code_hash(const void *slot)
+{
+	const struct py_code *c = slot;
+
+	return hash_code(c->pid, c->code);
+}
+
+static const struct hashtab_ops codes_ops = {
+	sizeof(struct py_code), 1024, code_empty, code_hash,
+};
+
 static struct py_name *name_slot(struct py_decoder *p, const char *key)
 {
 	size_t i;
 
-	if ((p->names_used + 1) * 2 > p->names_cap) {
-		struct py_name *old = p->names;
-		size_t oldcap = p->names_cap;
-
-		p->names_cap = oldcap ? oldcap * 2 : 256;
-		p->names = xcalloc(p->names_cap, sizeof(*p->names));
-		for (i = 0; i < oldcap; i++) {
-			size_t j;
-
-			if (!old[i].key)
-				continue;
-			for (j = hash_str(old[i].key) & (p->names_cap - 1); p->names[j].key;
-			     j = (j + 1) & (p->names_cap - 1))
-				;
-			p->names[j] = old[i];
-		}
-		free(old);
-	}
-	for (i = hash_str(key) & (p->names_cap - 1); p->names[i].key && strcmp(p->names[i].key, key);
-	     i = (i + 1) & (p->names_cap - 1))
+	hashtab__reserve((void **)&p->names, &p->names_cap, p->names_used, &names_ops);
+	for (i = hashtab__first(hash_str(key), p->names_cap);
+	     p->names[i].key && strcmp(p->names[i].key, key); i = hashtab__next(i, p->names_cap))
 		;
 	return &p->names[i];
 }
@@ -191,28 +205,12 @@ static struct py_code *code_slot(struct py_decoder *p, uint32_t pid, uint64_t co
 {
 	size_t i;
 
-	if (add && (p->codes_used + 1) * 2 > p->codes_cap) {
-		struct py_code *old = p->codes;
-		size_t oldcap = p->codes_cap;
-
-		p->codes_cap = oldcap ? oldcap * 2 : 1024;
-		p->codes = xcalloc(p->codes_cap, sizeof(*p->codes));
-		for (i = 0; i < oldcap; i++) {
-			size_t j;
-
-			if (!old[i].code)
-				continue;
-			for (j = hash_code(old[i].pid, old[i].code) & (p->codes_cap - 1);
-			     p->codes[j].code; j = (j + 1) & (p->codes_cap - 1))
-				;
-			p->codes[j] = old[i];
-		}
-		free(old);
-	}
+	if (add)
+		hashtab__reserve((void **)&p->codes, &p->codes_cap, p->codes_used, &codes_ops);
 	if (!p->codes_cap)
 		return NULL;
-	for (i = hash_code(pid, code) & (p->codes_cap - 1); p->codes[i].code;
-	     i = (i + 1) & (p->codes_cap - 1))
+	for (i = hashtab__first(hash_code(pid, code), p->codes_cap); p->codes[i].code;
+	     i = hashtab__next(i, p->codes_cap))
 		if (p->codes[i].code == code && p->codes[i].pid == pid)
 			return &p->codes[i];
 	if (!add)

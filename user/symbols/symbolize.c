@@ -13,6 +13,7 @@
 #include "procmaps.h"
 #include "symbolize.h"
 #include "unwind.h"
+#include "base/hashtab.h"
 #include "base/util.h"
 
 struct mapping {
@@ -78,30 +79,37 @@ static uint64_t fkey_of(uint32_t module, uint64_t addr)
 	return ((uint64_t)module + 1) << 48 ^ addr;
 }
 
+static uint64_t fhash(uint64_t key)
+{
+	return key * 0x9e3779b97f4a7c15ull >> 20;
+}
+
 static size_t fslot(const struct symbolizer *sy, uint64_t key)
 {
-	size_t i = (key * 0x9e3779b97f4a7c15ull >> 20) & (sy->ftab_cap - 1);
+	size_t i = hashtab__first(fhash(key), sy->ftab_cap);
 
 	while (sy->ftab[i].key && sy->ftab[i].key != key)
-		i = (i + 1) & (sy->ftab_cap - 1);
+		i = hashtab__next(i, sy->ftab_cap);
 	return i;
 }
+
+static bool fkey_empty(const void *slot)
+{
+	return !((const struct fkey *)slot)->key;
+}
+
+static uint64_t fkey_hash(const void *slot)
+{
+	return fhash(((const struct fkey *)slot)->key);
+}
+
+static const struct hashtab_ops ftab_ops = { sizeof(struct fkey), 1024, fkey_empty, fkey_hash };
 
 static void fput(struct symbolizer *sy, uint64_t key, uint32_t func)
 {
 	size_t i;
 
-	if ((sy->ftab_used + 1) * 2 > sy->ftab_cap) {
-		struct fkey *old = sy->ftab;
-		size_t oldcap = sy->ftab_cap;
-
-		sy->ftab_cap = oldcap ? oldcap * 2 : 1024;
-		sy->ftab = xcalloc(sy->ftab_cap, sizeof(*sy->ftab));
-		for (i = 0; i < oldcap; i++)
-			if (old[i].key)
-				sy->ftab[fslot(sy, old[i].key)] = old[i];
-		free(old);
-	}
+	hashtab__reserve((void **)&sy->ftab, &sy->ftab_cap, sy->ftab_used, &ftab_ops);
 	i = fslot(sy, key);
 	if (!sy->ftab[i].key)
 		sy->ftab_used++;

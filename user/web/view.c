@@ -37,24 +37,17 @@
 #define DOT_TIMEOUT_S	60
 #define BIG_CALLS	1000000
 
-__asm__(".section .rodata\n"
-	".global bpfprof_view_page\n"
-	".type bpfprof_view_page, @object\n"
-	"bpfprof_view_page:\n"
-	".incbin \"user/web/view-page.html\"\n"
-	".byte 0\n"
-	".previous\n");
-extern const char bpfprof_view_page[];
+/* A file of user/web/ in the binary, NUL-terminated, as the string `sym`. */
+#define EMBED(sym, file)						\
+	__asm__(".section .rodata\n.global " #sym "\n.type " #sym ", @object\n"	\
+		#sym ":\n.incbin \"user/web/" file "\"\n.byte 0\n.previous\n");	\
+	extern const char sym[]
 
+EMBED(bpfprof_view_page, "view-page.html");
 /* `view BASE NEW`'s page: the diff table and a differential flame graph. */
-__asm__(".section .rodata\n"
-	".global bpfprof_diff_page\n"
-	".type bpfprof_diff_page, @object\n"
-	"bpfprof_diff_page:\n"
-	".incbin \"user/web/diff-page.html\"\n"
-	".byte 0\n"
-	".previous\n");
-extern const char bpfprof_diff_page[];
+EMBED(bpfprof_diff_page, "diff-page.html");
+/* the frame and tables both pages share */
+EMBED(bpfprof_page_css, "page.css");
 
 
 static const char *const kind_names[] = { "archive", "chrome", "speedscope" };
@@ -603,6 +596,9 @@ enum MHD_Result view_handler(void *cls, struct MHD_Connection *c, const char *ur
 	}
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return httpd__reply_text(c, 405, "method not allowed");
+	if (!strcmp(url, "/page.css"))
+		return httpd__reply(c, 200, "text/css; charset=utf-8", bpfprof_page_css,
+				    strlen(bpfprof_page_css));
 	if (v->diff) {
 		if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
 			return httpd__reply(c, 200, "text/html; charset=utf-8", bpfprof_diff_page,

@@ -136,6 +136,22 @@ static __always_inline void fix_returns(struct task_struct *task, __u8 *dst, __u
 		bpf_loop(64, fix_return, &c, 0);
 }
 
+#if defined(__TARGET_ARCH_x86)
+/*
+ * Where each DWARF register (events.h: rax rdx rcx rbx rsi rdi rbp rsp
+ * r8-r15 rip) sits in the kernel's struct pt_regs: x86-64's layout is the
+ * ptrace ABI, fixed, so no CO-RE relocation is needed.
+ */
+static const __u16 dwarf_reg_off[BP_UREGS] = {
+	offsetof(struct pt_regs, ax), offsetof(struct pt_regs, dx), offsetof(struct pt_regs, cx),
+	offsetof(struct pt_regs, bx), offsetof(struct pt_regs, si), offsetof(struct pt_regs, di),
+	offsetof(struct pt_regs, bp), offsetof(struct pt_regs, sp), offsetof(struct pt_regs, r8),
+	offsetof(struct pt_regs, r9), offsetof(struct pt_regs, r10), offsetof(struct pt_regs, r11),
+	offsetof(struct pt_regs, r12), offsetof(struct pt_regs, r13), offsetof(struct pt_regs, r14),
+	offsetof(struct pt_regs, r15), offsetof(struct pt_regs, ip),
+};
+#endif
+
 /*
  * Copies the user registers and up to ustack_size bytes of the user stack
  * to u (followed by the bytes).  Page by page: bpf_probe_read_user() fails
@@ -151,6 +167,7 @@ static __always_inline __u32 copy_ustack(struct bp_ustack *u)
 	struct copy_ctx c = { .dst = (__u8 *)(u + 1), .want = ustack_size, .cut = BP_USTACK_CUT };
 	struct pt_regs *regs;
 	__u64 top;
+	int i;
 
 	if ((task->flags & (PF_KTHREAD | PF_IO_WORKER)) || !task->mm)
 		return 0;
@@ -158,23 +175,9 @@ static __always_inline __u32 copy_ustack(struct bp_ustack *u)
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs || (BPF_CORE_READ(regs, cs) & 0xffff) == USER32_CS)
 		return 0;	/* a 32-bit process: its CFI is not x86-64's (frame pointers only) */
-	u->regs[0] = BPF_CORE_READ(regs, ax);
-	u->regs[1] = BPF_CORE_READ(regs, dx);
-	u->regs[2] = BPF_CORE_READ(regs, cx);
-	u->regs[3] = BPF_CORE_READ(regs, bx);
-	u->regs[4] = BPF_CORE_READ(regs, si);
-	u->regs[5] = BPF_CORE_READ(regs, di);
-	u->regs[6] = BPF_CORE_READ(regs, bp);
-	u->regs[7] = c.sp = BPF_CORE_READ(regs, sp);
-	u->regs[8] = BPF_CORE_READ(regs, r8);
-	u->regs[9] = BPF_CORE_READ(regs, r9);
-	u->regs[10] = BPF_CORE_READ(regs, r10);
-	u->regs[11] = BPF_CORE_READ(regs, r11);
-	u->regs[12] = BPF_CORE_READ(regs, r12);
-	u->regs[13] = BPF_CORE_READ(regs, r13);
-	u->regs[14] = BPF_CORE_READ(regs, r14);
-	u->regs[15] = BPF_CORE_READ(regs, r15);
-	u->regs[16] = BPF_CORE_READ(regs, ip);
+	for (i = 0; i < BP_UREGS; i++)
+		bpf_probe_read_kernel(&u->regs[i], sizeof(u->regs[i]), (void *)regs + dwarf_reg_off[i]);
+	c.sp = u->regs[BP_UREG_SP];
 	/* the main thread: above start_stack are argc, argv and the environment */
 	top = BPF_CORE_READ(task, mm, start_stack);
 	if (task->pid == task->tgid && c.sp < top && top - c.sp + 8 <= c.want) {

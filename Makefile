@@ -129,10 +129,15 @@ $(BPFPROF_BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# Unit tests: cmocka, linked against everything but main.
-$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
+# Unit tests: cmocka, linked against everything but main, and the helpers they
+# share (tests/unit/helpers.c: not a test itself, UNIT_SRCS is test_*.c).
+UNIT_HELPERS := $(OUTPUT)/tests/helpers.o
+$(UNIT_HELPERS): tests/unit/helpers.c $(FLAGS_STAMP) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+$(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(LIB_OBJS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(UNIT_HELPERS) $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
 
 # Test target programs: known behaviour, frame pointers, no inlining so every
 # function in the source is a real call.  Per-program flags in tests/progs/flags.mk.

@@ -85,6 +85,14 @@ static void call(struct fix *f, uint16_t type, uint32_t tid, uint32_t func, uint
 #define ENTER(f, tid, fn, ts, sp) call(f, BP_REC_ENTRY, tid, fn, ts, sp)
 #define LEAVE(f, tid, fn, ts, sp) call(f, BP_REC_EXIT, tid, fn, ts, (sp) + 8)
 
+/* main (0) -> a (1) -> b (2) entered at 100, 200, 300, each frame 64 bytes below its caller's. */
+static void enter_main_a_b(struct fix *f)
+{
+	ENTER(f, PID, 0, 100, SP0);
+	ENTER(f, PID, 1, 200, SP0 - 64);
+	ENTER(f, PID, 2, 300, SP0 - 128);
+}
+
 static const struct bp_call *find(struct fix *f, uint32_t func, int nth)
 {
 	int i;
@@ -101,9 +109,7 @@ static void test_nesting(void **state)
 	struct fix *f = *state;
 	const struct bp_call *m, *a, *b;
 
-	ENTER(f, PID, 0, 100, SP0);
-	ENTER(f, PID, 1, 200, SP0 - 64);
-	ENTER(f, PID, 2, 300, SP0 - 128);
+	enter_main_a_b(f);
 	LEAVE(f, PID, 2, 400, SP0 - 128);
 	LEAVE(f, PID, 1, 500, SP0 - 64);
 	ENTER(f, PID, 2, 600, SP0 - 64);
@@ -345,9 +351,7 @@ static void test_longjmp_repair(void **state)
 	struct fix *f = *state;
 	const struct bp_call *a, *b, *c;
 
-	ENTER(f, PID, 0, 100, SP0);
-	ENTER(f, PID, 1, 200, SP0 - 64);
-	ENTER(f, PID, 2, 300, SP0 - 128);
+	enter_main_a_b(f);
 	/* longjmp: no returns; main calls c with an sp above a's and b's */
 	ENTER(f, PID, 3, 500, SP0 - 64);
 	LEAVE(f, PID, 3, 600, SP0 - 64);
@@ -370,9 +374,7 @@ static void test_exception_repair_on_return(void **state)
 {
 	struct fix *f = *state;
 
-	ENTER(f, PID, 0, 100, SP0);
-	ENTER(f, PID, 1, 200, SP0 - 64);
-	ENTER(f, PID, 2, 300, SP0 - 128);
+	enter_main_a_b(f);
 	LEAVE(f, PID, 0, 700, SP0);
 	assert_int_equal(f->g.n, 3);
 	assert_int_equal(find(f, 2, 0)->flags, BP_CALL_UNWOUND);

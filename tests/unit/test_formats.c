@@ -13,12 +13,10 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "exporters/exporter.h"
@@ -26,6 +24,7 @@
 #include "exporters/pathagg.h"
 #include "exporters/protobuf.h"
 #include "model/session.h"
+#include "helpers.h"
 
 #define ODD_NAME "o;d\"d\\,x\ny"	/* ; " \ , and a newline */
 #define BAD_NAME "bad\xff"		/* not UTF-8 */
@@ -44,20 +43,15 @@ static int setup(void **state)
 	struct bp_func f = { 0 };
 	uint32_t mod, lib;
 
-	if (!fx)
+	if (!fx || unit__mkdtemp(fx->dir, NULL, 0, "formats", NULL))
 		return -1;
-	strcpy(fx->dir, "/tmp/bpfprof-test-formats.XXXXXX");
-	if (!mkdtemp(fx->dir))
-		return -1;
-
-	session__init(&fx->s);
+	mod = unit__demo_session(&fx->s);
 	fx->s.cmdline = strdup("./demo \"x\"");
 	fx->s.hostname = strdup("host1");
 	fx->s.kernel = strdup("6.1.0");
 	fx->s.t0 = 1000000000ull;
 	fx->s.realtime_offset = 1700000000000000000ll;
 	fx->s.duration = 5000;
-	mod = session__add_module(&fx->s, "/usr/bin/demo");
 	lib = session__add_module(&fx->s, "/lib/x86_64-linux-gnu/libc.so.6");
 	f.module = mod;
 	f.name = "main";
@@ -80,9 +74,7 @@ static int setup(void **state)
 	fx->p_odd = session__path(&fx->s, fx->p_run, fx->f_odd);
 	fx->p_bad = session__path(&fx->s, fx->p_main, fx->f_bad);
 
-	strcpy(session__thread(&fx->s, 100, 100)->name, "demo");
 	strcpy(session__thread(&fx->s, 101, 100)->name, "worker");
-	session__set_process_name(&fx->s, 100, "demo");
 	*state = fx;
 	return 0;
 }
@@ -90,89 +82,36 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *fx = *state;
-	struct dirent *d;
-	char p[512];
-	DIR *dir;
 
-	dir = opendir(fx->dir);
-	if (dir) {
-		while ((d = readdir(dir))) {
-			if (d->d_name[0] == '.')
-				continue;
-			snprintf(p, sizeof(p), "%s/%s", fx->dir, d->d_name);
-			unlink(p);
-		}
-		closedir(dir);
-	}
-	rmdir(fx->dir);
-	session__free(&fx->s);
-	free(fx);
-	return 0;
+	return unit__fixture_free(fx->dir, &fx->s, fx);
 }
 
+/* A call of pid 100 (not flagged). */
 static struct bp_event call(uint64_t id, uint64_t parent_id, uint32_t func, uint32_t path,
 			    uint32_t tid, uint64_t begin, uint64_t end, uint64_t self, uint32_t depth)
 {
-	struct bp_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = BP_EV_CALL;
-	ev.call.id = id;
-	ev.call.parent_id = parent_id;
-	ev.call.begin = begin;
-	ev.call.end = end;
-	ev.call.self = self;
-	ev.call.pid = 100;
-	ev.call.tid = tid;
-	ev.call.func = func;
-	ev.call.depth = depth;
-	ev.call.path = path;
-	return ev;
-}
-
-static struct bp_event loss(uint64_t ts, uint64_t count, uint32_t cpu)
-{
-	struct bp_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = BP_EV_LOSS;
-	ev.loss.ts = ts;
-	ev.loss.count = count;
-	ev.loss.cpu = cpu;
-	return ev;
+	return unit__call(id, parent_id, func, path, tid, begin, end, self, depth, 0);
 }
 
 static struct bp_event sample(uint64_t ts, uint64_t weight, uint32_t tid, uint32_t path,
 			      uint32_t flags)
 {
-	struct bp_event ev;
+	struct bp_event ev = { .kind = BP_EV_SAMPLE };
 
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = BP_EV_SAMPLE;
-	ev.sample.ts = ts;
-	ev.sample.weight = weight;
-	ev.sample.pid = 100;
-	ev.sample.tid = tid;
-	ev.sample.path = path;
-	ev.sample.flags = flags;
+	ev.sample = (struct bp_sample){ .ts = ts, .weight = weight, .pid = UNIT_PID, .tid = tid,
+					.path = path, .flags = flags };
 	return ev;
 }
 
+/* kind from src_func on tid 100 to dst_func on tid 101, both of pid 100. */
 static struct bp_event edge(uint32_t kind, uint32_t src_func, uint32_t dst_func, uint64_t src_ts,
 			    uint64_t dst_ts)
 {
-	struct bp_event ev;
+	struct bp_event ev = { .kind = BP_EV_EDGE };
 
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = BP_EV_EDGE;
-	ev.edge.kind = kind;
-	ev.edge.src_func = src_func;
-	ev.edge.dst_func = dst_func;
-	ev.edge.src_ts = src_ts;
-	ev.edge.dst_ts = dst_ts;
-	ev.edge.src_pid = ev.edge.src_tid = 100;
-	ev.edge.dst_pid = 100;
-	ev.edge.dst_tid = 101;
+	ev.edge = (struct bp_edge){ .kind = kind, .src_func = src_func, .dst_func = dst_func,
+				    .src_ts = src_ts, .dst_ts = dst_ts, .src_pid = UNIT_PID,
+				    .src_tid = 100, .dst_pid = UNIT_PID, .dst_tid = 101 };
 	return ev;
 }
 
@@ -231,7 +170,7 @@ static int standard_events(struct fixture *fx, struct bp_event *ev)
 
 	ev[n++] = call(3, 2, fx->f_malloc, fx->p_run_malloc, 100, 200, 300, 100, 2);
 	ev[n++] = call(4, 2, fx->f_malloc, fx->p_run_malloc, 100, 400, 600, 200, 2);
-	ev[n++] = loss(650, 42, 3);
+	ev[n++] = unit__loss(650, 42, 3);
 	ev[n++] = call(5, 2, fx->f_odd, fx->p_odd, 100, 700, 705, 5, 2);
 	ev[n++] = call(2, 1, fx->f_run, fx->p_run, 100, 100, 1100, 695, 1);
 	ev[n++] = call(6, 1, fx->f_malloc, fx->p_main_malloc, 100, 1200, 1207, 7, 1);
@@ -262,31 +201,13 @@ static void write_standard(struct fixture *fx, const struct exporter_ops *ops, c
 	write_out(fx, ops, name, evs, standard_events(fx, evs));
 }
 
-static char *slurp(const char *path, size_t *len)
+/* The file last written (fx->path) holds exactly `want`. */
+static void assert_file_is(struct fixture *fx, const char *want)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
+	char *got = unit__slurp(fx->path, NULL);
 
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	buf = malloc(n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	if (len)
-		*len = n;
-	return buf;
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-	if (!strstr(hay, needle))
-		fail_msg("missing:\n%s\nin:\n%s", needle, hay);
+	assert_string_equal(got, want);
+	free(got);
 }
 
 /* ------------------------------------------------------------ lookup */
@@ -311,14 +232,10 @@ static void test_lookup(void **state)
 
 static char *capture(void (*fn)(FILE *, const char *), const char *s)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct unit_mem m;
 
-	assert_non_null(f);
-	fn(f, s);
-	fclose(f);
-	return buf;
+	fn(unit__mem_open(&m), s);
+	return unit__mem_close(&m);
 }
 
 static void check_esc(void (*fn)(FILE *, const char *), const char *in, const char *want)
@@ -373,11 +290,9 @@ static void test_folded_escape(void **state)
 static void test_csv(void **state)
 {
 	struct fixture *fx = *state;
-	char *out;
 
 	write_standard(fx, &csv_exporter, "t.csv");
-	out = slurp(fx->path, NULL);
-	assert_string_equal(out,
+	assert_file_is(fx,
 		"pid,tid,function,module,start_ns,duration_ns,depth,self_ns,id,parent_id,flags\n"
 		"100,100,malloc,/lib/x86_64-linux-gnu/libc.so.6,200,100,2,100,3,2,\n"
 		"100,100,malloc,/lib/x86_64-linux-gnu/libc.so.6,400,200,2,200,4,2,\n"
@@ -388,7 +303,6 @@ static void test_csv(void **state)
 		"100,100,bad\xff,/usr/bin/demo,1300,1,1,1,7,1,\n"
 		"100,100,main,/usr/bin/demo,0,2000,0,992,1,0,\n"
 		"100,101,main,/usr/bin/demo,3000,10,0,10,8,0,\n");
-	free(out);
 }
 
 static void test_csv_flags(void **state)
@@ -402,9 +316,9 @@ static void test_csv_flags(void **state)
 	ev[1] = call(2, 0, 999, 0, 100, 20, 10, 0, 0);	/* unknown function, end < begin */
 	ev[1].call.flags = BP_CALL_NO_ENTRY | BP_CALL_NO_RETPROBE;
 	write_out(fx, &csv_exporter, "f.csv", ev, 2);
-	out = slurp(fx->path, NULL);
-	assert_contains(out, ",0,10,0,10,1,0,unfinished|unwound\n");
-	assert_contains(out, "100,100,[unknown],,20,0,0,0,2,0,began_before_recording|no_retprobe\n");
+	out = unit__slurp(fx->path, NULL);
+	unit__assert_contains(out, ",0,10,0,10,1,0,unfinished|unwound\n");
+	unit__assert_contains(out, "100,100,[unknown],,20,0,0,0,2,0,began_before_recording|no_retprobe\n");
 	free(out);
 }
 
@@ -419,12 +333,12 @@ static void test_csv_calls_only(void **state)
 
 	make_stacks(fx, &st);
 	write_standard(fx, &csv_exporter, "calls.csv");
-	want = slurp(fx->path, NULL);
+	want = unit__slurp(fx->path, NULL);
 	n = standard_events(fx, ev);
 	n += sample_events(fx, &st, ev + n);
 	ev[n++] = edge(BP_EDGE_WAKEUP, fx->f_run, fx->f_malloc, 10, 20);
 	write_out(fx, &csv_exporter, "all.csv", ev, n);
-	got = slurp(fx->path, NULL);
+	got = unit__slurp(fx->path, NULL);
 	assert_string_equal(got, want);
 	free(got);
 	free(want);
@@ -438,7 +352,7 @@ static void test_folded(void **state)
 	char *out;
 
 	write_standard(fx, &folded_exporter, "t.folded");
-	out = slurp(fx->path, NULL);
+	out = unit__slurp(fx->path, NULL);
 	/* both threads' main summed; sorted; the odd name made safe */
 	assert_string_equal(out,
 		"main 1002\n"
@@ -458,25 +372,19 @@ static void test_folded_merges_same_text(void **state)
 	uint32_t f2 = session__add_func(&fx->s, &f);
 	uint32_t p2 = session__path(&fx->s, 0, f2);
 	struct bp_event ev[2];
-	char *out;
 
 	ev[0] = call(1, 0, fx->f_main, fx->p_main, 100, 0, 10, 10, 0);
 	ev[1] = call(2, 0, f2, p2, 100, 20, 25, 5, 0);
 	write_out(fx, &folded_exporter, "m.folded", ev, 2);
-	out = slurp(fx->path, NULL);
-	assert_string_equal(out, "main 15\n");
-	free(out);
+	assert_file_is(fx, "main 15\n");
 }
 
 static void test_folded_empty(void **state)
 {
 	struct fixture *fx = *state;
-	char *out;
 
 	write_out(fx, &folded_exporter, "e.folded", NULL, 0);
-	out = slurp(fx->path, NULL);
-	assert_string_equal(out, "");
-	free(out);
+	assert_file_is(fx, "");
 }
 
 /* With samples, values are sampled ns; off-cpu stacks end in "[off-cpu]". */
@@ -490,23 +398,18 @@ static void test_folded_samples(void **state)
 	struct fixture *fx = *state;
 	struct bp_event ev[32];
 	struct stacks st;
-	char *out;
 	int n;
 
 	make_stacks(fx, &st);
 	n = sample_events(fx, &st, ev);
 	write_out(fx, &folded_exporter, "s.folded", ev, n);
-	out = slurp(fx->path, NULL);
-	assert_string_equal(out, want);
-	free(out);
+	assert_file_is(fx, want);
 
 	/* calls recorded beside the samples are left out: no time counted twice */
 	n = standard_events(fx, ev);
 	n += sample_events(fx, &st, ev + n);
 	write_out(fx, &folded_exporter, "m.folded", ev, n);
-	out = slurp(fx->path, NULL);
-	assert_string_equal(out, want);
-	free(out);
+	assert_file_is(fx, want);
 }
 
 /* ------------------------------------------------------------ DOT */
@@ -518,20 +421,20 @@ static void test_dot(void **state)
 	char *out;
 
 	write_standard(fx, &dot_exporter, "t.dot");
-	out = slurp(fx->path, NULL);
-	assert_contains(out, "digraph bpfprof {\n\tgraph [label=\"./demo \\\"x\\\"\\n8 calls, "
+	out = unit__slurp(fx->path, NULL);
+	unit__assert_contains(out, "digraph bpfprof {\n\tgraph [label=\"./demo \\\"x\\\"\\n8 calls, "
 			"42 records lost\"");
-	assert_contains(out, "\tf0 [label=\"main\\n2 calls\\ntotal 2.01 us\\nself 1.00 us\", "
+	unit__assert_contains(out, "\tf0 [label=\"main\\n2 calls\\ntotal 2.01 us\\nself 1.00 us\", "
 			"tooltip=\"/usr/bin/demo\"");
-	assert_contains(out, "\tf2 [label=\"malloc\\n3 calls\\ntotal 307 ns\\nself 307 ns\", "
+	unit__assert_contains(out, "\tf2 [label=\"malloc\\n3 calls\\ntotal 307 ns\\nself 307 ns\", "
 			"tooltip=\"/lib/x86_64-linux-gnu/libc.so.6\"");
-	assert_contains(out, "\tf3 [label=\"o;d\\\"d\\\\,x y\\n1 call\\n");
-	assert_contains(out, "\tf4 [label=\"bad?\\n1 call\\n");
-	assert_contains(out, "\tf0 -> f1 [label=\"1\"");
-	assert_contains(out, "\tf0 -> f2 [label=\"1\"");
-	assert_contains(out, "\tf0 -> f4 [label=\"1\"");
-	assert_contains(out, "\tf1 -> f2 [label=\"2\"");
-	assert_contains(out, "\tf1 -> f3 [label=\"1\"");
+	unit__assert_contains(out, "\tf3 [label=\"o;d\\\"d\\\\,x y\\n1 call\\n");
+	unit__assert_contains(out, "\tf4 [label=\"bad?\\n1 call\\n");
+	unit__assert_contains(out, "\tf0 -> f1 [label=\"1\"");
+	unit__assert_contains(out, "\tf0 -> f2 [label=\"1\"");
+	unit__assert_contains(out, "\tf0 -> f4 [label=\"1\"");
+	unit__assert_contains(out, "\tf1 -> f2 [label=\"2\"");
+	unit__assert_contains(out, "\tf1 -> f3 [label=\"1\"");
 	assert_int_equal(strstr(out, "\n}\n") - out + 3, (long)strlen(out));
 	free(out);
 
@@ -561,18 +464,18 @@ static void test_dot_edges(void **state)
 	ev[n++] = edge(BP_EDGE_DATA, fx->f_malloc, fx->f_odd, 300, 700);
 	ev[n++] = edge(BP_EDGE_WAKEUP, fx->f_bad, 12345, 1, 2);	/* no such function: left out */
 	write_out(fx, &dot_exporter, "e.dot", ev, n);
-	out = slurp(fx->path, NULL);
+	out = unit__slurp(fx->path, NULL);
 	/* the title counts the edges drawn */
-	assert_contains(out, "\\n8 calls, 4 dependency edges, 42 records lost\"");
-	assert_contains(out, "\tf0 -> f1 [label=\"fork 1\", style=dashed, color=\"#1f77b4\", "
+	unit__assert_contains(out, "\\n8 calls, 4 dependency edges, 42 records lost\"");
+	unit__assert_contains(out, "\tf0 -> f1 [label=\"fork 1\", style=dashed, color=\"#1f77b4\", "
 			"fontcolor=\"#1f77b4\", constraint=false];\n");
-	assert_contains(out, "\tf1 -> f2 [label=\"wakeup 2\", style=dashed, color=\"#e6550d\", "
+	unit__assert_contains(out, "\tf1 -> f2 [label=\"wakeup 2\", style=dashed, color=\"#e6550d\", "
 			"fontcolor=\"#e6550d\", constraint=false, tooltip=\"wakeup: 2, mean "
 			"wake-to-run 20 ns\"];\n");
-	assert_contains(out, "\tf2 -> f3 [label=\"data 1\", style=dashed, color=\"#2ca02c\", "
+	unit__assert_contains(out, "\tf2 -> f3 [label=\"data 1\", style=dashed, color=\"#2ca02c\", "
 			"fontcolor=\"#2ca02c\", constraint=false];\n");
 	/* the call graph is still there */
-	assert_contains(out, "\tf1 -> f2 [label=\"2\"");
+	unit__assert_contains(out, "\tf1 -> f2 [label=\"2\"");
 	assert_null(strstr(out, "12345"));
 	free(out);
 
@@ -581,9 +484,9 @@ static void test_dot_edges(void **state)
 	ev[n++] = call(1, 0, fx->f_main, fx->p_main, 100, 0, 10, 10, 0);
 	ev[n++] = edge(BP_EDGE_WAKEUP, fx->f_main, fx->f_bad, 3, 4);
 	write_out(fx, &dot_exporter, "n.dot", ev, n);
-	out = slurp(fx->path, NULL);
-	assert_contains(out, "\tf4 [label=\"bad?\\n0 calls\\n");
-	assert_contains(out, "\tf0 -> f4 [label=\"wakeup 1\"");
+	out = unit__slurp(fx->path, NULL);
+	unit__assert_contains(out, "\tf4 [label=\"bad?\\n0 calls\\n");
+	unit__assert_contains(out, "\tf0 -> f4 [label=\"wakeup 1\"");
 	free(out);
 
 	if (access("/usr/bin/dot", X_OK)) {
@@ -700,7 +603,7 @@ static void test_deep_folded(void **state)
 	for (i = depth; i >= 1; i--)
 		ev[depth - i] = call(i, i - 1, fx->f_run, paths[i], 100, i, 2 * depth - i, 1, i - 1);
 	write_out(fx, &folded_exporter, "d.folded", ev, depth);
-	out = slurp(fx->path, NULL);
+	out = unit__slurp(fx->path, NULL);
 	last = strstr(out, ";" PATH_TRUNCATED_NAME " 10\n");
 	assert_non_null(last);
 	/* PATH_MAX_STACK - 1 frames kept above the marker */
@@ -968,23 +871,52 @@ struct dprof {
 	uint64_t time_nanos, duration, period, pt_type, pt_unit, comment, dflt;
 };
 
-static void decode_value_type(struct rd *r, uint64_t *type, uint64_t *unit)
+/* A column of a decoded message table: varint field `field` of row i goes to v[i]. */
+struct dcol {
+	uint32_t field;
+	uint64_t *v;
+};
+
+/* Field f, value v into row i of the column for f; false when no column is f's. */
+static bool rd_set(const struct dcol *cols, size_t ncols, uint32_t f, uint64_t v, size_t i)
+{
+	size_t k;
+
+	for (k = 0; k < ncols; k++) {
+		if (cols[k].field == f) {
+			cols[k].v[i] = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Reads the fields of one message into row i of its table's columns; others are skipped. */
+static void rd_row(struct rd *msg, const struct dcol *cols, size_t ncols, size_t i)
 {
 	struct rd sub;
 	uint32_t f;
 	uint64_t v;
 
+	while (rd_field(msg, &f, &v, &sub))
+		rd_set(cols, ncols, f, v, i);
+}
+
+static void decode_value_type(struct rd *r, uint64_t *type, uint64_t *unit)
+{
+	const struct dcol cols[] = { { 1, type }, { 2, unit } };
+
 	*type = *unit = 0;
-	while (rd_field(r, &f, &v, &sub)) {
-		if (f == 1)
-			*type = v;
-		else if (f == 2)
-			*unit = v;
-	}
+	rd_row(r, cols, 2, 0);
 }
 
 static void decode(const uint8_t *buf, size_t len, struct dprof *d)
 {
+	/* time_nanos, duration_nanos, period, comment, default_sample_type */
+	const struct dcol scalars[] = {
+		{ 9, &d->time_nanos }, { 10, &d->duration }, { 12, &d->period },
+		{ 13, &d->comment }, { 14, &d->dflt },
+	};
 	struct rd r = { buf, buf + len }, sub, sub2, sub3;
 	uint32_t f, f2, f3;
 	uint64_t v, v2, v3;
@@ -1013,18 +945,15 @@ static void decode(const uint8_t *buf, size_t len, struct dprof *d)
 			}
 			break;
 		}
-		case 3:
+		case 3: {	/* Mapping: id, filename, has_functions */
+			const struct dcol cols[] = {
+				{ 1, d->map_id }, { 5, d->map_file }, { 7, d->map_hasfn },
+			};
+
 			assert_true(d->nmap < MAXN);
-			while (rd_field(&sub, &f2, &v2, &sub2)) {
-				if (f2 == 1)
-					d->map_id[d->nmap] = v2;
-				else if (f2 == 5)
-					d->map_file[d->nmap] = v2;
-				else if (f2 == 7)
-					d->map_hasfn[d->nmap] = v2;
-			}
-			d->nmap++;
+			rd_row(&sub, cols, 3, d->nmap++);
 			break;
+		}
 		case 4:
 			assert_true(d->nloc < MAXN);
 			while (rd_field(&sub, &f2, &v2, &sub2)) {
@@ -1041,45 +970,26 @@ static void decode(const uint8_t *buf, size_t len, struct dprof *d)
 			}
 			d->nloc++;
 			break;
-		case 5:
+		case 5: {	/* Function: id, name, system_name, filename */
+			const struct dcol cols[] = {
+				{ 1, d->fn_id }, { 2, d->fn_name }, { 3, d->fn_sys }, { 4, d->fn_file },
+			};
+
 			assert_true(d->nfn < MAXN);
-			while (rd_field(&sub, &f2, &v2, &sub2)) {
-				if (f2 == 1)
-					d->fn_id[d->nfn] = v2;
-				else if (f2 == 2)
-					d->fn_name[d->nfn] = v2;
-				else if (f2 == 3)
-					d->fn_sys[d->nfn] = v2;
-				else if (f2 == 4)
-					d->fn_file[d->nfn] = v2;
-			}
-			d->nfn++;
+			rd_row(&sub, cols, 4, d->nfn++);
 			break;
+		}
 		case 6:
 			assert_true(d->nstr < 64);
 			d->str[d->nstr] = strndup((const char *)sub.p, sub.end - sub.p);
 			d->nstr++;
 			break;
-		case 9:
-			d->time_nanos = v;
-			break;
-		case 10:
-			d->duration = v;
-			break;
 		case 11:
 			decode_value_type(&sub, &d->pt_type, &d->pt_unit);
 			break;
-		case 12:
-			d->period = v;
-			break;
-		case 13:
-			d->comment = v;
-			break;
-		case 14:
-			d->dflt = v;
-			break;
 		default:
-			fail_msg("unexpected Profile field %u", f);
+			if (!rd_set(scalars, sizeof(scalars) / sizeof(scalars[0]), f, v, 0))
+				fail_msg("unexpected Profile field %u", f);
 		}
 	}
 }
@@ -1125,6 +1035,16 @@ static uint8_t *gunzip(const char *path, size_t *len)
 	assert_int_equal(gzclose(gz), Z_OK);
 	*len = n;
 	return buf;
+}
+
+/* The pprof file at path, gunzipped and decoded into d (dprof_free it). */
+static void read_pprof(const char *path, struct dprof *d)
+{
+	size_t len;
+	uint8_t *raw = gunzip(path, &len);
+
+	decode(raw, len, d);
+	free(raw);
 }
 
 /* The function name of location id `loc`, through location -> function -> string. */
@@ -1184,12 +1104,10 @@ static void test_pprof(void **state)
 	struct fixture *fx = *state;
 	const struct dsample *sm;
 	struct dprof d;
-	uint8_t *raw;
-	size_t len, i, j;
+	size_t i, j;
 
 	write_standard(fx, &pprof_exporter, "t.pb.gz");
-	raw = gunzip(fx->path, &len);
-	decode(raw, len, &d);
+	read_pprof(fx->path, &d);
 
 	assert_true(d.nstr > 0);
 	assert_string_equal(d.str[0], "");
@@ -1253,25 +1171,20 @@ static void test_pprof(void **state)
 	assert_string_equal(S(&d, d.map_file[0]), "/usr/bin/demo");
 	assert_string_equal(S(&d, d.map_file[1]), "/lib/x86_64-linux-gnu/libc.so.6");
 	dprof_free(&d);
-	free(raw);
 }
 
 static void test_pprof_empty(void **state)
 {
 	struct fixture *fx = *state;
 	struct dprof d;
-	uint8_t *raw;
-	size_t len;
 
 	write_out(fx, &pprof_exporter, "e.pb.gz", NULL, 0);
-	raw = gunzip(fx->path, &len);
-	decode(raw, len, &d);
+	read_pprof(fx->path, &d);
 	assert_int_equal(d.nsamples, 0);
 	check_sample_types(&d);
 	assert_string_equal(S(&d, d.dflt), "wall");
 	assert_string_equal(d.str[0], "");
 	dprof_free(&d);
-	free(raw);
 }
 
 /* The profile's mapping file names, in order. */
@@ -1289,15 +1202,13 @@ static void test_pprof_samples(void **state)
 	struct bp_event ev[32];
 	struct stacks st;
 	struct dprof d;
-	uint8_t *raw;
-	size_t len, i;
+	size_t i;
 	int n;
 
 	make_stacks(fx, &st);
 	n = sample_events(fx, &st, ev);
 	write_out(fx, &pprof_exporter, "s.pb.gz", ev, n);
-	raw = gunzip(fx->path, &len);
-	decode(raw, len, &d);
+	read_pprof(fx->path, &d);
 	check_sample_types(&d);
 	assert_string_equal(S(&d, d.dflt), "cpu");
 	assert_string_equal(S(&d, d.pt_type), "cpu");
@@ -1333,7 +1244,6 @@ static void test_pprof_samples(void **state)
 			assert_string_equal(S(&d, d.fn_file[i]), "/lib/x86_64-linux-gnu/libc.so.6");
 	}
 	dprof_free(&d);
-	free(raw);
 }
 
 /* Off-cpu only: offcpu by default; calls and samples together: wall, both kinds of stack. */
@@ -1344,25 +1254,20 @@ static void test_pprof_default_type(void **state)
 	struct bp_event ev[32];
 	struct stacks st;
 	struct dprof d;
-	uint8_t *raw;
-	size_t len;
 	int n;
 
 	make_stacks(fx, &st);
 	ev[0] = sample(500, 5000, 100, st.s_sleep, BP_SAMPLE_F_OFFCPU);
 	write_out(fx, &pprof_exporter, "o.pb.gz", ev, 1);
-	raw = gunzip(fx->path, &len);
-	decode(raw, len, &d);
+	read_pprof(fx->path, &d);
 	assert_string_equal(S(&d, d.dflt), "offcpu");
 	assert_string_equal(S(&d, d.pt_type), "offcpu");
 	dprof_free(&d);
-	free(raw);
 
 	n = standard_events(fx, ev);
 	n += sample_events(fx, &st, ev + n);
 	write_out(fx, &pprof_exporter, "m.pb.gz", ev, n);
-	raw = gunzip(fx->path, &len);
-	decode(raw, len, &d);
+	read_pprof(fx->path, &d);
 	assert_string_equal(S(&d, d.dflt), "wall");
 	assert_string_equal(S(&d, d.pt_type), "wall");
 	assert_int_equal(d.period, 1);
@@ -1375,7 +1280,6 @@ static void test_pprof_default_type(void **state)
 	assert_int_equal(sm->vals[0], 0);
 	assert_int_equal(sm->vals[3], 4000);
 	dprof_free(&d);
-	free(raw);
 }
 
 static void test_pprof_deep(void **state)
@@ -1443,7 +1347,6 @@ static void test_speedscope(void **state)
 	struct fixture *fx = *state;
 	struct bp_event ev[8];
 	int n = 0;
-	char *out;
 
 	/*
 	 * Thread 100, in end order: main [0,1000] > run [0,900] (the same begin:
@@ -1453,13 +1356,12 @@ static void test_speedscope(void **state)
 	ev[n++] = call(3, 2, fx->f_malloc, fx->p_run_malloc, 100, 100, 200, 100, 2);
 	ev[n++] = call(4, 2, fx->f_malloc, fx->p_run_malloc, 100, 200, 300, 100, 2);
 	ev[n++] = call(5, 2, fx->f_odd, fx->p_odd, 100, 850, 950, 100, 2);
-	ev[n++] = loss(960, 7, 0);
+	ev[n++] = unit__loss(960, 7, 0);
 	ev[n++] = call(2, 1, fx->f_run, fx->p_run, 100, 0, 900, 600, 1);
 	ev[n++] = call(6, 0, fx->f_main, fx->p_main, 101, 5, 6, 1, 0);
 	ev[n++] = call(1, 0, fx->f_main, fx->p_main, 100, 0, 1000, 100, 0);
 	write_out(fx, &speedscope_exporter, "t.speedscope.json", ev, n);
-	out = slurp(fx->path, NULL);
-	assert_string_equal(out,
+	assert_file_is(fx,
 		"{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
 		"\"exporter\":\"bpfprof 0.1\",\"name\":\"./demo \\\"x\\\" (7 records lost)\","
 		"\"activeProfileIndex\":0,\"shared\":{\"frames\":[\n"
@@ -1481,7 +1383,6 @@ static void test_speedscope(void **state)
 		"{\"type\":\"O\",\"frame\":3,\"at\":5},{\"type\":\"C\",\"frame\":3,\"at\":6}\n"
 		"]}\n"
 		"]}\n");
-	free(out);
 }
 
 /*
@@ -1540,9 +1441,9 @@ static void test_speedscope_samples(void **state)
 	n = sample_events(fx, &st, ev);
 	ev[n++] = call(1, 0, fx->f_main, fx->p_main, 100, 0, 1000, 1000, 0);
 	write_out(fx, &speedscope_exporter, "t.speedscope.json", ev, n - 1);
-	out = slurp(fx->path, NULL);
-	assert_contains(out, "\"activeProfileIndex\":0,");
-	assert_contains(out, "{\"type\":\"sampled\",\"name\":\"demo (pid 100, tid 100) (cpu samples)\","
+	out = unit__slurp(fx->path, NULL);
+	unit__assert_contains(out, "\"activeProfileIndex\":0,");
+	unit__assert_contains(out, "{\"type\":\"sampled\",\"name\":\"demo (pid 100, tid 100) (cpu samples)\","
 			"\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":4000,\"samples\":[\n");
 	assert_null(strstr(out, "no calls"));
 	assert_null(strstr(out, "evented"));
@@ -1555,8 +1456,8 @@ static void test_speedscope_empty(void **state)
 	char *out;
 
 	write_out(fx, &speedscope_exporter, "e.speedscope.json", NULL, 0);
-	out = slurp(fx->path, NULL);
-	assert_contains(out, "\"profiles\":[\n{\"type\":\"evented\",\"name\":\"no calls\","
+	out = unit__slurp(fx->path, NULL);
+	unit__assert_contains(out, "\"profiles\":[\n{\"type\":\"evented\",\"name\":\"no calls\","
 			"\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":5000,\"events\":[]}\n]}\n");
 	free(out);
 }
@@ -1619,6 +1520,33 @@ static void test_speedscope_many(void **state)
 
 /* ------------------------------------------------------------ write errors */
 
+/* What a child of test_write_errors writes, and with which exporter. */
+struct full_write {
+	struct fixture *fx;
+	const struct exporter_ops *ops;
+	const struct bp_event *evs;
+	int n;
+};
+
+/* In the child: 0 when writing to a full standard output fails with ENOSPC. */
+static int write_to_full_stdout(void *arg)
+{
+	const struct full_write *w = arg;
+	struct exporter *e = NULL;
+	int i, err = 0;
+
+	if (!freopen("/dev/full", "w", stdout))
+		return 10;
+	if (exporter__new(w->ops, "-", &w->fx->s, &e))
+		return 0;	/* begin() already failed: also right */
+	for (i = 0; i < w->n && !err; i++)
+		err = exporter__event(e, &w->fx->s, &w->evs[i]);
+	if (!err)
+		err = exporter__finish(e, &w->fx->s);
+	exporter__free(e);
+	return err == -ENOSPC ? 0 : 13;
+}
+
 /* Standard output on a full device: every format reports ENOSPC, none succeeds. */
 static void test_write_errors(void **state)
 {
@@ -1626,40 +1554,22 @@ static void test_write_errors(void **state)
 		&speedscope_exporter, &pprof_exporter, &folded_exporter, &csv_exporter,
 		&dot_exporter,
 	};
-	struct fixture *fx = *state;
 	struct bp_event evs[32];
-	int n = standard_events(fx, evs);
+	struct full_write w = { .fx = *state, .evs = evs };
 	struct stacks st;
 	size_t k;
+	int status;
 
-	make_stacks(fx, &st);
-	n += sample_events(fx, &st, evs + n);
-	evs[n++] = edge(BP_EDGE_WAKEUP, fx->f_run, fx->f_malloc, 10, 20);
+	w.n = standard_events(w.fx, evs);
+	make_stacks(w.fx, &st);
+	w.n += sample_events(w.fx, &st, evs + w.n);
+	evs[w.n++] = edge(BP_EDGE_WAKEUP, w.fx->f_run, w.fx->f_malloc, 10, 20);
 
 	for (k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
-		pid_t pid = fork();
-		int status;
-
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			struct exporter *e = NULL;
-			int i, err = 0;
-
-			if (!freopen("/dev/full", "w", stdout))
-				_exit(10);
-			if (exporter__new(ops[k], "-", &fx->s, &e))
-				_exit(0);	/* begin() already failed: also right */
-			for (i = 0; i < n && !err; i++)
-				err = exporter__event(e, &fx->s, &evs[i]);
-			if (!err)
-				err = exporter__finish(e, &fx->s);
-			exporter__free(e);
-			_exit(err == -ENOSPC ? 0 : 13);
-		}
-		assert_int_equal(waitpid(pid, &status, 0), pid);
-		assert_true(WIFEXITED(status));
-		if (WEXITSTATUS(status))
-			fail_msg("%s: exit %d", ops[k]->name, WEXITSTATUS(status));
+		w.ops = ops[k];
+		status = unit__in_child(write_to_full_stdout, &w);
+		if (status)
+			fail_msg("%s: exit %d", ops[k]->name, status);
 	}
 }
 

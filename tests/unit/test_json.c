@@ -8,32 +8,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "base/json.h"
+#include "helpers.h"
 
 /* Runs json_str or json_us into a memory buffer and compares with `want`. */
 static void check_str(const char *in, const char *want)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct unit_mem m;
 
-	assert_non_null(f);
-	json_str(f, in);
-	assert_int_equal(fclose(f), 0);
-	assert_string_equal(buf, want);
-	free(buf);
+	json_str(unit__mem_open(&m), in);
+	unit__assert_mem(&m, want);
 }
 
 static void check_us(uint64_t ns, const char *want)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct unit_mem m;
 
-	assert_non_null(f);
-	json_us(f, ns);
-	assert_int_equal(fclose(f), 0);
-	assert_string_equal(buf, want);
-	free(buf);
+	json_us(unit__mem_open(&m), ns);
+	unit__assert_mem(&m, want);
 }
 
 static void test_plain(void **state)

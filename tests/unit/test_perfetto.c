@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "exporters/exporter.h"
 #include "model/session.h"
+#include "helpers.h"
 
 struct fixture {
 	char dir[64];
@@ -32,25 +33,16 @@ static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
 	struct bp_func f = {0};
-	struct bp_thread *t;
 	uint32_t mod, i;
 
-	if (!fx)
+	if (!fx || unit__mkdtemp(fx->dir, fx->path, sizeof(fx->path), "perfetto", "t.pftrace"))
 		return -1;
-	strcpy(fx->dir, "/tmp/bpfprof-test-perfetto.XXXXXX");
-	if (!mkdtemp(fx->dir))
-		return -1;
-	snprintf(fx->path, sizeof(fx->path), "%s/t.pftrace", fx->dir);
-	session__init(&fx->s);
-	mod = session__add_module(&fx->s, "/usr/bin/demo");
+	mod = unit__demo_session(&fx->s);
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		f.name = (char *)names[i];
 		f.module = mod;
 		fx->f[i] = session__add_func(&fx->s, &f);
 	}
-	t = session__thread(&fx->s, 100, 100);
-	strcpy(t->name, "demo");
-	session__set_process_name(&fx->s, 100, "demo");
 	*state = fx;
 	return 0;
 }
@@ -59,30 +51,14 @@ static int teardown(void **state)
 {
 	struct fixture *fx = *state;
 
-	unlink(fx->path);
-	rmdir(fx->dir);
-	session__free(&fx->s);
-	free(fx);
-	return 0;
+	return unit__fixture_free(fx->dir, &fx->s, fx);
 }
 
+/* A call on thread 100, its path not computed. */
 static struct bp_event call(uint64_t id, uint64_t parent, uint32_t func, uint64_t begin,
 			    uint64_t end, uint32_t depth, uint32_t flags)
 {
-	struct bp_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = BP_EV_CALL;
-	ev.call.id = id;
-	ev.call.parent_id = parent;
-	ev.call.begin = begin;
-	ev.call.end = end;
-	ev.call.pid = 100;
-	ev.call.tid = 100;
-	ev.call.func = func;
-	ev.call.depth = depth;
-	ev.call.flags = flags;
-	return ev;
+	return unit__call(id, parent, func, 0, 100, begin, end, 0, depth, flags);
 }
 
 static void write_trace(struct fixture *fx, const struct bp_event *evs, int n)
@@ -101,8 +77,8 @@ static void write_trace(struct fixture *fx, const struct bp_event *evs, int n)
 /* The slices as the independent reader sees them, one line each. */
 static char *read_slices(const char *path)
 {
-	char cmd[512], *buf = NULL;
-	size_t len = 0;
+	struct unit_mem mem;
+	char cmd[512];
 	FILE *p, *m;
 	int c;
 
@@ -111,13 +87,11 @@ static char *read_slices(const char *path)
 	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 tests/e2e/perfetto_util.py '%s'", path);
 	p = popen(cmd, "r");
 	assert_non_null(p);
-	m = open_memstream(&buf, &len);
-	assert_non_null(m);
+	m = unit__mem_open(&mem);
 	while ((c = fgetc(p)) != EOF)
 		fputc(c, m);
-	assert_int_equal(fclose(m), 0);
 	assert_int_equal(pclose(p), 0);
-	return buf;
+	return unit__mem_close(&mem);
 }
 
 static void assert_slices(struct fixture *fx, const char *want)

@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "report/report.h"
 #include "model/session.h"
+#include "helpers.h"
 
 enum { F_MAIN, F_RUN, F_COMPUTE, F_LEAF, F_FIB, F_WEIRD, F_SPREAD, NFUNCS };
 static const char *const names[NFUNCS] = { "main", "run", "compute", "leaf_add", "fib",
@@ -179,15 +180,9 @@ static char *run_report(const struct report_opts *o)
 /* Runs `check` (Python statements about d, the parsed JSON) over `json`; asserts success. */
 static void python_check(const char *json, const char *check)
 {
-	char path[] = "/tmp/test_report_XXXXXX", cmd[4096];
-	int fd = mkstemp(path), rc;
-	FILE *f;
+	char cmd[4096];
+	int rc;
 
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	assert_non_null(f);
-	fputs(json, f);
-	assert_int_equal(fclose(f), 0);
 	snprintf(cmd, sizeof(cmd),
 		 "/usr/bin/python3 -c 'import json, sys\n"
 		 "d = json.load(open(sys.argv[1]))\n"
@@ -207,10 +202,9 @@ static void python_check(const char *json, const char *check)
 		 "for x in d[\"tree\"][:1000]:\n"
 		 "    x[\"path\"] = path(x)\n"
 		 "T = {\">\".join(x[\"path\"]): x for x in d[\"tree\"][:1000]}\n"
-		 "%s' %s",
-		 check, path);
-	rc = system(cmd);
-	unlink(path);
+		 "%s' \"$UNIT_FILE\"",
+		 check);
+	rc = unit__system_on(json, cmd);
 	if (rc)
 		fprintf(stderr, "JSON check failed:\n%s\n--- on\n%s\n", check, json);
 	assert_int_equal(rc, 0);
@@ -241,15 +235,8 @@ static void assert_csv_line(const char *csv, const char *line)
  */
 static void assert_csv_tree(const char *csv, const char *path, const char *rest)
 {
-	char cmd[4096], file[] = "/tmp/test_report_csv_XXXXXX";
-	int fd = mkstemp(file), rc;
-	FILE *f;
+	char cmd[4096];
 
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	assert_non_null(f);
-	fputs(csv, f);
-	assert_int_equal(fclose(f), 0);
 	snprintf(cmd, sizeof(cmd),
 		 "/usr/bin/python3 -c 'import csv, sys\n"
 		 "rows = list(csv.reader(open(sys.argv[1], newline=\"\")))\n"
@@ -261,11 +248,9 @@ static void assert_csv_tree(const char *csv, const char *path, const char *rest)
 		 "    if P[r[0]] == sys.argv[2]:\n"
 		 "        assert \",\" + \",\".join(r[4:]) == sys.argv[3], r\n"
 		 "        sys.exit(0)\n"
-		 "sys.exit(\"no row %%s\" %% sys.argv[2])' %s '%s' '%s'",
-		 file, path, rest);
-	rc = system(cmd);
-	unlink(file);
-	if (rc)
+		 "sys.exit(\"no row %%s\" %% sys.argv[2])' \"$UNIT_FILE\" '%s' '%s'",
+		 path, rest);
+	if (unit__system_on(csv, cmd))
 		fail_msg("CSV tree: no row %s%s in:\n%s", path, rest, csv);
 }
 
@@ -362,43 +347,30 @@ static void csv_names(const char *csv, char *buf, size_t len)
 	}
 }
 
-static void test_sort_top(void **state)
+/* The report with `o`, as CSV: its function names in this order. */
+static void assert_order(struct report_opts o, const char *want)
 {
-	struct report_opts o = { .format = REPORT_CSV };
 	char names_buf[256], *out;
 
+	o.format = REPORT_CSV;
+	out = run_report(&o);
+	csv_names(out, names_buf, sizeof(names_buf));
+	assert_string_equal(names_buf, want);
+	free(out);
+}
+
+static void test_sort_top(void **state)
+{
 	(void)state;
-	out = run_report(&o);
-	csv_names(out, names_buf, sizeof(names_buf));
-	assert_string_equal(names_buf, "main|run|fib|compute|leaf_add|\"a,\"\"b\"\"\"");
-	free(out);
-
-	o.sort = REPORT_SORT_SELF;
-	out = run_report(&o);
-	csv_names(out, names_buf, sizeof(names_buf));
-	assert_string_equal(names_buf, "fib|run|compute|leaf_add|\"a,\"\"b\"\"\"|main");
-	free(out);
-
+	assert_order((struct report_opts){ 0 }, "main|run|fib|compute|leaf_add|\"a,\"\"b\"\"\"");
+	assert_order((struct report_opts){ .sort = REPORT_SORT_SELF },
+		     "fib|run|compute|leaf_add|\"a,\"\"b\"\"\"|main");
 	/* fib and leaf_add both have 4 calls: the tie goes to the larger total */
-	o.sort = REPORT_SORT_CALLS;
-	out = run_report(&o);
-	csv_names(out, names_buf, sizeof(names_buf));
-	assert_string_equal(names_buf, "fib|leaf_add|compute|main|run|\"a,\"\"b\"\"\"");
-	free(out);
-
-	o.sort = REPORT_SORT_MAX;
-	o.top = 3;
-	out = run_report(&o);
-	csv_names(out, names_buf, sizeof(names_buf));
-	assert_string_equal(names_buf, "main|run|fib");
-	free(out);
-
-	o.sort = REPORT_SORT_AVG;
-	o.top = 0;
-	out = run_report(&o);
-	csv_names(out, names_buf, sizeof(names_buf));
-	assert_string_equal(names_buf, "main|run|fib|compute|\"a,\"\"b\"\"\"|leaf_add");
-	free(out);
+	assert_order((struct report_opts){ .sort = REPORT_SORT_CALLS },
+		     "fib|leaf_add|compute|main|run|\"a,\"\"b\"\"\"");
+	assert_order((struct report_opts){ .sort = REPORT_SORT_MAX, .top = 3 }, "main|run|fib");
+	assert_order((struct report_opts){ .sort = REPORT_SORT_AVG },
+		     "main|run|fib|compute|\"a,\"\"b\"\"\"|leaf_add");
 }
 
 static void test_depth_and_sections(void **state)
@@ -526,37 +498,50 @@ static void test_percentiles(void **state)
 	}
 }
 
+/*
+ * The report with `o` of fib recursing `depth` deep on pid/tid 1: entered
+ * every 10 ns, then left every 10 ns.  Returns the output (free it), its
+ * length in *len.
+ */
+static char *deep_report(const struct report_opts *o, size_t depth, size_t *len)
+{
+	struct bp_session s;
+	struct report *r;
+	struct unit_mem mem;
+	struct sim m;
+	size_t i;
+	char *buf;
+
+	new_session(&s);
+	assert_int_equal(report__new(o, &r), 0);
+	sim_init(&m, &s, r, 1, 1, depth + 1);
+	for (i = 0; i < depth; i++)
+		enter(&m, F_FIB, 10 * i);
+	for (i = 0; i < depth; i++)
+		leave(&m, 10 * depth + 10 * i);
+	free(m.st);
+	assert_int_equal(report__print(r, &s, unit__mem_open(&mem)), 0);
+	buf = unit__mem_close(&mem);
+	*len = mem.len;
+	report__free(r);
+	session__free(&s);
+	return buf;
+}
+
 /* Recursion 100000 deep: one path per level; linear time, no C-stack recursion. */
 static void test_deep_recursion(void **state)
 {
-	enum { D = 100000 };
 	struct report_opts o = { .format = REPORT_JSON, .depth = 3 };
-	struct bp_session s;
-	struct report *r;
-	struct sim m;
-	char *buf = NULL;
-	size_t len = 0, i;
-	FILE *f = open_memstream(&buf, &len);
+	size_t len;
+	char *buf = deep_report(&o, 100000, &len);
 
 	(void)state;
-	new_session(&s);
-	assert_int_equal(report__new(&o, &r), 0);
-	sim_init(&m, &s, r, 1, 1, D + 1);
-	for (i = 0; i < D; i++)
-		enter(&m, F_FIB, 10 * i);
-	for (i = 0; i < D; i++)
-		leave(&m, 10 * D + 10 * i);
-	free(m.st);
-	assert_int_equal(report__print(r, &s, f), 0);
-	assert_int_equal(fclose(f), 0);
 	/* outermost [0, 20 D - 10]; each level 10 ns of self time on each side */
 	python_check(buf, "assert F[\"fib\"][\"calls\"] == 100000\n"
 			  "assert F[\"fib\"][\"total_ns\"] == 20 * 100000 - 10\n"
 			  "assert F[\"fib\"][\"self_ns\"] == 20 * 100000 - 10\n"
 			  "assert [len(x[\"path\"]) for x in d[\"tree\"]] == [1, 2, 3]\n");
 	free(buf);
-	report__free(r);
-	session__free(&s);
 }
 
 /*
@@ -572,23 +557,9 @@ static void test_deep_recursion_output_linear(void **state)
 	(void)state;
 	for (k = 0; k < 3; k++) {
 		struct report_opts o = { .format = fmts[k], .tree_only = fmts[k] == REPORT_CSV };
-		struct bp_session s;
-		struct report *r;
-		struct sim m;
-		char *buf = NULL;
-		size_t len = 0, lines = 0;
-		FILE *f = open_memstream(&buf, &len);
+		size_t len, lines = 0;
+		char *buf = deep_report(&o, D, &len);
 
-		new_session(&s);
-		assert_int_equal(report__new(&o, &r), 0);
-		sim_init(&m, &s, r, 1, 1, D + 1);
-		for (i = 0; i < D; i++)
-			enter(&m, F_FIB, 10 * i);
-		for (i = 0; i < D; i++)
-			leave(&m, 10 * D + 10 * i);
-		free(m.st);
-		assert_int_equal(report__print(r, &s, f), 0);
-		assert_int_equal(fclose(f), 0);
 		for (i = 0; i < len; i++)
 			lines += buf[i] == '\n';
 		/* one line per level, each of bounded length */
@@ -602,8 +573,6 @@ static void test_deep_recursion_output_linear(void **state)
 					  "assert [x[\"depth\"] for x in d[\"tree\"]] == list(range(1, 20001))\n"
 					  "assert path(d[\"tree\"][-1]) == [\"fib\"] * 20000\n");
 		free(buf);
-		report__free(r);
-		session__free(&s);
 	}
 }
 

@@ -7,8 +7,12 @@ Run from the repository root:  /usr/bin/python3 -m pytest -q tests/e2e
 
 import json
 import os
+import re
+import select
+import shutil
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -81,6 +85,59 @@ class Run:
         return "command: %s\nexit: %s\n--- stdout\n%s--- stderr\n%s" % (
             " ".join(map(str, self.proc.args)), self.rc,
             self.proc.stdout[-3000:], self.proc.stderr[-3000:])
+
+
+def assert_ok(r, rc=0):
+    """A record Run exited with rc and wrote its trace."""
+    assert r.rc == rc, "bpfprof exit status %s, want %s\n%s" % (r.rc, rc, r.describe())
+    assert r.trace is not None, "no trace written at %s\n%s" % (r.out, r.describe())
+
+
+def read_until(stream, pattern, timeout, what="output"):
+    """Reads the binary pipe `stream` until `pattern` (a regex, ^ and $ per
+    line) matches; returns (match, bytes read).  Fails the test when the pipe
+    ends first, or after `timeout` seconds."""
+    buf = b""
+    fd = stream.fileno()
+    deadline = time.monotonic() + timeout
+    rx = re.compile(pattern.encode(), re.M)
+    while True:
+        m = rx.search(buf)
+        if m:
+            return m, buf
+        left = deadline - time.monotonic()
+        if left <= 0:
+            pytest.fail("no %r in %s within %ss; got %r" % (pattern, what, timeout, buf[-2000:]))
+        rd, _, _ = select.select([fd], [], [], left)
+        if rd:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                pytest.fail("%s closed before %r; got %r" % (what, pattern, buf[-2000:]))
+            buf += chunk
+
+
+DEBIAN_PYTHON = "/usr/bin/python3.11"
+
+
+def debian_python():
+    """Debian's python3.11; skips the test when it is missing."""
+    if not os.access(DEBIAN_PYTHON, os.X_OK):
+        pytest.skip("%s missing (Debian python3.11)" % DEBIAN_PYTHON)
+    return DEBIAN_PYTHON
+
+
+def go_build(d, out, *flags):
+    """tests/progs/gocalls.go built into `out` by the Debian Go toolchain with
+    `flags` (its caches in the directory d); skips the test without go."""
+    go = shutil.which("go")
+    if not go:
+        pytest.skip("go missing: apt-get install golang-go (scripts/setup.sh --test)")
+    env = dict(os.environ, HOME=str(d), GOCACHE=str(d / "cache"), GOPATH=str(d / "path"),
+               GO111MODULE="off", CGO_ENABLED="0")
+    p = subprocess.run([go, "build", *flags, "-o", str(out), str(PROGS / "gocalls.go")],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return out
 
 
 def run_bpfprof(args, timeout=TIMEOUT):

@@ -9,7 +9,6 @@ has exited; it must never kill or stop its target.
 
 import os
 import re
-import select
 import signal
 import subprocess
 import time
@@ -17,30 +16,9 @@ import uuid
 
 import pytest
 
-from conftest import BPFPROF, REPO, load_trace, prog_path
+from conftest import BPFPROF, REPO, debian_python, load_trace, prog_path, read_until
 from trace_util import (counts, format_problems, nesting_problems, process_names, thread_names,
                         xevents)
-
-
-def read_until(stream, pattern, timeout, what="output"):
-    """Reads the binary pipe `stream` until `pattern` matches; returns (match, bytes read)."""
-    buf = b""
-    fd = stream.fileno()
-    deadline = time.monotonic() + timeout
-    rx = re.compile(pattern.encode(), re.M)
-    while True:
-        m = rx.search(buf)
-        if m:
-            return m, buf
-        left = deadline - time.monotonic()
-        if left <= 0:
-            pytest.fail("no %r in %s within %ss; got %r" % (pattern, what, timeout, buf[-2000:]))
-        rd, _, _ = select.select([fd], [], [], left)
-        if rd:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                pytest.fail("%s closed before %r; got %r" % (what, pattern, buf[-2000:]))
-            buf += chunk
 
 
 def alive(pid):
@@ -260,24 +238,37 @@ def test_attach_without_pid(tmp_path, args):
 
 # -------------------------------------------------------- target exits
 
+def attach_until(p, out, end, timeout, targets=()):
+    """`attach --pid P -o out` to the Popen p without --duration; once it has
+    traced, end(a) (a: its Popen) makes it stop, and finish() waits for it
+    (`timeout`, `targets`: as finish).  Returns (exit status, stderr); kills
+    it if it is left running."""
+    a = popen_attach(["--pid", p.pid, "-o", out])
+    try:
+        _, early = read_until(a.stderr, r"^bpfprof: traced .*$", 30, "bpfprof's stderr")
+        end(a)
+        _, err = finish(a, timeout, early, targets=targets)
+    finally:
+        if a.poll() is None:
+            os.killpg(a.pid, signal.SIGKILL)
+            a.communicate()
+    return a.returncode, err
+
+
 def test_attach_target_killed(busy, tmp_path):
     """No --duration: when the only target dies (SIGKILL here), attach
     notices, writes the trace and exits 0 by itself."""
     p = busy()
     out = tmp_path / "trace.json"
-    a = popen_attach(["--pid", p.pid, "-o", out])
-    try:
-        _, early = read_until(a.stderr, r"^bpfprof: traced .*$", 30, "bpfprof's stderr")
+
+    def kill_target(a):
         wait_ticks(p.pid)
         os.kill(p.pid, signal.SIGKILL)
         p.wait()
-        # it must notice by itself (no --duration): finish() fails if it does not
-        _, err = finish(a, 60, early)
-    finally:
-        if a.poll() is None:
-            os.killpg(a.pid, signal.SIGKILL)
-            a.communicate()
-    assert a.returncode == 0, "exit %s\n%s" % (a.returncode, err)
+
+    # it must notice by itself (no --duration): finish() fails if it does not
+    rc, err = attach_until(p, out, kill_target, 60)
+    assert rc == 0, "exit %s\n%s" % (rc, err)
     trace = valid_trace(out, err)
     check_ticks(trace, p.pid)
 
@@ -290,17 +281,13 @@ def test_attach_sigint(busy, tmp_path):
     target keeps running: attach must not kill or stop it."""
     p = busy()
     out = tmp_path / "trace.json"
-    a = popen_attach(["--pid", p.pid, "-o", out])
-    try:
-        _, early = read_until(a.stderr, r"^bpfprof: traced .*$", 30, "bpfprof's stderr")
+
+    def interrupt(a):
         time.sleep(0.7)
         os.kill(a.pid, signal.SIGINT)
-        _, err = finish(a, 30, early, targets=[p])
-    finally:
-        if a.poll() is None:
-            os.killpg(a.pid, signal.SIGKILL)
-            a.communicate()
-    assert a.returncode == 130, "exit %s after SIGINT, want 130\n%s" % (a.returncode, err)
+
+    rc, err = attach_until(p, out, interrupt, 30, targets=[p])
+    assert rc == 130, "exit %s after SIGINT, want 130\n%s" % (rc, err)
     trace = valid_trace(out, err)
     check_ticks(trace, p.pid)
     assert_keeps_running(p, "busy")
@@ -344,17 +331,13 @@ def test_attach_exceptions(target, tmp_path):
     assert p.poll() is None and alive(p.pid)
 
 
-PYTHON = "/usr/bin/python3.11"
-
-
 def test_attach_busy_threads_no_half_calls(tmp_path):
     """Attaching to Debian's python3.11 with 3 threads calling thousands of
     traced functions a second: the return link and the entry link go in
     while the threads are held still, so no call has a return without an
     entry (before: ~1,500 of them, closed as 'began before recording' calls
     overlapping each other), and the trace nests."""
-    if not os.access(PYTHON, os.X_OK):
-        pytest.skip("%s missing (Debian python3.11)" % PYTHON)
+    python = debian_python()
     script = tmp_path / "busy.py"
     script.write_text(
         "import threading, json, time, sys\n"
@@ -364,7 +347,7 @@ def test_attach_busy_threads_no_half_calls(tmp_path):
         "for _ in range(3): threading.Thread(target=w, daemon=True).start()\n"
         "print('ready', flush=True)\n"
         "time.sleep(60)\n")
-    target = subprocess.Popen([PYTHON, str(script)], stdout=subprocess.PIPE, text=True)
+    target = subprocess.Popen([python, str(script)], stdout=subprocess.PIPE, text=True)
     try:
         assert target.stdout.readline().strip() == "ready"
         out = tmp_path / "trace.json"

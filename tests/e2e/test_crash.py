@@ -10,14 +10,11 @@ each), then it waits on stdin with every call but main's returned.
 
 import glob
 import os
-import select
 import signal
 import subprocess
 import time
 
-import pytest
-
-from conftest import BPFPROF, REPO, load_trace, prog_path
+from conftest import BPFPROF, REPO, load_trace, prog_path, read_until
 from trace_util import format_problems, nesting_problems, xevents
 
 ROUNDS, LEAVES = 200, 1000
@@ -26,21 +23,6 @@ ROUNDS, LEAVES = 200, 1000
 def run(*args, timeout=60):
     return subprocess.run([str(BPFPROF)] + [str(a) for a in args], cwd=REPO, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=timeout)
-
-
-def wait_line(stream, text, timeout):
-    buf = b""
-    deadline = time.monotonic() + timeout
-    while text.encode() not in buf:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            pytest.fail("no %r within %ss; got %r" % (text, timeout, buf[-2000:]))
-        r, _, _ = select.select([stream], [], [], left)
-        if r:
-            chunk = os.read(stream.fileno(), 65536)
-            if not chunk:
-                pytest.fail("output ended without %r: %r" % (text, buf[-2000:]))
-            buf += chunk
 
 
 def rounds_of(trace):
@@ -57,7 +39,7 @@ def test_killed_recording_is_readable(tmp_path):
                          bufsize=0, start_new_session=True)
     part = None
     try:
-        wait_line(b.stdout, "rounds: ready", 60)
+        read_until(b.stdout, "rounds: ready", 60)
         # Every call but main's has returned: bpfprof writes the complete blocks
         # (~2 MB of events, 256 KiB a block) as it decodes them.  Wait for one.
         deadline = time.monotonic() + 60
@@ -76,7 +58,7 @@ def test_killed_recording_is_readable(tmp_path):
         # the program is not harmed: it goes on when told to
         b.stdin.write(b"go\n")
         b.stdin.close()
-        wait_line(b.stdout, "rounds: done", 30)
+        read_until(b.stdout, "rounds: done", 30)
     finally:
         if b.poll() is None:
             os.killpg(b.pid, signal.SIGKILL)

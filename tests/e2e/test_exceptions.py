@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from conftest import BPFPROF, REPO, load_trace, prog_path
+from conftest import BPFPROF, REPO, load_trace, prog_path, read_until
 from trace_util import counts, format_problems, nesting_problems, xevents
 
 FUNCS = ["-F", "outer*", "-F", "middle*", "-F", "inner*"]
@@ -87,26 +87,6 @@ def test_threads_throwing(record, mode):
     check_calls(r.trace, pid.pop(), mode, ITERS)
 
 
-def read_line(stream, pattern, timeout, what):
-    """Reads the binary pipe until a line matches; returns the match."""
-    buf = b""
-    rx = re.compile(pattern.encode(), re.M)
-    deadline = time.monotonic() + timeout
-    while True:
-        m = rx.search(buf)
-        if m:
-            return m
-        left = deadline - time.monotonic()
-        if left <= 0:
-            pytest.fail("no %r in %s within %ss; got %r" % (pattern, what, timeout, buf[-2000:]))
-        r, _, _ = select.select([stream], [], [], left)
-        if r:
-            chunk = os.read(stream.fileno(), 65536)
-            if not chunk:
-                pytest.fail("%s ended without %r; got %r" % (what, pattern, buf[-2000:]))
-            buf += chunk
-
-
 def read_all(p, stream, timeout, what):
     """Everything left in the binary pipe until EOF, as text; p.wait()s after."""
     buf = b""
@@ -138,12 +118,12 @@ def test_attach_threads_throwing(tmp_path):
     out = tmp_path / "trace.json"
     a = None
     try:
-        read_line(prog.stdout, r"^throwthreads: pid=\d+ ready$", 30, "the program's output")
+        read_until(prog.stdout, r"^throwthreads: pid=\d+ ready$", 30, "the program's output")
         a = subprocess.Popen([str(BPFPROF), "attach", "--pid", str(prog.pid), "-o", str(out)]
                              + FUNCS, cwd=REPO, stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, bufsize=0,
                              start_new_session=True)
-        read_line(a.stderr, r"^bpfprof: traced .*$", 30, "bpfprof's stderr")
+        read_until(a.stderr, r"^bpfprof: traced .*$", 30, "bpfprof's stderr")
         prog.stdin.write(b"go\n")
         prog.stdin.close()
         rest = read_all(prog, prog.stdout, 60, "the program")
@@ -178,7 +158,7 @@ def test_bpfprof_killed_mid_run(tmp_path, mode):
                           "gate"], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, bufsize=0, start_new_session=True)
     try:
-        read_line(b.stdout, r"^throwthreads: pid=\d+ ready$", 60, "the program's output")
+        read_until(b.stdout, r"^throwthreads: pid=\d+ ready$", 60, "the program's output")
         b.stdin.write(b"go\n")
         b.stdin.close()
         time.sleep(0.05)  # not needed for the assertions: the threads are throwing by now

@@ -13,29 +13,15 @@ Flags in a call's args (user/model/session.h, exporters/chrome.c):
 import json
 import os
 import re
-import select
 import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import BPFPROF, REPO, Run, load_trace, prog_path
-from trace_util import (chain, counts, format_problems, loss_events, nesting_problems,
-                        xevents)
-
-FLAGS = ("unfinished", "began_before_recording", "unwound")
-
-
-def assert_ok(r, rc=0):
-    assert r.rc == rc, "bpfprof exit status %s, want %s\n%s" % (r.rc, rc, r.describe())
-    assert r.trace is not None, "no trace written at %s\n%s" % (r.out, r.describe())
-
-
-def assert_nesting(events, root_depth=0):
-    calls, probs = nesting_problems(events, root_depth=root_depth)
-    assert not probs, "call tree:\n  " + "\n  ".join(probs[:30])
-    return calls
+from conftest import BPFPROF, REPO, Run, assert_ok, load_trace, prog_path, read_until
+from trace_util import (CALL_FLAGS as FLAGS, assert_nesting, chain, counts, format_problems,
+                        loss_events, nesting_problems, xevents)
 
 
 def flags(call_or_event):
@@ -290,28 +276,6 @@ def test_recursion_10000(record):
 
 # ------------------------------------------------------------------ SIGKILL
 
-def read_until(stream, pattern, timeout, proc=None):
-    """Reads the binary pipe `stream` until a line matches `pattern`; returns the match."""
-    buf = b""
-    fd = stream.fileno()
-    deadline = time.monotonic() + timeout
-    rx = re.compile(pattern.encode() if isinstance(pattern, str) else pattern, re.M)
-    while True:
-        m = rx.search(buf)
-        if m:
-            return m
-        left = deadline - time.monotonic()
-        if left <= 0:
-            pytest.fail("no line matching %r within %ss; got %r" % (pattern, timeout, buf[-2000:]))
-        rd, _, _ = select.select([fd], [], [], left)
-        if rd:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                pytest.fail("stream closed before a line matching %r (exit %s); got %r"
-                            % (pattern, proc.poll() if proc else "?", buf[-2000:]))
-            buf += chunk
-
-
 def popen_bpfprof(args):
     return subprocess.Popen([str(BPFPROF)] + [str(a) for a in args], cwd=REPO,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -335,7 +299,7 @@ def test_target_sigkill(tmp_path):
     out = tmp_path / "trace.json"
     p = popen_bpfprof(["record", "-o", out, "--", prog_path("busy")])
     try:
-        m = read_until(p.stdout, r"^busy: pid=(\d+)$", 20, p)
+        m, _ = read_until(p.stdout, r"^busy: pid=(\d+)$", 20, "the output of bpfprof record")
         busy = int(m.group(1))
         assert busy != p.pid
         # until it has ticked (a usleep per loop: a voluntary context switch each)

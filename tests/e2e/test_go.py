@@ -4,35 +4,17 @@ them; a return address replaced by the kernel's return trampoline makes it
 abort ("unexpected return pc").  bpfprof traces Go functions at entry only,
 after the stack check (which runs twice when the stack grows)."""
 
-import os
-import shutil
-import subprocess
-
 import pytest
 
-from conftest import PROGS, Run, load_trace, run_bpfprof
+from conftest import Run, assert_ok, go_build, load_trace, run_bpfprof
 from trace_util import counts, xevents
-
-
-def assert_ok(r, rc=0):
-    assert r.rc == rc, "bpfprof exit status %s, want %s\n%s" % (r.rc, rc, r.describe())
-    assert r.trace is not None, "no trace written at %s\n%s" % (r.out, r.describe())
 
 
 @pytest.fixture(scope="module")
 def gocalls(tmp_path_factory):
     """tests/progs/gocalls.go built with the Debian Go toolchain."""
-    go = shutil.which("go")
-    if not go:
-        pytest.skip("go missing: apt-get install golang-go (scripts/setup.sh --test)")
     d = tmp_path_factory.mktemp("go")
-    env = dict(os.environ, HOME=str(d), GOCACHE=str(d / "cache"), GOPATH=str(d / "path"),
-               GO111MODULE="off", CGO_ENABLED="0")
-    out = d / "gocalls"
-    p = subprocess.run([go, "build", "-o", str(out), str(PROGS / "gocalls.go")], env=env,
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
-    return out
+    return go_build(d, d / "gocalls")
 
 
 def test_go_program_survives_and_counts_are_exact(gocalls, tmp_path):

@@ -15,21 +15,8 @@ import time
 
 import pytest
 
-from conftest import BPFPROF, REPO, Run, load_trace, prog_path
-from trace_util import chain, counts, format_problems, nesting_problems, xevents
-
-FLAGS = ("unfinished", "began_before_recording", "unwound")
-
-
-def assert_ok(r, rc=0):
-    assert r.rc == rc, "bpfprof exit status %s, want %s\n%s" % (r.rc, rc, r.describe())
-    assert r.trace is not None, "no trace written at %s\n%s" % (r.out, r.describe())
-
-
-def assert_nesting(events, root_depth=0):
-    calls, probs = nesting_problems(events, root_depth=root_depth)
-    assert not probs, "call tree:\n  " + "\n  ".join(probs[:30])
-    return calls
+from conftest import BPFPROF, REPO, Run, assert_ok, load_trace, prog_path
+from trace_util import CALL_FLAGS as FLAGS, assert_nesting, chain, counts, format_problems, xevents
 
 
 def flagged(events):

@@ -17,20 +17,9 @@ import uuid
 
 import pytest
 
-from conftest import BPFPROF, REPO, Run, load_trace, prog_path, run_bpfprof
-from trace_util import (chain, counts, format_problems, loss_events, nesting_problems,
-                        process_names, thread_names, xevents)
-
-
-def assert_ok(r, rc=0):
-    assert r.rc == rc, "bpfprof exit status %s, want %s\n%s" % (r.rc, rc, r.describe())
-    assert r.trace is not None, "no trace written at %s\n%s" % (r.out, r.describe())
-
-
-def assert_nesting(events, root_depth=0):
-    calls, probs = nesting_problems(events, root_depth=root_depth)
-    assert not probs, "call tree:\n  " + "\n  ".join(probs[:30])
-    return calls
+from conftest import BPFPROF, REPO, Run, assert_ok, load_trace, prog_path, run_bpfprof
+from trace_util import (assert_nesting, chain, counts, format_problems, loss_events,
+                        nesting_problems, process_names, thread_names, xevents)
 
 
 def assert_error(r, out_path=None):

@@ -11,14 +11,11 @@ one sample lands inside a function that runs code of its own, nor how long
 a sleep takes beyond its minimum.
 """
 
-import os
 import subprocess
 import time
 
-import pytest
-
 import trace_util
-from conftest import prog_path, run_bpfprof
+from conftest import debian_python, prog_path, run_bpfprof
 
 
 CPUSPLIT = {"main", "work", "heavy", "light", "spin_units", "nap"}
@@ -150,16 +147,12 @@ def test_all_requires_a_mode():
     assert r.returncode != 0 and "LIB:GLOB" in r.stderr
 
 
-PYTHON = "/usr/bin/python3.11"
-
-
 def test_samples_with_calls_past_retprobe_depth(record, tmp_path):
     """Debian's python3.11, every named function of its executable traced and cpu
     samples taken, 4 threads: its C code nests past the kernel's 64 return
     probes (frames whose end is inferred), and a sample interrupting a thread
     must not move those ends: the whole trace nests, nothing is lost."""
-    if not os.access(PYTHON, os.X_OK):
-        pytest.skip("%s missing (Debian python3.11)" % PYTHON)
+    python = debian_python()
     script = tmp_path / "work.py"
     script.write_text(
         "import threading, json\n"
@@ -170,7 +163,7 @@ def test_samples_with_calls_past_retprobe_depth(record, tmp_path):
         "print('done')\n")
     # its named functions (.dynsym): the static ones its FDEs find (python3.11+0x...)
     # nest wrongly past 64 frames today (issue 18's report), a decoder matter
-    r = record(PYTHON, str(script), opts=["-F", "*", "-N", "python3.11+0x*", "--sample=999"],
+    r = record(python, str(script), opts=["-F", "*", "-N", "python3.11+0x*", "--sample=999"],
                timeout=120)
     assert r.rc == 0 and r.trace is not None, r.describe()
     assert r.proc.stdout.strip() == "done"

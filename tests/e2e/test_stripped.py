@@ -20,7 +20,7 @@ from collections import Counter
 
 import pytest
 
-from conftest import PROGS, load_trace, run_bpfprof
+from conftest import PROGS, go_build, load_trace, run_bpfprof
 from trace_util import xevents
 
 SRC = PROGS / "stripped"
@@ -262,13 +262,7 @@ def test_no_call_recorded_says_so(plain, tmp_path):
 # ------------------------------------------------------------ Go, Debian's gzip
 
 def test_stripped_go_binary_named_from_gopclntab(tmp_path):
-    go = shutil.which("go")
-    if not go:
-        pytest.skip("go missing: apt-get install golang-go (scripts/setup.sh --test)")
-    env = dict(os.environ, HOME=str(tmp_path), GOCACHE=str(tmp_path / "cache"),
-               GOPATH=str(tmp_path / "path"), GO111MODULE="off", CGO_ENABLED="0")
-    exe = tmp_path / "gocalls"
-    sh(go, "build", "-ldflags=-s -w", "-o", exe, PROGS / "gocalls.go", env=env, timeout=300)
+    exe = go_build(tmp_path, tmp_path / "gocalls", "-ldflags=-s -w")
     assert not has_symtab(exe)
     p = run_bpfprof(["list", exe, "main.*"])
     assert p.returncode == 0, p.stderr

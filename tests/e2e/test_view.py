@@ -175,25 +175,13 @@ def check_page(v, kind, importer):
         assert not problems(b), "the page reported problems:\n" + detail
 
 
-def test_view_archive(recordings, view):
+@pytest.mark.parametrize("kind", ["archive", "chrome", "speedscope"])
+def test_view_page(recordings, view, kind):
+    """The page of each kind of recording; a Chrome trace too is handed to
+    speedscope as a speedscope file, the calls with plain names."""
     need_browser()
-    v = view(recordings["archive"])
-    check_page(v, "archive", "Importing as speedscope json file")
-    assert v.stop() == 0, v.proc.stderr.read()
-
-
-def test_view_chrome_json(recordings, view):
-    need_browser()
-    v = view(recordings["chrome"])
-    # the page hands speedscope the calls with plain names, as a speedscope file
-    check_page(v, "chrome", "Importing as speedscope json file")
-    assert v.stop() == 0, v.proc.stderr.read()
-
-
-def test_view_speedscope_json(recordings, view):
-    need_browser()
-    v = view(recordings["speedscope"])
-    check_page(v, "speedscope", "Importing as speedscope json file")
+    v = view(recordings[kind])
+    check_page(v, kind, "Importing as speedscope json file")
     assert v.stop() == 0, v.proc.stderr.read()
 
 

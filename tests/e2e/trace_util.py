@@ -15,6 +15,9 @@ instant events marking lost records.
 
 from collections import Counter, defaultdict
 
+# The flags a call's args may carry about how it was seen (user/model/session.h).
+CALL_FLAGS = ("unfinished", "began_before_recording", "unwound")
+
 # ts and dur are printed with 3 decimals (ns resolution in us): each is off by
 # up to 0.0005 us, so an end (ts + dur) by up to 0.001 us.  Comparisons of
 # two ends/starts allow a little more than that.
@@ -220,6 +223,13 @@ def nesting_problems(events, root_depth=0):
         if is_number(self_us) and abs(self_us - (c.dur - kids)) > tol + EPS_US:
             probs.append("%r: self_us %.3f != dur - children %.3f" % (c, self_us, c.dur - kids))
     return calls, probs
+
+
+def assert_nesting(events, root_depth=0):
+    """nesting_problems as an assertion; returns the calls."""
+    calls, probs = nesting_problems(events, root_depth=root_depth)
+    assert not probs, "call tree:\n  " + "\n  ".join(probs[:30])
+    return calls
 
 
 def chain(call):

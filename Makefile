@@ -245,7 +245,7 @@ BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/decode_bench $(BENCH_OUT)/insns $(
 $(BENCH_OUT):
 	$(Q)mkdir -p $@
 
-$(BENCH_OUT)/floor.bpf.o: bench/floor.bpf.c bpf/events.h $(VMLINUX_H) | $(BENCH_OUT)
+$(BENCH_OUT)/floor.bpf.o: bench/floor.bpf.c bpf/events.h bpf/common.bpf.h $(VMLINUX_H) | $(BENCH_OUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp

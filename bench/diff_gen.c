@@ -43,13 +43,27 @@ static uint64_t draw(double median)
 	return (uint64_t)(median * exp(0.5 * z)) + 1;
 }
 
+/* Writes ev as the next call (ids in order of writing): func, path, depth, [begin, end], self. */
+static int put_call(struct exporter *e, struct bp_session *s, struct bp_event *ev, uint32_t func,
+		    uint32_t path, uint32_t depth, uint64_t begin, uint64_t end, uint64_t self)
+{
+	ev->call.id++;
+	ev->call.func = func;
+	ev->call.path = path;
+	ev->call.depth = depth;
+	ev->call.begin = begin;
+	ev->call.end = end;
+	ev->call.self = self;
+	return exporter__event(e, s, ev);
+}
+
 int main(int argc, char **argv)
 {
 	struct exporter *e = NULL;
 	struct bp_session s;
 	struct bp_event ev;
 	const char *out = NULL;
-	uint64_t n = 100000000, done = 0, id = 1, t = 0;
+	uint64_t n = 100000000, done = 0, t = 0;
 	double scale = 1, t0;
 	uint32_t f[21], p[21];
 	struct timespec ts;
@@ -119,50 +133,29 @@ int main(int argc, char **argv)
 				int k = 5 + (i - 1) * 4 + j;
 				uint64_t d = draw((200 + 50 * k) * (k == 12 ? scale : 1));
 
-				ev.call.id = id++;
-				ev.call.func = f[k];
-				ev.call.path = p[k];
-				ev.call.depth = 2;
-				ev.call.begin = t;
-				ev.call.end = t + d;
-				ev.call.self = d;
+				err = put_call(e, &s, &ev, f[k], p[k], 2, t, t + d, d);
+				if (err)
+					goto fail;
 				t += d + 10;
 				leaves += d + 10;
 				done++;
-				err = exporter__event(e, &s, &ev);
-				if (err)
-					goto fail;
 			}
 			if (done >= n)
 				break;
-			ev.call.id = id++;
-			ev.call.func = f[i];
-			ev.call.path = p[i];
-			ev.call.depth = 1;
-			ev.call.begin = mb;
 			t += draw(100);
-			ev.call.end = t;
-			ev.call.self = t - mb - leaves;
-			mid_total += t - mb;
-			done++;
-			err = exporter__event(e, &s, &ev);
+			err = put_call(e, &s, &ev, f[i], p[i], 1, mb, t, t - mb - leaves);
 			if (err)
 				goto fail;
+			mid_total += t - mb;
+			done++;
 		}
 		if (done >= n)
 			break;
-		ev.call.id = id++;
-		ev.call.func = f[0];
-		ev.call.path = p[0];
-		ev.call.depth = 0;
-		ev.call.begin = rb;
 		t += draw(50);
-		ev.call.end = t;
-		ev.call.self = t - rb - mid_total;
-		done++;
-		err = exporter__event(e, &s, &ev);
+		err = put_call(e, &s, &ev, f[0], p[0], 0, rb, t, t - rb - mid_total);
 		if (err)
 			goto fail;
+		done++;
 	}
 	s.duration = t;
 	s.ncalls = done;

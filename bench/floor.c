@@ -12,11 +12,14 @@
  * with CMD's status.  Prints nothing else unless -t.
  *
  *   -m empty    (default) programs that return 0: the kernel's own cost
- *   -m rb       + a 32-byte record per event, no wakeup; drained every 2 ms
- *   -m filter   + the traced-pid filter of trace.bpf.c (CMD's pid)
- *   -m min      a 32-byte reserve + submit, only the type written
+ *   -m rb       + a 40-byte record per event, no wakeup; drained every 2 ms
+ *   -m filter   + the traced-process filter of trace.bpf.c (CMD's pid)
+ *   -m min      a 40-byte reserve + submit, only the type written
  *   -m batch    full records in a per-CPU batch of 64, one output per batch
  *   -t          one line on stderr: attach and detach time, records, losses
+ *
+ * CMD is started held as bpfprof starts it (user/capture/launch.c): it
+ * execs once the probes are in.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,6 +34,7 @@
 #include "bpf/events.h"
 #include "symbols/elfsym.h"
 #include "base/log.h"
+#include "capture/launch.h"
 #include "capture/ringbuf.h"
 
 static unsigned long long records, checksum;
@@ -55,6 +59,37 @@ static int count_record(void *ctx, const void *data, size_t size)
 		checksum += ((const struct bp_rec_hdr *)((const char *)data + i))->ts;
 	records += size / sizeof(struct bp_rec_call);
 	return 0;
+}
+
+/* CMD's process is traced: what bpfprof's loader does for the filter of trace.bpf.c. */
+static int trace_pid(struct floor_bpf *skel, pid_t pid)
+{
+	struct bp_tgid_bits *bits = calloc(1, sizeof(*bits));
+	__u32 key = pid, zero = 0;
+	__u8 state = BP_TGID_RECORDING;
+	int err;
+
+	if (!bits)
+		return -ENOMEM;
+	bits->w[(key >> 6) & (BP_TGID_WORDS - 1)] |= 1ull << (key & 63);
+	err = bpf_map__update_elem(skel->maps.recording, &zero, sizeof(zero), bits, sizeof(*bits),
+				   BPF_ANY);
+	if (!err)
+		err = bpf_map__update_elem(skel->maps.tgids, &key, sizeof(key), &state,
+					   sizeof(state), BPF_ANY);
+	free(bits);
+	return err;
+}
+
+/* The ring buffer reservations that failed, all CPUs. */
+static unsigned long long lost(const struct floor_bpf *skel)
+{
+	unsigned long long n = 0;
+	size_t i;
+
+	for (i = 0; i < BP_MAX_CPUS; i++)
+		n += skel->bss->lost[i];
+	return n;
 }
 
 static void usage(void)
@@ -108,11 +143,12 @@ int main(int argc, char **argv)
 	struct bpf_link *le = NULL, *lx = NULL;
 	struct bp_ringbuf *rb = NULL;
 	struct floor_bpf *skel = NULL;
+	struct launch l = { .release_fd = -1, .err_fd = -1 };
 	unsigned long *offs = NULL, add = 0;
 	uint64_t t0, t_attach, t_detach, last;
-	int c, err = 0, status = 0, pipefd[2] = { -1, -1 };
+	int c, err = 0, status = 0;
 	bool timing = false;
-	char *glob = NULL, name[32];
+	char *glob = NULL, *exe = NULL, name[32];
 	pid_t pid = -1;
 	size_t n = 0;
 
@@ -170,6 +206,8 @@ int main(int argc, char **argv)
 	}
 	bpf_program__set_autoload(pe, true);
 	bpf_program__set_autoload(px, true);
+	/* bpfprof's default --buffer-size */
+	bpf_map__set_max_entries(skel->maps.rb, 64u << 20);
 	err = floor_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "floor: cannot load the BPF programs: %s\n", strerror(-err));
@@ -179,35 +217,22 @@ int main(int argc, char **argv)
 	if (err)
 		goto cleanup;
 
-	/* The command waits on a pipe until its pid is known and the probes are in. */
-	if (pipe(pipefd)) {
-		err = -errno;
+	err = launch__resolve(argv[optind + 3], &exe);
+	if (err) {
+		fprintf(stderr, "floor: cannot run %s: %s\n", argv[optind + 3], strerror(-err));
 		goto cleanup;
 	}
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
+	/* as root, like the benchmark: no privileges to drop */
+	err = launch__start(&l, exe, argv + optind + 3, true);
+	if (err) {
+		fprintf(stderr, "floor: cannot start %s: %s\n", argv[optind + 3], strerror(-err));
 		goto cleanup;
 	}
-	if (pid == 0) {
-		char b;
-
-		close(pipefd[1]);
-		if (read(pipefd[0], &b, 1) != 1)
-			_exit(127);
-		close(pipefd[0]);
-		execvp(argv[optind + 3], argv + optind + 3);
-		fprintf(stderr, "floor: cannot run %s: %s\n", argv[optind + 3], strerror(errno));
-		_exit(127);
-	}
-	close(pipefd[0]);
-	pipefd[0] = -1;
-	{
-		__u32 key = pid;
-		__u8 one = 1;
-
-		bpf_map__update_elem(skel->maps.tgids, &key, sizeof(key), &one, sizeof(one), BPF_ANY);
-	}
+	exe = NULL;	/* l's now */
+	pid = l.pid;
+	err = trace_pid(skel, pid);
+	if (err)
+		goto cleanup;
 
 	/* As bpfprof: return probes first, then entries. */
 	t0 = now_ns();
@@ -216,14 +241,13 @@ int main(int argc, char **argv)
 	t_attach = now_ns() - t0;
 	if (!le) {
 		err = -EINVAL;
-		goto cleanup;	/* closing the pipe ends the held child */
+		goto cleanup;	/* the held child is killed */
 	}
-	if (write(pipefd[1], "x", 1) != 1) {
-		err = -errno;
+	err = launch__release(&l);
+	if (err) {
+		fprintf(stderr, "floor: cannot run %s: %s\n", argv[optind + 3], strerror(-err));
 		goto cleanup;
 	}
-	close(pipefd[1]);
-	pipefd[1] = -1;
 
 	/* bpfprof's drain policy (user/capture/trace.c): every 1/16 of the buffer or 50 ms */
 	last = now_ns();
@@ -256,14 +280,13 @@ int main(int argc, char **argv)
 	if (timing)
 		fprintf(stderr, "floor: functions=%zu attach_ns=%llu detach_ns=%llu records=%llu "
 			"lost=%llu\n", n, (unsigned long long)t_attach,
-			(unsigned long long)t_detach, records, (unsigned long long)skel->bss->lost);
+			(unsigned long long)t_detach, records, lost(skel));
 cleanup:
-	if (pipefd[0] >= 0)
-		close(pipefd[0]);
-	if (pipefd[1] >= 0)
-		close(pipefd[1]);
-	if (pid > 0)
+	launch__abort(&l);
+	if (pid > 0 && l.pid > 0)
 		waitpid(pid, NULL, 0);
+	launch__free(&l);
+	free(exe);
 	bpf_link__destroy(le);
 	bpf_link__destroy(lx);
 	ringbuf__free(rb);

@@ -28,23 +28,20 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+. bench/lib.sh overhead.sh
 N=${N:-2000000}
 RUNS=${RUNS:-3}
 FUNCS=${FUNCS:-small small_push}
 SPIN=$PWD/tests/progs/spin
 BPFPROF=${BPFPROF_BIN:-$PWD/bpfprof}
 
-die() { echo "overhead.sh: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || die "must run as root (uprobes)"
-[ -x "$BPFPROF" ] || die "$BPFPROF not built: run make"
-[ -x "$SPIN" ] || die "$SPIN not built: run make progs"
+bench_need_root uprobes
+bench_need_built "$BPFPROF" make
+bench_need_built "$SPIN" "make progs"
 have_bpftrace=1
 command -v bpftrace >/dev/null || { have_bpftrace=0; echo "overhead.sh: bpftrace not found, skipping it" >&2; }
 
-tmp=$(mktemp -d /tmp/bpfprof-bench.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+bench_tmp bpfprof-bench
 
 # run_one TOOL FUNC: one run; appends "wall_ns loop_ns_per_call" to $tmp/TOOL.FUNC
 run_one() {

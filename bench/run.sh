@@ -37,6 +37,7 @@
 #   prints "-" for the others and leaves bench/results.txt alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh run.sh
 
 RUNS=${RUNS:-5}
 N_FAST=${N_FAST:-200000}	# calls per run, emulated probes (~1 us each)
@@ -53,19 +54,17 @@ want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 OUT=.output/bench
 RESULTS=bench/results.txt
 
-die() { echo "run.sh: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || die "must run as root (uprobes)"
+bench_need_root uprobes
 for f in bpfprof $OUT/floor $OUT/decode_bench $OUT/insns $OUT/uftrace_spin $OUT/uftrace_spin_pg \
 	$OUT/many tests/progs/exitcode; do
-	[ -x "$f" ] || die "$f not built: run 'make bench'"
+	bench_need_built "$f" "'make bench'"
 done
 have_bpftrace=0; command -v bpftrace >/dev/null && have_bpftrace=1
 have_uftrace=0; command -v uftrace >/dev/null && have_uftrace=1
 [ $have_bpftrace = 1 ] || echo "run.sh: bpftrace not found (scripts/setup.sh --bench): column left empty" >&2
 [ $have_uftrace = 1 ] || echo "run.sh: uftrace not found (scripts/setup.sh --bench): column left empty" >&2
 
-tmp=$(mktemp -d /tmp/bpfprof-bench.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+bench_tmp bpfprof-bench
 cp bpfprof $OUT/floor $OUT/decode_bench $OUT/insns $OUT/uftrace_spin $OUT/uftrace_spin_pg \
 	$OUT/many tests/progs/exitcode "$tmp/"
 T=$tmp
@@ -73,7 +72,6 @@ BPFPROF=$T/bpfprof
 FLOOR=$T/floor
 notes=()
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 now() { date +%s%N; }
 progress() { printf '  %-60s\r' "$*" >&2; }
 

@@ -29,19 +29,18 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+. bench/lib.sh unwind.sh
 ROUNDS=${ROUNDS:-150}
 RUNS=${RUNS:-5}
 NOFP=$PWD/tests/progs/nofp
 BPFPROF=${BPFPROF_BIN:-$PWD/bpfprof}
 
-die() { echo "unwind.sh: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || die "must run as root (perf events, BPF)"
-[ -x "$BPFPROF" ] || die "$BPFPROF not built: run make"
-[ -x "$NOFP" ] || die "$NOFP not built: run make progs"
+bench_need_root "perf events, BPF"
+bench_need_built "$BPFPROF" make
+bench_need_built "$NOFP" "make progs"
 command -v perf >/dev/null || die "perf not found (apt-get install linux-perf)"
 
-tmp=$(mktemp -d /tmp/bpfprof-unwind.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+bench_tmp bpfprof-unwind
 
 CONFIGS="untraced bpfprof-dwarf perf-dwarf perf-dwarf16k bpfprof-fp"
 
@@ -120,7 +119,6 @@ EOF
 	echo "$work $(( (t1 - t0) / 1000000 )) $(cat "$tmp/cpu") $post $stats $kb" >>"$tmp/$c"
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { awk -v k="$2" '{ print $k }' "$tmp/$1" | median; }
 
 echo "unwind.sh: nofp $ROUNDS rounds, $RUNS runs each, $(nproc) CPUs, $(uname -r), $(perf --version)"

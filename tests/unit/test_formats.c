@@ -1099,6 +1099,14 @@ static void check_sample_types(const struct dprof *d)
 	}
 }
 
+/* n events written as a pprof file `name` in fx->dir, read back into d (dprof_free it). */
+static void pprof_of(struct fixture *fx, const char *name, const struct bp_event *ev, int n,
+		     struct dprof *d)
+{
+	write_out(fx, &pprof_exporter, name, ev, n);
+	read_pprof(fx->path, d);
+}
+
 static void test_pprof(void **state)
 {
 	struct fixture *fx = *state;
@@ -1178,8 +1186,7 @@ static void test_pprof_empty(void **state)
 	struct fixture *fx = *state;
 	struct dprof d;
 
-	write_out(fx, &pprof_exporter, "e.pb.gz", NULL, 0);
-	read_pprof(fx->path, &d);
+	pprof_of(fx, "e.pb.gz", NULL, 0, &d);
 	assert_int_equal(d.nsamples, 0);
 	check_sample_types(&d);
 	assert_string_equal(S(&d, d.dflt), "wall");
@@ -1207,8 +1214,7 @@ static void test_pprof_samples(void **state)
 
 	make_stacks(fx, &st);
 	n = sample_events(fx, &st, ev);
-	write_out(fx, &pprof_exporter, "s.pb.gz", ev, n);
-	read_pprof(fx->path, &d);
+	pprof_of(fx, "s.pb.gz", ev, n, &d);
 	check_sample_types(&d);
 	assert_string_equal(S(&d, d.dflt), "cpu");
 	assert_string_equal(S(&d, d.pt_type), "cpu");
@@ -1258,16 +1264,14 @@ static void test_pprof_default_type(void **state)
 
 	make_stacks(fx, &st);
 	ev[0] = sample(500, 5000, 100, st.s_sleep, BP_SAMPLE_F_OFFCPU);
-	write_out(fx, &pprof_exporter, "o.pb.gz", ev, 1);
-	read_pprof(fx->path, &d);
+	pprof_of(fx, "o.pb.gz", ev, 1, &d);
 	assert_string_equal(S(&d, d.dflt), "offcpu");
 	assert_string_equal(S(&d, d.pt_type), "offcpu");
 	dprof_free(&d);
 
 	n = standard_events(fx, ev);
 	n += sample_events(fx, &st, ev + n);
-	write_out(fx, &pprof_exporter, "m.pb.gz", ev, n);
-	read_pprof(fx->path, &d);
+	pprof_of(fx, "m.pb.gz", ev, n, &d);
 	assert_string_equal(S(&d, d.dflt), "wall");
 	assert_string_equal(S(&d, d.pt_type), "wall");
 	assert_int_equal(d.period, 1);

@@ -31,14 +31,6 @@ TRACED void tick(void)
 	sink++;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 0, t0;

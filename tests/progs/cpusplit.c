@@ -35,14 +35,6 @@ TRACED void light(void)
 	spin_units(1);
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 TRACED void work(double ms)
 {
 	double end = now_ms() + ms;

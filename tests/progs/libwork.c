@@ -17,14 +17,6 @@
 volatile unsigned long sink;
 static unsigned char buf[1 << 20];
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 TRACED void crunch(double ms)
 {
 	double end = now_ms() + ms;

@@ -82,7 +82,7 @@ TRACED void nofp_nap(void)
 }
 
 /* inlined: main calls no function of the program but the ones above */
-static inline __attribute__((always_inline)) double now_ms(void)
+static inline __attribute__((always_inline)) double wall_ms(void)
 {
 	struct timespec ts;
 
@@ -93,14 +93,14 @@ static inline __attribute__((always_inline)) double now_ms(void)
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 40;
-	double t0 = now_ms();
+	double t0 = wall_ms();
 
 	for (int r = 0; r < rounds; r++) {
 		nofp_outer(3000000);
 		nofp_sort(r);
 		nofp_copy(4);
 	}
-	t0 = now_ms() - t0;
+	t0 = wall_ms() - t0;
 	nofp_nap();
 	printf("nofp: done, rounds took %.3f ms\n", t0);
 	return 0;

@@ -5,7 +5,7 @@
  * mutex + condition variable to a second thread ("cond").
  *
  * Before each message the producer waits until the consumer is asleep
- * (its /proc/.../stat state is 'S'), so every message wakes it: exactly N
+ * (its /proc/.../status state is 'S'), so every message wakes it: exactly N
  * wakeups from produce() (where the write/signal happens) to consume()
  * (where the consumer blocks), and produce() and consume() are called
  * exactly N times each.  The producer also forks/spawns from start_consumer().
@@ -29,21 +29,20 @@ static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int pending, done;
 static volatile pid_t consumer_tid;
 
+/* The scheduler state letter of the thread ('S': asleep), from its "State:" line. */
 static char state_of(pid_t pid, pid_t tid)
 {
-	char path[64], buf[512], *p;
+	char path[64], line[128], state = '?';
 	FILE *f;
-	size_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
 	f = fopen(path, "r");
 	if (!f)
 		return '?';
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+	while (fgets(line, sizeof(line), f) && sscanf(line, "State: %c", &state) != 1)
+		;
 	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');	/* the state follows the (comm) */
-	return p && p[1] == ' ' ? p[2] : '?';
+	return state;
 }
 
 static void wait_asleep(pid_t pid, pid_t tid)

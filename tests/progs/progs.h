@@ -13,6 +13,8 @@
 #ifndef BPFPROF_TEST_PROGS_H
 #define BPFPROF_TEST_PROGS_H
 
+#include <time.h>
+
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
 #define TRACED __attribute__((noinline, noipa, used))
 #else
@@ -21,5 +23,26 @@
 
 /* Written by every traced function: makes each call observable work. */
 extern volatile unsigned long sink;
+
+/*
+ * The programs' own clocks.  A program that uses one has it as a function of
+ * its own, a real call (the flags say -fno-inline), under this name: tests
+ * may see it traced (busy's now_s, in its sources' documented facts).
+ */
+static inline double now_s(void)	/* CLOCK_MONOTONIC, in seconds */
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static inline double now_ms(void)	/* the calling thread's CPU time, in ms */
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 #endif

@@ -50,14 +50,6 @@ TRACED int catcher(int i)
 
 }
 
-static double now_s()
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? std::atof(argv[1]) : 0, t0 = now_s();

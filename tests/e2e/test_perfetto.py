@@ -16,7 +16,7 @@ from collections import Counter
 import pytest
 from conftest import BPFPROF, REPO, prog_path, run_bpfprof
 import perfetto_util
-from trace_util import (EPS_US, build_forest, chain, counts, loss_events, nesting_problems,
+from trace_util import (EPS_US, assert_nesting, build_forest, chain, counts, loss_events,
                         process_names, thread_names, xevents)
 
 pytestmark = pytest.mark.skipif(shutil.which("protoc") is None,
@@ -34,12 +34,6 @@ def read_json(path):
     import json
     with open(path) as f:
         return json.load(f)
-
-
-def assert_nesting(events):
-    calls, probs = nesting_problems(events, root_depth=0)
-    assert not probs, "call tree:\n  " + "\n  ".join(probs[:30])
-    return calls
 
 
 def flagset(e):

@@ -183,7 +183,7 @@ $(OUTPUT)/fuzz/fuzz_archive: tests/fuzz/fuzz_archive.c $(FUZZ_SRCS) $(FUZZ_HDRS)
 # The ELF reader (symbols, program headers, .eh_frame FDEs, PLT, IFUNCs):
 # seeds are the committed inputs (regressions) and the built test programs.
 ELF_FUZZ_SRCS := user/symbols/elfsym.c user/symbols/insn.c user/symbols/debugsyms.c user/symbols/ehframe.c \
-		 user/base/log.c user/base/util.c
+		 user/symbols/binfile.c user/symbols/procmaps.c user/base/log.c user/base/util.c
 ELF_FUZZ_RUN   = $(OUTPUT)/fuzz/fuzz_elfsym -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 		 -artifact_prefix=$(OUTPUT)/fuzz/ $(OUTPUT)/fuzz/corpus_elfsym \
 		 tests/fuzz/corpus_elfsym $(OUTPUT)/fuzz/seeds_elfsym

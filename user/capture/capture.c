@@ -29,6 +29,7 @@
 #include "bpf/events.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "symbols/binfile.h"
 #include "capture/overhead.h"
 #include "symbols/placement.h"
 #include "symbols/select.h"
@@ -318,7 +319,7 @@ static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 	so.no_exe = false;
 	if (select__resolve(&so, c->s, &ps))
 		goto resume;
-	capture_usdt_attach_bpfprof(c, exe);
+	capture_usdt_attach_bpfprof(c, exe, pid);
 	for (i = 0; i < ps.nmods; i++) {
 		int err = tracer__attach_module(c->tr, c->s, &ps.mods[i]);
 
@@ -326,7 +327,7 @@ static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 			p_warn("pid %u exec'd %s: cannot attach %zu probes: %s", pid, filename,
 			       ps.mods[i].n, strerror(-err));
 		else
-			p_dbg("pid %u exec'd %s: %zu functions traced", pid, ps.mods[i].path,
+			p_dbg("pid %u exec'd %s: %zu functions traced", pid, binfile__name(ps.mods[i].path),
 			      ps.mods[i].n);
 	}
 	probe_set__free(&ps);

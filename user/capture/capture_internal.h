@@ -73,7 +73,8 @@ struct capture {
 /* Loads the USDT object if it is not yet (it shares the tracer's maps).  0 or -errno. */
 int capture_usdt_ensure(struct capture *c);
 /* The bpfprof.h probes of the binary at path, if it has any. */
-void capture_usdt_attach_bpfprof(struct capture *c, const char *path);
+/* path: pinned here (symbols/binfile.h), checked against pid's mappings when pid > 0 */
+void capture_usdt_attach_bpfprof(struct capture *c, const char *path, pid_t pid);
 /* The bpfprof.h probes of every traced binary, and the -U probes.  0 or -errno (printed). */
 int capture_attach_usdts(struct capture *c);
 

@@ -24,6 +24,7 @@
 #include "bpf/events.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "symbols/binfile.h"
 #include "capture/overhead.h"
 #include "symbols/placement.h"
 #include "symbols/select.h"
@@ -36,6 +37,11 @@
  * bpfprof.h probe in a traced binary, now or in one exec'd later): ~11 ms of
  * a short recording otherwise.
  */
+static pid_t target_pid(const struct capture *c)
+{
+	return c->o.npids ? c->o.pids[0] : 0;
+}
+
 int capture_usdt_ensure(struct capture *c)
 {
 	struct shared_maps maps;
@@ -46,8 +52,11 @@ int capture_usdt_ensure(struct capture *c)
 	return usdt__new(&c->uopts, &maps, &c->usd);
 }
 
-void capture_usdt_attach_bpfprof(struct capture *c, const char *path)
+void capture_usdt_attach_bpfprof(struct capture *c, const char *path, pid_t pid)
 {
+	/* the notes are read and the probes attached through one descriptor */
+	if (binfile__pin(path, pid, &path))
+		return;
 	if (usdt__has_bpfprof(path) && !capture_usdt_ensure(c)) {
 		usdt__attach_bpfprof(c->usd, path);
 		ustrings__add_file(c->strings, path);
@@ -58,6 +67,7 @@ void capture_usdt_attach_bpfprof(struct capture *c, const char *path)
 static int attach_usdt(struct capture *c, const char *spec)
 {
 	char *copy = xstrdup(spec), *parts[3] = { NULL }, **paths = NULL, *p;
+	const char *exe;
 	size_t np = 0, npaths = 0, nok = 0, j;
 	struct bp_session *s = c->s;
 	int err = 0;
@@ -74,15 +84,15 @@ static int attach_usdt(struct capture *c, const char *spec)
 		goto out;
 	}
 	if (np == 3) {
-		err = select__libraries(parts[0], c->o.npids ? c->o.pids[0] : 0, &paths, &npaths);
+		err = select__libraries(parts[0], target_pid(c), &paths, &npaths);
 		if (err) {
 			p_err("no shared library matches '%s' (in -U '%s')", parts[0], spec);
 			err = -ENOENT;
 			goto out;
 		}
-	} else if (c->exe) {
+	} else if (c->exe && !binfile__pin(c->exe, target_pid(c), &exe)) {
 		paths = xmalloc(sizeof(*paths));
-		paths[npaths++] = xstrdup(c->exe);
+		paths[npaths++] = xstrdup(exe);
 	}
 	s->probes = xrealloc(s->probes, (s->nprobes + 1) * sizeof(*s->probes));
 	s->probes[s->nprobes] = xmalloc(strlen(parts[np - 2]) + strlen(parts[np - 1]) + 2);
@@ -108,14 +118,16 @@ out:
 /* The bpfprof.h probes of every traced binary (no flag needed), and the -U probes. */
 int capture_attach_usdts(struct capture *c)
 {
+	const char *exe = NULL;
 	size_t i;
 	int err;
 
-	if (c->exe)
-		capture_usdt_attach_bpfprof(c, c->exe);
+	/* pinned: the same string as the main executable's module when it has one */
+	if (c->exe && !binfile__pin(c->exe, target_pid(c), &exe))
+		capture_usdt_attach_bpfprof(c, exe, 0);
 	for (i = 0; i < c->ps.nmods; i++)
-		if (!c->exe || strcmp(c->ps.mods[i].path, c->exe))
-			capture_usdt_attach_bpfprof(c, c->ps.mods[i].path);
+		if (!exe || strcmp(c->ps.mods[i].path, exe))
+			capture_usdt_attach_bpfprof(c, c->ps.mods[i].path, 0);
 	if (c->o.nusdts) {
 		err = capture_usdt_ensure(c);
 		if (err)

@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "losses.h"
 #include "ringbuf.h"
+#include "symbols/binfile.h"
 #include "symbols/select.h"
 #include "model/session.h"
 #include "keeper.h"
@@ -346,7 +347,7 @@ int tracer__attach_module(struct tracer *t, const struct bp_session *s,
 	if (!err && nrefused) {
 		p_warn("the kernel refused to probe %zu function%s in %s (first instruction it "
 		       "cannot single-step, e.g. a lock prefix); not traced:", nrefused,
-		       nrefused == 1 ? "" : "s", pm->path);
+		       nrefused == 1 ? "" : "s", binfile__name(pm->path));
 		for (i = 0; i < nrefused && i < 20; i++)
 			fprintf(stderr, "    %s\n", session__func_name(s, refused[i]));
 		if (nrefused > 20)
@@ -401,7 +402,7 @@ void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw)
 		err = attach_one(t, t->skel->progs.unwind_enter, false, m->path, m->offsets, NULL,
 				 m->n);
 		if (err) {
-			p_warn("cannot hook the exception unwinder in %s: %s", m->path,
+			p_warn("cannot hook the exception unwinder in %s: %s", binfile__name(m->path),
 			       strerror(-err));
 			continue;
 		}
@@ -421,8 +422,8 @@ int tracer__attach_set(struct tracer *t, const struct bp_session *s, const struc
 	for (i = 0; i < ps->nmods; i++) {
 		err = tracer__attach_module(t, s, &ps->mods[i]);
 		if (err) {
-			p_err("cannot attach %zu probes to %s: %s", ps->mods[i].n, ps->mods[i].path,
-			      strerror(-err));
+			p_err("cannot attach %zu probes to %s: %s", ps->mods[i].n,
+			      binfile__name(ps->mods[i].path), strerror(-err));
 			return err;
 		}
 	}

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
+#include "binfile.h"
 #include "debugsyms.h"
 #include "base/log.h"
 
@@ -496,7 +497,7 @@ const struct debug_names *debugsyms__names(const char *path, Elf *elf)
 	if (*id)
 		dn = by_build_id(id);
 	if (!dn)
-		dn = by_debuglink(path, elf, id);
+		dn = by_debuglink(binfile__name(path), elf, id);	/* beside the file, not its /proc/self/fd */
 	if (!dn)
 		dn = minidebuginfo(elf);
 	if (!dn)

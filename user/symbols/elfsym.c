@@ -16,6 +16,7 @@
 #include <gelf.h>
 #include "debugsyms.h"
 #include "ehframe.h"
+#include "binfile.h"
 #include "elfsym.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -549,7 +550,7 @@ static void add_unnamed(Elf *elf, const char *path, uint64_t entry, const struct
 	for (i = 0; !elf_getphdrnum(elf, &phnum) && i < phnum; i++)
 		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP)
 			is_program = true;
-	file_label(elf, path, label, sizeof(label));
+	file_label(elf, binfile__name(path), label, sizeof(label));	/* not its /proc/self/fd */
 	if (cs->n)	/* (qsort's array must not be NULL, even empty) */
 		qsort(cs->v, cs->n, sizeof(*cs->v), cand_addr_cmp);
 	for (i = 0; i < nr; i++) {

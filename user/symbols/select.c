@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "binfile.h"
 #include "dwarfinfo.h"
 #include "elfsym.h"
 #include "placement.h"
@@ -47,24 +48,41 @@ static const char *const lib_dirs[] = {
 	"/usr/local/lib", NULL,
 };
 
-static void add_path(char ***paths, size_t *n, const char *path)
+/* Appends a pinned path (binfile.h) once. */
+static void add_src(char ***paths, size_t *n, const char *src)
 {
-	char *real = realpath(path, NULL);
 	size_t i;
 
-	if (!real)
-		return;
-	for (i = 0; i < *n; i++) {
-		if (strcmp((*paths)[i], real) == 0) {
-			free(real);
+	for (i = 0; i < *n; i++)
+		if (strcmp((*paths)[i], src) == 0)
 			return;
-		}
-	}
 	*paths = xrealloc(*paths, (*n + 1) * sizeof(**paths));
-	(*paths)[(*n)++] = real;
+	(*paths)[(*n)++] = xstrdup(src);
 }
 
-static void scan_dir(const char *dir, const char *glob, char ***paths, size_t *n)
+/* Pins path (checked against pid's mappings); -ESTALE: not the file pid maps (printed). */
+static int add_path(char ***paths, size_t *n, const char *path, pid_t pid)
+{
+	char *real = realpath(path, NULL);	/* the name shown; /proc/PID/exe has none */
+	const char *src;
+	int err;
+
+	err = binfile__pin(real ? real : path, pid, &src);
+	free(real);
+	if (!err)
+		add_src(paths, n, src);
+	return err;
+}
+
+struct scan_ctx {
+	pid_t pid;
+	const char *glob;
+	char ***paths;
+	size_t *n;
+	int err;	/* -ESTALE: a matching file is not what the process maps */
+};
+
+static void scan_dir(const char *dir, struct scan_ctx *x)
 {
 	struct dirent *de;
 	DIR *d = opendir(dir);
@@ -73,68 +91,81 @@ static void scan_dir(const char *dir, const char *glob, char ***paths, size_t *n
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		if (fnmatch(glob, de->d_name, 0) || !strstr(de->d_name, ".so"))
+		if (fnmatch(x->glob, de->d_name, 0) || !strstr(de->d_name, ".so"))
 			continue;
 		snprintf(buf, sizeof(buf), "%s/%s", dir, de->d_name);
 		if (!is_elf(buf))
 			continue;	/* a linker script such as libc.so */
-		add_path(paths, n, buf);
+		if (add_path(x->paths, x->n, buf, x->pid) == -ESTALE)
+			x->err = -ESTALE;
 	}
 	closedir(d);
 }
 
-struct scan_ctx {
-	pid_t pid;
-	const char *glob;
-	char ***paths;
-	size_t *n;
-};
-
+/*
+ * A file the process maps whose name matches: pinned as the inode mapped
+ * (binfile.h), so a file deleted or replaced since is matched by the name
+ * it had, and a process in another mount namespace works.
+ */
 static int scan_one(void *ctx, const struct procmap *m)
 {
 	struct scan_ctx *x = ctx;
-	char full[PATH_MAX + 64];
+	char name[PATH_MAX];
+	const char *src;
+	int err;
 
-	if (m->path[0] != '/' || fnmatch(x->glob, strrchr(m->path, '/') + 1, 0))
+	if (m->path[0] != '/' || !m->inode)
 		return 0;
-	/* Through /proc/PID/root so a process in another mount namespace works. */
-	snprintf(full, sizeof(full), "/proc/%d/root%s", x->pid, m->path);
-	add_path(x->paths, x->n, full);
+	binfile__map_name(m->path, name, sizeof(name));
+	if (fnmatch(x->glob, strrchr(name, '/') + 1, 0))
+		return 0;
+	err = binfile__pin_mapping(x->pid, m, &src);
+	if (!err)
+		add_src(x->paths, x->n, src);
+	else if (err == -ESTALE)
+		x->err = err;
 	return 0;
 }
 
 /* Mapped files of `pid` whose basename matches `glob`. */
-static void scan_maps(pid_t pid, const char *glob, char ***paths, size_t *n)
+static int scan_maps(pid_t pid, const char *glob, char ***paths, size_t *n)
 {
-	struct scan_ctx x = { pid, glob, paths, n };
+	struct scan_ctx x = { pid, glob, paths, n, 0 };
 
 	procmaps__each(pid, scan_one, &x);
+	return x.err;
 }
 
 int select__libraries(const char *lib, pid_t pid, char ***paths, size_t *n);
 
-/* The library files LIB names: a path, or a glob over file names. */
+/*
+ * The library files LIB names, pinned: a path, or a glob over the names of
+ * the files pid maps and of those in the linker's directories.  -ESTALE
+ * when one is not the file pid maps (printed).
+ */
 static int resolve_lib(const char *lib, pid_t pid, char ***paths, size_t *n)
 {
 	const char *env = getenv("LD_LIBRARY_PATH");
+	struct scan_ctx x = { pid, lib, paths, n, 0 };
 	size_t i;
+	int err;
 
 	if (strchr(lib, '/')) {
-		add_path(paths, n, lib);
-		return *n ? 0 : -ENOENT;
+		err = add_path(paths, n, lib, pid);
+		return err == -ESTALE ? err : (*n ? 0 : -ENOENT);
 	}
 	if (pid > 0)
-		scan_maps(pid, lib, paths, n);
+		x.err = scan_maps(pid, lib, paths, n);
 	if (env) {
 		char *copy = xstrdup(env), *save = NULL, *d;
 
 		for (d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save))
-			scan_dir(d, lib, paths, n);
+			scan_dir(d, &x);
 		free(copy);
 	}
 	for (i = 0; lib_dirs[i]; i++)
-		scan_dir(lib_dirs[i], lib, paths, n);
-	return *n ? 0 : -ENOENT;
+		scan_dir(lib_dirs[i], &x);
+	return x.err ? x.err : (*n ? 0 : -ENOENT);
 }
 
 struct mod_work {
@@ -213,7 +244,7 @@ static bool choose_ifunc(struct mod_work *m, const char *name)
 	if (resolve_ifunc(m->path, name, &addr) ||
 	    (offset = elfsym__addr_to_offset(&m->syms, addr)) < 0) {
 		p_warn("%s in %s is chosen at run time (an IFUNC) and bpfprof has not loaded that "
-		       "library itself to ask which: not traced", name, m->path);
+		       "library itself to ask which: not traced", name, binfile__name(m->path));
 		return false;
 	}
 	/*
@@ -321,7 +352,22 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
-	m = find_mod(&mods, &nmods, o->exe);	/* main executable is module 0 */
+	/* read and probed through one descriptor, the file pid maps (binfile.h) */
+	if (!o->no_exe) {
+		char **exe = NULL;
+		size_t nexe = 0;
+
+		err = add_path(&exe, &nexe, o->exe, o->pid);
+		if (err == -ESTALE)
+			return err;
+		m = find_mod(&mods, &nmods, err ? o->exe : exe[0]);	/* read errors: below */
+		if (exe)
+			free(exe[0]);
+		free(exe);
+		err = 0;
+	} else {
+		m = find_mod(&mods, &nmods, o->exe);	/* main executable is module 0 */
+	}
 
 	if (o->no_exe)
 		m->read_err = -ENOEXEC;	/* never read: plain patterns apply to exec'd images */
@@ -353,6 +399,10 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 			}
 			if (lib) {
 				err = resolve_lib(lib, o->pid, &paths, &npaths);
+				if (err == -ESTALE) {	/* printed */
+					free(copy);
+					goto cleanup;
+				}
 				if (err && pass == 0) {
 					p_err("no shared library matches '%s' (in pattern '%s')", lib,
 					      pats[i]);
@@ -361,11 +411,8 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 				}
 				err = 0;
 			} else {
-				add_path(&paths, &npaths, o->exe);
-				if (!npaths) {
-					paths = xmalloc(sizeof(*paths));
-					paths[npaths++] = xstrdup(o->exe);
-				}
+				paths = xmalloc(sizeof(*paths));
+				paths[npaths++] = xstrdup(mods[0].path);
 			}
 			for (j = 0; j < npaths; j++) {
 				struct mod_work *mm;
@@ -374,13 +421,9 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 				if (pass == 1) {
 					size_t k;
 
-					for (k = 0, mm = NULL; k < nmods; k++) {
-						char *r = realpath(mods[k].path, NULL);
-
-						if (r && strcmp(r, paths[j]) == 0)
+					for (k = 0, mm = NULL; k < nmods; k++)
+						if (strcmp(mods[k].path, paths[j]) == 0)
 							mm = &mods[k];
-						free(r);
-					}
 					if (!mm)
 						continue;
 				} else {
@@ -396,7 +439,7 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 						err = 0;
 						continue;
 					}
-					report_read_err(mm->path, err);
+					report_read_err(binfile__name(mm->path), err);
 					goto free_pat;
 				}
 				hits += apply(mm, glob, pass == 0);
@@ -436,10 +479,10 @@ free_pat:
 					p_warn("cannot probe %s in %s (first instruction with a lock or "
 					       "segment prefix, which the kernel refuses, or AVX-encoded, "
 					       "which it mis-executes); not traced",
-					       m->syms.v[j].name, m->path);
+					       m->syms.v[j].name, binfile__name(m->path));
 			continue;
 		}
-		mid = session__add_module(s, m->path);
+		mid = session__add_module(s, binfile__name(m->path));
 		dwarfinfo__read(m->path, &dw);
 		pm.path = xstrdup(m->path);
 		/*
@@ -453,7 +496,8 @@ free_pat:
 			if (!o->list_only)
 				p_warn("%s is a Go program: return probes would crash it (its runtime "
 				       "moves and walks goroutine stacks), so its functions are traced "
-				       "at entry only: call counts, no durations", m->path);
+				       "at entry only: call counts, no durations",
+				       binfile__name(m->path));
 		}
 		/* Go has its own entry rule below; --no-skip-endbr: probe every entry itself */
 		if (!m->syms.go && !o->no_skip_endbr)
@@ -484,7 +528,8 @@ free_pat:
 						p_warn("cannot probe these functions of %s (first "
 						       "instruction with a lock or segment prefix, which "
 						       "the kernel refuses, or AVX-encoded, which it "
-						       "mis-executes); not traced:", m->path);
+						       "mis-executes); not traced:",
+						       binfile__name(m->path));
 					if (nrefused <= 20)
 						fprintf(stderr, "    %s\n", ef->name);
 				}
@@ -668,9 +713,11 @@ void select__unwinders(const char *exe, pid_t pid, struct probe_set *out)
 {
 	char **paths = NULL;
 	size_t npaths = 0, i;
+	const char *src;
 
 	memset(out, 0, sizeof(*out));
-	add_unwinder_module(exe, out);
+	if (!binfile__pin(exe, pid, &src))	/* the descriptor its functions were read from */
+		add_unwinder_module(src, out);
 	if (!needs_unwinder(exe, pid))
 		return;
 	resolve_lib("libgcc_s.so*", pid, &paths, &npaths);

@@ -247,9 +247,18 @@ struct bp_rec_wakeup {
 #define BP_USDT_SPAN_END	6	/* (name) */
 #define BP_USDT_START		7	/* () open the capture window (--gated) */
 #define BP_USDT_STOP		8	/* () close it */
-#define BP_USDT_OTHER		9	/* -U: any probe; cookie >> 8 = its index */
+#define BP_USDT_OTHER		9	/* -U: any probe; BP_USDT_INDEX(cookie) = its index */
 
 #define BP_USDT_STR		64
+
+/*
+ * A -U probe's cookie: bits 8-31 its index, bits 32-37 which of its six
+ * arguments are string pointers (-U 'PROVIDER:NAME(str,str,int)'); at most
+ * two: the first goes to s0 (where[0]), the second to s1 (where[1]).
+ */
+#define BP_USDT_INDEX(cookie)	((__u32)((cookie) >> 8) & 0xffffff)
+#define BP_USDT_STR_ARGS(cookie) ((__u32)((cookie) >> 32) & 0x3f)
+#define BP_USDT_MAX_STR_ARGS	2
 
 /*
  * A string the BPF side could not read (its page was never faulted in: a
@@ -266,9 +275,9 @@ struct bp_usdt_where {
 	__u32 pad;
 };
 
-/* bp_rec_usdt.unread */
-#define BP_USDT_S0_UNREAD	0x1	/* s0 is empty: read it from where[0] / args[0] */
-#define BP_USDT_S1_UNREAD	0x2	/* s1 is empty: read it from where[1] / args[1] */
+/* bp_rec_usdt.unread (the argument: args[0] / args[1], or a -U probe's string arguments) */
+#define BP_USDT_S0_UNREAD	0x1	/* s0 is empty: read it from where[0] / its argument */
+#define BP_USDT_S1_UNREAD	0x2	/* s1 is empty: read it from where[1] / its argument */
 
 struct bp_rec_usdt {
 	struct bp_rec_hdr h;

@@ -101,6 +101,18 @@ int usdt_probe(struct pt_regs *ctx)
 			bpf_usdt_arg(ctx, i, &v);
 		r->args[i] = v;
 	}
+	/* -U probes: the arguments said to be strings, in order, into s0 and s1 */
+	if (kind == BP_USDT_OTHER) {
+		__u32 mask = BP_USDT_STR_ARGS(cookie), slot = 0;
+
+		for (i = 0; i < 6 && slot < BP_USDT_MAX_STR_ARGS; i++) {
+			if (!(mask & (1u << i)) || i >= n)
+				continue;
+			if (read_str(slot ? r->s1 : r->s0, r->args[i], &r->where[slot]))
+				r->unread |= slot ? BP_USDT_S1_UNREAD : BP_USDT_S0_UNREAD;
+			slot++;
+		}
+	}
 	/* the bpfprof.h probes pass their label/key/name as the first argument */
 	if (kind != BP_USDT_OTHER && kind != BP_USDT_START && kind != BP_USDT_STOP && n > 0 &&
 	    read_str(r->s0, r->args[0], &r->where[0]))

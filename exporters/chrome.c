@@ -365,9 +365,17 @@ static int write_annot(struct exporter *e, const struct bp_annot *a)
 	if (a->kind == BP_ANNOT_EVENT)
 		fprintf(f, "\"value\":%" PRId64 ",", a->value);
 	if (a->kind == BP_ANNOT_PROBE) {
+		uint32_t nstr = 0;
+
 		fputs("\"args\":[", f);
-		for (i = 0; i < a->nargs && i < 6; i++)
-			fprintf(f, "%s%" PRId64, i ? "," : "", a->args[i]);
+		for (i = 0; i < a->nargs && i < 6; i++) {
+			if (i)
+				fputc(',', f);
+			if ((a->str_args & (1u << i)) && nstr < 2)
+				json_str(f, a->strs[nstr++]);	/* -U ...(str): the string */
+			else
+				fprintf(f, "%" PRId64, a->args[i]);
+		}
 		fputs("],", f);
 	}
 	fprintf(f, "\"call_id\":%" PRIu64 "}}", a->call);

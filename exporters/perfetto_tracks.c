@@ -275,9 +275,16 @@ void pf_write_annot(struct exporter *e, const struct bp_session *s, const struct
 	pb_str(&pr->te, F_TE_NAME, name);
 	if (a->kind == BP_ANNOT_EVENT)
 		pf_an_int(pr, l, AN_VALUE, a->value);
-	if (a->kind == BP_ANNOT_PROBE)
-		for (i = 0; i < a->nargs && i < 6; i++)
-			pf_an_int(pr, l, AN_ARG0 + i, a->args[i]);
+	if (a->kind == BP_ANNOT_PROBE) {
+		uint32_t nstr = 0;
+
+		for (i = 0; i < a->nargs && i < 6; i++) {
+			if ((a->str_args & (1u << i)) && nstr < 2)
+				pf_an_str(pr, l, AN_ARG0 + i, a->strs[nstr++]);
+			else
+				pf_an_int(pr, l, AN_ARG0 + i, a->args[i]);
+		}
+	}
 	pf_an_int(pr, l, AN_CALL_ID, (int64_t)a->call);
 	pf_ev_write(e, l, a->ts);
 

@@ -62,6 +62,16 @@ static int decode_annot(struct archive_reader *r, const unsigned char *p, size_t
 	}
 	if (ev_str(p, len, &pos, a->name, sizeof(a->name)))
 		return corrupt(r, "an annotation's name is cut short");
+	/* a probe's string arguments (-U ...(str)): a mask, then at most two strings */
+	a->str_args = 0;
+	if (pos < len) {
+		if (!ev_varint(p, len, &pos, &x) || x > 0x3f || __builtin_popcountll(x) > 2)
+			return corrupt(r, "an annotation's string arguments are out of range");
+		a->str_args = x;
+		for (i = 0; i < (size_t)__builtin_popcountll(x); i++)
+			if (ev_str(p, len, &pos, a->strs[i], sizeof(a->strs[i])))
+				return corrupt(r, "an annotation's string arguments are cut short");
+	}
 	r->prev.ts = a->ts;
 	return 0;
 }

@@ -407,6 +407,12 @@ static void encode_annot(struct archive_priv *a, const struct bp_annot *an, stru
 	for (i = 0; i < an->nargs && i < 6; i++)
 		put_varint(b, zigzag(an->args[i]));
 	put_bytes_str(b, an->name);
+	/* after the name, where a reader that does not know them stops: string arguments */
+	if (an->str_args) {
+		put_varint(b, an->str_args);
+		for (i = 0; i < 2 && i < (uint32_t)__builtin_popcount(an->str_args); i++)
+			put_bytes_str(b, an->strs[i]);
+	}
 	a->prev.ts = an->ts;
 }
 

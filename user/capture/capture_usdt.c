@@ -63,15 +63,56 @@ void capture_usdt_attach_bpfprof(struct capture *c, const char *path, pid_t pid)
 	}
 }
 
-/* One -U: PROVIDER:NAME in the main executable, or LIB:PROVIDER:NAME in the libraries LIB names. */
+/*
+ * The argument types after a -U probe's name, "(str,int,str)": bit i set
+ * for a string argument i (bpf/events.h BP_USDT_STR_ARGS).  Cuts them off
+ * `spec`.  -EINVAL (printed) for anything else.
+ */
+static int parse_arg_types(char *spec, const char *whole, uint64_t *mask)
+{
+	char *open = strchr(spec, '('), *save = NULL, *t;
+	size_t len, n = 0, nstr = 0;
+
+	*mask = 0;
+	if (!open)
+		return 0;
+	len = strlen(open);
+	if (len < 2 || open[len - 1] != ')')
+		goto bad;
+	*open = open[len - 1] = 0;
+	for (t = strtok_r(open + 1, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
+		if (n >= 6)
+			goto bad;
+		if (!strcmp(t, "str")) {
+			*mask |= 1ull << n;
+			nstr++;
+		} else if (strcmp(t, "int")) {
+			goto bad;
+		}
+	}
+	if (nstr <= BP_USDT_MAX_STR_ARGS)
+		return 0;
+bad:
+	p_err("invalid -U '%s': argument types are (TYPE,...), TYPE str or int, at most six, "
+	      "at most %d str", whole, BP_USDT_MAX_STR_ARGS);
+	return -EINVAL;
+}
+
+/*
+ * One -U: PROVIDER:NAME in the main executable, or LIB:PROVIDER:NAME in the
+ * files LIB names; "(str,int,...)" after NAME says which arguments are strings.
+ */
 static int attach_usdt(struct capture *c, const char *spec)
 {
 	char *copy = xstrdup(spec), *parts[3] = { NULL }, **paths = NULL, *p;
 	const char *exe;
 	size_t np = 0, npaths = 0, nok = 0, j;
 	struct bp_session *s = c->s;
-	int err = 0;
+	uint64_t strs;
+	int err = parse_arg_types(copy, spec, &strs);
 
+	if (err)
+		goto out;
 	for (p = copy; np < 3 && p; np++) {
 		parts[np] = p;
 		p = strchr(p, ':');
@@ -84,7 +125,7 @@ static int attach_usdt(struct capture *c, const char *spec)
 		goto out;
 	}
 	if (np == 3) {
-		err = select__libraries(parts[0], target_pid(c), &paths, &npaths);
+		err = select__libraries(parts[0], c->exe, target_pid(c), &paths, &npaths);
 		if (err) {
 			p_err("no shared library matches '%s' (in -U '%s')", parts[0], spec);
 			err = -ENOENT;
@@ -99,7 +140,7 @@ static int attach_usdt(struct capture *c, const char *spec)
 	sprintf(s->probes[s->nprobes], "%s:%s", parts[np - 2], parts[np - 1]);
 	for (j = 0; j < npaths; j++) {
 		if (!usdt__attach(c->usd, paths[j], parts[np - 2], parts[np - 1],
-				  BP_USDT_OTHER | s->nprobes << 8))
+				  BP_USDT_OTHER | (uint64_t)s->nprobes << 8 | strs << 32))
 			nok++;
 		free(paths[j]);
 	}

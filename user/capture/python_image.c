@@ -556,7 +556,7 @@ static char *find_libpython(const char *exe, pid_t pid)
 	/* the process is not running yet: look where its dynamic linker would */
 	if (needed && runpath)
 		found = search_runpath(runpath, exe, needed);
-	if (needed && !found && !select__libraries(needed, 0, &paths, &npaths) && npaths)
+	if (needed && !found && !select__libraries(needed, NULL, 0, &paths, &npaths) && npaths)
 		found = xstrdup(paths[0]);
 	for (i = 0; i < npaths; i++)
 		free(paths[i]);

@@ -148,7 +148,7 @@ void opts__capture_help(FILE *f, const char *buffer_default)
 {
 	fprintf(f,
 		"  -F, --function GLOB    trace functions of the main executable matching GLOB\n"
-		"  -F LIB:GLOB            ... of shared libraries whose file name matches LIB,\n"
+		"  -F LIB:GLOB            ... of the libraries (or executable) whose file name matches LIB,\n"
 		"                         e.g. -F 'libc.so*:malloc' (also when dlopen'd later)\n"
 		"  -F py:[FILE:]QUALNAME  Python functions of a CPython target, e.g.\n"
 		"                         -F 'py:handle_*', -F 'py:app.py:Server.*'\n"

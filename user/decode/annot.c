@@ -38,18 +38,28 @@ int dec_on_usdt(struct decoder *d, const struct bp_rec_usdt *r, uint64_t ts)
 	struct bp_event ev = { .kind = BP_EV_ANNOT };
 	struct bp_annot *a = &ev.annot;
 	char s0[BP_USDT_STR + 1], s1[BP_USDT_STR + 1];
-	uint32_t i, func;
+	uint32_t i, func, mask = 0, at[2] = { 0, 1 }, nat = 0;
 	int err = 0;
 
 	memcpy(s0, r->s0, BP_USDT_STR);
 	s0[BP_USDT_STR] = 0;
 	memcpy(s1, r->s1, BP_USDT_STR);
 	s1[BP_USDT_STR] = 0;
+	/* which arguments s0/s1 came from: a -U probe's string arguments, else the first two */
+	if (r->h.flags == BP_USDT_OTHER) {
+		mask = BP_USDT_STR_ARGS(r->cookie);
+		for (i = 0; i < 6 && i < r->nargs && nat < BP_USDT_MAX_STR_ARGS; i++)
+			if (mask & (1u << i))
+				at[nat++] = i;
+		mask = 0;
+		for (i = 0; i < nat; i++)
+			mask |= 1u << at[i];
+	}
 	/* strings on pages the program never touched: from the file or the process */
-	if ((r->unread & BP_USDT_S0_UNREAD) && d->strings && r->nargs > 0)
-		ustrings__read(d->strings, pid, (uint64_t)r->args[0], &r->where[0], s0, sizeof(s0));
-	if ((r->unread & BP_USDT_S1_UNREAD) && d->strings && r->nargs > 1)
-		ustrings__read(d->strings, pid, (uint64_t)r->args[1], &r->where[1], s1, sizeof(s1));
+	if ((r->unread & BP_USDT_S0_UNREAD) && d->strings && r->nargs > at[0])
+		ustrings__read(d->strings, pid, (uint64_t)r->args[at[0]], &r->where[0], s0, sizeof(s0));
+	if ((r->unread & BP_USDT_S1_UNREAD) && d->strings && r->nargs > at[1])
+		ustrings__read(d->strings, pid, (uint64_t)r->args[at[1]], &r->where[1], s1, sizeof(s1));
 	switch (r->h.flags) {
 	case BP_USDT_INFO:
 	case BP_USDT_INFO_STR: {
@@ -123,10 +133,13 @@ int dec_on_usdt(struct decoder *d, const struct bp_rec_usdt *r, uint64_t ts)
 			break;
 		default:
 			a->kind = BP_ANNOT_PROBE;
-			i = r->cookie >> 8;
+			i = BP_USDT_INDEX(r->cookie);
 			snprintf(a->name, sizeof(a->name), "%s",
 				 i < d->s->nprobes ? d->s->probes[i] : "usdt");
 			a->value = r->args[0];
+			a->str_args = mask;
+			snprintf(a->strs[0], sizeof(a->strs[0]), "%.63s", s0);
+			snprintf(a->strs[1], sizeof(a->strs[1]), "%.63s", s1);
 			break;
 		}
 		d->s->nannots++;

@@ -232,6 +232,8 @@ struct bp_annot {
 	uint32_t kind;		/* BP_ANNOT_* */
 	uint32_t nargs;
 	char name[64];		/* mark label, event name, or "provider:probe" */
+	uint32_t str_args;	/* probes: bit i = args[i] is a string, the n-th such in strs[n] */
+	char strs[2][64];	/* those strings (read in the process, or from its file) */
 };
 #define BP_ANNOT_MARK		1
 #define BP_ANNOT_EVENT		2

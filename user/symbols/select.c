@@ -136,15 +136,17 @@ static int scan_maps(pid_t pid, const char *glob, char ***paths, size_t *n)
 	return x.err;
 }
 
-int select__libraries(const char *lib, pid_t pid, char ***paths, size_t *n);
+int select__libraries(const char *lib, const char *exe, pid_t pid, char ***paths, size_t *n);
 
 /*
- * The library files LIB names, pinned: a path, or a glob over the names of
- * the files pid maps and of those in the linker's directories.  -ESTALE
- * when one is not the file pid maps (printed).
+ * The ELF files LIB names, pinned: a path, or a glob over the names of the
+ * main executable `exe` (may be NULL), of the files pid maps and of those
+ * in the linker's directories.  -ESTALE when one is not the file pid maps,
+ * -ENOEXEC when the path is not a regular file (both printed).
  */
-static int resolve_lib(const char *lib, pid_t pid, char ***paths, size_t *n)
+static int resolve_lib(const char *lib, const char *exe, pid_t pid, char ***paths, size_t *n)
 {
+	const char *base = exe ? strrchr(exe, '/') : NULL;
 	const char *env = getenv("LD_LIBRARY_PATH");
 	struct scan_ctx x = { pid, lib, paths, n, 0 };
 	size_t i;
@@ -152,9 +154,15 @@ static int resolve_lib(const char *lib, pid_t pid, char ***paths, size_t *n)
 
 	if (strchr(lib, '/')) {
 		err = add_path(paths, n, lib, pid);
-		return err == -ESTALE ? err : (*n ? 0 : -ENOENT);
+		if (err == -ENOEXEC)
+			p_err("%s: not a regular file", lib);
+		return err == -ESTALE || err == -ENOEXEC ? err : (*n ? 0 : -ENOENT);
 	}
-	if (pid > 0)
+	/* the executable too: -U 'python3*:python:function__entry' before it runs */
+	if (base && !fnmatch(lib, base + 1, 0) && is_elf(exe) &&
+	    add_path(paths, n, exe, pid) == -ESTALE)
+		x.err = -ESTALE;
+	if (pid > 0 && !x.err)
 		x.err = scan_maps(pid, lib, paths, n);
 	if (env) {
 		char *copy = xstrdup(env), *save = NULL, *d;
@@ -398,8 +406,8 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 				continue;
 			}
 			if (lib) {
-				err = resolve_lib(lib, o->pid, &paths, &npaths);
-				if (err == -ESTALE) {	/* printed */
+				err = resolve_lib(lib, o->no_exe ? NULL : o->exe, o->pid, &paths, &npaths);
+				if (err == -ESTALE || err == -ENOEXEC) {	/* printed */
 					free(copy);
 					goto cleanup;
 				}
@@ -720,7 +728,7 @@ void select__unwinders(const char *exe, pid_t pid, struct probe_set *out)
 		add_unwinder_module(src, out);
 	if (!needs_unwinder(exe, pid))
 		return;
-	resolve_lib("libgcc_s.so*", pid, &paths, &npaths);
+	resolve_lib("libgcc_s.so*", NULL, pid, &paths, &npaths);
 	for (i = 0; i < npaths; i++) {
 		add_unwinder_module(paths[i], out);
 		free(paths[i]);
@@ -742,9 +750,9 @@ const char *select__probe_path(const struct bp_func *f)
 	}
 }
 
-int select__libraries(const char *lib, pid_t pid, char ***paths, size_t *n)
+int select__libraries(const char *lib, const char *exe, pid_t pid, char ***paths, size_t *n)
 {
 	*paths = NULL;
 	*n = 0;
-	return resolve_lib(lib, pid, paths, n);
+	return resolve_lib(lib, exe, pid, paths, n);
 }

@@ -65,8 +65,13 @@ const char *select__probe_path(const struct bp_func *f);
  */
 void select__unwinders(const char *exe, pid_t pid, struct probe_set *out);
 
-/* The shared library files LIB (a file-name glob or a path) names: realpaths, -ENOENT if none. */
-int select__libraries(const char *lib, pid_t pid, char ***paths, size_t *n);
+/*
+ * The ELF files LIB names (a file-name glob or a path): the main executable
+ * `exe` (may be NULL), the files pid maps (pid > 0), the linker's
+ * directories.  Pinned paths (binfile.h); -ENOENT if none, -ESTALE (printed)
+ * when one is not the file pid maps.
+ */
+int select__libraries(const char *lib, const char *exe, pid_t pid, char ***paths, size_t *n);
 
 /* Splits "LIB:GLOB"; *lib is NULL for a plain glob.  Returns a malloc'd copy to free. */
 char *select__split(const char *pattern, const char **lib, const char **glob);

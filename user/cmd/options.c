@@ -148,8 +148,9 @@ void opts__capture_help(FILE *f, const char *buffer_default)
 {
 	fprintf(f,
 		"  -F, --function GLOB    trace functions of the main executable matching GLOB\n"
-		"  -F LIB:GLOB            ... of the libraries (or executable) whose file name matches LIB,\n"
-		"                         e.g. -F 'libc.so*:malloc' (also when dlopen'd later)\n"
+		"  -F LIB:GLOB            ... of the ELF files whose file name matches LIB\n"
+		"                         (libraries, also dlopen'd later, and the executable),\n"
+		"                         e.g. -F 'libc.so*:malloc'\n"
 		"  -F py:[FILE:]QUALNAME  Python functions of a CPython target, e.g.\n"
 		"                         -F 'py:handle_*', -F 'py:app.py:Server.*'\n"
 		"  -N, --exclude [LIB:|py:]GLOB  do not trace these (wins over -F)\n"

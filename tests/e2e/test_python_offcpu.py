@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Off-CPU time and wakeup edges of Python threads (Debian's python3.11).
+
+tests/progs/py/pingpipe.py plays a strict ping-pong between its main thread
+(ping) and a threading.Thread (pong) through two pipes: before each write
+the writer waits until the other thread sleeps in read() on that pipe.  So,
+whatever the machine's load: every recv() call blocks (an off-CPU slice on
+its thread, inside it, its stack through the Python frames), and is woken
+by the other thread's send() of the same round (a wakeup edge from that
+send call to that recv call).  Other wakeups (the GIL's) may add edges;
+none of these can be missing.
+"""
+
+import collections
+import os
+
+import pytest
+
+from conftest import REPO
+from trace_util import EPS_US, xevents
+
+PYTHON = "/usr/bin/python3.11"
+PY = REPO / "tests" / "progs" / "py"
+ROUNDS = 30
+
+
+@pytest.fixture(autouse=True)
+def _python():
+    if not os.access(PYTHON, os.X_OK):
+        pytest.skip("%s missing (Debian python3.11)" % PYTHON)
+
+
+def wakeups(trace):
+    """(start, finish) pairs of the wakeup flow events."""
+    s, f = {}, {}
+    for e in trace["traceEvents"]:
+        if e.get("cat") == "edge" and e.get("name") == "wakeup":
+            (s if e["ph"] == "s" else f)[e["id"]] = e
+    assert s.keys() == f.keys(), "every wakeup edge has both ends"
+    return [(s[i], f[i]) for i in sorted(s)]
+
+
+def inside(c, e):
+    return c["ts"] - EPS_US <= e["ts"] and e["ts"] + e["dur"] <= c["ts"] + c["dur"] + EPS_US
+
+
+def test_python_threads_offcpu_and_wakeups(record):
+    r = record(PYTHON, str(PY / "pingpipe.py"), str(ROUNDS),
+               opts=["--offcpu", "-F", "py:pingpipe.py:*"], timeout=120)
+    assert r.rc == 0, r.describe()
+    out = r.proc.stdout.split()
+    assert out[-1] == "ok", r.proc.stdout
+    ping, pong = int(out[0]), int(out[1])
+    assert ping != pong
+    calls = [c for c in xevents(r.trace) if c["args"].get("module") == "pingpipe.py"]
+    per = collections.Counter((c["tid"], c["name"]) for c in calls)
+    for tid in (ping, pong):
+        assert per[(tid, "send")] == ROUNDS and per[(tid, "recv")] == ROUNDS, per
+    assert per[(ping, "ping")] == 1 and per[(pong, "pong")] == 1, per
+
+    # every recv blocked: an off-CPU slice of its thread inside it, with the
+    # Python frames that led there in its stack
+    offcpu = [e for e in r.trace["traceEvents"] if e.get("cat") == "offcpu" and e.get("ph") == "X"]
+    for tid, entry in ((ping, "ping"), (pong, "pong")):
+        mine = [e for e in offcpu if e["tid"] == tid]
+        for c in (c for c in calls if c["tid"] == tid and c["name"] == "recv"):
+            slices = [e for e in mine if inside(c, e)]
+            assert slices, ("recv on %d never went off the CPU" % tid, c)
+            assert any(entry in e["args"]["stack"] and "recv" in e["args"]["stack"]
+                       for e in slices), slices
+
+    # every recv was woken by the other thread's send of the same hand-off
+    ids = {(tid, name): {c["args"]["id"] for c in calls if c["tid"] == tid and c["name"] == name}
+           for tid in (ping, pong) for name in ("send", "recv")}
+    for waker, wakee in ((ping, pong), (pong, ping)):
+        edges = [(s, f) for s, f in wakeups(r.trace)
+                 if s["tid"] == waker and f["tid"] == wakee and s["args"]["from"] == "send"
+                 and s["args"]["to"] == "recv"]
+        assert {s["args"]["to_id"] for s, f in edges} == ids[(wakee, "recv")], edges[:3]
+        assert {s["args"]["from_id"] for s, f in edges} == ids[(waker, "send")], edges[:3]
+        assert all(f["ts"] >= s["ts"] for s, f in edges)

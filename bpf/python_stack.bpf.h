@@ -5,12 +5,15 @@
  * PyThreadState is found in its interpreter's thread list by its native
  * thread id (the thread holding the GIL may be another), then
  * cframe->current_frame and the frames' `previous` links are followed.
- * BPF-only; included by sample.bpf.c after common.bpf.h.
+ * Each code object met is named once per process (python_code.bpf.h),
+ * before the stack that needs it.  BPF-only; included by sample.bpf.c
+ * after common.bpf.h.
  */
 #ifndef BPFPROF_PYTHON_STACK_BPF_H
 #define BPFPROF_PYTHON_STACK_BPF_H
 
 #include "python.h"
+#include "python_code.bpf.h"
 
 /* tgid -> where its interpreter is (set by the loader for CPython processes). */
 struct {
@@ -29,14 +32,6 @@ struct {
 
 #define PY_MAX_THREADS	64
 
-static __always_inline __u64 py_rd(__u64 addr)
-{
-	__u64 v = 0;
-
-	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
-	return v;
-}
-
 /* Sends the Python frames of the current thread if its process runs CPython. */
 static __always_inline void py_stack_emit(__u64 pid_tgid, __u32 cpu)
 {
@@ -50,28 +45,29 @@ static __always_inline void py_stack_emit(__u64 pid_tgid, __u32 cpu)
 	r = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!r)
 		return;
-	interp = py_rd(p->runtime + p->off.runtime_interp);
+	interp = rd64(p->runtime + p->off.runtime_interp);
 	if (interp)
-		ts = py_rd(interp + p->off.interp_threads);
+		ts = rd64(interp + p->off.interp_threads);
 	for (i = 0; i < PY_MAX_THREADS && ts; i++) {
-		if (py_rd(ts + p->off.tstate_native_tid) == tid)
+		if (rd64(ts + p->off.tstate_native_tid) == tid)
 			break;
-		ts = py_rd(ts + p->off.tstate_next);
+		ts = rd64(ts + p->off.tstate_next);
 	}
 	if (!ts || i == PY_MAX_THREADS)
 		return;		/* not a Python thread (or not registered yet) */
-	frame = py_rd(ts + p->off.tstate_cframe);
-	frame = frame ? py_rd(frame + p->off.cframe_frame) : 0;
+	frame = rd64(ts + p->off.tstate_cframe);
+	frame = frame ? rd64(frame + p->off.cframe_frame) : 0;
 	for (i = 0; i < BP_PY_MAX_FRAMES && frame; i++) {
-		__u64 code = py_rd(frame + p->off.frame_code);
+		__u64 code = rd64(frame + p->off.frame_code);
 		__u8 entry = 0;
 
 		if (!code)
 			break;
 		bpf_probe_read_user(&entry, 1, (void *)(frame + p->off.frame_is_entry));
+		name_code(&p->off, tgid, pid_tgid, code);
 		r->frames[i & (BP_PY_MAX_FRAMES - 1)] = code | (entry ? 1 : 0);
 		n = i + 1;
-		frame = py_rd(frame + p->off.frame_previous);
+		frame = rd64(frame + p->off.frame_previous);
 	}
 	r->h.type = BP_REC_PYSTACK;
 	r->h.flags = frame && n == BP_PY_MAX_FRAMES ? BP_PYSTACK_CUT : 0;

@@ -79,3 +79,27 @@ def test_python_threads_offcpu_and_wakeups(record):
         assert {s["args"]["to_id"] for s, f in edges} == ids[(wakee, "recv")], edges[:3]
         assert {s["args"]["from_id"] for s, f in edges} == ids[(waker, "send")], edges[:3]
         assert all(f["ts"] >= s["ts"] for s, f in edges)
+
+
+def test_python_threads_offcpu_stacks_without_calls(record):
+    """--offcpu alone (no call probes): each recv of each thread still goes
+    off the CPU in read(), and the slice's stack shows the Python frames
+    that led there, named although the program is gone long before the
+    recording ends (its code objects are named by the BPF program)."""
+    r = record(PYTHON, str(PY / "pingpipe.py"), str(ROUNDS), opts=["--offcpu"], timeout=120)
+    assert r.rc == 0, r.describe()
+    out = r.proc.stdout.split()
+    assert out[-1] == "ok", r.proc.stdout
+    ping, pong = int(out[0]), int(out[1])
+    offcpu = [e for e in r.trace["traceEvents"] if e.get("cat") == "offcpu" and e.get("ph") == "X"]
+    want = {ping: ["<module>", "main", "ping", "recv"],
+            pong: ["Thread.run", "pong", "recv"]}
+    for tid, frames in want.items():
+        n = 0
+        for e in offcpu:
+            st = e["args"]["stack"]
+            if e["tid"] == tid and "recv" in st and "read" in st:
+                assert [f for f in st if f in frames] == frames, st
+                n += 1
+        assert n >= ROUNDS, (tid, n)
+    assert not [e for e in offcpu if any(f.startswith("[python code") for f in e["args"]["stack"])]

@@ -31,3 +31,19 @@ PROG_CFLAGS_coldlabels := -Iinclude
 
 # slowsteady: sampled stacks must show slow/steady under main (as cpusplit)
 PROG_CFLAGS_slowsteady := -O0
+
+# pyembed, pyembed_static: CPython 3.11 linked in from python3.11-dev's static
+# libraries (PIE with the -pic one and -E so extension modules find its
+# symbols; fully static and not PIE).  Left out of `progs` where
+# python3.11-dev is not installed (its tests then skip).
+PY311_LIBDIR := /usr/lib/python3.11/config-3.11-x86_64-linux-gnu
+PY311_LIBS := -lm -lz -lexpat -ldl -lutil
+PROG_CFLAGS_pyembed := -I/usr/include/python3.11 -Wl,-E
+PROG_LDLIBS_pyembed := $(PY311_LIBDIR)/libpython3.11-pic.a $(PY311_LIBS)
+# glibc's static NSS functions warn at link time; they are not used
+PROG_CFLAGS_pyembed_static := -I/usr/include/python3.11 -static -Wl,--no-warnings
+PROG_LDLIBS_pyembed_static := $(PY311_LIBDIR)/libpython3.11.a $(PY311_LIBS)
+ifneq ($(words $(wildcard $(PY311_LIBDIR)/libpython3.11.a $(PY311_LIBDIR)/libpython3.11-pic.a /usr/include/python3.11/Python.h)),3)
+PROG_BINS := $(filter-out tests/progs/pyembed tests/progs/pyembed_static,$(PROG_BINS))
+endif
+tests/progs/pyembed_static: tests/progs/pyembed.c

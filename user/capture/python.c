@@ -188,7 +188,22 @@ struct py_capture {
 	struct py_tracer *tr;
 	struct py_image *imgs;	/* checked; attached up to nattached */
 	size_t nimgs, nattached;
+	uint32_t *told;		/* processes already warned about (a version without offsets) */
+	size_t ntold;
 };
+
+/* Has pid been warned about?  Notes it if not: a process is looked at again at later samples. */
+static bool told_before(struct py_capture *pc, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < pc->ntold; i++)
+		if (pc->told[i] == pid)
+			return true;
+	pc->told = xrealloc(pc->told, (pc->ntold + 1) * sizeof(*pc->told));
+	pc->told[pc->ntold++] = pid;
+	return false;
+}
 
 struct py_capture *pycap__new(char **inc, size_t *ninc, char **exc, size_t *nexc, bool trace_all)
 {
@@ -303,6 +318,7 @@ void pycap__free(struct py_capture *pc)
 		python__image_free(&pc->imgs[i]);
 	free(pc->imgs);
 	free(pc->procs);
+	free(pc->told);
 	free(pc->inc);
 	free(pc->exc);
 	free(pc);
@@ -352,8 +368,10 @@ int pycap__sample_proc(struct py_capture *pc, struct sampler *smp, uint32_t pid,
 	if (!start && !img.pie)
 		start = img.base_vaddr;	/* an executable loads where it was linked */
 	if (!v) {
-		p_warn("pid %u runs CPython %u.%u (%s), which bpfprof has no offsets for: its "
-		       "samples show the interpreter's C frames", pid, img.major, img.minor, img.path);
+		if (!told_before(pc, pid))
+			p_warn("pid %u runs CPython %u.%u (%s), which bpfprof has no offsets for: its "
+			       "samples show the interpreter's C frames", pid, img.major, img.minor,
+			       img.path);
 	} else if (!start) {
 		p_dbg("pid %u: %s is not mapped (yet)", pid, img.path);
 	} else {

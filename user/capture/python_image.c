@@ -82,7 +82,7 @@ void python__image_free(struct py_image *img)
 const char *python__unsupported(const struct py_image *img)
 {
 	if (!img->major)
-		return "its version cannot be told from the file name";
+		return "its version cannot be told (no Py_Version, none in the file name)";
 	if (!img->known)
 		return "bpfprof has no struct offsets for this CPython version";
 	if (!img->usdt)
@@ -417,6 +417,29 @@ static size_t place_sema_sites(struct py_image *img, const struct elf_file *f,
 	return n;
 }
 
+/*
+ * CPython 3.11+ exports Py_Version (PY_VERSION_HEX, in read-only data): the
+ * version of a binary whatever its name, e.g. a program that links the
+ * interpreter in statically.  Older versions are told by the file name.
+ */
+static bool version_from_symbol(const struct elf_file *f, unsigned *major, unsigned *minor)
+{
+	uint64_t addr, size;
+	uint32_t hex = 0;
+	int64_t off;
+
+	if (!find_symbol(f, "Py_Version", &addr, &size) || size < sizeof(hex))
+		return false;
+	off = vaddr_to_off(f, addr);
+	/* little-endian: the low 32 bits of the unsigned long come first */
+	if (off < 0 || pread(f->fd, &hex, sizeof(hex), off) != (ssize_t)sizeof(hex) ||
+	    hex >> 24 != 3)
+		return false;
+	*major = hex >> 24;
+	*minor = (hex >> 16) & 0xff;
+	return true;
+}
+
 /* Reads what python.bpf.c needs from an interpreter file; false if it is not CPython. */
 static bool inspect(const char *path, struct py_image *img)
 {
@@ -443,10 +466,15 @@ static bool inspect(const char *path, struct py_image *img)
 
 		img->pie = gelf_getehdr(f.elf, &eh) && eh.e_type == ET_DYN;
 	}
+	/* the lowest PT_LOAD: 0 in a PIE or a library is an address, not "none yet" */
+	img->base_vaddr = UINT64_MAX;
 	for (i = 0; i < f.nph; i++)
-		if (f.ph[i].p_type == PT_LOAD && (!img->base_vaddr || f.ph[i].p_vaddr < img->base_vaddr))
+		if (f.ph[i].p_type == PT_LOAD && f.ph[i].p_vaddr < img->base_vaddr)
 			img->base_vaddr = f.ph[i].p_vaddr & ~0xfffull;
-	if (version_from_name(path, &img->major, &img->minor)) {
+	if (img->base_vaddr == UINT64_MAX)
+		img->base_vaddr = 0;
+	if (version_from_symbol(&f, &img->major, &img->minor) ||
+	    version_from_name(path, &img->major, &img->minor)) {
 		v = python__find_version(img->major, img->minor);
 		img->known = v != NULL;
 		if (v)

@@ -265,8 +265,15 @@ static void read_maps(struct symbolizer *sy, struct proc_maps *pm)
 	char *text = slurp_maps(pm->pid), *line, *nl;
 	size_t j;
 
-	if (!text)
-		return;	/* gone: what was read before is the best there is */
+	/*
+	 * Gone, or exited and not yet reaped (a zombie's maps read empty: a
+	 * stack of its last moments decoded then would wipe its mappings):
+	 * what was read before is the best there is.
+	 */
+	if (!text || !*text) {
+		free(text);
+		return;
+	}
 	if (pm->text && !strcmp(pm->text, text)) {
 		free(text);
 		return;

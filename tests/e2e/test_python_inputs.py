@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""CPython builds other than Debian's python3.11 (a non-PIE executable with
+the interpreter linked in and USDT probes): the interpreter linked into a
+program of another name, PIE (tests/progs/pyembed) and fully static
+(tests/progs/pyembed_static); pyenv's builds (PIE executables on a shared
+libpython, no USDT probes), in a version bpfprof has offsets for (3.11) and
+one it has not (3.12).  What is traced is traced exactly; what is not is
+said, never a silent empty trace.  (Without USDT probes and no other
+option: tests/e2e/test_python.py.)"""
+
+import collections
+import os
+
+import pytest
+
+from conftest import PROGS, REPO
+from trace_util import nesting_problems, xevents
+
+PY = REPO / "tests" / "progs" / "py"
+PYENV = os.path.expanduser("~/.pyenv/versions")
+EMBEDDED = ["pyembed", "pyembed_static"]
+
+
+def need(path, why):
+    if not os.access(path, os.X_OK):
+        pytest.skip("%s missing (%s)" % (path, why))
+    return str(path)
+
+
+def embedded(name):
+    return need(PROGS / name, "make progs: needs python3.11-dev")
+
+
+def pyenv(version, exe):
+    return need(os.path.join(PYENV, version, "bin", exe), "no pyenv build of it here")
+
+
+def python_stacks(folded):
+    """{a/b: samples} of burn.py's hot functions; every such stack's Python
+    frames must be exactly <module>, main, the function."""
+    w = collections.Counter()
+    for line in folded.read_text().splitlines():
+        stack, weight = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        hot = [f for f in frames if f in ("a", "b")]
+        if not hot:
+            continue
+        # the Python frames, from the module's on (pyembed's C main() is below them)
+        assert "<module>" in frames, stack
+        py = frames[frames.index("<module>"):]
+        assert [f for f in py if f in ("<module>", "main", "a", "b")] == \
+            ["<module>", "main", hot[0]], stack
+        w[hot[0]] += 1
+    return w
+
+
+@pytest.mark.parametrize("name", EMBEDDED)
+def test_embedded_interpreter_exact_calls(record, name):
+    """Recognised by its Py_Version (the name says nothing): fib(15)'s 1973 calls."""
+    r = record(embedded(name), str(PY / "recurse.py"))
+    assert r.rc == 0, r.describe()
+    calls, probs = nesting_problems(xevents(r.trace), root_depth=None)
+    assert not probs, probs[:5]
+    n = collections.Counter(c.name for c in calls if c.ev["args"].get("module") == "recurse.py")
+    assert n == {"fib": 1973, "main": 1, "<module>": 1}, n
+
+
+@pytest.mark.parametrize("name", EMBEDDED)
+def test_embedded_interpreter_python_frames_in_samples(record, name):
+    r = record(embedded(name), str(PY / "burn.py"), "300", opts=["--sample=999"],
+               out="cpu.folded", timeout=120)
+    assert r.rc == 0, r.describe()
+    assert sum(python_stacks(r.out).values()) > 0, r.out.read_text()[:2000]
+
+
+def test_pyenv_311_samples_show_python_frames(record):
+    """No USDT probes, a PIE executable on libpython3.11.so: --sample needs
+    neither, and finds the interpreter in the shared library."""
+    r = record(pyenv("3.11.7", "python3.11"), str(PY / "burn.py"), "300",
+               opts=["--sample=999"], out="cpu.folded", timeout=120)
+    assert r.rc == 0, r.describe()
+    assert "USDT" not in r.proc.stderr   # nothing asked of the probes: nothing to say
+    assert sum(python_stacks(r.out).values()) > 0, r.out.read_text()[:2000]
+
+
+def test_pyenv_311_native_functions_traced_and_python_calls_said_not(record):
+    r = record(pyenv("3.11.7", "python3.11"), str(PY / "recurse.py"),
+               opts=["-F", "libc.so*:malloc"])
+    assert r.rc == 0, r.describe()
+    warn = [l for l in r.stderr_lines if "its Python calls are not traced" in l]
+    assert len(warn) == 1 and "without USDT probes" in warn[0], r.describe()
+    # the interpreter allocates from its first steps: the native selection is traced
+    assert set(e["name"] for e in xevents(r.trace)) == {"malloc"}, r.describe()
+
+
+def test_pyenv_312_no_offsets_says_so(record):
+    p = pyenv("3.12.1", "python3.12")
+    r = record(p, str(PY / "recurse.py"))
+    assert r.rc != 0 and r.out is not None and not r.out.exists(), r.describe()
+    assert "(CPython 3.12): bpfprof has no struct offsets for this CPython version" in \
+        r.proc.stderr, r.describe()
+    assert "--sample profiles it" in r.proc.stderr
+
+
+def test_pyenv_312_samples_keep_the_c_frames_and_say_why(record):
+    r = record(pyenv("3.12.1", "python3.12"), str(PY / "burn.py"), "200",
+               opts=["--sample=999"], out="cpu.folded", timeout=120)
+    assert r.rc == 0, r.describe()
+    warn = [l for l in r.stderr_lines if "no offsets for" in l]
+    assert len(warn) == 1, r.describe()        # once per process, not at every look
+    assert "CPython 3.12" in warn[0] and "interpreter's C frames" in warn[0], warn[0]
+    text = r.out.read_text()
+    assert "_PyEval_EvalFrameDefault" in text
+    assert "<module>" not in text

@@ -79,6 +79,16 @@ static __always_inline bool is_member(__u32 tgid)
 	return trace_all || bpf_map_lookup_elem(&tgids, &tgid);
 }
 
+/* A record's header: its type, no flags, this CPU, now, the current thread. */
+static __always_inline void rec_hdr(struct bp_rec_hdr *h, __u16 type, __u32 cpu, __u64 pid_tgid)
+{
+	h->type = type;
+	h->flags = 0;
+	h->cpu = cpu;
+	h->ts = bpf_ktime_get_ns();
+	h->pid_tgid = pid_tgid;
+}
+
 static __always_inline void count_lost_n(__u32 cpu, __u32 n)
 {
 	if (cpu < BP_MAX_CPUS)

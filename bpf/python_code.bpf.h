@@ -94,11 +94,7 @@ static __always_inline void name_code(const struct bp_py_cfg *c, __u32 tgid, __u
 		count_lost(cpu);
 		return;
 	}
-	r->h.type = BP_REC_PYCODE;
-	r->h.flags = 0;
-	r->h.cpu = cpu;
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.pid_tgid = id;
+	rec_hdr(&r->h, BP_REC_PYCODE, cpu, id);
 	r->code = code;
 	r->firstlineno = now.line;
 	r->flags = 0;

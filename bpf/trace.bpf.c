@@ -325,11 +325,7 @@ static __always_inline int unwind_hold(__u16 type, __u64 id, unsigned long sp,
 		stopped = BP_STOP_SIGNAL;
 	if (!r)
 		return stopped;
-	r->h.type = type;
-	r->h.flags = 0;
-	r->h.cpu = cpu;
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.pid_tgid = id;
+	rec_hdr(&r->h, type, cpu, id);
 	r->sp = sp;
 	r->trampoline = w.tramp;
 	r->stopped = stopped;

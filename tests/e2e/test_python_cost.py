@@ -9,24 +9,13 @@ loops without calls spends a few percent.  The threshold (half) sits far
 from both, so the machine's load cannot flip either outcome.
 """
 
-import os
+from conftest import REPO, debian_python
 
-import pytest
-
-from conftest import REPO
-
-PYTHON = "/usr/bin/python3.11"
 PY = REPO / "tests" / "progs" / "py"
 
 
-@pytest.fixture(autouse=True)
-def _python():
-    if not os.access(PYTHON, os.X_OK):
-        pytest.skip("%s missing (Debian python3.11)" % PYTHON)
-
-
 def test_hot_tiny_functions_warn_and_suggest_sampling(record):
-    r = record(PYTHON, str(PY / "hot.py"), "100000", out="t.bpfprof", timeout=180)
+    r = record(debian_python(), str(PY / "hot.py"), "100000", out="t.bpfprof", timeout=180)
     assert r.rc == 0, r.describe()
     assert r.proc.stdout.split() == ["100000"]   # the program computed what it computes
     warn = [l for l in r.stderr_lines if "slow probes" in l]
@@ -36,7 +25,7 @@ def test_hot_tiny_functions_warn_and_suggest_sampling(record):
 
 
 def test_coarse_functions_do_not_warn(record):
-    r = record(PYTHON, str(PY / "coarse.py"), "20", out="t.bpfprof", timeout=180)
+    r = record(debian_python(), str(PY / "coarse.py"), "20", out="t.bpfprof", timeout=180)
     assert r.rc == 0, r.describe()
     assert "calls recorded" in r.proc.stderr, r.describe()
     assert "slow probes" not in r.proc.stderr, r.describe()

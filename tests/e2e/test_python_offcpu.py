@@ -12,22 +12,12 @@ none of these can be missing.
 """
 
 import collections
-import os
 
-import pytest
-
-from conftest import REPO
+from conftest import REPO, debian_python
 from trace_util import EPS_US, xevents
 
-PYTHON = "/usr/bin/python3.11"
 PY = REPO / "tests" / "progs" / "py"
 ROUNDS = 30
-
-
-@pytest.fixture(autouse=True)
-def _python():
-    if not os.access(PYTHON, os.X_OK):
-        pytest.skip("%s missing (Debian python3.11)" % PYTHON)
 
 
 def wakeups(trace):
@@ -45,7 +35,7 @@ def inside(c, e):
 
 
 def test_python_threads_offcpu_and_wakeups(record):
-    r = record(PYTHON, str(PY / "pingpipe.py"), str(ROUNDS),
+    r = record(debian_python(), str(PY / "pingpipe.py"), str(ROUNDS),
                opts=["--offcpu", "-F", "py:pingpipe.py:*"], timeout=120)
     assert r.rc == 0, r.describe()
     out = r.proc.stdout.split()
@@ -86,7 +76,7 @@ def test_python_threads_offcpu_stacks_without_calls(record):
     off the CPU in read(), and the slice's stack shows the Python frames
     that led there, named although the program is gone long before the
     recording ends (its code objects are named by the BPF program)."""
-    r = record(PYTHON, str(PY / "pingpipe.py"), str(ROUNDS), opts=["--offcpu"], timeout=120)
+    r = record(debian_python(), str(PY / "pingpipe.py"), str(ROUNDS), opts=["--offcpu"], timeout=120)
     assert r.rc == 0, r.describe()
     out = r.proc.stdout.split()
     assert out[-1] == "ok", r.proc.stdout

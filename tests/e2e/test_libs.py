@@ -292,3 +292,33 @@ def test_ifunc_implementations_traced(record):
     for e in ev:
         if e["name"] in ("strlen", "memset"):
             assert e["args"]["module"].startswith("libc.so"), e
+
+
+# ------------------------------------------- modules loaded from outside the linker's path
+
+PYTHON = "/usr/bin/python3.11"
+JSON_DIR = "/usr/lib/python3.11/lib-dynload"
+
+
+@pytest.mark.skipif(not os.path.isdir(JSON_DIR), reason="needs Debian's python3.11")
+def test_module_outside_linker_path_by_path_glob(record):
+    """Python dlopens _json from lib-dynload (not a linker directory) when
+    json is imported: named by a path glob it is probed before it loads, and
+    its init function runs exactly once."""
+    r = record(PYTHON, "-c", "import json; print(json.dumps([1]))",
+               opts=["-F", JSON_DIR + "/_json.cpython*:PyInit__json"])
+    assert r.rc == 0 and r.proc.stdout == "[1]\n", r.describe()
+    calls = [e for e in xevents(r.trace) if e["name"] == "PyInit__json"]
+    assert len(calls) == 1, r.describe()
+    assert calls[0]["args"]["module"].startswith("_json.cpython"), calls
+
+
+@pytest.mark.skipif(not os.path.isdir(JSON_DIR), reason="needs Debian's python3.11")
+def test_module_outside_linker_path_by_name_says_how(record):
+    """By file name alone, before it is loaded, it cannot be found: one line saying how."""
+    r = record(PYTHON, "-c", "import json", opts=["-F", "_json.cpython*:*"])
+    assert r.rc != 0 and r.stderr_lines == [
+        "bpfprof: no shared library matches '_json.cpython*' (in pattern '_json.cpython*:*'): "
+        "no file of that name is the executable or in the linker's directories; a module "
+        "loaded later from elsewhere is selected by its path ('DIR/_json.cpython*:*')"], \
+        r.describe()

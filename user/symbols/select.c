@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <glob.h>
 #include <gelf.h>
 #include <unistd.h>
 #include <limits.h>
@@ -152,6 +153,19 @@ static int resolve_lib(const char *lib, const char *exe, pid_t pid, char ***path
 	size_t i;
 	int err;
 
+	/* a path, or a glob over paths: a module loaded later from outside the linker's path */
+	if (strchr(lib, '/') && strpbrk(lib, "*?[")) {
+		glob_t g;
+
+		if (!glob(lib, 0, NULL, &g)) {
+			for (i = 0; i < g.gl_pathc; i++)
+				if (is_elf(g.gl_pathv[i]) &&
+				    add_path(paths, n, g.gl_pathv[i], pid) == -ESTALE)
+					x.err = -ESTALE;
+			globfree(&g);
+		}
+		return x.err ? x.err : (*n ? 0 : -ENOENT);
+	}
 	if (strchr(lib, '/')) {
 		err = add_path(paths, n, lib, pid);
 		if (err == -ENOEXEC)
@@ -412,8 +426,13 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 					goto cleanup;
 				}
 				if (err && pass == 0) {
-					p_err("no shared library matches '%s' (in pattern '%s')", lib,
-					      pats[i]);
+					/* what is loaded later from elsewhere can only be named by path */
+					p_err("no shared library matches '%s' (in pattern '%s'): no file of "
+					      "that name is %s in the linker's directories; a module "
+					      "loaded later from elsewhere is selected by its path "
+					      "('DIR/%s:%s')", lib, pats[i],
+					      o->pid > 0 ? "mapped by the process or" : "the executable or",
+					      lib, glob);
 					free(copy);
 					goto cleanup;
 				}

@@ -236,7 +236,13 @@ int dec_on_switch(struct decoder *d, const struct bp_rec_switch *r, uint64_t ts)
 	if (!t->offcpu_pending)
 		return 0;	/* its start was lost or came before the recording */
 	t->offcpu_pending = false;
-	ev.sample.ts = t->offcpu_ts;
+	/*
+	 * The interval is [switch-in - blocked, switch-in], both taken by the
+	 * switch program: the stack record's own time comes after its stack
+	 * copy (tens of us here), and a slice starting there ended that much
+	 * after the thread ran again -- past the end of the call it blocked in.
+	 */
+	ev.sample.ts = ts >= r->blocked_ns ? ts - r->blocked_ns : t->offcpu_ts;
 	ev.sample.weight = r->blocked_ns;
 	ev.sample.pid = pid;
 	ev.sample.tid = tid;

@@ -163,52 +163,72 @@ unit: $(UNIT_BINS)
 e2e: bpfprof progs
 	$(Q)$(PYTHON) -m pytest -q tests/e2e
 
-# Fuzzing the archive reader (libFuzzer; clang + libclang-rt-dev).  New inputs
-# go to $(OUTPUT)/fuzz/corpus, crashes to $(OUTPUT)/fuzz/crash-*; the seeds in
-# tests/fuzz/corpus stay as committed.
+# Fuzzing (libFuzzer; clang + libclang-rt-dev): one target per parser of
+# untrusted input, tests/fuzz/fuzz_<name>.c, linked with the bpfprof sources
+# it tests (FUZZ_SRCS_<name>) and the shared tests/fuzz/fuzz_util.c.  Its
+# inputs: the committed regressions (tests/fuzz/corpus_<name>, kept as they
+# are), the seeds made from real files by tests/fuzz/seeds.sh
+# ($(OUTPUT)/fuzz/seeds_<name>), and what it found so far
+# ($(OUTPUT)/fuzz/corpus_<name>); a crash is written to
+# $(OUTPUT)/fuzz/<name>-crash-*.
 FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 600
-FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	      -D_GNU_SOURCE -I. -Iuser
-FUZZ_SRCS  := user/archive/reader.c user/archive/events.c user/model/session.c user/base/log.c user/base/util.c
-FUZZ_HDRS  := user/archive/archive.h user/archive/format.h user/archive/internal.h user/model/session.h user/base/log.h
-FUZZ_RUN    = $(OUTPUT)/fuzz/fuzz_archive -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-	      -artifact_prefix=$(OUTPUT)/fuzz/ $(OUTPUT)/fuzz/corpus tests/fuzz/corpus
+FUZZ_FLAGS := -g -O1 -Werror=implicit-function-declaration -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	      -D_GNU_SOURCE -I. -Iuser -Itests/fuzz
+FUZZ_BASE  := user/base/log.c user/base/util.c
+FUZZ_ARCH  := user/archive/reader.c user/archive/events.c user/model/session.c
+# the archive reader
+FUZZ_SRCS_archive   := $(FUZZ_ARCH)
+FUZZ_LIBS_archive   := -lz
+# the ELF reader: symbols, program headers, .eh_frame FDEs, PLT, IFUNCs
+FUZZ_SRCS_elfsym    := user/symbols/elfsym.c user/symbols/insn.c user/symbols/debugsyms.c \
+		       user/symbols/ehframe.c user/symbols/binfile.c user/symbols/procmaps.c
+FUZZ_LIBS_elfsym    := -lelf -ldw -lz -llzma -lstdc++
+# .note.stapsdt
+FUZZ_SRCS_usdt      := user/capture/usdt_notes.c
+FUZZ_LIBS_usdt      := -lelf
+# the archive through the replay loop into every exporter, the report, the diff
+FUZZ_SRCS_export    := $(wildcard user/archive/*.c user/model/*.c user/report/*.c exporters/*.c) \
+		       $(filter-out $(FUZZ_BASE),$(wildcard user/base/*.c))
+FUZZ_LIBS_export    := -lz -lm
+FUZZ_TARGETS := archive elfsym usdt export
+# seconds of each in make test (fuzz-smoke)
+FUZZ_SMOKE_archive  := 20
+FUZZ_SMOKE_elfsym   := 15
+FUZZ_SMOKE_usdt     := 8
+FUZZ_SMOKE_export   := 20
 
-$(OUTPUT)/fuzz/fuzz_archive: tests/fuzz/fuzz_archive.c $(FUZZ_SRCS) $(FUZZ_HDRS)
+FUZZERS    := $(patsubst %,$(OUTPUT)/fuzz/fuzz_%,$(FUZZ_TARGETS))
+FUZZ_RUN    = $(OUTPUT)/fuzz/fuzz_$(1) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	      -artifact_prefix=$(OUTPUT)/fuzz/$(1)- $(OUTPUT)/fuzz/corpus_$(1) \
+	      $(wildcard tests/fuzz/corpus_$(1)) $(OUTPUT)/fuzz/seeds_$(1)
+
+.SECONDEXPANSION:
+$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h \
+		       $$(FUZZ_SRCS_%) $(FUZZ_BASE) $(wildcard user/*/*.h exporters/*.h)
 	$(call msg,FUZZ-CC,$@)
-	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_SRCS) -lz -o $@
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus_$*
+	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) $< tests/fuzz/fuzz_util.c $(FUZZ_SRCS_$*) $(FUZZ_BASE) \
+		$(FUZZ_LIBS_$*) -o $@
 
-# The ELF reader (symbols, program headers, .eh_frame FDEs, PLT, IFUNCs):
-# seeds are the committed inputs (regressions) and the built test programs.
-ELF_FUZZ_SRCS := user/symbols/elfsym.c user/symbols/insn.c user/symbols/debugsyms.c user/symbols/ehframe.c \
-		 user/symbols/binfile.c user/symbols/procmaps.c user/base/log.c user/base/util.c
-ELF_FUZZ_RUN   = $(OUTPUT)/fuzz/fuzz_elfsym -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-		 -artifact_prefix=$(OUTPUT)/fuzz/ $(OUTPUT)/fuzz/corpus_elfsym \
-		 tests/fuzz/corpus_elfsym $(OUTPUT)/fuzz/seeds_elfsym
+# Seeds from real files: the built test programs, system libraries, recordings.
+$(OUTPUT)/fuzz/seeds: tests/fuzz/seeds.sh $(PROG_BINS)
+	$(call msg,SEEDS,$@)
+	$(Q)tests/fuzz/seeds.sh $(OUTPUT)/fuzz $(FUZZ_TARGETS)
+	$(Q)touch $@
 
-$(OUTPUT)/fuzz/fuzz_elfsym: tests/fuzz/fuzz_elfsym.c $(ELF_FUZZ_SRCS) user/symbols/*.h \
-			    tests/progs/calltree tests/progs/nosyms tests/progs/ifunc
-	$(call msg,FUZZ-CC,$@)
-	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus_elfsym $(OUTPUT)/fuzz/seeds_elfsym
-	$(Q)cp tests/progs/calltree tests/progs/nosyms tests/progs/ifunc $(OUTPUT)/fuzz/seeds_elfsym/
-	$(Q)$(FUZZ_CC) $(FUZZ_FLAGS) $< $(ELF_FUZZ_SRCS) -lelf -ldw -lz -llzma -lstdc++ -o $@
+fuzz: $(FUZZERS) $(OUTPUT)/fuzz/seeds
+	$(Q)set -e; $(foreach t,$(FUZZ_TARGETS),echo "== fuzz_$(t) $(FUZZ_TIME) s"; \
+		$(call FUZZ_RUN,$(t)) -max_total_time=$(FUZZ_TIME);)
 
-FUZZERS := $(OUTPUT)/fuzz/fuzz_archive $(OUTPUT)/fuzz/fuzz_elfsym
-
-fuzz: $(FUZZERS)
-	$(Q)$(FUZZ_RUN) -max_total_time=$(FUZZ_TIME)
-	$(Q)$(ELF_FUZZ_RUN) -max_total_time=$(FUZZ_TIME)
-
-# A smoke of each target in make test: the archive 30 s, the ELF reader 15 s.
-fuzz-smoke: $(FUZZERS)
-	$(Q)$(FUZZ_RUN) -max_total_time=30 > $(OUTPUT)/fuzz/smoke.log 2>&1 || \
-		{ tail -n 60 $(OUTPUT)/fuzz/smoke.log; echo "fuzz-smoke: failed, input in $(OUTPUT)/fuzz/" >&2; exit 1; }
-	$(Q)tail -n 1 $(OUTPUT)/fuzz/smoke.log
-	$(Q)$(ELF_FUZZ_RUN) -max_total_time=15 > $(OUTPUT)/fuzz/smoke-elfsym.log 2>&1 || \
-		{ tail -n 60 $(OUTPUT)/fuzz/smoke-elfsym.log; echo "fuzz-smoke: fuzz_elfsym failed, input in $(OUTPUT)/fuzz/" >&2; exit 1; }
-	$(Q)tail -n 1 $(OUTPUT)/fuzz/smoke-elfsym.log
+# A few seconds of each target in make test; the log of a failure is shown.
+fuzz-smoke: $(FUZZERS) $(OUTPUT)/fuzz/seeds
+	$(Q)set -e; $(foreach t,$(FUZZ_TARGETS),\
+		$(call FUZZ_RUN,$(t)) -max_total_time=$(FUZZ_SMOKE_$(t)) \
+			> $(OUTPUT)/fuzz/smoke-$(t).log 2>&1 || \
+		{ tail -n 60 $(OUTPUT)/fuzz/smoke-$(t).log; \
+		  echo "fuzz-smoke: fuzz_$(t) failed, input in $(OUTPUT)/fuzz/" >&2; exit 1; }; \
+		echo "fuzz_$(t): $$(tail -n 1 $(OUTPUT)/fuzz/smoke-$(t).log)";)
 
 # The ASan+UBSan build (SANITIZE=1, in .output-san) runs the unit tests and
 # the end-to-end files of SAN_E2E: record, every format through the archive,

@@ -12,11 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
+#include "fuzz_util.h"
 #include "archive/archive.h"
-
-static FILE *devnull;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -25,24 +23,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct bp_event ev;
 	uint32_t funcs[64];
 	char path[64];
-	FILE *saved;
 	int fd, err;
 
-	fd = memfd_create("fuzz_archive", 0);
-	if (fd < 0)
-		abort();
-	if (size && write(fd, data, size) != (ssize_t)size)
-		abort();
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	fd = fuzz__memfd(data, size, path, sizeof(path));
 
-	/*
-	 * The reader's one-line errors go through stdio: point stdio's stderr
-	 * elsewhere, while the sanitizers still report on file descriptor 2.
-	 */
-	if (!devnull)
-		devnull = fopen("/dev/null", "w");
-	saved = stderr;
-	stderr = devnull;
+	fuzz__quiet();
 
 	err = archive__open(path, &s, &r);
 	if (!err) {
@@ -58,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		archive__close(r);
 		session__free(&s);
 	}
-	stderr = saved;
+	fuzz__loud();
 	close(fd);
 	return 0;
 }

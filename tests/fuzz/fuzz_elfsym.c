@@ -12,30 +12,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
+#include "fuzz_util.h"
+#include "symbols/debugsyms.h"
 #include "symbols/elfsym.h"
-
-static FILE *devnull;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct elf_funcs f;
 	char path[64];
-	FILE *saved;
 	size_t i;
 	int fd;
 
-	fd = memfd_create("fuzz_elfsym", 0);
-	if (fd < 0)
-		abort();
-	if (size && write(fd, data, size) != (ssize_t)size)
-		abort();
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (!devnull)
-		devnull = fopen("/dev/null", "w");
-	saved = stderr;
-	stderr = devnull;
+	fd = fuzz__memfd(data, size, path, sizeof(path));
+	fuzz__quiet();
 	if (!elfsym__read(path, &f)) {
 		for (i = 0; i < f.n; i++) {
 			if (!f.v[i].name)
@@ -44,7 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		elfsym__free(&f);
 	}
-	stderr = saved;
+	/* the stripped-file names are cached by build-id: parse them for every input */
+	debugsyms__reset();
+	fuzz__loud();
 	close(fd);
 	return 0;
 }

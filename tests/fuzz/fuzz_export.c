@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libFuzzer target for everything an archive feeds through the replay loop
+ * (user/archive/replay.c): every exporter of exporter_table (chrome,
+ * perfetto, speedscope, pprof, folded, csv, dot, archive), the report and
+ * the diff.  Whatever a hostile archive holds that the reader lets through
+ * (an event naming a path of another thread, a sample with no frames, a
+ * huge timestamp, a name that is not UTF-8...) must give output or a clean
+ * error in each of them, never a crash, a leak, UB or a hang.
+ *
+ * The report and the diff take one set of options per input, picked from a
+ * hash of its bytes, so the corpus covers their formats and views without
+ * running each input through all of them.  Seeds: the archive target's.
+ *
+ *   make fuzz          long runs of every target (FUZZ_TIME seconds each)
+ *   make fuzz-smoke    a few seconds of each, part of make test
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "fuzz_util.h"
+#include "archive/replay.h"
+#include "report/diff.h"
+#include "report/report.h"
+
+static FILE *sink;
+
+static uint64_t hash(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a */
+
+	while (n--)
+		h = (h ^ *p++) * 0x100000001b3ull;
+	return h;
+}
+
+static void report(const char *path, uint64_t h)
+{
+	struct report_opts o = {
+		.format = h % 3,
+		.sort = h / 3 % 5,
+		.depth = h / 15 % 2 ? 2 : 0,
+		.top = h / 30 % 2 ? 3 : 0,
+		.no_percentiles = h / 60 % 2,
+	};
+	struct report *rep = NULL;
+	struct bp_session s;
+
+	switch (h / 120 % 5) {	/* the views */
+	case 1: o.no_tree = true; break;
+	case 2: o.tree_only = true; break;
+	case 3: o.edges = true; break;
+	case 4: o.marks = true; break;
+	}
+	session__init(&s);
+	if (report__new(&o, &rep))
+		abort();
+	if (!replay__report(path, NULL, &s, rep))
+		report__print(rep, &s, sink);
+	report__free(rep);
+	session__free(&s);
+}
+
+static void diff(char *path, uint64_t h)
+{
+	char *paths[2] = { path, path };
+	struct diff *d = NULL;
+	struct diff_opts o;
+
+	diff__default_opts(&o);
+	o.format = h % 4;
+	o.mode = h / 4 % 3;
+	o.depth = h / 12 % 2 ? 2 : 0;
+	o.all_paths = h / 24 % 2;
+	o.min_calls = h / 48 % 2 ? 2 : 20;
+	if (h / 96 % 2)
+		o.fail_above = 0.01;
+	if (diff__new(&o, &d))
+		abort();
+	if (!replay__diff(d, paths) && !diff__compute(d)) {
+		diff__print(d, sink);
+		if (o.fail_above >= 0 && diff__mode(d) == DIFF_CALLS)
+			diff__gate(d, sink);
+	}
+	diff__free(d);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint64_t h = hash(data, size);
+	char path[64];
+	size_t i;
+	int fd;
+
+	if (!sink) {
+		/* the exporters write to "-": standard output, here /dev/null */
+		sink = fopen("/dev/null", "w");
+		if (!sink || dup2(fileno(sink), STDOUT_FILENO) < 0)
+			abort();
+	}
+	fd = fuzz__memfd(data, size, path, sizeof(path));
+	fuzz__quiet();
+	for (i = 0; exporter_table[i]; i++)
+		(void)replay__export(path, NULL, exporter_table[i], "-", NULL);
+	report(path, h);
+	diff(path, h >> 32);
+	fuzz__loud();
+	close(fd);
+	return 0;
+}

@@ -191,12 +191,20 @@ FUZZ_LIBS_usdt      := -lelf
 FUZZ_SRCS_export    := $(wildcard user/archive/*.c user/model/*.c user/report/*.c exporters/*.c) \
 		       $(filter-out $(FUZZ_BASE),$(wildcard user/base/*.c))
 FUZZ_LIBS_export    := -lz -lm
-FUZZ_TARGETS := archive elfsym usdt export
+# the readers of stripped files: build-id, .gnu_debuglink, MiniDebugInfo, .gopclntab, .eh_frame
+FUZZ_SRCS_debugsyms := user/symbols/debugsyms.c user/symbols/ehframe.c
+FUZZ_LIBS_debugsyms := -lelf -ldw -lz -llzma
+# the DWARF unwinder of sampled stacks: CFI, registers, stack bytes
+FUZZ_SRCS_unwind    := user/symbols/unwind.c user/symbols/debugsyms.c
+FUZZ_LIBS_unwind    := -lelf -ldw -lz -llzma
+FUZZ_TARGETS := archive elfsym usdt export debugsyms unwind
 # seconds of each in make test (fuzz-smoke)
 FUZZ_SMOKE_archive  := 20
 FUZZ_SMOKE_elfsym   := 15
 FUZZ_SMOKE_usdt     := 8
 FUZZ_SMOKE_export   := 20
+FUZZ_SMOKE_debugsyms := 10
+FUZZ_SMOKE_unwind   := 10
 
 FUZZERS    := $(patsubst %,$(OUTPUT)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_RUN    = $(OUTPUT)/fuzz/fuzz_$(1) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
@@ -212,7 +220,7 @@ $(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.c tests/fuzz/fuz
 		$(FUZZ_LIBS_$*) -o $@
 
 # Seeds from real files: the built test programs, system libraries, recordings.
-$(OUTPUT)/fuzz/seeds: tests/fuzz/seeds.sh $(PROG_BINS)
+$(OUTPUT)/fuzz/seeds: tests/fuzz/seeds.sh tests/fuzz/inflate_archive.py tests/fuzz/mkseed_unwind.c $(PROG_BINS)
 	$(call msg,SEEDS,$@)
 	$(Q)tests/fuzz/seeds.sh $(OUTPUT)/fuzz $(FUZZ_TARGETS)
 	$(Q)touch $@

@@ -26,10 +26,35 @@ for t in "$@"; do
 	mkdir -p "$d"
 	case $t in
 	export)
-		cp tests/fuzz/corpus_archive/* "$d/"
+		for f in tests/fuzz/corpus_archive/*; do
+			cp "$f" "$d/"
+			tests/fuzz/inflate_archive.py "$f" "$d/raw-$(basename "$f")"
+		done
 		;;
 	elfsym)
 		cp $progs/calltree $progs/nosyms $progs/ifunc "$d/"
+		;;
+	debugsyms)
+		# a stripped program (names only in .dynsym, functions in .eh_frame),
+		# with a debug link, and with MiniDebugInfo as Fedora builds it
+		tmp=$(mktemp -d)
+		cc -g -O2 -fPIC -shared $progs/stripped/libstripdemo.c -o "$tmp/libstripdemo.so"
+		cc -g -O2 $progs/stripped/stripdemo.c -L"$tmp" -lstripdemo -o "$tmp/plain"
+		nm --format=posix --defined-only "$tmp/plain" | awk '$2 ~ /[Tt]/ { print $1 }' > "$tmp/keep"
+		objcopy --only-keep-debug "$tmp/plain" "$tmp/plain.debug"
+		objcopy -S --remove-section .comment --keep-symbols="$tmp/keep" "$tmp/plain.debug" "$tmp/mini"
+		xz -f "$tmp/mini"
+		strip -o "$tmp/stripped" "$tmp/plain"
+		objcopy --add-gnu-debuglink="$tmp/plain.debug" "$tmp/stripped" "$d/debuglink"
+		objcopy --add-section .gnu_debugdata="$tmp/mini.xz" "$tmp/stripped" "$d/minidebuginfo"
+		cp $progs/nosyms "$d/"
+		rm -rf "$tmp"
+		;;
+	unwind)
+		tmp=$(mktemp -d)
+		cc -O2 -g0 -fomit-frame-pointer tests/fuzz/mkseed_unwind.c -o "$tmp/mkseed_unwind"
+		"$tmp/mkseed_unwind" "$d/four-calls"
+		rm -rf "$tmp"
 		;;
 	usdt)
 		cp $progs/annotate "$d/"

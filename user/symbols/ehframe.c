@@ -244,8 +244,8 @@ void ehframe__funcs(Elf *elf, struct fde_range **out, size_t *n)
 		if (read_enc(p, e.fde.end - p, enc, sh.sh_addr + (p - (const uint8_t *)data->d_buf),
 			     0, &start, &len) ||
 		    read_enc(p + len, e.fde.end - p - len, enc & 0x0f, 0, 0, &range, &len2) ||
-		    !start || !range)
-			goto skip;
+		    !start || !range || start + range < start)
+			goto skip;	/* (a range past the end of the address space: no function) */
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 256;
 			*out = xrealloc(*out, cap * sizeof(**out));

@@ -19,6 +19,7 @@
 #include "binfile.h"
 #include "debugsyms.h"
 #include "base/log.h"
+#include "base/util.h"
 
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
 
@@ -246,11 +247,13 @@ static struct debug_names *try_debug_file(const char *file, const char *want, bo
 	Elf *elf = NULL;
 	int fd;
 
-	fd = open(file, O_RDONLY | O_CLOEXEC);
+	/*
+	 * Never blocks (a debug link can name a FIFO the file's owner put beside
+	 * it: a plain open() waited forever for its writer), regular files only.
+	 */
+	fd = open_binary(file, &st);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		goto out;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		goto out;

@@ -25,6 +25,14 @@ REPO = Path(__file__).resolve().parents[2]
 # BPFPROF_BIN=path runs the suite against another build (default: ./bpfprof).
 BPFPROF = Path(os.environ.get("BPFPROF_BIN") or REPO / "bpfprof").resolve()
 PROGS = REPO / "tests" / "progs"
+# An ASan+UBSan build (make SANITIZE=1)?  Its memory use is the sanitizer's
+# (redzones, shadow, freed memory held in quarantine), not bpfprof's.
+SANITIZED = BPFPROF.is_file() and b"__asan_init" in BPFPROF.read_bytes()
+# view finds speedscope beside its binary (a source tree's tests/clients); another
+# build (the ASan one, .output-san/bpfprof) is told where the tests' copy is.
+SPEEDSCOPE = REPO / "tests" / "clients" / "node_modules" / "speedscope" / "dist" / "release"
+if BPFPROF.parent != REPO and SPEEDSCOPE.is_dir():
+    os.environ.setdefault("BPFPROF_SPEEDSCOPE", str(SPEEDSCOPE))
 TIMEOUT = 60  # seconds per bpfprof run
 
 

@@ -30,7 +30,7 @@ import urllib.request
 
 import pytest
 
-from conftest import BPFPROF, REPO, prog_path, run_bpfprof
+from conftest import BPFPROF, REPO, SANITIZED, prog_path, run_bpfprof
 
 PROMETHEUS = "/usr/bin/prometheus"
 
@@ -121,7 +121,11 @@ def http_get(url, timeout=90):
         return r.status, r.headers.get("Content-Type"), r.read()
 
 
-def stop(p, sig=signal.SIGTERM, timeout=30):
+def stop(p, sig=signal.SIGTERM, timeout=None):
+    # a hang detector, not a measurement: an ASan build's exit runs LeakSanitizer's
+    # scan, seconds on the loaded 2-CPU VM (0.3 s quiet, > 30 s once at load 15)
+    if timeout is None:
+        timeout = 180 if SANITIZED else 30
     p.send_signal(sig)
     try:
         return p.wait(timeout=timeout)
@@ -519,8 +523,13 @@ def test_forks_leave_memory_flat(procs):
     run(2500)
     before = run(2500)
     after = run(2500)
-    # (measured: +0..40 kB with the pruning, +104 kB without)
-    assert after - before < 80, "RssAnon %d kB -> %d kB after 2500 more processes" % (before, after)
+    # (measured: +0..40 kB with the pruning, +104 kB without).  Not under ASan:
+    # its allocator keeps freed memory in quarantine (+8.8 MB here) and, even
+    # without quarantine, pads each allocation (+152 kB); there the tables'
+    # counts below and LeakSanitizer at exit are what shows nothing is kept.
+    if not SANITIZED:
+        assert after - before < 80, \
+            "RssAnon %d kB -> %d kB after 2500 more processes" % (before, after)
     st, _, body = status_of(base + "/metrics")
     # exactly: forker's one process and one thread are all that is kept
     assert re.search(rb"^bpfprof_known_processes 1$", body, re.M), body[-800:]

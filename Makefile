@@ -192,10 +192,12 @@ FUZZ_SRCS_export    := $(wildcard user/archive/*.c user/model/*.c user/report/*.
 		       $(filter-out $(FUZZ_BASE),$(wildcard user/base/*.c))
 FUZZ_LIBS_export    := -lz -lm
 # the readers of stripped files: build-id, .gnu_debuglink, MiniDebugInfo, .gopclntab, .eh_frame
-FUZZ_SRCS_debugsyms := user/symbols/debugsyms.c user/symbols/ehframe.c
+FUZZ_SRCS_debugsyms := user/symbols/debugsyms.c user/symbols/ehframe.c user/symbols/binfile.c \
+		       user/symbols/procmaps.c
 FUZZ_LIBS_debugsyms := -lelf -ldw -lz -llzma
 # the DWARF unwinder of sampled stacks: CFI, registers, stack bytes
-FUZZ_SRCS_unwind    := user/symbols/unwind.c user/symbols/debugsyms.c
+FUZZ_SRCS_unwind    := user/symbols/unwind.c user/symbols/debugsyms.c user/symbols/binfile.c \
+		       user/symbols/procmaps.c
 FUZZ_LIBS_unwind    := -lelf -ldw -lz -llzma
 FUZZ_TARGETS := archive elfsym usdt export debugsyms unwind
 # seconds of each in make test (fuzz-smoke)

@@ -134,6 +134,29 @@ def debian_python():
     return DEBIAN_PYTHON
 
 
+def attach_to_loop(python, tmp_path, *opts):
+    """Runs tests/progs/py/loop.py under `python`, runs `bpfprof attach --pid
+    PID OPTS` on it once it is ready, then lets it finish.  Returns the
+    attach's CompletedProcess; fails the test unless the program was still
+    running after bpfprof and ended with its right checksum."""
+    stop = tmp_path / "stop"
+    target = subprocess.Popen([python, str(PROGS / "py" / "loop.py"), str(stop)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert target.stdout.readline().strip() == "ready"
+        p = run_bpfprof(["attach", "--pid", target.pid] + list(opts))
+        assert target.poll() is None, p.stderr
+        stop.write_text("")
+        line = target.stdout.readline().split()
+        assert target.wait(timeout=30) == 0
+    finally:
+        if target.poll() is None:
+            target.kill()
+            target.wait()
+    assert line[0] == "ok", line
+    return p
+
+
 def go_build(d, out, *flags):
     """tests/progs/gocalls.go built into `out` by the Debian Go toolchain with
     `flags` (its caches in the directory d); skips the test without go."""

@@ -8,11 +8,10 @@ coroutine suspends.  Nothing depends on timing.
 
 import collections
 import os
-import subprocess
 
 import pytest
 
-from conftest import BPFPROF, REPO, load_trace
+from conftest import REPO, attach_to_loop, load_trace
 from trace_util import chain, format_problems, nesting_problems, xevents
 
 PYTHON = "/usr/bin/python3.11"
@@ -143,24 +142,9 @@ def test_python_without_usdt_says_so(record):
 
 
 def test_attach_and_detach_keeps_it_running(tmp_path):
-    stop = tmp_path / "stop"
-    target = subprocess.Popen([PYTHON, str(PY / "loop.py"), str(stop)], stdout=subprocess.PIPE,
-                              text=True)
-    try:
-        assert target.stdout.readline().strip() == "ready"
-        out = tmp_path / "trace.json"
-        p = subprocess.run([str(BPFPROF), "attach", "--pid", str(target.pid), "--duration", "1s",
-                            "-o", str(out)], cwd=REPO, capture_output=True, text=True, timeout=60)
-        assert p.returncode == 0, p.stderr
-        assert target.poll() is None
-        stop.write_text("")
-        line = target.stdout.readline().split()
-        assert target.wait(timeout=30) == 0
-    finally:
-        if target.poll() is None:
-            target.kill()
-            target.wait()
-    assert line[0] == "ok", line
+    out = tmp_path / "trace.json"
+    p = attach_to_loop(PYTHON, tmp_path, "--duration", "1s", "-o", out)
+    assert p.returncode == 0, p.stderr
     trace = load_trace(out)
     assert not format_problems(trace)
     steps = [e for e in xevents(trace) if e["name"] == "step"]

@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from conftest import PROGS, REPO
+from conftest import PROGS, REPO, attach_to_loop
 from trace_util import nesting_problems, xevents
 
 PY = REPO / "tests" / "progs" / "py"
@@ -112,3 +112,12 @@ def test_pyenv_312_samples_keep_the_c_frames_and_say_why(record):
     text = r.out.read_text()
     assert "_PyEval_EvalFrameDefault" in text
     assert "<module>" not in text
+
+
+def test_pyenv_312_attach_refused_and_the_program_runs_on(tmp_path):
+    """attach to a CPython whose calls cannot be traced: the reason, exit 1,
+    no output, and the program goes on to its correct end."""
+    out = tmp_path / "t.json"
+    p = attach_to_loop(pyenv("3.12.1", "python3.12"), tmp_path, "--duration", "1s", "-o", out)
+    assert p.returncode == 1 and not out.exists(), p.stderr
+    assert "(CPython 3.12): bpfprof has no struct offsets" in p.stderr, p.stderr

@@ -81,7 +81,7 @@ def text_changes(pid, name):
         if len(m) < 6 or "x" not in m[1] or os.path.basename(m[5]) != name:
             continue
         start, end = (int(v, 16) for v in m[0].split("-"))
-        with open("/proc/%d/map_files/%s" % (pid, m[0]), "rb") as f:
+        with open("/proc/%d/map_files/%x-%x" % (pid, start, end), "rb") as f:
             f.seek(int(m[2], 16))
             want = f.read(end - start)
         with open("/proc/%d/mem" % pid, "rb") as f:
@@ -133,8 +133,8 @@ def attach_and_check(args, x, y, name, tmp_path, wrap=()):
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          start_new_session=True)
     try:
-        m, err = read_until(p.stderr, r"^bpfprof: (traced \d+ functions.*|.*error.*|.*not the "
-                                      r"file.*|cannot.*)$", 40)
+        m, err = read_until(p.stderr, r"^bpfprof: (traced \d+ functions.*|tracing Python calls.*|"
+                                      r".*not attaching to it|cannot.*)$", 40)
         probed_x = text_changes(x.pid, name)
         probed_y = text_changes(y.pid, name)
         rest = p.stderr.read()
@@ -209,3 +209,65 @@ def test_replaced_executable(tmp_path, procs):
     ev = xevents(load_trace(out))
     assert ev and {e["name"] for e in ev} == {"tick"}, err
     assert {e["pid"] for e in ev} == {x.pid}
+
+
+def in_own_mount_ns(path, real, args=()):
+    """Runs `path` as the process sees it in a mount namespace of its own, where
+    `real` is bind-mounted over it (bpfprof, in the first namespace, sees
+    another file there)."""
+    script = 'mount --bind "$1" "$2" && shift && exec "$@"'
+    return subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                             "sh", str(real), str(path)] + [str(a) for a in args],
+                            stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def test_executable_of_another_mount_namespace(tmp_path, procs):
+    """X runs busy at PATH in its own mount namespace; at PATH bpfprof sees
+    forever, which Y runs.  /proc/X/exe names PATH, yet the probes go to the
+    inode X runs (busy's tick), none into forever."""
+    exe, busy = tmp_path / "prog", tmp_path / "busy"
+    for p, src in ((exe, "forever"), (busy, "busy")):
+        p.write_bytes(prog_path(src).read_bytes())
+        p.chmod(0o755)
+    x = in_own_mount_ns(exe, busy)
+    procs.append(x)
+    m, _ = read_until(x.stdout, r"^busy: pid=(\d+)$", 20)
+    assert int(m.group(1)) == x.pid   # unshare and sh exec'd: the same process
+    assert os.readlink("/proc/%d/exe" % x.pid) == str(exe)
+    y = subprocess.Popen([str(exe), "bpfprof-e2e-binfile"], stdout=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, start_new_session=True)
+    procs.append(y)
+    rc, err, probed_x, probed_y, out = attach_and_check([], x, y, "prog", tmp_path)
+    assert rc == 0, err
+    assert probed_y == 0, "forever (pid %d) got %d changed bytes\n%s" % (y.pid, probed_y, err)
+    assert probed_x > 0, err
+    ev = xevents(load_trace(out))
+    assert ev and {e["name"] for e in ev} == {"tick"}, err
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/python3.11"), reason="needs Debian's python3.11")
+def test_python_of_another_mount_namespace(tmp_path, procs):
+    """The same for a CPython target (its Python-call probes): X runs
+    python3.11 at PATH in its own mount namespace, bpfprof sees busy there,
+    which Y runs: Y gets no probe, X's Python calls are traced."""
+    exe, py = tmp_path / "prog", tmp_path / "python3.11"
+    exe.write_bytes(prog_path("busy").read_bytes())
+    exe.chmod(0o755)
+    py.write_bytes(open("/usr/bin/python3.11", "rb").read())
+    py.chmod(0o755)
+    script = tmp_path / "spin.py"
+    script.write_text("import os, time\nprint('py: pid=%d' % os.getpid(), flush=True)\n"
+                      "def step():\n    time.sleep(0.002)\nwhile True:\n    step()\n")
+    x = in_own_mount_ns(exe, py, [script])
+    procs.append(x)
+    read_until(x.stdout, r"^py: pid=%d$" % x.pid, 20)
+    y = subprocess.Popen([str(exe), "0", "bpfprof-e2e-binfile"], stdout=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, start_new_session=True)
+    procs.append(y)
+    read_until(y.stdout, r"^busy: pid=%d$" % y.pid, 20)
+    rc, err, probed_x, probed_y, out = attach_and_check([], x, y, "prog", tmp_path)
+    assert rc == 0, err
+    assert probed_y == 0, "busy (pid %d) got %d changed bytes\n%s" % (y.pid, probed_y, err)
+    assert probed_x > 0, err
+    assert "step" in {e["name"] for e in xevents(load_trace(out))}, err

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include "sample.h"
 #include <bpf/bpf.h>
@@ -27,6 +29,8 @@
 #include "bpf/python.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "symbols/binfile.h"
+#include "symbols/procmaps.h"
 #include "symbols/select.h"
 #include "python.h"
 #include "usdt.h"
@@ -102,7 +106,7 @@ int python__attach(struct py_tracer *p, const struct py_image *img)
 		offs[i] = img->sites[i].off;
 		refs[i] = img->sites[i].sema_off;
 		cookies[i] = img->sites[i].kind | i << 4 | (__u64)idx << 8;
-		p_dbg("%s: Python probe %zu (%s) at 0x%llx%s%s", img->path, i,
+		p_dbg("%s: Python probe %zu (%s) at 0x%llx%s%s", binfile__name(img->path), i,
 		      img->sites[i].kind == BP_PY_SITE_RESUME ? "resume" :
 		      img->sites[i].kind == BP_PY_SITE_ENTRY ? "entry" : "return",
 		      (unsigned long long)img->sites[i].addr,
@@ -122,7 +126,8 @@ int python__attach(struct py_tracer *p, const struct py_image *img)
 	}
 	if (!l) {
 		err = -errno;
-		p_err("cannot attach the Python probes to %s: %s", img->path, strerror(-err));
+		p_err("cannot attach the Python probes to %s: %s", binfile__name(img->path),
+		      strerror(-err));
 		return err;
 	}
 	if (img->nslow)
@@ -246,10 +251,12 @@ int pycap__check(struct py_capture *pc, const char *exe, pid_t pid, bool others)
 			snprintf(ver, sizeof(ver), " %u.%u", img.major, img.minor);
 		if (others) {
 			p_warn("%s is CPython%s: its Python calls are not traced (%s); "
-			       "the native functions selected and samples are", img.path, ver, why);
+			       "the native functions selected and samples are", binfile__name(img.path),
+			       ver, why);
 		} else {
 			p_err("cannot trace the Python calls of %s (CPython%s): %s; "
-			      "--sample profiles it, -F selects native functions", img.path, ver, why);
+			      "--sample profiles it, -F selects native functions",
+			      binfile__name(img.path), ver, why);
 		}
 		python__image_free(&img);
 		return others ? 0 : -EOPNOTSUPP;
@@ -261,7 +268,8 @@ int pycap__check(struct py_capture *pc, const char *exe, pid_t pid, bool others)
 		python__image_free(&img);
 		return 1;
 	}
-	p_dbg("%s: CPython %u.%u, Python calls traced", img.path, img.major, img.minor);
+	p_dbg("%s: CPython %u.%u, Python calls traced", binfile__name(img.path), img.major,
+	      img.minor);
 	pc->imgs = xrealloc(pc->imgs, (pc->nimgs + 1) * sizeof(*pc->imgs));
 	pc->imgs[pc->nimgs++] = img;
 	return 1;
@@ -325,27 +333,31 @@ void pycap__free(struct py_capture *pc)
 }
 
 /* Where path is mapped in pid: the start of its mapping at file offset 0, 0 if none. */
+struct map_start_ctx {
+	struct stat st;
+	uint64_t start;
+};
+
+static int map_start_one(void *ctx, const struct procmap *m)
+{
+	struct map_start_ctx *x = ctx;
+
+	if (m->pgoff || m->inode != (uint64_t)x->st.st_ino ||
+	    makedev(m->dev_major, m->dev_minor) != x->st.st_dev)
+		return 0;
+	x->start = m->start;
+	return 1;
+}
+
+/* Where pid maps the start of file `path` (by device and inode: it may be a pinned path), or 0. */
 static uint64_t map_start(uint32_t pid, const char *path)
 {
-	char maps[64], line[4096];
-	uint64_t start = 0;
-	FILE *m;
+	struct map_start_ctx x = { .start = 0 };
 
-	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
-	m = fopen(maps, "re");
-	while (m && !start && fgets(line, sizeof(line), m)) {
-		unsigned long long a, b, off;
-		char *p = strchr(line, '/');
-
-		if (!p || sscanf(line, "%llx-%llx %*s %llx", &a, &b, &off) != 3 || off)
-			continue;
-		p[strcspn(p, "\n")] = 0;
-		if (!strcmp(p, path))
-			start = a;
-	}
-	if (m)
-		fclose(m);
-	return start;
+	if (stat(path, &x.st))
+		return 0;
+	procmaps__each(pid, map_start_one, &x);
+	return x.start;
 }
 
 int pycap__sample_proc(struct py_capture *pc, struct sampler *smp, uint32_t pid, const char *path)
@@ -371,9 +383,9 @@ int pycap__sample_proc(struct py_capture *pc, struct sampler *smp, uint32_t pid,
 		if (!told_before(pc, pid))
 			p_warn("pid %u runs CPython %u.%u (%s), which bpfprof has no offsets for: its "
 			       "samples show the interpreter's C frames", pid, img.major, img.minor,
-			       img.path);
+			       binfile__name(img.path));
 	} else if (!start) {
-		p_dbg("pid %u: %s is not mapped (yet)", pid, img.path);
+		p_dbg("pid %u: %s is not mapped (yet)", pid, binfile__name(img.path));
 	} else {
 		memset(&proc, 0, sizeof(proc));
 		proc.off = v->off;

@@ -21,6 +21,7 @@
 #include "bpf/python.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "symbols/binfile.h"
 #include "symbols/elfwalk.h"
 #include "symbols/select.h"
 #include "python.h"
@@ -595,20 +596,27 @@ static char *find_libpython(const char *exe, pid_t pid)
 
 int python__find(const char *exe, pid_t pid, struct py_image *img)
 {
+	const char *src;
 	char *lib;
 	bool ok;
+	int err;
 
 	memset(img, 0, sizeof(*img));
 	if (!exe)
 		return 0;
-	if (inspect(exe, img))
+	/* read and probed through one descriptor, the file pid maps (symbols/binfile.h) */
+	err = binfile__pin(exe, pid, &src);
+	if (err == -ESTALE)
+		return err;
+	if (inspect(err ? exe : src, img))
 		return 1;
-	lib = find_libpython(exe, pid);
+	lib = find_libpython(exe, pid);	/* by its name: $ORIGIN is its directory */
 	if (!lib)
 		return 0;
-	ok = inspect(lib, img);
+	err = binfile__pin(lib, pid, &src);
+	ok = err != -ESTALE && inspect(err ? lib : src, img);
 	free(lib);
-	return ok ? 1 : 0;
+	return err == -ESTALE ? err : ok ? 1 : 0;
 }
 
 void python__take_patterns(char **pats, size_t *n, char ***py, size_t *npy)

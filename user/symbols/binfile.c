@@ -45,8 +45,11 @@ static bool same_inode(const struct stat *st, const struct procmap *m)
 	       st->st_dev == makedev(m->dev_major, m->dev_minor);
 }
 
-/* Keeps fd (or closes it when its inode is pinned already) and returns the pinned path. */
-static const char *add_pin(int fd, const struct stat *st, const char *name)
+/*
+ * Keeps fd (or closes it when its inode is pinned already) and returns the
+ * pinned path; *added (may be NULL): whether it is new.
+ */
+static const char *add_pin(int fd, const struct stat *st, const char *name, bool *added)
 {
 	const char *src = NULL;
 	size_t i;
@@ -55,6 +58,8 @@ static const char *add_pin(int fd, const struct stat *st, const char *name)
 	for (i = 0; i < npins && !src; i++)
 		if (pins[i].dev == st->st_dev && pins[i].ino == st->st_ino)
 			src = pins[i].src;
+	if (added)
+		*added = !src;
 	if (src) {
 		close(fd);
 	} else {
@@ -124,7 +129,7 @@ int binfile__pin_mapping(pid_t pid, const struct procmap *m, const char **src)
 
 	if (fd < 0)
 		return fd;
-	*src = add_pin(fd, &st, m->path);
+	*src = add_pin(fd, &st, m->path, NULL);
 	return 0;
 }
 
@@ -177,6 +182,7 @@ int binfile__pin(const char *path, pid_t pid, const char **src)
 	struct map_check x = { .path = path, .pid = pid };
 	struct stat st;
 	char *real = NULL;
+	bool added;
 	int fd = open_binary(path, &st), err;
 
 	if (fd < 0)
@@ -201,10 +207,14 @@ int binfile__pin(const char *path, pid_t pid, const char **src)
 		err = fd;
 		goto out;
 	}
-	p_warn("%s was replaced on disk since pid %d mapped it: tracing the file it runs",
-	       path, (int)pid);
+	*src = add_pin(fd, &st, path, &added);
+	if (added)	/* once, however many readers ask */
+		p_warn("%s is not the file pid %d maps (replaced on disk since, or another mount "
+		       "namespace): tracing the file it runs", path, (int)pid);
+	err = 0;
+	goto out;
 keep:
-	*src = add_pin(fd, &st, path);
+	*src = add_pin(fd, &st, path, NULL);
 	err = 0;
 	goto out;
 fail:

@@ -199,7 +199,10 @@ FUZZ_LIBS_debugsyms := -lelf -ldw -lz -llzma
 FUZZ_SRCS_unwind    := user/symbols/unwind.c user/symbols/debugsyms.c user/symbols/binfile.c \
 		       user/symbols/procmaps.c
 FUZZ_LIBS_unwind    := -lelf -ldw -lz -llzma
-FUZZ_TARGETS := archive elfsym usdt export debugsyms unwind
+# the DWARF subprograms of a binary (--deps parameter counts, file:line)
+FUZZ_SRCS_dwarfinfo := user/symbols/dwarfinfo.c
+FUZZ_LIBS_dwarfinfo := -ldw -lelf
+FUZZ_TARGETS := archive elfsym usdt export debugsyms unwind dwarfinfo
 # seconds of each in make test (fuzz-smoke)
 FUZZ_SMOKE_archive  := 20
 FUZZ_SMOKE_elfsym   := 15
@@ -207,6 +210,7 @@ FUZZ_SMOKE_usdt     := 8
 FUZZ_SMOKE_export   := 20
 FUZZ_SMOKE_debugsyms := 10
 FUZZ_SMOKE_unwind   := 10
+FUZZ_SMOKE_dwarfinfo := 8
 
 FUZZERS    := $(patsubst %,$(OUTPUT)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_RUN    = $(OUTPUT)/fuzz/fuzz_$(1) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \

@@ -50,6 +50,10 @@ for t in "$@"; do
 		cp $progs/nosyms "$d/"
 		rm -rf "$tmp"
 		;;
+	dwarfinfo)
+		cp $progs/calltree $progs/deps "$d/"
+		objcopy --only-keep-debug $progs/annotate "$d/annotate.debug"
+		;;
 	unwind)
 		tmp=$(mktemp -d)
 		cc -O2 -g0 -fomit-frame-pointer tests/fuzz/mkseed_unwind.c -o "$tmp/mkseed_unwind"

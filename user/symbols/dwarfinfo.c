@@ -91,7 +91,8 @@ int dwarfinfo__read(const char *path, struct dwarf_funcs *out)
 	}
 	dwarf_end(dw);
 	close(fd);
-	qsort(out->v, out->n, sizeof(*out->v), by_addr);
+	if (out->n)	/* (qsort's array must not be NULL, even empty: DWARF without a subprogram) */
+		qsort(out->v, out->n, sizeof(*out->v), by_addr);
 	return 0;
 }
 

@@ -296,6 +296,7 @@ static enum MHD_Result serve_metrics(struct serve_ctx *x, struct MHD_Connection 
 	lock(x);
 	ex.lost = x->s.lost_total;
 	ex.traced_processes = capture__ntargets(x->cap);
+	ex.decoder_threads = decoder__nthreads(capture__decoder(x->cap));
 	ex.captures = x->nserved;
 	ex.captures_running = x->ncaptures;
 	err = metrics__write(x->m, &x->s, x->top, &ex, f);

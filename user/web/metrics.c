@@ -352,6 +352,12 @@ int metrics__write(struct metrics *m, const struct bp_session *s, size_t top,
 	family(f, "bpfprof_known_threads", "gauge",
 	       "Threads bpfprof keeps (alive, or exited less than 5 s ago).");
 	fprintf(f, "bpfprof_known_threads %zu\n", s->nthreads);
+	family(f, "bpfprof_decoder_threads", "gauge",
+	       "Threads whose call stacks bpfprof holds (alive, or gone but not yet seen to be).");
+	fprintf(f, "bpfprof_decoder_threads %" PRIu64 "\n", x ? x->decoder_threads : 0);
+	family(f, "bpfprof_call_paths", "gauge",
+	       "Distinct call paths interned (they grow with the code that runs, not with time).");
+	fprintf(f, "bpfprof_call_paths %zu\n", s->npaths);
 	family(f, "bpfprof_lost_records_total", "counter",
 	       "Trace records lost because the ring buffer was full.");
 	fprintf(f, "bpfprof_lost_records_total %" PRIu64 "\n", x ? x->lost : 0);

@@ -37,6 +37,7 @@ struct metrics_extra {
 	uint64_t rss_bytes;		/* bpfprof's resident memory, 0: unknown */
 	uint64_t captures;		/* /capture requests served */
 	uint64_t captures_running;	/* /capture requests waiting for their window */
+	uint64_t decoder_threads;	/* threads whose call stacks the decoder holds */
 };
 
 int metrics__new(struct metrics **out);

@@ -271,3 +271,16 @@ def test_python_of_another_mount_namespace(tmp_path, procs):
     assert probed_y == 0, "busy (pid %d) got %d changed bytes\n%s" % (y.pid, probed_y, err)
     assert probed_x > 0, err
     assert "step" in {e["name"] for e in xevents(load_trace(out))}, err
+
+
+def test_files_not_selected_are_closed(tmp_path):
+    """Every candidate a LIB glob names is opened once to be read; those
+    nothing is selected from are closed again: 'lib*' (thousands of files
+    here) fits in 256 descriptors, and adler32 in libz is traced."""
+    out = tmp_path / "t.json"
+    p = subprocess.run(["prlimit", "--nofile=256", str(BPFPROF), "record", "-F", "lib*:adler32",
+                        "-o", str(out), "--", str(prog_path("libwork")), "50"],
+                       cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    ev = xevents(load_trace(out))
+    assert ev and {e["name"] for e in ev} == {"adler32"}, p.stderr

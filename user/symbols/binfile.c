@@ -19,6 +19,7 @@ struct pin {
 	ino_t ino;
 	char *name;	/* what it was opened as */
 	char *src;	/* "/proc/self/fd/N" (apart from the array, which moves) */
+	unsigned int refs;	/* binfile__pin()s not undone by binfile__unpin() */
 };
 
 /* follow_exec (the drain thread) and the command's thread may both pin */
@@ -56,8 +57,10 @@ static const char *add_pin(int fd, const struct stat *st, const char *name, bool
 
 	pthread_mutex_lock(&pins_lock);
 	for (i = 0; i < npins && !src; i++)
-		if (pins[i].dev == st->st_dev && pins[i].ino == st->st_ino)
+		if (pins[i].dev == st->st_dev && pins[i].ino == st->st_ino) {
 			src = pins[i].src;
+			pins[i].refs++;
+		}
 	if (added)
 		*added = !src;
 	if (src) {
@@ -68,7 +71,7 @@ static const char *add_pin(int fd, const struct stat *st, const char *name, bool
 		snprintf(buf, sizeof(buf), "/proc/self/fd/%d", fd);
 		pins = xrealloc(pins, (npins + 1) * sizeof(*pins));
 		pins[npins] = (struct pin){ .fd = fd, .dev = st->st_dev, .ino = st->st_ino,
-					    .name = xstrdup(name), .src = xstrdup(buf) };
+					    .name = xstrdup(name), .src = xstrdup(buf), .refs = 1 };
 		src = pins[npins].src;
 		npins++;
 	}
@@ -89,6 +92,36 @@ const char *binfile__name(const char *src)
 		}
 	pthread_mutex_unlock(&pins_lock);
 	return name;
+}
+
+static void change_refs(const char *src, int by)
+{
+	size_t i;
+
+	pthread_mutex_lock(&pins_lock);
+	for (i = 0; i < npins; i++) {
+		if (pins[i].src != src && strcmp(pins[i].src, src))
+			continue;
+		pins[i].refs += by;
+		if (!pins[i].refs) {
+			close(pins[i].fd);
+			free(pins[i].name);
+			free(pins[i].src);
+			pins[i] = pins[--npins];
+		}
+		break;
+	}
+	pthread_mutex_unlock(&pins_lock);
+}
+
+void binfile__ref(const char *src)
+{
+	change_refs(src, 1);
+}
+
+void binfile__unpin(const char *src)
+{
+	change_refs(src, -1);
 }
 
 bool binfile__is_pinned(const char *path)

@@ -40,6 +40,15 @@ int binfile__pin(const char *path, pid_t pid, const char **src);
 /* Pins the file of mapping m of pid (through /proc/PID/map_files). */
 int binfile__pin_mapping(pid_t pid, const struct procmap *m, const char **src);
 
+/*
+ * Each pin (binfile__pin, binfile__pin_mapping, binfile__ref) holds the file
+ * open; binfile__unpin() undoes one, and the last closes it: a pinned path
+ * must not be used after the pin its holder took is undone (the descriptor
+ * number may then name another file).  Any other string: nothing happens.
+ */
+void binfile__ref(const char *src);
+void binfile__unpin(const char *src);
+
 /* The name to show for a pinned path (what it was opened as); any other string as is. */
 const char *binfile__name(const char *src);
 

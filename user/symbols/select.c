@@ -49,14 +49,19 @@ static const char *const lib_dirs[] = {
 	"/usr/local/lib", NULL,
 };
 
-/* Appends a pinned path (binfile.h) once. */
+/*
+ * Appends a pinned path (binfile.h) once: each entry holds one pin, undone
+ * when the list is freed (a file nothing selects is closed again).
+ */
 static void add_src(char ***paths, size_t *n, const char *src)
 {
 	size_t i;
 
 	for (i = 0; i < *n; i++)
-		if (strcmp((*paths)[i], src) == 0)
+		if (strcmp((*paths)[i], src) == 0) {
+			binfile__unpin(src);	/* the entry holds one already */
 			return;
+		}
 	*paths = xrealloc(*paths, (*n + 1) * sizeof(**paths));
 	(*paths)[(*n)++] = xstrdup(src);
 }
@@ -208,6 +213,7 @@ static struct mod_work *find_mod(struct mod_work **mods, size_t *nmods, const ch
 	*mods = xrealloc(*mods, (*nmods + 1) * sizeof(**mods));
 	memset(&(*mods)[*nmods], 0, sizeof(**mods));
 	(*mods)[*nmods].path = xstrdup(path);
+	binfile__ref(path);	/* the module's own pin, undone at the end */
 	(*mods)[*nmods].read_err = 1;	/* not read yet */
 	return &(*mods)[(*nmods)++];
 }
@@ -383,8 +389,10 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 		if (err == -ESTALE)
 			return err;
 		m = find_mod(&mods, &nmods, err ? o->exe : exe[0]);	/* read errors: below */
-		if (exe)
+		if (exe) {
+			binfile__unpin(exe[0]);	/* the module holds its own */
 			free(exe[0]);
+		}
 		free(exe);
 		err = 0;
 	} else {
@@ -440,6 +448,7 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 			} else {
 				paths = xmalloc(sizeof(*paths));
 				paths[npaths++] = xstrdup(mods[0].path);
+				binfile__ref(paths[0]);	/* each entry holds a pin */
 			}
 			for (j = 0; j < npaths; j++) {
 				struct mod_work *mm;
@@ -477,8 +486,10 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 				err = -ESRCH;
 			}
 free_pat:
-			for (j = 0; j < npaths; j++)
+			for (j = 0; j < npaths; j++) {
+				binfile__unpin(paths[j]);
 				free(paths[j]);
+			}
 			free(paths);
 			free(copy);
 			if (err)
@@ -512,6 +523,7 @@ free_pat:
 		mid = session__add_module(s, binfile__name(m->path));
 		dwarfinfo__read(m->path, &dw);
 		pm.path = xstrdup(m->path);
+		binfile__ref(pm.path);	/* held while bpfprof runs: the probes' file */
 		/*
 		 * Go: the runtime copies goroutine stacks when they grow and walks
 		 * them (GC, tracebacks, panics); a return address replaced by the
@@ -619,6 +631,7 @@ free_pat:
 	}
 cleanup:
 	for (i = 0; i < nmods; i++) {
+		binfile__unpin(mods[i].path);
 		free(mods[i].path);
 		elfsym__free(&mods[i].syms);
 		free(mods[i].chosen);
@@ -675,6 +688,7 @@ static void add_unwinder_module(const char *path, struct probe_set *out)
 		return;
 	}
 	pm.path = xstrdup(path);
+	binfile__ref(pm.path);	/* held while bpfprof runs */
 	out->mods = xrealloc(out->mods, (out->nmods + 1) * sizeof(*out->mods));
 	out->mods[out->nmods++] = pm;
 	out->nfuncs += pm.n;
@@ -698,8 +712,10 @@ static bool needs_unwinder(const char *exe, pid_t pid)
 		size_t n = 0, i;
 
 		scan_maps(pid, "libgcc_s.so*", &paths, &n);
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			binfile__unpin(paths[i]);
 			free(paths[i]);
+		}
 		free(paths);
 		if (n)
 			return true;
@@ -743,13 +759,16 @@ void select__unwinders(const char *exe, pid_t pid, struct probe_set *out)
 	const char *src;
 
 	memset(out, 0, sizeof(*out));
-	if (!binfile__pin(exe, pid, &src))	/* the descriptor its functions were read from */
+	if (!binfile__pin(exe, pid, &src)) {	/* the descriptor its functions were read from */
 		add_unwinder_module(src, out);
+		binfile__unpin(src);
+	}
 	if (!needs_unwinder(exe, pid))
 		return;
 	resolve_lib("libgcc_s.so*", NULL, pid, &paths, &npaths);
 	for (i = 0; i < npaths; i++) {
 		add_unwinder_module(paths[i], out);
+		binfile__unpin(paths[i]);
 		free(paths[i]);
 	}
 	free(paths);

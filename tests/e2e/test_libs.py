@@ -314,11 +314,24 @@ def test_module_outside_linker_path_by_path_glob(record):
 
 
 @pytest.mark.skipif(not os.path.isdir(JSON_DIR), reason="needs Debian's python3.11")
-def test_module_outside_linker_path_by_name_says_how(record):
-    """By file name alone, before it is loaded, it cannot be found: one line saying how."""
-    r = record(PYTHON, "-c", "import json", opts=["-F", "_json.cpython*:*"])
+def test_python_extension_module_by_name(record):
+    """By file name alone: an interpreter's module directory (PREFIX/lib/
+    python3.X/lib-dynload) is looked in beside the linker's, so _json is
+    probed before it loads; its init function runs exactly once."""
+    r = record(PYTHON, "-c", "import json; print(json.dumps([1]))",
+               opts=["-F", "_json.cpython*:PyInit__json"])
+    assert r.rc == 0 and r.proc.stdout == "[1]\n", r.describe()
+    calls = [e for e in xevents(r.trace) if e["name"] == "PyInit__json"]
+    assert len(calls) == 1, r.describe()
+
+
+@pytest.mark.skipif(not os.path.isdir(JSON_DIR), reason="needs Debian's python3.11")
+def test_module_nowhere_by_name_says_how(record):
+    """A name found nowhere before it is loaded: one line saying how to name it."""
+    r = record(PYTHON, "-c", "import json", opts=["-F", "_nosuchmod.cpython*:*"])
     assert r.rc != 0 and r.stderr_lines == [
-        "bpfprof: no shared library matches '_json.cpython*' (in pattern '_json.cpython*:*'): "
-        "no file of that name is the executable or in the linker's directories; a module "
-        "loaded later from elsewhere is selected by its path ('DIR/_json.cpython*:*')"], \
-        r.describe()
+        "bpfprof: no shared library matches '_nosuchmod.cpython*' (in pattern "
+        "'_nosuchmod.cpython*:*'): no file of that name is the executable or in the linker's "
+        "or an interpreter's module directories; a module loaded later from elsewhere is "
+        "selected by its path "
+        "('DIR/_nosuchmod.cpython*:*')"], r.describe()

@@ -14,6 +14,7 @@
 #include "binfile.h"
 #include "dwarfinfo.h"
 #include "elfsym.h"
+#include "libpaths.h"
 #include "placement.h"
 #include "base/log.h"
 #include "procmaps.h"
@@ -40,159 +41,6 @@ char *select__split(const char *pattern, const char **lib, const char **glob)
 		break;
 	}
 	return copy;
-}
-
-/* Where shared libraries live, in the order the dynamic loader would look. */
-static const char *const lib_dirs[] = {
-	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
-	"/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib",
-	"/usr/local/lib", NULL,
-};
-
-/*
- * Appends a pinned path (binfile.h) once: each entry holds one pin, undone
- * when the list is freed (a file nothing selects is closed again).
- */
-static void add_src(char ***paths, size_t *n, const char *src)
-{
-	size_t i;
-
-	for (i = 0; i < *n; i++)
-		if (strcmp((*paths)[i], src) == 0) {
-			binfile__unpin(src);	/* the entry holds one already */
-			return;
-		}
-	*paths = xrealloc(*paths, (*n + 1) * sizeof(**paths));
-	(*paths)[(*n)++] = xstrdup(src);
-}
-
-/* Pins path (checked against pid's mappings); -ESTALE: not the file pid maps (printed). */
-static int add_path(char ***paths, size_t *n, const char *path, pid_t pid)
-{
-	char *real = realpath(path, NULL);	/* the name shown; /proc/PID/exe has none */
-	const char *src;
-	int err;
-
-	err = binfile__pin(real ? real : path, pid, &src);
-	free(real);
-	if (!err)
-		add_src(paths, n, src);
-	return err;
-}
-
-struct scan_ctx {
-	pid_t pid;
-	const char *glob;
-	char ***paths;
-	size_t *n;
-	int err;	/* -ESTALE: a matching file is not what the process maps */
-};
-
-static void scan_dir(const char *dir, struct scan_ctx *x)
-{
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	char buf[PATH_MAX];
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (fnmatch(x->glob, de->d_name, 0) || !strstr(de->d_name, ".so"))
-			continue;
-		snprintf(buf, sizeof(buf), "%s/%s", dir, de->d_name);
-		if (!is_elf(buf))
-			continue;	/* a linker script such as libc.so */
-		if (add_path(x->paths, x->n, buf, x->pid) == -ESTALE)
-			x->err = -ESTALE;
-	}
-	closedir(d);
-}
-
-/*
- * A file the process maps whose name matches: pinned as the inode mapped
- * (binfile.h), so a file deleted or replaced since is matched by the name
- * it had, and a process in another mount namespace works.
- */
-static int scan_one(void *ctx, const struct procmap *m)
-{
-	struct scan_ctx *x = ctx;
-	char name[PATH_MAX];
-	const char *src;
-	int err;
-
-	if (m->path[0] != '/' || !m->inode)
-		return 0;
-	binfile__map_name(m->path, name, sizeof(name));
-	if (fnmatch(x->glob, strrchr(name, '/') + 1, 0))
-		return 0;
-	err = binfile__pin_mapping(x->pid, m, &src);
-	if (!err)
-		add_src(x->paths, x->n, src);
-	else if (err == -ESTALE)
-		x->err = err;
-	return 0;
-}
-
-/* Mapped files of `pid` whose basename matches `glob`. */
-static int scan_maps(pid_t pid, const char *glob, char ***paths, size_t *n)
-{
-	struct scan_ctx x = { pid, glob, paths, n, 0 };
-
-	procmaps__each(pid, scan_one, &x);
-	return x.err;
-}
-
-int select__libraries(const char *lib, const char *exe, pid_t pid, char ***paths, size_t *n);
-
-/*
- * The ELF files LIB names, pinned: a path, or a glob over the names of the
- * main executable `exe` (may be NULL), of the files pid maps and of those
- * in the linker's directories.  -ESTALE when one is not the file pid maps,
- * -ENOEXEC when the path is not a regular file (both printed).
- */
-static int resolve_lib(const char *lib, const char *exe, pid_t pid, char ***paths, size_t *n)
-{
-	const char *base = exe ? strrchr(exe, '/') : NULL;
-	const char *env = getenv("LD_LIBRARY_PATH");
-	struct scan_ctx x = { pid, lib, paths, n, 0 };
-	size_t i;
-	int err;
-
-	/* a path, or a glob over paths: a module loaded later from outside the linker's path */
-	if (strchr(lib, '/') && strpbrk(lib, "*?[")) {
-		glob_t g;
-
-		if (!glob(lib, 0, NULL, &g)) {
-			for (i = 0; i < g.gl_pathc; i++)
-				if (is_elf(g.gl_pathv[i]) &&
-				    add_path(paths, n, g.gl_pathv[i], pid) == -ESTALE)
-					x.err = -ESTALE;
-			globfree(&g);
-		}
-		return x.err ? x.err : (*n ? 0 : -ENOENT);
-	}
-	if (strchr(lib, '/')) {
-		err = add_path(paths, n, lib, pid);
-		if (err == -ENOEXEC)
-			p_err("%s: not a regular file", lib);
-		return err == -ESTALE || err == -ENOEXEC ? err : (*n ? 0 : -ENOENT);
-	}
-	/* the executable too: -U 'python3*:python:function__entry' before it runs */
-	if (base && !fnmatch(lib, base + 1, 0) && is_elf(exe) &&
-	    add_path(paths, n, exe, pid) == -ESTALE)
-		x.err = -ESTALE;
-	if (pid > 0 && !x.err)
-		x.err = scan_maps(pid, lib, paths, n);
-	if (env) {
-		char *copy = xstrdup(env), *save = NULL, *d;
-
-		for (d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save))
-			scan_dir(d, &x);
-		free(copy);
-	}
-	for (i = 0; lib_dirs[i]; i++)
-		scan_dir(lib_dirs[i], &x);
-	return x.err ? x.err : (*n ? 0 : -ENOENT);
 }
 
 struct mod_work {
@@ -385,7 +233,7 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 		char **exe = NULL;
 		size_t nexe = 0;
 
-		err = add_path(&exe, &nexe, o->exe, o->pid);
+		err = libpaths__add(&exe, &nexe, o->exe, o->pid);
 		if (err == -ESTALE)
 			return err;
 		m = find_mod(&mods, &nmods, err ? o->exe : exe[0]);	/* read errors: below */
@@ -428,7 +276,7 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 				continue;
 			}
 			if (lib) {
-				err = resolve_lib(lib, o->no_exe ? NULL : o->exe, o->pid, &paths, &npaths);
+				err = libpaths__resolve(lib, o->no_exe ? NULL : o->exe, o->pid, &paths, &npaths);
 				if (err == -ESTALE || err == -ENOEXEC) {	/* printed */
 					free(copy);
 					goto cleanup;
@@ -436,8 +284,9 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 				if (err && pass == 0) {
 					/* what is loaded later from elsewhere can only be named by path */
 					p_err("no shared library matches '%s' (in pattern '%s'): no file of "
-					      "that name is %s in the linker's directories; a module "
-					      "loaded later from elsewhere is selected by its path "
+					      "that name is %s in the linker's or an interpreter's module "
+					      "directories; a module loaded later from elsewhere is selected "
+					      "by its path "
 					      "('DIR/%s:%s')", lib, pats[i],
 					      o->pid > 0 ? "mapped by the process or" : "the executable or",
 					      lib, glob);
@@ -711,7 +560,7 @@ static bool needs_unwinder(const char *exe, pid_t pid)
 		char **paths = NULL;
 		size_t n = 0, i;
 
-		scan_maps(pid, "libgcc_s.so*", &paths, &n);
+		libpaths__scan_maps(pid, "libgcc_s.so*", &paths, &n);
 		for (i = 0; i < n; i++) {
 			binfile__unpin(paths[i]);
 			free(paths[i]);
@@ -765,7 +614,7 @@ void select__unwinders(const char *exe, pid_t pid, struct probe_set *out)
 	}
 	if (!needs_unwinder(exe, pid))
 		return;
-	resolve_lib("libgcc_s.so*", NULL, pid, &paths, &npaths);
+	libpaths__resolve("libgcc_s.so*", NULL, pid, &paths, &npaths);
 	for (i = 0; i < npaths; i++) {
 		add_unwinder_module(paths[i], out);
 		binfile__unpin(paths[i]);
@@ -786,11 +635,4 @@ const char *select__probe_path(const struct bp_func *f)
 	default:
 		return "single-step";
 	}
-}
-
-int select__libraries(const char *lib, const char *exe, pid_t pid, char ***paths, size_t *n)
-{
-	*paths = NULL;
-	*n = 0;
-	return resolve_lib(lib, exe, pid, paths, n);
 }

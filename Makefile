@@ -247,7 +247,7 @@ fuzz-smoke: $(FUZZERS) $(OUTPUT)/fuzz/seeds
 # The ASan+UBSan build (SANITIZE=1, in .output-san) runs the unit tests and
 # the end-to-end files of SAN_E2E: record, every format through the archive,
 # report, the faults (71 tests, ~4 min under ASan on the 2-CPU VM), serve and
-# view (23 tests, 5.5 min on the VM at load 9-15).  Left out: test_view_big.py
+# view (23 tests, 1.8 min on the VM at load 3, 5.5 min at load 9-15).  Left out: test_view_big.py
 # (it records 10 M calls of a Python program; under ASan that recording alone
 # ran past its 300 s limit; view's server is covered by test_view.py).
 # Any report fails the run (UBSan halts; ASan and LeakSanitizer exit non-zero).

@@ -66,6 +66,21 @@ struct bp_rec_call {
 };
 
 /*
+ * The cookie of a call probe: the function id in the low 32 bits (what
+ * bp_rec_call.func_id carries), and for the overhead governor
+ * (user/capture/governor.c) the link's group and generation above it.
+ * Group 0, generation 0 is every probe the governor does not manage.  The
+ * BPF side records a hit only when the generation is the one its group's
+ * word in `gov_groups` accepts (see trace.bpf.c, gov_accept()).
+ */
+#define BP_GOV_GROUPS		4096	/* groups of functions, each its own pair of links */
+#define BP_GOV_GROUP_SHIFT	32
+#define BP_GOV_GEN_SHIFT	48
+#define BP_GOV_GEN_MASK		0x7fff	/* generations wrap: only equality is asked */
+/* gov_groups[g]: the current generation, and (old + 1) << 16 while a re-link is under way */
+#define BP_GOV_WORD(cur, old_plus1)	((__u32)(cur) | (__u32)(old_plus1) << 16)
+
+/*
  * Entries and exits (BP_REC_ENTRY/EXIT, not the _ARGS kinds) are collected
  * per CPU and sent BP_BATCH_RECS at a time: one ring buffer reservation per
  * batch instead of per event (half the cost of a record, see bench/).  A

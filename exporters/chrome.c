@@ -209,7 +209,7 @@ static int write_call(struct exporter *e, const struct bp_session *s, const stru
 		fputs(",\"began_before_recording\":true", e->out);
 	if (c->flags & BP_CALL_UNWOUND)
 		fputs(",\"unwound\":true", e->out);
-	if (c->flags & BP_CALL_NO_RETPROBE)
+	if (c->flags & (BP_CALL_NO_RETPROBE | BP_CALL_DROPPED))
 		fputs(",\"end_inferred\":true", e->out);
 	if (c->flags & BP_CALL_SUSPENDED)
 		fputs(",\"suspended\":true", e->out);
@@ -351,19 +351,24 @@ static int write_edge(struct exporter *e, const struct bp_session *s, const stru
  */
 static int write_annot(struct exporter *e, const struct bp_annot *a)
 {
-	static const char *const cat[] = { "", "mark", "event", "capture", "capture", "usdt" };
+	static const char *const cat[] = { "", "mark", "event", "capture", "capture", "usdt",
+					   "governor" };
 	FILE *f = e->out;
 	uint32_t i;
 
 	sep(e);
 	fputs("{\"name\":", f);
 	json_str(f, a->name);
-	fprintf(f, ",\"cat\":\"%s\",\"ph\":\"i\",\"s\":\"t\",\"ts\":",
-		a->kind < 6 ? cat[a->kind] : "usdt");
+	/* a drop concerns the whole recording: a global instant, a line across every track */
+	fprintf(f, ",\"cat\":\"%s\",\"ph\":\"i\",\"s\":\"%s\",\"ts\":",
+		a->kind < 7 ? cat[a->kind] : "usdt", a->kind == BP_ANNOT_DROP ? "g" : "t");
 	json_us(f, a->ts);
 	fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{", a->pid, a->tid);
 	if (a->kind == BP_ANNOT_EVENT)
 		fprintf(f, "\"value\":%" PRId64 ",", a->value);
+	if (a->kind == BP_ANNOT_DROP)
+		fprintf(f, "\"calls_per_s\":%" PRId64 ",\"calls\":%" PRId64 ",\"overhead_pct\":%"
+			PRId64 ",", a->args[0], a->args[1], a->args[2]);
 	if (a->kind == BP_ANNOT_PROBE) {
 		uint32_t nstr = 0;
 

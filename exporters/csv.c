@@ -44,6 +44,7 @@ static void write_flags(FILE *f, uint32_t flags)
 		{ BP_CALL_NO_ENTRY, "began_before_recording" },
 		{ BP_CALL_UNWOUND, "unwound" },
 		{ BP_CALL_NO_RETPROBE, "no_retprobe" },
+		{ BP_CALL_DROPPED, "dropped" },
 		{ BP_CALL_SUSPENDED, "suspended" },
 		{ BP_CALL_RESUMED, "resumed" },
 		{ BP_CALL_RAISED, "raised" },

@@ -401,7 +401,7 @@ static void write_begin_slow(struct exporter *e, const struct bp_session *s, str
 		pf_an_bool(pr, l, AN_NO_ENTRY);
 	if (c->flags & BP_CALL_UNWOUND)
 		pf_an_bool(pr, l, AN_UNWOUND);
-	if (c->flags & BP_CALL_NO_RETPROBE)
+	if (c->flags & (BP_CALL_NO_RETPROBE | BP_CALL_DROPPED))
 		pf_an_bool(pr, l, AN_END_INFERRED);
 	if (c->flags & BP_CALL_SUSPENDED)
 		pf_an_bool(pr, l, AN_SUSPENDED);

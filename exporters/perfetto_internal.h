@@ -90,21 +90,22 @@
 
 /* Categories: interned with fixed iids. */
 enum { CAT_CALL = 1, CAT_SPAN, CAT_SAMPLE, CAT_OFFCPU, CAT_EDGE, CAT_MARK, CAT_EVENT,
-       CAT_CAPTURE, CAT_USDT, CAT_LOSS, NCATS };
+       CAT_CAPTURE, CAT_USDT, CAT_LOSS, CAT_GOVERNOR, NCATS };
 static const char *const cat_names[NCATS] = {
 	"", "call", "span", "sample", "offcpu", "edge", "mark", "event", "capture", "usdt", "loss",
+	"governor",
 };
 
 /* Debug annotation names with fixed iids; BPFPROF_INFO keys get theirs after these. */
 enum { AN_UNFINISHED = 1, AN_NO_ENTRY, AN_UNWOUND, AN_END_INFERRED, AN_ARG0, AN_ARG1, AN_ARG2,
        AN_ARG3, AN_ARG4, AN_ARG5, AN_RET, AN_MODULE, AN_STACK, AN_WEIGHT, AN_TRUNCATED, AN_CPU,
        AN_COUNT, AN_VALUE, AN_CALL_ID, AN_FROM, AN_TO, AN_FROM_ID, AN_TO_ID, AN_LATENCY,
-       AN_ARGS, AN_SUSPENDED, AN_RESUMED, AN_RAISED, NANNOTS };
+       AN_ARGS, AN_SUSPENDED, AN_RESUMED, AN_RAISED, AN_RATE, AN_OVERHEAD, NANNOTS };
 static const char *const annot_names[NANNOTS] = {
 	"", "unfinished", "began_before_recording", "unwound", "end_inferred", "arg0", "arg1",
 	"arg2", "arg3", "arg4", "arg5", "ret", "module", "stack", "weight_ns", "truncated", "cpu",
 	"count", "value", "call_id", "from", "to", "from_id", "to_id", "latency_ns", "args",
-	"suspended", "resumed", "raised",
+	"suspended", "resumed", "raised", "calls_per_s", "overhead_pct",
 };
 
 /* Interning keys of a lane: kind in the top byte, iid below. */

@@ -260,7 +260,7 @@ static uint64_t counter_track(struct exporter *e, const struct bp_session *s, ui
 void pf_write_annot(struct exporter *e, const struct bp_session *s, const struct bp_annot *a)
 {
 	static const uint32_t cat[] = { CAT_USDT, CAT_MARK, CAT_EVENT, CAT_CAPTURE, CAT_CAPTURE,
-					CAT_USDT };
+					CAT_USDT, CAT_GOVERNOR };
 	struct perfetto_priv *pr = e->priv;
 	struct pf_track *t = pf_thread_track(e, s, a->pid, a->tid);
 	struct pf_lane *l = pf_lane_for(e, s, t, -1, a->ts);
@@ -271,7 +271,7 @@ void pf_write_annot(struct exporter *e, const struct bp_session *s, const struct
 	name[sizeof(a->name)] = '\0';
 	pf_ev_begin(pr);
 	pf_te_type(pr, TYPE_INSTANT);
-	pf_te_cat(pr, l, a->kind < 6 ? cat[a->kind] : CAT_USDT);
+	pf_te_cat(pr, l, a->kind < 7 ? cat[a->kind] : CAT_USDT);
 	pb_str(&pr->te, F_TE_NAME, name);
 	if (a->kind == BP_ANNOT_EVENT)
 		pf_an_int(pr, l, AN_VALUE, a->value);
@@ -284,6 +284,11 @@ void pf_write_annot(struct exporter *e, const struct bp_session *s, const struct
 			else
 				pf_an_int(pr, l, AN_ARG0 + i, a->args[i]);
 		}
+	}
+	if (a->kind == BP_ANNOT_DROP) {
+		pf_an_int(pr, l, AN_RATE, a->args[0]);
+		pf_an_int(pr, l, AN_COUNT, a->args[1]);
+		pf_an_int(pr, l, AN_OVERHEAD, a->args[2]);
 	}
 	pf_an_int(pr, l, AN_CALL_ID, (int64_t)a->call);
 	pf_ev_write(e, l, a->ts);

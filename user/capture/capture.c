@@ -52,6 +52,7 @@ static int watch_sink(void *ctx, const struct bp_event *ev)
 	struct capture *c = ctx;
 
 	overhead__event(c->ovh, ev);
+	governor__event(c->gov, ev);
 	return c->sink(c->sink_ctx, ev);
 }
 
@@ -321,7 +322,8 @@ static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 		goto resume;
 	capture_usdt_attach_bpfprof(c, exe, pid);
 	for (i = 0; i < ps.nmods; i++) {
-		int err = tracer__attach_module(c->tr, c->s, &ps.mods[i]);
+		int err = c->gov ? governor__attach_module(c->gov, &ps.mods[i]) :
+			  tracer__attach_module(c->tr, c->s, &ps.mods[i]);
 
 		if (err)
 			p_warn("pid %u exec'd %s: cannot attach %zu probes: %s", pid, filename,
@@ -487,6 +489,8 @@ int capture__start(struct capture *c)
 	err = add_targets(c);
 	if (err)
 		return err;
+	if (o->max_overhead > 0 && c->ovh)
+		c->gov = governor__new(o->max_overhead, c->s, c->tr, c->ovh, c->dec);
 
 	c->s->t0 = now_ns(CLOCK_MONOTONIC);
 	c->s->realtime_offset = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
@@ -499,7 +503,8 @@ int capture__start(struct capture *c)
 	tracer__attach_unwinders(c->tr, &c->unw);
 	err = capture_attach_usdts(c);
 	if (!err)
-		err = tracer__attach_set(c->tr, c->s, &c->ps);
+		err = c->gov ? governor__attach_set(c->gov, &c->ps) :
+		      tracer__attach_set(c->tr, c->s, &c->ps);
 	if (!err && c->python) {
 		struct shared_maps maps;
 
@@ -587,8 +592,10 @@ int capture__poll(struct capture *c, bool all)
 			p_err("cannot decode the trace: %s", strerror(-n));
 		return n;
 	}
-	if (n > 0)
+	if (n > 0) {
 		overhead__check(c->ovh, now_ns(CLOCK_MONOTONIC) - c->s->t0);
+		governor__check(c->gov, now_ns(CLOCK_MONOTONIC) - c->s->t0);
+	}
 	err = account_losses(c);
 	return err ? err : n;
 }
@@ -713,7 +720,9 @@ void capture__free(struct capture *c)
 	sampler__free(c->smp);
 	usdt__free(c->usd);
 	pycap__free(c->py);
+	governor__release(c->gov);	/* its links are detached with the tracer's */
 	tracer__free(c->tr);
+	governor__free(c->gov);
 	symbolizer__free(c->sym);
 	decoder__free(c->dec);
 	overhead__free(c->ovh);

@@ -56,6 +56,7 @@ struct capture_opts {
 	bool no_wakeups;
 	bool gated;		/* only inside BPFPROF_START/STOP windows */
 	bool no_compensation;	/* durations on the raw clock (decode/compensate.h) */
+	double max_overhead;	/* percent: drop functions past it (governor.h); 0: exact */
 
 	/* Sampling. */
 	unsigned sample_hz;	/* 0: no cpu samples */

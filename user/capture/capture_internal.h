@@ -28,6 +28,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "capture/overhead.h"
+#include "capture/governor.h"
 #include "symbols/placement.h"
 #include "symbols/select.h"
 #include "symbols/symbolize.h"
@@ -68,6 +69,7 @@ struct capture {
 	decoder_sink_fn sink;	/* the caller's */
 	void *sink_ctx;
 	struct overhead *ovh;	/* probe cost estimate (capture/overhead.c) */
+	struct governor *gov;	/* --max-overhead (capture/governor.c), NULL: exact */
 };
 
 /* Loads the USDT object if it is not yet (it shares the tracer's maps).  0 or -errno. */

@@ -18,6 +18,7 @@ struct overhead {
 	uint64_t path_calls[PP_NPATHS];
 	double cost_ns;
 	bool warned;
+	bool governed;		/* --max-overhead drops functions: no advice to */
 	int pid;		/* the target whose CPU time counts, 0: none */
 	uint64_t cpu_ns;	/* its CPU time since the recording began, at the last look */
 	uint64_t cpu0;		/* its CPU time when the recording began (attach: it ran before) */
@@ -121,8 +122,29 @@ void overhead__event(struct overhead *ov, const struct bp_event *ev)
 	ov->calls[id]++;
 	k = calibrate__path(f);
 	ov->path_calls[k]++;
+	ov->cost_ns += overhead__call_cost(ov, f);
+}
+
+double overhead__call_cost(const struct overhead *ov, const struct bp_func *f)
+{
 	/* an entry-only function (Go) pays the entry probe only: about half */
-	ov->cost_ns += ov->pc.total_ns[k] * (f->flags & BP_FUNC_ENTRY_ONLY ? 0.5 : 1);
+	return ov->pc.total_ns[calibrate__path(f)] * (f->flags & BP_FUNC_ENTRY_ONLY ? 0.5 : 1);
+}
+
+uint64_t overhead__cpu_ns(struct overhead *ov)
+{
+	read_cpu(ov);
+	return ov->cpu_ns;
+}
+
+int overhead__target(const struct overhead *ov)
+{
+	return ov->pid;
+}
+
+void overhead__set_governed(struct overhead *ov)
+{
+	ov->governed = true;
 }
 
 /* The n functions with the largest probe cost so far, into top[] (ids); returns how many. */
@@ -202,7 +224,8 @@ static void advise(struct overhead *ov, uint64_t now, double base, const char *w
 	}
 	p_warn("%s the probes cost the traced program about %.0f%% of its %s time (%.0f calls/s, %.0f%% "
 	       "of them single-stepped at %.0f ns per call, emulated %.0f ns, measured here%s); the "
-	       "costliest: %s.  Trace fewer functions: %s, or select what you need with -F",
+	       "costliest: %s.  Trace fewer functions: %s, select what you need with -F, or let "
+	       "--max-overhead PERCENT (e.g. 100: at most twice as slow) drop the costliest as it goes",
 	       when, ov->cost_ns >= base ? 100.0 : 100.0 * ov->cost_ns / base, ov->cpu_ns ? "CPU" :
 	       "elapsed", total / ((double)now / 1e9),
 	       total ? 100.0 * ov->path_calls[PP_SINGLE_STEP] / total : 0.0,
@@ -221,7 +244,7 @@ void overhead__check(struct overhead *ov, uint64_t now)
 		read_cpu(ov);
 		ov->looked = now;
 	}
-	if (ov->warned || now < OVERHEAD_WARN_AFTER_NS)
+	if (ov->warned || ov->governed || now < OVERHEAD_WARN_AFTER_NS)
 		return;
 	base = ov->cpu_ns ? (double)ov->cpu_ns : (double)now;
 	if (ov->cost_ns * 2 < base)
@@ -238,7 +261,7 @@ void overhead__summary(struct overhead *ov, uint64_t duration)
 		return;
 	base = base_ns(ov, duration);	/* the last look when the target is gone */
 	/* the warning came already, or it would have: say it once at the end */
-	if (!ov->warned && ov->cost_ns * 2 >= base) {
+	if (!ov->warned && !ov->governed && ov->cost_ns * 2 >= base) {
 		ov->warned = true;
 		advise(ov, duration, base, "slow probes:");
 	} else if (ov->cost_ns * 10 >= base) {

@@ -45,6 +45,14 @@ void overhead__event(struct overhead *ov, const struct bp_event *ev);
 void overhead__check(struct overhead *ov, uint64_t now);
 /* At the end: a line with the estimate when the probes took a tenth of the time or more. */
 void overhead__summary(struct overhead *ov, uint64_t duration);
+/* What one call of f costs its thread here (both probes; the entry only for an entry-only f). */
+double overhead__call_cost(const struct overhead *ov, const struct bp_func *f);
+/* The target's CPU time since the recording began (read now), 0 without a target. */
+uint64_t overhead__cpu_ns(struct overhead *ov);
+/* The target set by overhead__set_target(), 0: none. */
+int overhead__target(const struct overhead *ov);
+/* The governor (governor.h) drops functions: the slow-probe warning has nothing to advise. */
+void overhead__set_governed(struct overhead *ov);
 /* The estimate so far: ns the probes cost the traced threads. */
 double overhead__cost_ns(const struct overhead *ov);
 

@@ -24,38 +24,12 @@
 #include "model/session.h"
 #include "keeper.h"
 #include "trace.h"
+#include "trace_internal.h"
 
 #ifndef ENOTSUPP
 #define ENOTSUPP 524	/* the kernel's "instruction cannot be probed" */
 #endif
 
-struct tracer {
-	struct trace_bpf *skel;
-	struct bp_ringbuf *rb;
-	struct bpf_link **links;
-	unsigned char *kinds;	/* LINK_* of each link */
-	size_t nlinks;
-	tracer_record_fn fn;
-	void *ctx;
-	bool args;
-	bool gated;
-	uint64_t unwind_restored, unwind_failed;
-	size_t drain_bytes;	/* tracer__poll() drains once this much is pending... */
-	uint64_t last_drain;	/* ...or DRAIN_LATENCY_NS after the last drain */
-	bool woken;		/* a record asked for a wakeup */
-	bool draining;		/* the last tracer__poll() stopped at its budget */
-	int ncpus;		/* possible CPUs: the batches to flush */
-	struct bp_tgid_bits *bits;	/* the `recording` map, mapped */
-	bool stranded;		/* records left in batches at the end were counted lost */
-	bool paused;		/* tracer__pause() was called */
-	struct frozen *held;	/* tracer__hold_targets() */
-	size_t nheld;
-	bool follow_forks;
-	struct keeper *keeper;	/* the ptrace helper of targets with a hooked unwinder */
-	bool keeper_held;	/* tracer__hold_targets() went through the keeper */
-};
-
-enum { LINK_ENTRY, LINK_RETURN, LINK_UNWIND };
 
 struct frozen;
 static size_t freeze_targets(struct tracer *t, struct frozen **out);
@@ -339,20 +313,13 @@ int tracer__attach_module(struct tracer *t, const struct bp_session *s,
 			  const struct probe_module *pm)
 {
 	uint64_t *refused = xcalloc(pm->n, sizeof(*refused));
-	size_t nrefused = 0, i;
+	size_t nrefused = 0;
 	int err;
 
 	err = tracer__attach(t, pm->path, pm->offsets, pm->cookies, pm->n, pm->entry_only, refused,
 			     &nrefused);
-	if (!err && nrefused) {
-		p_warn("the kernel refused to probe %zu function%s in %s (first instruction it "
-		       "cannot single-step, e.g. a lock prefix); not traced:", nrefused,
-		       nrefused == 1 ? "" : "s", binfile__name(pm->path));
-		for (i = 0; i < nrefused && i < 20; i++)
-			fprintf(stderr, "    %s\n", session__func_name(s, refused[i]));
-		if (nrefused > 20)
-			fprintf(stderr, "    ... and %zu more\n", nrefused - 20);
-	}
+	if (!err)
+		tracer__warn_refused(s, pm->path, refused, nrefused);
 	free(refused);
 	return err;
 }

@@ -64,6 +64,24 @@ int tracer__attach(struct tracer *t, const char *path, const unsigned long *offs
  */
 int tracer__attach_module(struct tracer *t, const struct bp_session *s,
 			  const struct probe_module *pm);
+/* The warning that names functions the kernel refused (nothing when nrefused is 0). */
+void tracer__warn_refused(const struct bp_session *s, const char *path, const uint64_t *refused,
+			  size_t nrefused);
+/*
+ * tracer__attach(), but the links made are handed to the caller (*links,
+ * *nlinks; free the array, bpf_link__destroy() each, entry links first) and
+ * are not the tracer's to detach: the overhead governor re-creates them.
+ */
+struct bpf_link;
+int tracer__attach_owned(struct tracer *t, const char *path, const unsigned long *offsets,
+			 const uint64_t *cookies, size_t n, bool entry_only, uint64_t *refused,
+			 size_t *nrefused, struct bpf_link ***links, size_t *nlinks);
+/* Gives links of tracer__attach_owned() back (entry_only: as made for it), to be detached. */
+void tracer__adopt_links(struct tracer *t, struct bpf_link **links, size_t n, bool entry_only);
+/* The governor's group words (bpf/trace.bpf.c, BP_GOV_GROUPS), mapped. */
+uint32_t *tracer__gov_groups(struct tracer *t);
+/* The map of dropped function ids (key u32, value u8). */
+int tracer__gov_dropped_fd(struct tracer *t);
 /* tracer__attach_module() for each module of ps; -errno (named) at the first failure. */
 int tracer__attach_set(struct tracer *t, const struct bp_session *s, const struct probe_set *ps);
 /*

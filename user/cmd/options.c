@@ -9,6 +9,7 @@
 #include "archive/archive.h"
 #include "base/util.h"
 #include "exporters/exporter.h"
+#include "capture/governor.h"
 #include "symbols/debugsyms.h"
 
 static int take_capture(struct capture_opts *co, int c, const char *arg)
@@ -39,6 +40,8 @@ static int take_capture(struct capture_opts *co, int c, const char *arg)
 	case OPT_COMP:
 		co->no_compensation = false;
 		return 0;
+	case OPT_MAX_OVH:
+		return governor__parse_limit(arg, &co->max_overhead);
 	}
 	return -ENOENT;
 }
@@ -144,7 +147,7 @@ const struct exporter_ops *opts__output(const struct cmd_opts *o)
 	return exporter__choose(o->format, o->output, o->cmd);
 }
 
-void opts__capture_help(FILE *f, const char *buffer_default)
+void opts__capture_help(FILE *f, const char *buffer_default, const char *overhead_default)
 {
 	fprintf(f,
 		"  -F, --function GLOB    trace functions of the main executable matching GLOB\n"
@@ -163,9 +166,14 @@ void opts__capture_help(FILE *f, const char *buffer_default)
 		"      --compensate       take the probes' own cost (measured on this machine) out\n"
 		"                         of every call and its parents; default: the raw clock\n"
 		"                         (--no-compensation)\n"
+		"      --max-overhead PCT keep the probes' estimated cost under PCT percent of\n"
+		"                         the target's time (100: at most twice as slow) by\n"
+		"                         dropping the functions with the most, shortest calls;\n"
+		"                         they are named in the summary and the output\n"
+		"                         (default: %s; 'off': exact)\n"
 		"      --debug-dir DIR    also look for debug files (names for stripped\n"
 		"                         binaries) in DIR, as in /usr/lib/debug; repeatable\n",
-		buffer_default);
+		buffer_default, overhead_default);
 }
 
 void opts__common_help(FILE *f)

@@ -20,6 +20,7 @@
 enum {
 	OPT_FORMAT = 256, OPT_MIN_TIME, OPT_PARTIAL,
 	OPT_BUFFER, OPT_NO_FOLLOW, OPT_NO_SKIP_ENDBR, OPT_DEBUG_DIR, OPT_NO_COMP, OPT_COMP,
+	OPT_MAX_OVH,
 	OPT_DEPTH,
 	OPT_OWN = 320,
 };
@@ -47,7 +48,8 @@ enum {
 	{ "no-skip-endbr", no_argument, NULL, OPT_NO_SKIP_ENDBR }, \
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR }, \
 	{ "no-compensation", no_argument, NULL, OPT_NO_COMP }, \
-	{ "compensate", no_argument, NULL, OPT_COMP }
+	{ "compensate", no_argument, NULL, OPT_COMP }, \
+	{ "max-overhead", required_argument, NULL, OPT_MAX_OVH }
 /* Which events of a recording: convert. */
 #define OPTS_FILTER_LONGOPTS \
 	{ "min-time", required_argument, NULL, OPT_MIN_TIME }, \
@@ -85,7 +87,7 @@ void opts__capture_defaults(struct capture_opts *co, uint64_t buffer_size);
 const struct exporter_ops *opts__output(const struct cmd_opts *o);
 
 /* The help lines of the shared groups, in the commands' column layout. */
-void opts__capture_help(FILE *f, const char *buffer_default);
+void opts__capture_help(FILE *f, const char *buffer_default, const char *overhead_default);
 void opts__common_help(FILE *f);
 void opts__formats_help(FILE *f);
 

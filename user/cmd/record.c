@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "capture/capture.h"
+#include "capture/governor.h"
 #include "exporters/exporter.h"
 #include "model/filter.h"
 #include "symbols/debugsyms.h"
@@ -125,7 +126,7 @@ static void usage(FILE *f, const char *cmd)
 		"options:\n"
 		"  -o, --output FILE      output file; format from its name (see below)\n"
 		"      --format FMT       output format, overriding the file name\n");
-	opts__capture_help(f, "16M");
+	opts__capture_help(f, "16M", "exact, every selected function");
 	fprintf(f,
 		"      --min-time DUR     leave calls shorter than DUR out of the output\n"
 		"                         (they still count in the summary)\n"

@@ -44,6 +44,7 @@
 #include "cmds.h"
 #include "options.h"
 #include "capture/capture.h"
+#include "capture/governor.h"
 #include "exporters/exporter.h"
 #include "web/httpd.h"
 #include "base/log.h"
@@ -54,6 +55,8 @@
 
 #define DEFAULT_LISTEN		"127.0.0.1:9464"
 #define DEFAULT_TOP		50
+/* A service in production: a tenth more time at most, by default (README: the governor). */
+#define DEFAULT_MAX_OVERHEAD	10
 #define CAPTURE_MAX_MS		60000
 #define CAPTURE_DEFAULT_MS	1000
 #define MAX_CAPTURES		8	/* open at once; more get 429 */
@@ -634,7 +637,7 @@ static void usage(FILE *f, const char *cmd)
 		"  -p, --pid PID[,PID]    processes to trace (repeatable)\n"
 		"  -l, --listen ADDR:PORT where to serve (default " DEFAULT_LISTEN "; port 0: any free)\n",
 		CAPTURE_MAX_MS);
-	opts__capture_help(f, "64M");
+	opts__capture_help(f, "64M", "10");
 	fprintf(f,
 		"      --top K            export the K functions with the most time (default %d;\n"
 		"                         0: all)\n"
@@ -667,6 +670,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 	/* captures hold calls and losses: no edges, and the probed images stay */
 	o->co.no_wakeups = true;
 	o->co.no_exec_follow = true;
+	o->co.max_overhead = DEFAULT_MAX_OVERHEAD;	/* a long-running service: bounded */
 	o->top = DEFAULT_TOP;
 	o->capture_limit = DEFAULT_CAPTURE_LIMIT;
 	opterr = 0;

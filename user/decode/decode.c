@@ -88,6 +88,7 @@ void decoder__free(struct decoder *d)
 	for (i = 0; i < d->nspans; i++)
 		free(d->spans[i].name);
 	free(d->spans);
+	free(d->dropped_bits);
 	dec_py_free(d);
 	compensator__free(d->comp);
 	free(d->tab);
@@ -267,7 +268,13 @@ int dec_emit_call(struct decoder *d, struct tstate *t, const struct frame *f, ui
 int dec_pop_emit(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags)
 {
 	struct frame f = t->stack[--t->depth];
-	int err = dec_emit_call(d, t, &f, t->depth, end, flags);
+	int err;
+
+	/* no longjmp took it: its function was dropped (decoder__drop_func) and its return not seen */
+	if ((flags & BP_CALL_UNWOUND) && f.func < d->ndropped_bits * 64 &&
+	    (d->dropped_bits[f.func / 64] >> (f.func % 64) & 1))
+		flags = (flags & ~BP_CALL_UNWOUND) | BP_CALL_DROPPED;
+	err = dec_emit_call(d, t, &f, t->depth, end, flags);
 
 	if (f.info_first < t->ninfos)
 		t->ninfos = f.info_first;	/* its infos went out with it */
@@ -627,6 +634,27 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	if (ts > t->last_ts)
 		t->last_ts = ts;
 	return 0;
+}
+
+void decoder__drop_func(struct decoder *d, uint32_t func)
+{
+	if (func >= d->ndropped_bits * 64) {
+		size_t n = func / 64 + 1;
+
+		d->dropped_bits = xrealloc(d->dropped_bits, n * sizeof(*d->dropped_bits));
+		memset(d->dropped_bits + d->ndropped_bits, 0,
+		       (n - d->ndropped_bits) * sizeof(*d->dropped_bits));
+		d->ndropped_bits = n;
+	}
+	d->dropped_bits[func / 64] |= 1ull << (func % 64);
+}
+
+int decoder__annot(struct decoder *d, const struct bp_annot *a)
+{
+	struct bp_event ev = { .kind = BP_EV_ANNOT, .annot = *a };
+
+	d->s->nannots++;
+	return d->sink(d->ctx, &ev);
 }
 
 int decoder__loss(struct decoder *d, uint32_t cpu, uint64_t count)

@@ -73,6 +73,14 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size);
 /* Threads with decoder state (seen, not exited). */
 size_t decoder__nthreads(const struct decoder *d);
 int decoder__loss(struct decoder *d, uint32_t cpu, uint64_t count);
+/*
+ * The overhead governor dropped func: its open frames whose return will not
+ * come are flagged BP_CALL_DROPPED when seen gone, not BP_CALL_UNWOUND.
+ */
+void decoder__drop_func(struct decoder *d, uint32_t func);
+/* An annotation of bpfprof's own (the governor's drops) into the stream. */
+struct bp_annot;
+int decoder__annot(struct decoder *d, const struct bp_annot *a);
 /* End of recording: closes every call still open, flagged unfinished. */
 int decoder__finish(struct decoder *d);
 /*

@@ -99,6 +99,8 @@ struct decoder {
 	size_t nranges;
 	struct py_decoder *py;	/* Python code names and generator states (python.c) */
 	struct compensator *comp;	/* probe cost out of the clock (compensate.c), NULL: raw */
+	uint64_t *dropped_bits;		/* functions the governor dropped (decoder__drop_func) */
+	size_t ndropped_bits;		/* words */
 	decoder_py_namer_fn py_namer;	/* names code objects met only in samples */
 	decoder_py_proc_fn py_proc;	/* a process met in samples: is it CPython? */
 	void *py_ctx;

@@ -143,6 +143,9 @@ struct bp_session {
 #define BP_CALL_SUSPENDED	0x100	/* a Python generator/coroutine slice that ends at a yield/await */
 #define BP_CALL_RESUMED		0x200	/* ...that begins where the frame resumed (not at its call) */
 #define BP_CALL_RAISED		0x400	/* a Python frame that ended with an exception */
+#define BP_CALL_DROPPED		0x800	/* its function was dropped by the governor before it
+					 * returned: the end is the last event before the frame
+					 * was seen gone */
 
 /* A BPFPROF_INFO key/value merged into the innermost call of its thread. */
 #define BP_INFO_STR_LEN 64
@@ -240,6 +243,14 @@ struct bp_annot {
 #define BP_ANNOT_START		3
 #define BP_ANNOT_STOP		4
 #define BP_ANNOT_PROBE		5
+/*
+ * The overhead governor (--max-overhead) stopped tracing a function: value =
+ * its function id, args[0] = its calls per second in the window before,
+ * args[1] = its calls recorded up to the drop, args[2] = the estimated
+ * overhead (percent) that made it drop; name = "dropped: FUNCTION".  The
+ * pid and tid are the main target's (0 with -a).
+ */
+#define BP_ANNOT_DROP		6
 
 enum bp_event_kind {
 	BP_EV_CALL = 1,

@@ -75,6 +75,13 @@ struct report {
 		char label[64];
 	} *marks;
 	size_t nmarks, marks_cap;
+	/* functions the overhead governor dropped (BP_ANNOT_DROP), in arrival order */
+	struct drop_row {
+		uint64_t ts, rate, calls, pct;
+		uint32_t func;
+		char name[64];
+	} *drops;
+	size_t ndrops;
 	uint64_t last_end;	/* latest call end: the wall time when the session has none */
 
 	/* built by resolve() from the (complete) session paths */
@@ -102,5 +109,9 @@ void report_resolve(struct report *r, const struct bp_session *s);
 const struct path_row *report_node_stats(const struct report *r, uint32_t p);
 void report_walk_tree(struct report *r, const struct bp_session *s, FILE *f, tree_visit_fn visit);
 uint64_t report_percentile(const struct func_row *f, unsigned int q);
+/* drops.c: the governor's drops */
+void report_drop_add(struct report *r, const struct bp_annot *a);
+void report_drops_pretty(const struct report *r, const struct bp_session *s, FILE *f);
+void report_drops_json(const struct report *r, const struct bp_session *s, FILE *f);
 
 #endif

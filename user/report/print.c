@@ -167,6 +167,8 @@ static void print_json(struct report *r, const struct bp_session *s, FILE *f)
 	json_edges(r, s, f);
 	fputs("],\n\"marks\":[", f);
 	json_marks(r, f);
+	fputs("],\n\"dropped\":[", f);
+	report_drops_json(r, s, f);
 	fputs("]}\n", f);
 }
 
@@ -454,6 +456,7 @@ int report__print(struct report *r, const struct bp_session *s, FILE *f)
 			pretty_samples(r, s, f, 1);
 			pretty_edges(r, s, f);
 		}
+		report_drops_pretty(r, s, f);
 		break;
 	case REPORT_JSON:
 		print_json(r, s, f);
@@ -496,4 +499,5 @@ void report__print_summary(struct report *r, const struct bp_session *s, FILE *f
 	if (n > top)
 		fprintf(f, "  ... %zu more functions\n", n - top);
 	free(idx);
+	report_drops_pretty(r, s, f);
 }

@@ -138,6 +138,7 @@ void report__free(struct report *r)
 	free(r->samp[1]);
 	free(r->edges);
 	free(r->marks);
+	free(r->drops);
 	free_tree(r);
 	free(r);
 }
@@ -341,6 +342,8 @@ int report__add(struct report *r, const struct bp_session *s, const struct bp_ev
 	case BP_EV_EDGE:
 		return add_edge(r, s, &ev->edge);
 	case BP_EV_ANNOT:
+		if (ev->annot.kind == BP_ANNOT_DROP)
+			report_drop_add(r, &ev->annot);
 		if (ev->annot.kind != BP_ANNOT_MARK)
 			return 0;
 		if (r->nmarks == r->marks_cap) {

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The overhead governor (--max-overhead PERCENT): keeps the estimated cost of
+ * the probes under a limit by dropping the functions that cost most for the
+ * least information.
+ *
+ * Estimate: per function, its calls in the window x the measured cost of its
+ * probe path (overhead.h, calibrate.h), summed, against the target's CPU
+ * time in the same window (the elapsed time with -a): overhead = cost /
+ * (CPU time - cost), the slowdown it caused over what the threads would
+ * have taken without the probes.  Every GOV_WINDOW_NS (once the target used
+ * GOV_MIN_CPU_NS of CPU in it), when the overhead passes the limit, the
+ * functions called in the window are ranked by their cost weighted by how
+ * little of what they show is their own (cost x per-call cost / (per-call
+ * cost + mean duration): many short calls first) and dropped in that order
+ * until the rest is under the limit.  A dropped function stays dropped.
+ *
+ * Functions are spread over groups (bpf/events.h, BP_GOV_GROUPS), each with
+ * its own uprobe_multi links: a drop re-creates the links of the groups it
+ * touches without the dropped functions; the kept ones are never missed or
+ * counted twice (the generation protocol of bpf/trace.bpf.c).  The old links
+ * are destroyed by a thread: their removal waits for an SRCU grace period.
+ *
+ * What was dropped is never silent: an annotation (BP_ANNOT_DROP) per
+ * function goes into the event stream at the moment of the drop (an instant
+ * event in the outputs, kept in the archive for report and convert), and
+ * the counts up to the drop stay.
+ */
+#ifndef BPFPROF_GOVERNOR_H
+#define BPFPROF_GOVERNOR_H
+
+#include <stdint.h>
+#include "model/session.h"
+
+#define GOV_WINDOW_NS		250000000ull
+#define GOV_MIN_CPU_NS		50000000ull
+
+struct governor;
+struct tracer;
+struct overhead;
+struct decoder;
+struct probe_set;
+struct probe_module;
+
+/*
+ * limit_pct: the overhead allowed, in percent (100: twice as slow at most).
+ * The session, tracer, estimate and decoder outlive it.
+ */
+struct governor *governor__new(double limit_pct, struct bp_session *s, struct tracer *tr,
+			       struct overhead *ov, struct decoder *dec);
+/* Attaches the functions of pm (in groups); refused ones are named.  0 or -errno. */
+int governor__attach_module(struct governor *g, const struct probe_module *pm);
+/* governor__attach_module() for each module; -errno (named) at the first failure. */
+int governor__attach_set(struct governor *g, const struct probe_set *ps);
+/* Counts one decoded event (calls of governed functions). */
+void governor__event(struct governor *g, const struct bp_event *ev);
+/* now: ns since the session's t0.  Decides at the end of each window; drops, re-links. */
+void governor__check(struct governor *g, uint64_t now);
+/*
+ * The end, in two steps around tracer__free(): governor__release() gives the
+ * current links to the tracer, whose detach holds the targets still while
+ * probes go (so that no pending call holds the removal off); then
+ * governor__free() waits for the old links still going (their removal waits
+ * for the same grace period) and frees.
+ */
+void governor__release(struct governor *g);
+void governor__free(struct governor *g);
+
+/* Parses "PERCENT" (a number > 0, optional %), or "off"/"0" (-> 0: no governor). */
+int governor__parse_limit(const char *arg, double *pct);
+
+#endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The tracer's state, shared by trace.c (the skeleton, the ring buffer, the
+ * targets) and trace_links.c (links handed to the overhead governor).  Not
+ * for use outside user/capture/.
+ */
+#ifndef BPFPROF_TRACE_INTERNAL_H
+#define BPFPROF_TRACE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "trace.h"
+
+struct trace_bpf;
+struct bp_ringbuf;
+struct bpf_link;
+struct bp_tgid_bits;
+struct frozen;
+struct keeper;
+
+struct tracer {
+	struct trace_bpf *skel;
+	struct bp_ringbuf *rb;
+	struct bpf_link **links;
+	unsigned char *kinds;	/* LINK_* of each link */
+	size_t nlinks;
+	tracer_record_fn fn;
+	void *ctx;
+	bool args;
+	bool gated;
+	uint64_t unwind_restored, unwind_failed;
+	size_t drain_bytes;	/* tracer__poll() drains once this much is pending... */
+	uint64_t last_drain;	/* ...or DRAIN_LATENCY_NS after the last drain */
+	bool woken;		/* a record asked for a wakeup */
+	bool draining;		/* the last tracer__poll() stopped at its budget */
+	int ncpus;		/* possible CPUs: the batches to flush */
+	struct bp_tgid_bits *bits;	/* the `recording` map, mapped */
+	bool stranded;		/* records left in batches at the end were counted lost */
+	bool paused;		/* tracer__pause() was called */
+	struct frozen *held;	/* tracer__hold_targets() */
+	size_t nheld;
+	bool follow_forks;
+	struct keeper *keeper;	/* the ptrace helper of targets with a hooked unwinder */
+	bool keeper_held;	/* tracer__hold_targets() went through the keeper */
+};
+
+enum { LINK_ENTRY, LINK_RETURN, LINK_UNWIND };
+
+#endif

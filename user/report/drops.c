@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The functions the overhead governor (--max-overhead) dropped, from their
+ * BP_ANNOT_DROP annotations: in the report, record's summary and the JSON
+ * report, with when they were dropped and how often they were called then.
+ * Their calls up to the drop are in the tables like any other.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/json.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "internal.h"
+
+void report_drop_add(struct report *r, const struct bp_annot *a)
+{
+	struct drop_row *d;
+
+	r->drops = xrealloc(r->drops, (r->ndrops + 1) * sizeof(*r->drops));
+	d = &r->drops[r->ndrops++];
+	d->ts = a->ts;
+	d->func = (uint32_t)a->value;
+	d->rate = a->args[0] > 0 ? (uint64_t)a->args[0] : 0;
+	d->calls = a->args[1] > 0 ? (uint64_t)a->args[1] : 0;
+	d->pct = a->args[2] > 0 ? (uint64_t)a->args[2] : 0;
+	/* "dropped: NAME", cut at 63 bytes: the function table has it whole */
+	snprintf(d->name, sizeof(d->name), "%s",
+		 strncmp(a->name, "dropped: ", 9) ? a->name : a->name + 9);
+}
+
+/* The function's whole name when the table has it (the annotation's is cut short). */
+static const char *drop_name(const struct drop_row *d, const struct bp_session *s)
+{
+	return d->func < s->nfuncs ? session__func_name(s, d->func) : d->name;
+}
+
+void report_drops_pretty(const struct report *r, const struct bp_session *s, FILE *f)
+{
+	char t[32];
+	size_t i;
+
+	if (!r->ndrops)
+		return;
+	fprintf(f, "\ndropped by --max-overhead (the probes cost more than allowed; calls up to "
+		   "the drop are counted above):\n");
+	fprintf(f, "  %10s  %12s  %10s  %9s  %s\n", "at", "calls/s", "calls", "overhead",
+		"function");
+	for (i = 0; i < r->ndrops; i++) {
+		const struct drop_row *d = &r->drops[i];
+
+		fprintf(f, "  %10s  %12" PRIu64 "  %10" PRIu64 "  %8" PRIu64 "%%  %s\n",
+			fmt_duration(d->ts, t, sizeof(t)), d->rate, d->calls, d->pct,
+			drop_name(d, s));
+	}
+}
+
+void report_drops_json(const struct report *r, const struct bp_session *s, FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < r->ndrops; i++) {
+		const struct drop_row *d = &r->drops[i];
+
+		fprintf(f, "%s{\"name\":", i ? ",\n  " : "\n  ");
+		json_str(f, drop_name(d, s));
+		fprintf(f, ",\"at_ns\":%" PRIu64 ",\"calls_per_s\":%" PRIu64 ",\"calls\":%" PRIu64
+			",\"overhead_pct\":%" PRIu64 "}", d->ts, d->rate, d->calls, d->pct);
+	}
+	if (r->ndrops)
+		fputc('\n', f);
+}

@@ -20,6 +20,12 @@
 #                     exact mode (N_PY calls of an empty function, record -F py:f) and
 #                     the cost of --sample=99 / --sample=999 on a CPU-bound script
 #                     (N_BURN rounds), each beside untraced runs of the same rounds
+#   governor          tests/progs/hottiny (coarse() calling tiny() NTINY times, NCOARSE
+#                     times, GOV_ARGS) untraced and under record --max-overhead LIMIT
+#                     for each of GOV_LIMITS, side by side per round: the program's
+#                     own CPU time (all threads, its probes' kernel time included)
+#                     and elapsed time from its first call (start-up and attach
+#                     excluded), ratio = traced / untraced
 #   decoding          10 M records through decoder + Chrome exporter
 #                     (bench/decode_bench) vs `uftrace dump --chrome` of a
 #                     recording with the same number of records
@@ -32,8 +38,8 @@
 # cannot disturb the figures.
 #
 #   RUNS=5 N_FAST=200000 N_SLOW=20000 NDEC=10000000 NUFT=5000000 NMANY_RUNS=5
-#   NSUST=10000000 N_PY=100000 N_BURN=20000
-#   SECTIONS="percall attach sustained python decode paths"   (a subset runs only those,
+#   NSUST=10000000 N_PY=100000 N_BURN=20000 GOV_ARGS="800 1000000" GOV_LIMITS="100 25"
+#   SECTIONS="percall attach sustained python governor decode paths"   (a subset runs only those,
 #   prints "-" for the others and leaves bench/results.txt alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,7 +54,9 @@ NMANY_RUNS=${NMANY_RUNS:-5}	# runs of the attach/detach measurements
 NSUST=${NSUST:-10000000}	# calls in the sustained-rate run
 N_PY=${N_PY:-100000}		# Python calls per run (~10-15 us each traced on the slow VM)
 N_BURN=${N_BURN:-20000}		# rounds of the CPU-bound Python script (~0.6 s)
-ALL_SECTIONS="percall attach sustained python decode paths"
+GOV_ARGS=${GOV_ARGS:-"800 1000000"}	# hottiny NCOARSE NTINY: ~1.2 s of CPU untraced here
+GOV_LIMITS=${GOV_LIMITS:-"100 25"}	# --max-overhead values
+ALL_SECTIONS="percall attach sustained python governor decode paths"
 SECTIONS=${SECTIONS:-$ALL_SECTIONS}
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 OUT=.output/bench
@@ -56,7 +64,7 @@ RESULTS=bench/results.txt
 
 bench_need_root uprobes
 for f in bpfprof $OUT/floor $OUT/decode_bench $OUT/insns $OUT/uftrace_spin $OUT/uftrace_spin_pg \
-	$OUT/many tests/progs/exitcode; do
+	$OUT/many tests/progs/exitcode tests/progs/hottiny; do
 	bench_need_built "$f" "'make bench'"
 done
 have_bpftrace=0; command -v bpftrace >/dev/null && have_bpftrace=1
@@ -66,7 +74,7 @@ have_uftrace=0; command -v uftrace >/dev/null && have_uftrace=1
 
 bench_tmp bpfprof-bench
 cp bpfprof $OUT/floor $OUT/decode_bench $OUT/insns $OUT/uftrace_spin $OUT/uftrace_spin_pg \
-	$OUT/many tests/progs/exitcode "$tmp/"
+	$OUT/many tests/progs/exitcode tests/progs/hottiny "$tmp/"
 T=$tmp
 BPFPROF=$T/bpfprof
 FLOOR=$T/floor
@@ -284,6 +292,37 @@ if want python; then
 fi
 
 #
+# 3c. The overhead governor: the hot-tiny program untraced, then under each
+#     --max-overhead limit, in the same round; its own elapsed_ns.
+#
+if want governor; then
+	for r in $(seq "$RUNS"); do
+		for lim in untraced $GOV_LIMITS; do
+			progress "governor: hottiny $GOV_ARGS, $lim ($r/$RUNS)"
+			if [ "$lim" = untraced ]; then
+				"$T/hottiny" $GOV_ARGS >"$T/o" 2>"$T/e" || true
+			else
+				"$BPFPROF" record --max-overhead "$lim" -o "$T/g.bpfprof" -- "$T/hottiny" $GOV_ARGS \
+					>"$T/o" 2>"$T/e" || true
+				grep -q 'no longer tracing tiny' "$T/e" ||
+					notes+=("governor $lim: tiny was not dropped: $(tail -1 "$T/e")")
+			fi
+			v=$(sed -n 's/.* elapsed_ns=\([0-9]*\) cpu_ns=\([0-9]*\).*/\1 \2/p' "$T/o")
+			if [ -z "$v" ]; then
+				notes+=("governor $lim failed: $(tail -1 "$T/e")")
+				continue
+			fi
+			echo "${v% *}" >>"$T/gov.$lim.wall.all"
+			echo "${v#* }" >>"$T/gov.$lim.all"
+		done
+	done
+	for f in "$T"/gov.*.all; do
+		[ -e "$f" ] && median <"$f" >"${f%.all}"
+	done
+	rm -f "$T/g.bpfprof"
+fi
+
+#
 # 4. Decoding: decoder + Chrome exporter on one core, vs uftrace dump --chrome;
 #    the same records into Perfetto's format and the archive, and the bytes
 #    per call each format takes.
@@ -448,6 +487,19 @@ for hz in 99 999; do
 		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", "--sample=" hz,
 			sprintf("%.0f/%.0f", uc / 1e6, uw / 1e6), "-", "-", sprintf("%.0f/%.0f", c / 1e6, w / 1e6),
 			"-", "-", sprintf("%.2f/%.2f", c / uc, w / uw), ""
+	}'
+done
+echo "governor: hottiny $GOV_ARGS, CPU ms from its first call (wall ms); ratio = --max-overhead / untraced, CPU (wall)"
+for lim in $GOV_LIMITS; do
+	awk -v lim="$lim" -v u="$(val gov.untraced)" -v t="$(val gov.$lim)" -v uw="$(val gov.untraced.wall)" \
+		-v tw="$(val gov.$lim.wall)" '
+	BEGIN {
+		if (u == "" || t == "" || u <= 0 || uw <= 0) exit
+		goal = 1 + lim / 100
+		printf "  %-38s %9s %9s %9s %9s %9s %9s %7s %9s\n", "--max-overhead " lim,
+			sprintf("%.0f(%.0f)", u / 1e6, uw / 1e6), "-", "-", sprintf("%.0f(%.0f)", t / 1e6, tw / 1e6),
+			"-", "-", sprintf("%.2f(%.2f)", t / u, tw / uw),
+			sprintf("<=%g%s", goal, t / u <= goal ? " ok" : " MISS")
 	}'
 done
 echo "decoding to Chrome JSON, one core: M records/s (CPU time); ratio = bpfprof / uftrace dump"

@@ -127,3 +127,27 @@ def test_invalid_limit_is_an_error(record):
     r = record("hottiny", "1", "1", opts=["--max-overhead", "lots"], check=False)
     assert r.rc != 0
     assert "invalid --max-overhead 'lots'" in r.proc.stderr, r.proc.stderr
+
+
+def test_serve_governs_by_default(tmp_path):
+    # serve's default limit (10%): a function called as fast as a loop goes,
+    # single-... or emulated, costs the counter most of its CPU time: dropped,
+    # and said so; serve keeps running and ends cleanly
+    from test_serve import BPFPROF, Procs, free_port, prog_path, read_line, stop
+    import subprocess
+    ps = Procs()
+    try:
+        c = ps.start([prog_path("counter"), 0], stdin=subprocess.PIPE, text=True)
+        pid = int(read_line(c, r"^counter: pid=(\d+)").split("=")[1])
+        port = free_port()
+        s = ps.start([BPFPROF, "serve", "--pid", pid, "--listen", "127.0.0.1:%d" % port,
+                      "-F", "counted"], text=True)
+        read_line(s, r"^http://")
+        c.stdin.write("go\n")
+        c.stdin.flush()
+        line = read_line(s, r"--max-overhead 10%: the probes cost about \d+%; no longer tracing",
+                         timeout=120, stream="stderr")
+        assert "no longer tracing counted (" in line, line
+        assert stop(s) == 0
+    finally:
+        ps.cleanup()

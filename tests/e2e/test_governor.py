@@ -117,8 +117,9 @@ def test_without_limit_record_is_exact_and_suggests_it(record):
     r = record("hottiny", "2", "5000", timeout=120)
     assert r.rc == 0, r.describe()
     coarse, tiny = program_counts(r.proc.stdout)
+    # now_ns: twice at the start, twice for the line it prints
     assert trace_util.counts(trace_util.xevents(r.trace)) == {
-        "main": 1, "run": 1, "coarse": coarse, "tiny": tiny, "now_ns": 2}
+        "main": 1, "run": 1, "coarse": coarse, "tiny": tiny, "now_ns": 4}
     assert not [e for e in r.trace["traceEvents"] if e.get("cat") == "governor"]
     assert "--max-overhead PERCENT" in r.proc.stderr, r.proc.stderr
 

@@ -35,7 +35,8 @@
 #define BP_REC_PY		17	/* struct bp_rec_py: a Python frame started, resumed or ended */
 #define BP_REC_PYCODE		18	/* struct bp_rec_pycode: names of a Python code object */
 #define BP_REC_PYSTACK		19	/* struct bp_rec_pystack: Python frames of the next sample */
-#define BP_REC_MAX		20
+#define BP_REC_DLOPEN		20	/* struct bp_rec_exec (no filename): the dynamic linker changed the mapped objects */
+#define BP_REC_MAX		21
 
 /* bp_rec_hdr.flags for BP_REC_FORK */
 #define BP_TASK_NEW_PROCESS	0x1	/* child is a new thread group (fork), not a thread */

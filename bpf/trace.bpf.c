@@ -637,6 +637,42 @@ int BPF_PROG(task_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	return 0;
 }
 
+/*
+ * The dynamic linker's _dl_debug_state(), which it calls (as debuggers
+ * expect) after each change to the list of loaded objects: a dlopen'ed file
+ * is then mapped and none of its code has run, not even its constructors.
+ * Attached only when a -F LIB:GLOB names files by name (user/capture/
+ * dlfollow.c): the process is held like at an exec, the loader probes the
+ * files that match, then resumes it.
+ */
+SEC("uprobe.multi")
+int BPF_KPROBE(dl_state)
+{
+	struct task_struct *p = (struct task_struct *)bpf_get_current_task();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct bp_rec_exec *r;
+
+	if (paused || !is_member(id >> 32))
+		return 0;
+	batch_flush();
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
+		return 0;
+	}
+	rec_hdr(&r->h, BP_REC_DLOPEN, cpu, id);
+	r->old_tid = 0;
+	r->filename[0] = 0;
+	r->stopped = BP_STOP_NONE;
+	if (keeper_holds(p))
+		r->stopped = hold_for_keeper(BP_HOLD_EXEC, 0);
+	else if (!bpf_send_signal(SIGSTOP))
+		r->stopped = BP_STOP_SIGNAL;
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
 static __always_inline void emit_wakeup(__u16 kind, __u64 who, __u64 other, __u64 waking_ts)
 {
 	__u32 cpu = bpf_get_smp_processor_id();

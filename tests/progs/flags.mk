@@ -47,3 +47,14 @@ ifneq ($(words $(wildcard $(PY311_LIBDIR)/libpython3.11.a $(PY311_LIBDIR)/libpyt
 PROG_BINS := $(filter-out tests/progs/pyembed tests/progs/pyembed_static,$(PROG_BINS))
 endif
 tests/progs/pyembed_static: tests/progs/pyembed.c
+
+# plugins: links libstdc++ without using it (the exception support, and bpfprof's
+# keeper, apply); its two plugins are the same source built as shared objects
+# into plugins.d, outside the linker's path
+PROG_LDLIBS_plugins := -Wl,--no-as-needed -lstdc++ -Wl,--as-needed
+PLUGIN_SOS := tests/progs/plugins.d/libplug_a.so tests/progs/plugins.d/libplug_b.so
+PROG_BINS += $(PLUGIN_SOS)
+tests/progs/plugins.d/libplug_%.so: tests/progs/plugins.c tests/progs/progs.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROG_CFLAGS) -fPIC -shared -DPLUGIN=$* $< -o $@

@@ -216,6 +216,7 @@ static int resolve_targets(struct capture *c)
 		.no_skip_endbr = o->no_skip_endbr,
 		.keep_args = o->args || o->deps,
 	};
+	capture_dl_prepare(c);	/* LIB: files loaded later (dlfollow.c) */
 	if (o->npids) {
 		err = launch__targets(o->pids, o->npids, &c->exe);
 		if (err)
@@ -290,6 +291,28 @@ int capture__new(const struct capture_opts *o, struct bp_session *s, decoder_sin
  * with the same patterns (the process is stopped at its first instruction),
  * then let it run.
  */
+void capture_attach_later(struct capture *c, const struct probe_set *ps, uint32_t pid,
+			  const char *how, bool say)
+{
+	size_t i;
+
+	for (i = 0; i < ps->nmods; i++) {
+		const struct probe_module *m = &ps->mods[i];
+		int err = c->gov ? governor__attach_module(c->gov, m) :
+			  tracer__attach_module(c->tr, c->s, m);
+
+		if (err)
+			p_warn("pid %u %s %s: cannot attach %zu probes: %s", pid, how,
+			       binfile__name(m->path), m->n, strerror(-err));
+		else if (say)
+			p_info("pid %u %s %s: %zu function%s traced", pid, how,
+			       binfile__name(m->path), m->n, m->n == 1 ? "" : "s");
+		else
+			p_dbg("pid %u %s %s: %zu functions traced", pid, how, binfile__name(m->path),
+			      m->n);
+	}
+}
+
 static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 {
 	struct capture *c = ctx;
@@ -298,7 +321,6 @@ static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 	char link[64];
 	struct stat st;
 	char *exe = NULL;
-	size_t i;
 
 	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
 	if (stat(link, &st) || image_known(c, &st) || launch__pid_exe(pid, &exe))
@@ -321,17 +343,7 @@ static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 	if (select__resolve(&so, c->s, &ps))
 		goto resume;
 	capture_usdt_attach_bpfprof(c, exe, pid);
-	for (i = 0; i < ps.nmods; i++) {
-		int err = c->gov ? governor__attach_module(c->gov, &ps.mods[i]) :
-			  tracer__attach_module(c->tr, c->s, &ps.mods[i]);
-
-		if (err)
-			p_warn("pid %u exec'd %s: cannot attach %zu probes: %s", pid, filename,
-			       ps.mods[i].n, strerror(-err));
-		else
-			p_dbg("pid %u exec'd %s: %zu functions traced", pid, binfile__name(ps.mods[i].path),
-			      ps.mods[i].n);
-	}
+	capture_attach_later(c, &ps, pid, "exec'd", false);
 	probe_set__free(&ps);
 resume:
 	free(exe);
@@ -395,7 +407,15 @@ static int load(struct capture *c)
 	decoder__set_python_filter(c->dec, pinc, npinc, pexc, npexc);
 	if (topts.stop_on_exec)
 		decoder__set_exec_hook(c->dec, follow_exec, c);
-	if (c->exe) {
+	if (c->ps.exe_ino) {
+		/*
+		 * The inode probed, not what the path names now: a file put in its
+		 * place before the command execs it is a new image to probe.
+		 */
+		struct stat st = { .st_dev = c->ps.exe_dev, .st_ino = c->ps.exe_ino };
+
+		image_known(c, &st);
+	} else if (c->exe) {
 		struct stat st;
 
 		if (!stat(c->exe, &st))
@@ -503,6 +523,8 @@ int capture__start(struct capture *c)
 	tracer__attach_unwinders(c->tr, &c->unw);
 	err = capture_attach_usdts(c);
 	if (!err)
+		capture_dl_start(c);
+	if (!err)
 		err = c->gov ? governor__attach_set(c->gov, &c->ps) :
 		      tracer__attach_set(c->tr, c->s, &c->ps);
 	if (!err && c->python) {
@@ -519,7 +541,7 @@ int capture__start(struct capture *c)
 	t_attach = now_ns(CLOCK_MONOTONIC) - c->s->t0;
 	if (c->python)
 		p_info("tracing Python calls (CPython)");
-	if (c->ps.nfuncs || (!c->smp && !c->python))
+	if (c->ps.nfuncs || (!c->smp && !c->python && !c->dl))
 		p_info("traced %zu functions in %zu file%s (attached in %s)", c->ps.nfuncs,
 		       c->ps.nmods, c->ps.nmods == 1 ? "" : "s",
 		       fmt_duration(t_attach, buf, sizeof(buf)));
@@ -693,6 +715,7 @@ int capture__finish(struct capture *c)
 	if (err)
 		return err;
 	c->s->duration = now_ns(CLOCK_MONOTONIC) - c->s->t0;
+	capture_dl_finish(c);
 	overhead__summary(c->ovh, c->s->duration);
 	return 0;
 }
@@ -729,6 +752,7 @@ void capture__free(struct capture *c)
 	ustrings__free(c->strings);
 	probe_set__free(&c->ps);
 	probe_set__free(&c->unw);
+	capture_dl_free(c);
 	free(c->images);
 	free(c->lost_seen);
 	free(c->lost_now);

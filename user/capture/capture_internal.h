@@ -70,7 +70,23 @@ struct capture {
 	void *sink_ctx;
 	struct overhead *ovh;	/* probe cost estimate (capture/overhead.c) */
 	struct governor *gov;	/* --max-overhead (capture/governor.c), NULL: exact */
+	struct dlfollow *dl;	/* LIB: files loaded later (dlfollow.c), NULL: none named */
 };
+
+/* Probes ps, found in pid's new image or mappings ("pid N `how` FILE" in messages). */
+void capture_attach_later(struct capture *c, const struct probe_set *ps, uint32_t pid,
+			  const char *how, bool say);
+
+/*
+ * Files dlopen'ed later, named by file name (dlfollow.c): prepare before
+ * the selection, start once the tracer is loaded (before the targets run),
+ * finish after the last record (warns of patterns that matched nothing).
+ */
+void capture_dl_prepare(struct capture *c);
+void capture_dl_start(struct capture *c);
+void capture_dl_follow(void *ctx, uint32_t pid, uint32_t stopped);
+void capture_dl_finish(struct capture *c);
+void capture_dl_free(struct capture *c);
 
 /* Loads the USDT object if it is not yet (it shares the tracer's maps).  0 or -errno. */
 int capture_usdt_ensure(struct capture *c);

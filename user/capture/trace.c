@@ -80,15 +80,19 @@ static void restore_unwind(struct tracer *t, const struct bp_rec_unwind *r)
 	kill(pid, SIGCONT);
 }
 
-void tracer__resume_exec(struct tracer *t, const struct bp_rec_exec *r)
+void tracer__resume(struct tracer *t, pid_t pid, uint32_t stopped)
 {
-	pid_t pid = r->h.pid_tgid >> 32;
-
-	if (r->stopped == BP_STOP_KEEPER && t->keeper)
+	if (stopped == BP_STOP_KEEPER && t->keeper)
 		keeper__release_exec(t->keeper, pid);
-	else if (r->stopped == BP_STOP_SIGNAL)
+	else if (stopped == BP_STOP_SIGNAL)
 		kill(pid, SIGCONT);
 }
+
+void tracer__resume_exec(struct tracer *t, const struct bp_rec_exec *r)
+{
+	tracer__resume(t, r->h.pid_tgid >> 32, r->stopped);
+}
+
 
 void tracer__resume_exec_pid(struct tracer *t, pid_t pid)
 {
@@ -109,7 +113,8 @@ static int on_record(void *ctx, const void *data, size_t size)
 	if (!t->fn) {
 		/* detaching: only threads stopped by us matter now */
 		if (size >= sizeof(struct bp_rec_exec) &&
-		    ((const struct bp_rec_hdr *)data)->type == BP_REC_EXEC)
+		    (((const struct bp_rec_hdr *)data)->type == BP_REC_EXEC ||
+		     ((const struct bp_rec_hdr *)data)->type == BP_REC_DLOPEN))
 			tracer__resume_exec(t, data);
 		return 0;
 	}
@@ -250,10 +255,16 @@ static int attach_one(struct tracer *t, struct bpf_program *prog, bool ret, cons
 		return -errno;
 	t->links = xrealloc(t->links, (t->nlinks + 1) * sizeof(*t->links));
 	t->kinds = xrealloc(t->kinds, (t->nlinks + 1) * sizeof(*t->kinds));
+	/* the linker hook goes with the entries: first, before any return probe */
 	t->kinds[t->nlinks] = prog == t->skel->progs.unwind_enter ? LINK_UNWIND :
 			      ret ? LINK_RETURN : LINK_ENTRY;
 	t->links[t->nlinks++] = link;
 	return 0;
+}
+
+int tracer__attach_loader(struct tracer *t, const char *path, unsigned long offset)
+{
+	return attach_one(t, t->skel->progs.dl_state, false, path, &offset, NULL, 1);
 }
 
 /*

@@ -107,6 +107,14 @@ void tracer__release_targets(struct tracer *t);
  */
 struct bp_rec_exec;
 void tracer__resume_exec(struct tracer *t, const struct bp_rec_exec *r);
+/* Lets pid go on after a stop of the BPF side (BP_STOP_*: how it was held). */
+void tracer__resume(struct tracer *t, pid_t pid, uint32_t stopped);
+/*
+ * Hooks the dynamic linker's _dl_debug_state at `offset` of `path`: each
+ * call of a traced process gives a BP_REC_DLOPEN record, the process held
+ * (capture/dlfollow.c).
+ */
+int tracer__attach_loader(struct tracer *t, const char *path, unsigned long offset);
 /* The same, knowing only the pid (the decoder's exec hook): the keeper's hold, else SIGCONT. */
 void tracer__resume_exec_pid(struct tracer *t, pid_t pid);
 /* The keeper's pid (keeper.h), 0 when none runs. */

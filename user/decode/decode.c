@@ -40,6 +40,12 @@ void decoder__set_exec_hook(struct decoder *d, decoder_exec_fn fn, void *ctx)
 	d->exec_ctx = ctx;
 }
 
+void decoder__set_dlopen_hook(struct decoder *d, decoder_dlopen_fn fn, void *ctx)
+{
+	d->dlopen_hook = fn;
+	d->dlopen_ctx = ctx;
+}
+
 void decoder__enable_data_edges(struct decoder *d)
 {
 	d->data_edges = true;
@@ -556,6 +562,13 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		if (size < sizeof(struct bp_rec_exec))
 			return -EINVAL;
 		return dec_on_exec(d, rec, ts);
+	case BP_REC_DLOPEN:
+		if (size < sizeof(struct bp_rec_exec))
+			return -EINVAL;
+		if (d->dlopen_hook)
+			d->dlopen_hook(d->dlopen_ctx, h->pid_tgid >> 32,
+				       ((const struct bp_rec_exec *)rec)->stopped);
+		return 0;
 	case BP_REC_SAMPLE:
 	case BP_REC_USTACK:
 		return dec_on_sample(d, rec, size, ts);

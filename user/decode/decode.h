@@ -43,6 +43,13 @@ void decoder__enable_data_edges(struct decoder *d);
 typedef void (*decoder_exec_fn)(void *ctx, uint32_t pid, const char *filename);
 void decoder__set_exec_hook(struct decoder *d, decoder_exec_fn fn, void *ctx);
 /*
+ * Called after each BP_REC_DLOPEN record (the dynamic linker changed what a
+ * process maps): the hook probes new files; when `stopped` (BP_STOP_*) is
+ * not BP_STOP_NONE it must let the process go on.
+ */
+typedef void (*decoder_dlopen_fn)(void *ctx, uint32_t pid, uint32_t stopped);
+void decoder__set_dlopen_hook(struct decoder *d, decoder_dlopen_fn fn, void *ctx);
+/*
  * Python functions: only those matching inc (none: all) and no exc pattern,
  * "QUALNAME" or "FILE:QUALNAME" globs (the -F/-N py: patterns); copied.
  */

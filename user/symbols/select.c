@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "binfile.h"
 #include "dwarfinfo.h"
 #include "elfsym.h"
@@ -22,6 +23,38 @@
 #include "base/util.h"
 
 static bool is_elf(const char *path);
+
+/* Where path's file is in f: f->n if not (or it cannot be stat'ed). */
+static size_t file_ids__index(const struct file_ids *f, const char *path)
+{
+	struct stat st;
+	size_t i;
+
+	if (stat(path, &st))
+		return f->n;
+	for (i = 0; i < f->n; i++)
+		if (f->v[i].dev == st.st_dev && f->v[i].ino == st.st_ino)
+			break;
+	return i;
+}
+
+bool file_ids__add(struct file_ids *f, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) || file_ids__index(f, path) < f->n)
+		return false;
+	f->v = xrealloc(f->v, (f->n + 1) * sizeof(*f->v));
+	f->v[f->n].dev = st.st_dev;
+	f->v[f->n++].ino = st.st_ino;
+	return true;
+}
+
+void file_ids__free(struct file_ids *f)
+{
+	free(f->v);
+	memset(f, 0, sizeof(*f));
+}
 
 char *select__split(const char *pattern, const char **lib, const char **glob)
 {
@@ -50,6 +83,28 @@ struct mod_work {
 	int read_err;
 	bool all;		/* default selection: everything but glue */
 };
+
+/*
+ * Leaves out (and unpins) the paths whose files are among the first `old`
+ * of seen (probed by an earlier select__resolve), adds the others.
+ */
+static void drop_seen(struct file_ids *seen, size_t old, char **paths, size_t *n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < *n; i++) {
+		size_t had = seen->n;
+
+		file_ids__add(seen, paths[i]);
+		if (had == seen->n && file_ids__index(seen, paths[i]) < old) {
+			binfile__unpin(paths[i]);
+			free(paths[i]);
+			continue;
+		}
+		paths[k++] = paths[i];
+	}
+	*n = k;
+}
 
 static struct mod_work *find_mod(struct mod_work **mods, size_t *nmods, const char *path)
 {
@@ -224,7 +279,8 @@ static void hint_small_exe(const char *exe, const struct bp_session *s, const ui
 int select__resolve(const struct select_opts *o, struct bp_session *s, struct probe_set *out)
 {
 	struct mod_work *mods = NULL, *m;
-	size_t nmods = 0, i, j;
+	size_t nmods = 0, i, j, nseen = o->seen ? o->seen->n : 0, ndeferred = 0;
+	struct stat st;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -237,6 +293,10 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 		if (err == -ESTALE)
 			return err;
 		m = find_mod(&mods, &nmods, err ? o->exe : exe[0]);	/* read errors: below */
+		if (exe && !stat(exe[0], &st)) {	/* the file read and probed */
+			out->exe_dev = st.st_dev;
+			out->exe_ino = st.st_ino;
+		}
 		if (exe) {
 			binfile__unpin(exe[0]);	/* the module holds its own */
 			free(exe[0]);
@@ -276,8 +336,27 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 				continue;
 			}
 			if (lib) {
-				err = libpaths__resolve(lib, o->no_exe ? NULL : o->exe, o->pid, &paths, &npaths);
+				if (o->maps_only)
+					err = libpaths__scan_maps(o->pid, lib, &paths, &npaths);
+				else
+					err = libpaths__resolve(lib, o->no_exe ? NULL : o->exe, o->pid,
+								&paths, &npaths);
 				if (err == -ESTALE || err == -ENOEXEC) {	/* printed */
+					free(copy);
+					goto cleanup;
+				}
+				if (pass == 0 && o->seen)	/* probed before: not again */
+					drop_seen(o->seen, nseen, paths, &npaths);
+				if (pass == 0 && !npaths && (o->maps_only ||
+				    (o->defer_missing && !strchr(lib, '/')))) {
+					free(paths);	/* for later, when a file of that name is mapped */
+					free(copy);
+					ndeferred++;
+					err = 0;
+					continue;
+				}
+				if (err && pass == 0 && strchr(lib, '/')) {
+					p_err("no file matches '%s' (in pattern '%s')", lib, pats[i]);
 					free(copy);
 					goto cleanup;
 				}
@@ -472,7 +551,7 @@ free_pat:
 		out->mods[out->nmods++] = pm;
 		out->nfuncs += pm.n;
 	}
-	if (!out->nfuncs) {
+	if (!out->nfuncs && !(ndeferred && !o->maps_only)) {
 		if (!o->lenient)
 			p_err("no function left to trace (every match was excluded by -N or "
 			      "cannot be probed)");

@@ -28,7 +28,21 @@ struct probe_set {
 	struct probe_module *mods;
 	size_t nmods;
 	size_t nfuncs;		/* total over modules */
+	dev_t exe_dev;		/* the main executable's file as read (0, 0: not read) */
+	ino_t exe_ino;
 };
+
+/* Files by identity (st_dev, st_ino), to probe each once. */
+struct file_ids {
+	struct file_id {
+		dev_t dev;
+		ino_t ino;
+	} *v;
+	size_t n;
+};
+/* Adds path's file; false if it was in already (or cannot be stat'ed). */
+bool file_ids__add(struct file_ids *f, const char *path);
+void file_ids__free(struct file_ids *f);
 
 struct select_opts {
 	const char *exe;	/* main executable */
@@ -43,6 +57,16 @@ struct select_opts {
 	bool no_skip_endbr;	/* probe endbr64 itself (single-stepped) instead of after it */
 	bool list_only;		/* for 'list': keep functions the kernel would refuse, quietly */
 	bool keep_args;		/* --args: probes stay before any write to an argument register */
+	/*
+	 * Files loaded later (capture/dlfollow.c): a LIB: pattern named by file
+	 * name that matches no file now is no error (defer_missing); LIB is
+	 * looked up only among the files pid maps (maps_only); the files LIB:
+	 * patterns resolve to are added to *seen, and those in it already are
+	 * left out (probed before).
+	 */
+	bool defer_missing;
+	bool maps_only;
+	struct file_ids *seen;
 };
 
 /*

@@ -22,6 +22,9 @@
  *     plugins load, and sums its results.
  *   - With the argument "wait", main first prints "plugins: ready" and
  *     waits for a line on stdin before anything above (before_load too).
+ *   - With the arguments "loop N" instead of all the above: N times,
+ *     dlopen libplug_a.so, sum its plug_work(1..5), dlclose it; then prints
+ *     "plugins: loops=N sum=S" (S = 45 N) and exits 0.
  *   - Prints "plugins: a=45 b=42 worker=200010000" and exits 0
  *     (a: sum of 3k for k=1..5; b: sum of 7k for k=1..3; worker: sum of
  *     1..20000); a plugin that cannot be loaded: the reason on stderr,
@@ -63,6 +66,8 @@ __attribute__((constructor)) static void plug_ctor(void)
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -89,7 +94,7 @@ static void *worker(void *arg)
 }
 
 /* Loads DIR/libplug_NAME.so and sums plug_work(1..n); -1 on failure. */
-static long run_plugin(const char *dir, const char *name, int n)
+static long run_plugin(const char *dir, const char *name, int n, bool unload)
 {
 	char path[PATH_MAX];
 	long (*work)(long), sum = 0;
@@ -109,6 +114,8 @@ static long run_plugin(const char *dir, const char *name, int n)
 	}
 	for (k = 1; k <= n; k++)
 		sum += work(k);
+	if (unload)
+		dlclose(h);
 	return sum;
 }
 
@@ -130,10 +137,22 @@ int main(int argc, char **argv)
 		return 3;
 	dir[len] = 0;
 	strcpy(strrchr(dir, '/') + 1, "plugins.d");
+	if (argc > 2 && !strcmp(argv[1], "loop")) {
+		long i, n = atol(argv[2]), sum = 0;
+
+		for (i = 0; i < n; i++) {
+			a = run_plugin(dir, "a", 5, true);
+			if (a < 0)
+				return 3;
+			sum += a;
+		}
+		printf("plugins: loops=%ld sum=%ld\n", n, sum);
+		return 0;
+	}
 	before_load();
 	pthread_create(&t, NULL, worker, &wsum);
-	a = run_plugin(dir, "a", 5);
-	b = run_plugin(dir, "b", 3);
+	a = run_plugin(dir, "a", 5, false);
+	b = run_plugin(dir, "b", 3, false);
 	pthread_join(t, NULL);
 	if (a < 0 || b < 0)
 		return 3;

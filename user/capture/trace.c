@@ -366,6 +366,12 @@ static void start_keeper(struct tracer *t, const int *fds, size_t nfds)
 	t->keeper_held = held;
 }
 
+void tracer__start_keeper(struct tracer *t)
+{
+	if (!t->keeper && !t->skel->rodata->trace_all)
+		start_keeper(t, NULL, 0);
+}
+
 void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw)
 {
 	int *fds = NULL;

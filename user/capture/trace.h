@@ -100,6 +100,12 @@ void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw);
  * lets them go.  Threads traced by someone else are left running.
  */
 void tracer__hold_targets(struct tracer *t);
+/*
+ * Starts the keeper (keeper.h) if it is not running yet (never with -a),
+ * with no links to keep: the threads the BPF side holds (exec, dlopen) are
+ * then held alone, and let go by the keeper if bpfprof dies.
+ */
+void tracer__start_keeper(struct tracer *t);
 void tracer__release_targets(struct tracer *t);
 /*
  * Lets a process stopped at exec (struct bp_rec_exec, `stopped`) go, once

@@ -23,6 +23,7 @@ from trace_util import CALL_FLAGS, assert_nesting, chain, counts, xevents
 
 OUTPUT = "plugins: a=45 b=42 worker=200010000\n"
 PATTERN = "libplug_*:plug_*"
+RESULTS = [3, 6, 9, 12, 15, 7, 14, 21]     # plug_work(k)'s k * M, in call order
 WAITING = ("bpfprof: no file named 'libplug_*' is loaded or in the linker's directories yet: "
            "probed when the process loads one")
 
@@ -59,6 +60,17 @@ def check_plugins(trace, pid):
     assert first[("plug_ctor", "libplug_a.so")].end <= first[("plug_work", "libplug_a.so")].ts
     assert last_a_work <= first[("plug_ctor", "libplug_b.so")].ts
     assert first[("plug_ctor", "libplug_b.so")].end <= first[("plug_work", "libplug_b.so")].ts
+    # the plugins' bpfprof.h probes came in with them: one event per plug_work, inside it
+    works = sorted((c for c in calls if c.name == "plug_work"), key=lambda c: c.ts)
+    marks = sorted((e for e in xevents_of(trace, "event") if e["ph"] == "i"), key=lambda e: e["ts"])
+    assert [(e["name"], e["args"]["value"]) for e in marks] == \
+        [("plug-result", v) for v in RESULTS], marks
+    for e, w in zip(marks, works):
+        assert e["tid"] == pid and w.ts <= e["ts"] <= w.end, (e, w)
+
+
+def xevents_of(trace, cat):
+    return [e for e in trace["traceEvents"] if e.get("cat") == cat]
 
 
 def loaded_lines(stderr, pid=None):
@@ -98,6 +110,28 @@ def test_plugins_by_file_name_with_keeper_and_threads(record):
     assert not [e for e in ev if e["name"] == "worker_step" and
                 any(e["args"].get(k) for k in CALL_FLAGS)]
     check_plugins(r.trace, pid)
+
+
+def test_usdt_by_file_name(record):
+    """-U with a file name nothing matches yet: the probe goes into each
+    plugin as it is loaded and fires once per plug_work, with its argument;
+    a probe no loaded file has is warned of at the end."""
+    r = record("plugins", opts=["-U", "libplug_*:plugin:work", "-U", "libplug_*:plugin:nosuch",
+                                "-F", "before_load"])
+    assert_ok(r)
+    assert r.proc.stdout == OUTPUT, r.describe()
+    pid = next(e["pid"] for e in xevents(r.trace) if e["name"] == "before_load")
+    probes = sorted(xevents_of(r.trace, "usdt"), key=lambda e: e["ts"])
+    assert [(e["name"], e["args"]["args"]) for e in probes] == \
+        [("plugin:work", [v]) for v in RESULTS], probes
+    assert {(e["pid"], e["tid"]) for e in probes} == {(pid, pid)}
+    attached = [l for l in r.stderr_lines if l.endswith(": USDT probe plugin:work attached")]
+    assert [re.sub(r".*/", "", l) for l in attached] == \
+        ["libplug_a.so: USDT probe plugin:work attached",
+         "libplug_b.so: USDT probe plugin:work attached"], r.describe()
+    assert ("bpfprof: warning: no file with the probe of -U 'libplug_*:plugin:nosuch' was "
+            "loaded: it never fired") in r.stderr_lines, r.describe()
+    assert not [l for l in r.stderr_lines if "plugin:nosuch attached" in l], r.describe()
 
 
 def test_plugins_excluded_by_file_name(record):

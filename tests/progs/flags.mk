@@ -54,7 +54,7 @@ tests/progs/pyembed_static: tests/progs/pyembed.c
 PROG_LDLIBS_plugins := -Wl,--no-as-needed -lstdc++ -Wl,--as-needed
 PLUGIN_SOS := tests/progs/plugins.d/libplug_a.so tests/progs/plugins.d/libplug_b.so
 PROG_BINS += $(PLUGIN_SOS)
-tests/progs/plugins.d/libplug_%.so: tests/progs/plugins.c tests/progs/progs.h
+tests/progs/plugins.d/libplug_%.so: tests/progs/plugins.c tests/progs/progs.h include/bpfprof.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(PROG_CFLAGS) -fPIC -shared -DPLUGIN=$* $< -o $@
+	$(Q)$(CC) $(PROG_CFLAGS) -Iinclude -fPIC -shared -DPLUGIN=$* $< -o $@

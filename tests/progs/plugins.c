@@ -18,6 +18,9 @@
  *   - Each plug_work calls plug_leaf exactly once (plug_leaf(k) = k * M,
  *     M = 3 in a, 7 in b); plug_init calls nothing.  Nothing else calls
  *     the plug_ functions.
+ *   - Each plug_work(k) fires the USDT probe plugin:work with the argument
+ *     k * M, then BPFPROF_EVENT("plug-result", k * M) (bpfprof.h), once
+ *     each; no other USDT probe fires in the plugins.
  *   - The worker thread calls worker_step() exactly 20000 times while the
  *     plugins load, and sums its results.
  *   - With the argument "wait", main first prints "plugins: ready" and
@@ -34,6 +37,8 @@
 
 #ifdef PLUGIN
 
+#include "bpfprof.h"
+
 #define MULT_a 3
 #define MULT_b 7
 #define CAT(x, y) x##y
@@ -48,7 +53,11 @@ TRACED long plug_leaf(long k)
 
 TRACED long plug_work(long k)
 {
-	return plug_leaf(k);
+	long r = plug_leaf(k);
+
+	DTRACE_PROBE1(plugin, work, r);
+	BPFPROF_EVENT("plug-result", r);
+	return r;
 }
 
 TRACED void plug_init(void)

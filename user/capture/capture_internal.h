@@ -83,6 +83,13 @@ void capture_attach_later(struct capture *c, const struct probe_set *ps, uint32_
  * finish after the last record (warns of patterns that matched nothing).
  */
 void capture_dl_prepare(struct capture *c);
+/*
+ * A -U LIB:PROVIDER:NAME whose LIB (a file name) matches no file yet: its
+ * probe is attached, with `cookie`, to the matching files the process loads
+ * later.  false: nothing can be followed here (-a, or no process named).
+ */
+bool capture_dl_defer_usdt(struct capture *c, const char *spec, const char *lib,
+			   const char *provider, const char *name, uint64_t cookie);
 void capture_dl_start(struct capture *c);
 void capture_dl_follow(void *ctx, uint32_t pid, uint32_t stopped);
 void capture_dl_finish(struct capture *c);

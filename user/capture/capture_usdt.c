@@ -98,6 +98,14 @@ bad:
 	return -EINVAL;
 }
 
+/* The session's name of the -U probe whose cookie carries index s->nprobes. */
+static void add_probe_name(struct bp_session *s, const char *provider, const char *name)
+{
+	s->probes = xrealloc(s->probes, (s->nprobes + 1) * sizeof(*s->probes));
+	s->probes[s->nprobes] = xmalloc(strlen(provider) + strlen(name) + 2);
+	sprintf(s->probes[s->nprobes++], "%s:%s", provider, name);
+}
+
 /*
  * One -U: PROVIDER:NAME in the main executable, or LIB:PROVIDER:NAME in the
  * files LIB names; "(str,int,...)" after NAME says which arguments are strings.
@@ -108,7 +116,7 @@ static int attach_usdt(struct capture *c, const char *spec)
 	const char *exe;
 	size_t np = 0, npaths = 0, nok = 0, j;
 	struct bp_session *s = c->s;
-	uint64_t strs;
+	uint64_t strs, cookie;
 	int err = parse_arg_types(copy, spec, &strs);
 
 	if (err)
@@ -124,8 +132,16 @@ static int attach_usdt(struct capture *c, const char *spec)
 		err = -EINVAL;
 		goto out;
 	}
+	cookie = BP_USDT_OTHER | (uint64_t)s->nprobes << 8 | strs << 32;
 	if (np == 3) {
 		err = select__libraries(parts[0], c->exe, target_pid(c), &paths, &npaths);
+		/* a file name not loaded yet: attached when the process loads one */
+		if (err == -ENOENT && !strchr(parts[0], '/') &&
+		    capture_dl_defer_usdt(c, spec, parts[0], parts[1], parts[2], cookie)) {
+			add_probe_name(s, parts[1], parts[2]);
+			err = 0;
+			goto out;
+		}
 		if (err) {
 			p_err("no shared library matches '%s' (in -U '%s')", parts[0], spec);
 			err = -ENOENT;
@@ -135,18 +151,15 @@ static int attach_usdt(struct capture *c, const char *spec)
 		paths = xmalloc(sizeof(*paths));
 		paths[npaths++] = xstrdup(exe);
 	}
-	s->probes = xrealloc(s->probes, (s->nprobes + 1) * sizeof(*s->probes));
-	s->probes[s->nprobes] = xmalloc(strlen(parts[np - 2]) + strlen(parts[np - 1]) + 2);
-	sprintf(s->probes[s->nprobes], "%s:%s", parts[np - 2], parts[np - 1]);
 	for (j = 0; j < npaths; j++) {
-		if (!usdt__attach(c->usd, paths[j], parts[np - 2], parts[np - 1],
-				  BP_USDT_OTHER | (uint64_t)s->nprobes << 8 | strs << 32))
+		if (!usdt__attach(c->usd, paths[j], parts[np - 2], parts[np - 1], cookie))
 			nok++;
 		free(paths[j]);
 	}
-	s->nprobes++;
 	free(paths);
-	if (!nok) {
+	if (nok) {
+		add_probe_name(s, parts[np - 2], parts[np - 1]);
+	} else {
 		p_err("no USDT probe %s:%s in %s", parts[np - 2], parts[np - 1],
 		      np == 3 ? parts[0] : (c->exe ? c->exe : "the executable"));
 		err = -ESRCH;

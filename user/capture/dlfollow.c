@@ -15,6 +15,9 @@
  * the process there, as at an exec; here the patterns are matched against
  * the files it now maps, the new ones are probed, and the process goes on.
  * Files probed already are remembered by inode and not looked at again.
+ * The same for a -U LIB:PROVIDER:NAME whose LIB is such a name: the probe
+ * is attached to each new matching file that has it; and a file probed
+ * after a dlopen gets its bpfprof.h probes, as one probed at the start.
  *
  * Only when such a pattern exists and a process is named (not -a): each
  * dlopen then costs the process one stop (a read of /proc/PID/maps and the
@@ -27,13 +30,39 @@
 #include "symbols/elfsym.h"
 #include "symbols/libpaths.h"
 
+/* A -U LIB:PROVIDER:NAME whose LIB matched no file at the start. */
+struct dl_usdt {
+	const char *spec;	/* as given (the options') */
+	char *lib, *provider, *name;
+	uint64_t cookie;
+	struct file_ids seen;	/* files LIB matched, looked at once each */
+	bool attached;		/* to one of them at least */
+};
+
 struct dlfollow {
 	char **pats;		/* the -F LIB:GLOB patterns whose LIB is a file name */
 	size_t npats;
 	bool *found;		/* pats[i]'s LIB matched a file */
 	struct file_ids seen;	/* files LIB: patterns resolved to, probed or not */
 	size_t nmods, nfuncs;	/* probed after a dlopen */
+	struct dl_usdt *usdts;
+	size_t nusdts;
 };
+
+/* Can files loaded later be followed at all?  Not with -a, nor with no process named. */
+static bool can_follow(const struct capture *c)
+{
+	return !c->o.all && (c->o.argv || c->o.npids);
+}
+
+static struct dlfollow *dl_get(struct capture *c)
+{
+	if (!c->dl) {
+		c->dl = xcalloc(1, sizeof(*c->dl));
+		c->sopts.seen = &c->dl->seen;
+	}
+	return c->dl;
+}
 
 /* The -F patterns to follow: LIB: a file-name glob (a path is resolved once, at the start). */
 static size_t name_patterns(const struct capture_opts *o, char ***out)
@@ -60,19 +89,36 @@ void capture_dl_prepare(struct capture *c)
 	char **pats;
 	size_t n;
 
-	/* -a: every process; nothing named: nothing to follow */
-	if (c->o.all || (!c->o.argv && !c->o.npids))
+	if (!can_follow(c))
 		return;
 	n = name_patterns(&c->o, &pats);
 	if (!n)
 		return;
-	d = xcalloc(1, sizeof(*d));
+	d = dl_get(c);
 	d->pats = pats;
 	d->npats = n;
 	d->found = xcalloc(n, sizeof(*d->found));
-	c->dl = d;
 	c->sopts.defer_missing = true;
-	c->sopts.seen = &d->seen;
+}
+
+bool capture_dl_defer_usdt(struct capture *c, const char *spec, const char *lib,
+			   const char *provider, const char *name, uint64_t cookie)
+{
+	struct dlfollow *d;
+	struct dl_usdt *u;
+
+	if (!can_follow(c))
+		return false;
+	d = dl_get(c);
+	d->usdts = xrealloc(d->usdts, (d->nusdts + 1) * sizeof(*d->usdts));
+	u = &d->usdts[d->nusdts++];
+	memset(u, 0, sizeof(*u));
+	u->spec = spec;
+	u->lib = xstrdup(lib);
+	u->provider = xstrdup(provider);
+	u->name = xstrdup(name);
+	u->cookie = cookie;
+	return true;
 }
 
 /* Does LIB of pattern i name a file that pid maps (pid > 0) or that is found on disk? */
@@ -180,6 +226,37 @@ void capture_dl_start(struct capture *c)
 			free(copy);
 		}
 	}
+	for (i = 0; i < d->nusdts; i++)
+		p_info("no file named '%s' is loaded or in the linker's directories yet: "
+		       "-U '%s' is attached when the process loads one", d->usdts[i].lib,
+		       d->usdts[i].spec);
+}
+
+/* Attaches u's probe to the files matching its LIB that pid maps and that are new. */
+static void follow_usdt(struct capture *c, struct dl_usdt *u, uint32_t pid)
+{
+	char **paths = NULL;
+	size_t n = 0, j;
+	int err;
+
+	libpaths__scan_maps(pid, u->lib, &paths, &n);
+	for (j = 0; j < n; j++) {
+		if (file_ids__add(&u->seen, paths[j]) && !capture_usdt_ensure(c)) {
+			err = usdt__attach(c->usd, paths[j], u->provider, u->name, u->cookie);
+			if (!err) {
+				u->attached = true;
+				p_info("pid %u loaded %s: USDT probe %s:%s attached", pid,
+				       binfile__name(paths[j]), u->provider, u->name);
+			} else if (err != -ENOENT) {
+				p_warn("pid %u loaded %s: cannot attach USDT probe %s:%s: %s", pid,
+				       binfile__name(paths[j]), u->provider, u->name,
+				       strerror(-err));
+			}
+		}
+		binfile__unpin(paths[j]);
+		free(paths[j]);
+	}
+	free(paths);
 }
 
 void capture_dl_follow(void *ctx, uint32_t pid, uint32_t stopped)
@@ -196,15 +273,20 @@ void capture_dl_follow(void *ctx, uint32_t pid, uint32_t stopped)
 	so.no_exe = so.lenient = so.maps_only = true;
 	so.main_only = false;
 	so.seen = &d->seen;
-	if (!select__resolve(&so, c->s, &ps)) {
+	if (d->npats && !select__resolve(&so, c->s, &ps)) {
 		d->nfuncs += ps.nfuncs;
 		d->nmods += ps.nmods;
 		capture_attach_later(c, &ps, pid, "loaded", true);
+		/* their bpfprof.h probes, as for the files probed at the start */
+		for (i = 0; i < ps.nmods; i++)
+			capture_usdt_attach_bpfprof(c, ps.mods[i].path, pid);
 	}
 	probe_set__free(&ps);
 	for (i = 0; i < d->npats; i++)
 		if (!d->found[i])
 			d->found[i] = lib_found(c, i, pid);
+	for (i = 0; i < d->nusdts; i++)
+		follow_usdt(c, &d->usdts[i], pid);
 	tracer__resume(c->tr, pid, stopped);
 }
 
@@ -217,12 +299,27 @@ void capture_dl_finish(struct capture *c)
 		if (!d->found[i])
 			p_warn("no file matching -F '%s' was loaded: nothing traced from it",
 			       d->pats[i]);
+	for (i = 0; d && i < d->nusdts; i++)
+		if (!d->usdts[i].attached)
+			p_warn("no file with the probe of -U '%s' was loaded: it never fired",
+			       d->usdts[i].spec);
 }
 
 void capture_dl_free(struct capture *c)
 {
+	size_t i;
+
 	if (!c->dl)
 		return;
+	for (i = 0; i < c->dl->nusdts; i++) {
+		struct dl_usdt *u = &c->dl->usdts[i];
+
+		free(u->lib);
+		free(u->provider);
+		free(u->name);
+		file_ids__free(&u->seen);
+	}
+	free(c->dl->usdts);
 	file_ids__free(&c->dl->seen);
 	free(c->dl->pats);
 	free(c->dl->found);

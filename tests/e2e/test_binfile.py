@@ -16,9 +16,11 @@ replaced file is refused with one error line.
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import time
+from collections import Counter
 
 import pytest
 
@@ -284,3 +286,31 @@ def test_files_not_selected_are_closed(tmp_path):
     assert p.returncode == 0, p.stderr
     ev = xevents(load_trace(out))
     assert ev and {e["name"] for e in ev} == {"adler32"}, p.stderr
+
+
+def test_command_replaced_before_it_execs(tmp_path):
+    """record -- PATH: the file at PATH is replaced after bpfprof has read
+    it and before the command execs it (bpfprof is held by gdb at a
+    breakpoint in between, so the order is certain).  The exec'd file is
+    another image: it is probed when it is exec'd, and its calls are
+    traced exactly (calltree's facts); the file first read gets no say."""
+    prog = tmp_path / "prog"
+    shutil.copy(prog_path("exitcode"), prog)
+    new = tmp_path / "new"
+    shutil.copy(prog_path("calltree"), new)
+    out = tmp_path / "t.json"
+    # the break: after the selection pinned and read PATH, before the tracer loads
+    r = subprocess.run(
+        ["gdb", "-q", "-batch", "-nx", "-ex", "set breakpoint pending on",
+         "-ex", "break tracer__route_libbpf_log", "-ex", "run",
+         "-ex", "shell mv %s %s" % (new, prog), "-ex", "delete", "-ex", "continue",
+         "--args", str(BPFPROF), "record", "-o", str(out), "--", str(prog)],
+        cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    text = r.stdout + r.stderr
+    assert "Breakpoint 1, tracer__route_libbpf_log" in text, text
+    assert "exited normally" in text, text       # bpfprof's own exit status: 0
+    assert "calltree: result=437989" in text, text
+    assert "has only 2 functions to trace (f, main)" in text, text     # what was read first
+    c = Counter(e["name"] for e in xevents(load_trace(out)))
+    assert c == {"main": 1, "run": 1, "parse": 3, "compute": 5, "leaf_add": 20,
+                 "leaf_mul": 10, "fib": 177, "slow_io": 1}, c

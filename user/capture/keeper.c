@@ -558,7 +558,8 @@ int keeper__start(struct trace_bpf *skel, const int *keep_fds, size_t nkeep, boo
 		int *keep = xcalloc(nkeep + 3, sizeof(*keep));
 		int fd;
 
-		memcpy(keep, keep_fds, nkeep * sizeof(*keep));
+		if (nkeep)
+			memcpy(keep, keep_fds, nkeep * sizeof(*keep));
 		keep[nkeep] = sv[1];
 		keep[nkeep + 1] = bpf_map__fd(skel->maps.holds);
 		keep[nkeep + 2] = bpf_program__fd(skel->progs.unwind_slots);

@@ -68,6 +68,20 @@ struct {
 /* The keeper's pid (user/capture/keeper.c), set by the loader once it runs; 0: none. */
 __u32 keeper_tgid;
 
+/*
+ * Processes stopped whole with SIGSTOP at an exec or a dlopen (no keeper
+ * holds them): tgid -> the time of the stop.  Written before the signal;
+ * the loader deletes the entry after its SIGCONT.  If bpfprof dies first,
+ * its keeper (or guard) continues every process still listed, so that none
+ * is left stopped.  Preallocated, like `holds`.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} sig_stops SEC(".maps");
+
 /* Stops without a record (the ring buffer was full): counted, not needed for the repair. */
 __u64 unwind_unrecorded;
 
@@ -189,6 +203,24 @@ static __always_inline __u32 hold_for_keeper(__u32 kind, __u64 sp)
 		return BP_STOP_NONE;
 	}
 	return BP_STOP_KEEPER;
+}
+
+/*
+ * Stops the current process whole (SIGSTOP), noted in sig_stops first: the
+ * fallback where no keeper holds the thread.  BP_STOP_SIGNAL, or
+ * BP_STOP_NONE when it could not (the process then runs on).
+ */
+static __always_inline __u32 stop_process(__u64 ts)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (bpf_map_update_elem(&sig_stops, &tgid, &ts, BPF_ANY))
+		return BP_STOP_NONE;
+	if (bpf_send_signal(SIGSTOP)) {
+		bpf_map_delete_elem(&sig_stops, &tgid);
+		return BP_STOP_NONE;
+	}
+	return BP_STOP_SIGNAL;
 }
 
 __noinline int rearm_frames(__u64 id, unsigned long sp);
@@ -630,8 +662,8 @@ int BPF_PROG(task_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	r->stopped = BP_STOP_NONE;
 	if (stop_on_exec && keeper_holds(p))
 		r->stopped = hold_for_keeper(BP_HOLD_EXEC, 0);
-	else if (stop_on_exec && !bpf_send_signal(SIGSTOP))
-		r->stopped = BP_STOP_SIGNAL;
+	else if (stop_on_exec)
+		r->stopped = stop_process(r->h.ts);
 	bpf_probe_read_kernel_str(&r->filename, sizeof(r->filename), BPF_CORE_READ(bprm, filename));
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
@@ -667,8 +699,8 @@ int BPF_KPROBE(dl_state)
 	r->stopped = BP_STOP_NONE;
 	if (keeper_holds(p))
 		r->stopped = hold_for_keeper(BP_HOLD_EXEC, 0);
-	else if (!bpf_send_signal(SIGSTOP))
-		r->stopped = BP_STOP_SIGNAL;
+	else
+		r->stopped = stop_process(r->h.ts);
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

@@ -3,10 +3,13 @@
 from its first instruction (the process is held at exec until probes are in)."""
 
 import os
+import signal
 import stat
+import subprocess
+import time
 
 import trace_util
-from conftest import prog_path
+from conftest import BPFPROF, REPO, prog_path, read_until
 
 CALLTREE = {"main": 1, "run": 1, "parse": 3, "compute": 5, "leaf_add": 20,
             "leaf_mul": 10, "fib": 177, "slow_io": 1}
@@ -43,3 +46,48 @@ def test_script_traces_programs_it_runs(record, tmp_path):
     # two processes forked by the shell, each with its own pid
     assert len({e["pid"] for e in ct}) == 1 and len({e["pid"] for e in ex}) == 1
     assert {e["pid"] for e in ct} != {e["pid"] for e in ex}
+
+
+def _stopped_children(ppid):
+    """Pids of ppid's children in a stop (state T)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] == "T" and int(fields[1]) == ppid:
+            out.append(int(d))
+    return out
+
+
+def test_bpfprof_killed_while_a_process_waits_at_exec(tmp_path):
+    """A process stopped at its exec for its new image's probes, and bpfprof
+    killed (SIGKILL) before it lets it go: bpfprof is itself stopped first,
+    so that the exec stop is certain to be pending at the kill.  The process
+    is continued all the same (bpfprof's guard), and the script finishes."""
+    loop = "echo ready; for i in 1 2 3 4 5 6 7 8; do %s; done; echo finished" % prog_path("exitcode")
+    b = subprocess.Popen([str(BPFPROF), "record", "-o", str(tmp_path / "t.json"), "--",
+                          "/bin/sh", "-c", loop], cwd=REPO, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0,
+                         start_new_session=True)
+    try:
+        read_until(b.stdout, r"^ready$", 60, "the script's stdout")
+        os.kill(b.pid, signal.SIGSTOP)
+        sh = int(open("/proc/%d/task/%d/children" % (b.pid, b.pid)).read().split()[0])
+        deadline = time.monotonic() + 60
+        while not _stopped_children(sh):
+            assert time.monotonic() < deadline, "no child of the script stopped at its exec"
+            time.sleep(0.01)
+        os.kill(b.pid, signal.SIGKILL)
+        b.wait()
+        read_until(b.stdout, r"^finished$", 60, "the script's stdout")
+    finally:
+        try:
+            os.killpg(b.pid, signal.SIGKILL)    # the script too, if the test failed
+        except ProcessLookupError:
+            pass
+        b.wait()

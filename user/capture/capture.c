@@ -524,6 +524,9 @@ int capture__start(struct capture *c)
 	err = capture_attach_usdts(c);
 	if (!err)
 		capture_dl_start(c);
+	/* stops at an exec or a dlopen with no keeper: continued even if bpfprof dies */
+	if (!err && !o->all && (c->dl || follows_exec(o)))
+		tracer__start_guard(c->tr);
 	if (!err)
 		err = c->gov ? governor__attach_set(c->gov, &c->ps) :
 		      tracer__attach_set(c->tr, c->s, &c->ps);

@@ -67,6 +67,7 @@ struct kthread {
 static struct {
 	struct trace_bpf *skel;
 	int holds_fd;
+	int stops_fd;		/* sig_stops: processes stopped whole (bpf/trace.bpf.c) */
 	long options;
 	struct kthread *v;
 	size_t n;
@@ -426,6 +427,29 @@ static int release_exec(pid_t pid)
 	}
 }
 
+/*
+ * Continues the processes stopped whole at an exec or a dlopen that bpfprof
+ * did not continue itself (the sig_stops map), and forgets them.
+ */
+static void continue_stopped(void)
+{
+	__u32 key, next, *keys = NULL;
+	size_t n = 0, i;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(K.stops_fd, prev, &next)) {
+		keys = xrealloc(keys, (n + 1) * sizeof(*keys));
+		keys[n++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (i = 0; i < n; i++) {
+		kill((pid_t)keys[i], SIGCONT);
+		bpf_map_delete_elem(K.stops_fd, &keys[i]);
+	}
+	free(keys);
+}
+
 /* bpfprof is gone or done: nothing may be left held or armed. */
 static void finish(pid_t parent)
 {
@@ -437,6 +461,12 @@ static void finish(pid_t parent)
 	hold_all();
 	restore_everything();
 	detach_all();
+	continue_stopped();
+	if (parent) {
+		/* a hook that ran while bpfprof's links went may stop one more */
+		usleep(20000);
+		continue_stopped();
+	}
 }
 
 static void keeper_main(int sock, pid_t parent)
@@ -546,7 +576,11 @@ int keeper__start(struct trace_bpf *skel, const int *keep_fds, size_t nkeep, boo
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -errno;
-	fflush(NULL);
+	/*
+	 * No fflush(NULL) first: it would write an output file's buffer outside
+	 * its exporter's error checks.  The child never flushes what it inherits
+	 * (its 0-2 go to /dev/null, it ends with _exit).
+	 */
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
@@ -555,7 +589,7 @@ int keeper__start(struct trace_bpf *skel, const int *keep_fds, size_t nkeep, boo
 		return err;
 	}
 	if (pid == 0) {
-		int *keep = xcalloc(nkeep + 3, sizeof(*keep));
+		int *keep = xcalloc(nkeep + 4, sizeof(*keep));
 		int fd;
 
 		if (nkeep)
@@ -563,7 +597,8 @@ int keeper__start(struct trace_bpf *skel, const int *keep_fds, size_t nkeep, boo
 		keep[nkeep] = sv[1];
 		keep[nkeep + 1] = bpf_map__fd(skel->maps.holds);
 		keep[nkeep + 2] = bpf_program__fd(skel->progs.unwind_slots);
-		close_others(keep, nkeep + 3);
+		keep[nkeep + 3] = bpf_map__fd(skel->maps.sig_stops);
+		close_others(keep, nkeep + 4);
 		setsid();	/* out of the terminal's and the caller's process group */
 		prctl(PR_SET_NAME, "bpfprof-keeper");
 		signal(SIGINT, SIG_IGN);
@@ -582,6 +617,7 @@ int keeper__start(struct trace_bpf *skel, const int *keep_fds, size_t nkeep, boo
 		memset(&K, 0, sizeof(K));
 		K.skel = skel;
 		K.holds_fd = bpf_map__fd(skel->maps.holds);
+		K.stops_fd = bpf_map__fd(skel->maps.sig_stops);
 		K.options = PTRACE_O_TRACECLONE |
 			    (follow_forks ? PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK : 0);
 		keeper_main(sv[1], parent);

@@ -16,7 +16,11 @@
  * It outlives bpfprof: when bpfprof is gone (any exit, SIGKILL, the OOM
  * killer), it holds every thread, puts back every return address a return
  * probe still holds, lets them all go and exits.  It keeps the unwinder
- * hook until then, so no exception finds a trampoline in between.
+ * hook until then, so no exception finds a trampoline in between.  And
+ * it continues every process still listed in the sig_stops map (stopped
+ * whole by SIGSTOP at an exec or a dlopen, not yet continued by bpfprof).
+ * Started without any target to trace, that last part is all it does:
+ * the tracer's guard (tracer__start_guard).
  */
 #ifndef BPFPROF_KEEPER_H
 #define BPFPROF_KEEPER_H
@@ -31,7 +35,8 @@ struct trace_bpf;
 
 /*
  * Forks the keeper.  It keeps, of bpfprof's descriptors, only the `holds`
- * map, the unwind_slots program and keep_fds (the unwinder hook links);
+ * and `sig_stops` maps, the unwind_slots program and keep_fds (the unwinder
+ * hook links);
  * with follow_forks, processes the targets fork are traced too.
  */
 int keeper__start(struct trace_bpf *skel, const int *keep_fds, size_t nkeep, bool follow_forks,

@@ -17,6 +17,7 @@
 #include "skel/trace.skel.h"
 #include "bpf/events.h"
 #include "base/log.h"
+#include "base/util.h"
 #include "losses.h"
 #include "ringbuf.h"
 #include "symbols/binfile.h"
@@ -80,12 +81,27 @@ static void restore_unwind(struct tracer *t, const struct bp_rec_unwind *r)
 	kill(pid, SIGCONT);
 }
 
+/*
+ * SIGCONT to a process stopped whole at an exec or a dlopen; its sig_stops
+ * entry goes (bpf/trace.bpf.c), unless a stop after this SIGCONT wrote it.
+ */
+static void continue_process(struct tracer *t, pid_t pid)
+{
+	int fd = bpf_map__fd(t->skel->maps.sig_stops);
+	__u64 since = now_ns(CLOCK_MONOTONIC), ts;
+	__u32 key = pid;
+
+	kill(pid, SIGCONT);
+	if (!bpf_map_lookup_elem(fd, &key, &ts) && ts <= since)
+		bpf_map_delete_elem(fd, &key);
+}
+
 void tracer__resume(struct tracer *t, pid_t pid, uint32_t stopped)
 {
 	if (stopped == BP_STOP_KEEPER && t->keeper)
 		keeper__release_exec(t->keeper, pid);
 	else if (stopped == BP_STOP_SIGNAL)
-		kill(pid, SIGCONT);
+		continue_process(t, pid);
 }
 
 void tracer__resume_exec(struct tracer *t, const struct bp_rec_exec *r)
@@ -99,7 +115,7 @@ void tracer__resume_exec_pid(struct tracer *t, pid_t pid)
 	/* the keeper's hold if it has one (it waits for a stop asked for, not yet seen) */
 	if (t->keeper && keeper__release_exec(t->keeper, pid) > 0)
 		return;
-	kill(pid, SIGCONT);
+	continue_process(t, pid);
 }
 
 static int on_record(void *ctx, const void *data, size_t size)
@@ -370,6 +386,22 @@ void tracer__start_keeper(struct tracer *t)
 {
 	if (!t->keeper && !t->skel->rodata->trace_all)
 		start_keeper(t, NULL, 0);
+}
+
+/*
+ * The keeper's process, tracing nothing: at bpfprof's end or death it only
+ * continues the processes a SIGSTOP at an exec or a dlopen left stopped.
+ */
+void tracer__start_guard(struct tracer *t)
+{
+	int err;
+
+	if (t->keeper || t->guard || t->skel->rodata->trace_all)
+		return;
+	err = keeper__start(t->skel, NULL, 0, false, &t->guard);
+	if (err)
+		p_warn("cannot start the guard: %s; a process stopped at an exec stays stopped "
+		       "if bpfprof is killed then", strerror(-err));
 }
 
 void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw)
@@ -711,6 +743,9 @@ void tracer__release_targets(struct tracer *t)
 
 static void end_keeper(struct tracer *t)
 {
+	if (t->guard)
+		keeper__end(t->guard, &t->unwind_restored, &t->unwind_failed);
+	t->guard = NULL;
 	if (!t->keeper)
 		return;
 	keeper__end(t->keeper, &t->unwind_restored, &t->unwind_failed);

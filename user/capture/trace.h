@@ -106,6 +106,13 @@ void tracer__hold_targets(struct tracer *t);
  * then held alone, and let go by the keeper if bpfprof dies.
  */
 void tracer__start_keeper(struct tracer *t);
+/*
+ * Without a keeper, for processes stopped whole at an exec or a dlopen
+ * (struct bp_rec_exec, BP_STOP_SIGNAL): a process of the keeper's kind that
+ * traces nothing and, when bpfprof ends or dies, continues each of them
+ * bpfprof did not.  Never with -a.
+ */
+void tracer__start_guard(struct tracer *t);
 void tracer__release_targets(struct tracer *t);
 /*
  * Lets a process stopped at exec (struct bp_rec_exec, `stopped`) go, once

@@ -43,6 +43,7 @@ struct tracer {
 	bool follow_forks;
 	struct keeper *keeper;	/* the ptrace helper of targets with a hooked unwinder */
 	bool keeper_held;	/* tracer__hold_targets() went through the keeper */
+	struct keeper *guard;	/* without a keeper: one that only continues (tracer__start_guard) */
 };
 
 enum { LINK_ENTRY, LINK_RETURN, LINK_UNWIND };

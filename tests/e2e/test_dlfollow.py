@@ -204,9 +204,16 @@ def test_plugins_loop_exact(record):
     assert len(loaded_lines(r.proc.stderr)) == 1, r.describe()
 
 
+def _state(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
 def test_bpfprof_killed_while_following_dlopen(tmp_path):
-    """bpfprof SIGKILLed while the target dlopens in a loop (each dlopen a
-    hold): the target is never left held, goes on and prints its result."""
+    """bpfprof SIGKILLed while the target waits at a dlopen for it: bpfprof
+    is stopped first, so that the target's next dlopen is certain to wait;
+    once it does, bpfprof is killed.  The target is let go all the same
+    (bpfprof's guard), finishes its 3000 rounds and prints its result."""
     b = subprocess.Popen([str(BPFPROF), "record", "-F", PATTERN, "-o", str(tmp_path / "t.json"),
                           "--", str(prog_path("plugins")), "loop", "3000"], cwd=REPO,
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -214,7 +221,11 @@ def test_bpfprof_killed_while_following_dlopen(tmp_path):
     try:
         m, _ = read_until(b.stderr, r"^bpfprof: pid (\d+) loaded ", 60, "bpfprof's stderr")
         pid = int(m.group(1))
-        time.sleep(0.2)     # more rounds, each held; where the kill lands is not asserted
+        os.kill(b.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 60
+        while _state(pid) not in ("T", "t"):
+            assert time.monotonic() < deadline, "pid %d never waited at a dlopen" % pid
+            time.sleep(0.01)
         os.kill(b.pid, signal.SIGKILL)
         b.wait()
         # the target shares bpfprof's stdout: its last line comes once it has run to the end

@@ -213,8 +213,6 @@ void capture_dl_start(struct capture *c)
 		return;
 	}
 	decoder__set_dlopen_hook(c->dec, capture_dl_follow, c);
-	/* each dlopen holds a thread: the keeper's holds end even if bpfprof is killed */
-	tracer__start_keeper(c->tr);
 	for (i = 0; i < d->npats; i++) {
 		d->found[i] = lib_found(c, i, 0);
 		if (!d->found[i]) {

@@ -382,12 +382,6 @@ static void start_keeper(struct tracer *t, const int *fds, size_t nfds)
 	t->keeper_held = held;
 }
 
-void tracer__start_keeper(struct tracer *t)
-{
-	if (!t->keeper && !t->skel->rodata->trace_all)
-		start_keeper(t, NULL, 0);
-}
-
 /*
  * The keeper's process, tracing nothing: at bpfprof's end or death it only
  * continues the processes a SIGSTOP at an exec or a dlopen left stopped.

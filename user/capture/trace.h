@@ -101,12 +101,6 @@ void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw);
  */
 void tracer__hold_targets(struct tracer *t);
 /*
- * Starts the keeper (keeper.h) if it is not running yet (never with -a),
- * with no links to keep: the threads the BPF side holds (exec, dlopen) are
- * then held alone, and let go by the keeper if bpfprof dies.
- */
-void tracer__start_keeper(struct tracer *t);
-/*
  * Without a keeper, for processes stopped whole at an exec or a dlopen
  * (struct bp_rec_exec, BP_STOP_SIGNAL): a process of the keeper's kind that
  * traces nothing and, when bpfprof ends or dies, continues each of them

@@ -247,14 +247,14 @@ fuzz-smoke: $(FUZZERS) $(OUTPUT)/fuzz/seeds
 # The ASan+UBSan build (SANITIZE=1, in .output-san) runs the unit tests and
 # the end-to-end files of SAN_E2E: record, every format through the archive,
 # report, the faults (71 tests, ~4 min under ASan on the 2-CPU VM), serve and
-# view (23 tests, 1.8 min on the VM at load 3, 5.5 min at load 9-15), dlopen following
-# and its keeper (10 tests, 6 s).  Left out: test_view_big.py
+# view (23 tests, 1.8 min on the VM at load 3, 5.5 min at load 9-15), dlopen following,
+# exec following and the guard (13 tests, 7 s).  Left out: test_view_big.py
 # (it records 10 M calls of a Python program; under ASan that recording alone
 # ran past its 300 s limit; view's server is covered by test_view.py).
 # Any report fails the run (UBSan halts; ASan and LeakSanitizer exit non-zero).
 SAN_E2E    ?= tests/e2e/test_record.py tests/e2e/test_archive.py tests/e2e/test_report.py \
 	      tests/e2e/test_faults.py tests/e2e/test_serve.py tests/e2e/test_view.py \
-	      tests/e2e/test_dlfollow.py
+	      tests/e2e/test_dlfollow.py tests/e2e/test_exec.py
 SAN_ENV    := UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	      ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 .PHONY: unit-san e2e-san

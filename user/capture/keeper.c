@@ -566,8 +566,8 @@ static void close_others(const int *keep, size_t nkeep)
 	}
 }
 
-int keeper__start(struct trace_bpf *skel, const int *keep_fds, size_t nkeep, bool follow_forks,
-		  struct keeper **out)
+int keeper__start(struct trace_bpf *skel, const char *name, const int *keep_fds, size_t nkeep,
+		  bool follow_forks, struct keeper **out)
 {
 	struct keeper *k;
 	pid_t parent = getpid();
@@ -600,7 +600,7 @@ int keeper__start(struct trace_bpf *skel, const int *keep_fds, size_t nkeep, boo
 		keep[nkeep + 3] = bpf_map__fd(skel->maps.sig_stops);
 		close_others(keep, nkeep + 4);
 		setsid();	/* out of the terminal's and the caller's process group */
-		prctl(PR_SET_NAME, "bpfprof-keeper");
+		prctl(PR_SET_NAME, name);
 		signal(SIGINT, SIG_IGN);
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);

@@ -364,7 +364,7 @@ static void start_keeper(struct tracer *t, const int *fds, size_t nfds)
 	__u32 key, next;
 	void *prev = NULL;
 
-	err = keeper__start(t->skel, fds, nfds, t->follow_forks, &t->keeper);
+	err = keeper__start(t->skel, "bpfprof-keeper", fds, nfds, t->follow_forks, &t->keeper);
 	if (err) {
 		p_warn("cannot start the keeper: %s; exceptions stop the whole process", strerror(-err));
 		return;
@@ -392,7 +392,7 @@ void tracer__start_guard(struct tracer *t)
 
 	if (t->keeper || t->guard || t->skel->rodata->trace_all)
 		return;
-	err = keeper__start(t->skel, NULL, 0, false, &t->guard);
+	err = keeper__start(t->skel, "bpfprof-guard", NULL, 0, false, &t->guard);
 	if (err)
 		p_warn("cannot start the guard: %s; a process stopped at an exec stays stopped "
 		       "if bpfprof is killed then", strerror(-err));

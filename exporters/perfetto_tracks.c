@@ -327,7 +327,7 @@ void pf_write_trace_clock(struct exporter *e, const struct bp_session *s)
 	pb_reset(&pr->sub);
 	pb_uint(&pr->sub, F_CLK_ID, CLOCK_REALTIME_ID);
 	pb_tag(&pr->sub, F_CLK_TS, PB_VARINT);
-	pb_varint(&pr->sub, (uint64_t)((int64_t)s->t0 + s->realtime_offset));
+	pb_varint(&pr->sub, s->t0 + (uint64_t)s->realtime_offset);	/* wraps, never UB */
 	pb_msg(&pr->tmp, F_CS_CLOCKS, &pr->sub);
 	pb_uint(&pr->tmp, F_CS_PRIMARY, CLOCK_MONOTONIC_ID);
 	pb_reset(&pr->pkt);

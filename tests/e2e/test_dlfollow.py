@@ -90,6 +90,12 @@ def test_plugins_by_file_name(record):
     pid = pid.pop()
     check_plugins(r.trace, pid)
     assert WAITING in r.stderr_lines, r.describe()
+    # the summary tells the two plugins' functions of the same name apart
+    rows = ["  ".join(l.rsplit("  ", 2)[1:]) for l in r.stderr_lines
+            if re.match(r"^\s+\d+\s+\S", l)]
+    assert sorted(rows) == sorted("%s  [libplug_%s.so]" % (f, p) for f in
+                                  ("plug_ctor", "plug_init", "plug_work", "plug_leaf")
+                                  for p in "ab"), r.describe()
     assert [l.rsplit("/", 1)[1] for l in loaded_lines(r.proc.stderr, pid)] == [
         "libplug_a.so: 4 functions traced", "libplug_b.so: 4 functions traced"], r.describe()
 

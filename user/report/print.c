@@ -490,11 +490,12 @@ void report__print_summary(struct report *r, const struct bp_session *s, FILE *f
 	for (i = 0; i < n && i < top; i++) {
 		const struct func_row *fr = &r->funcs[idx[i]];
 
-		fprintf(f, "  %10" PRIu64 "  %9s  %9s  %9s  %9s  %s\n", fr->calls,
+		fprintf(f, "  %10" PRIu64 "  %9s  %9s  %9s  %9s  ", fr->calls,
 			fmt_duration(fr->total, b[0], sizeof(b[0])),
 			fmt_duration(fr->self, b[1], sizeof(b[1])),
 			fmt_duration(fr->sum / fr->calls, b[2], sizeof(b[2])),
-			fmt_duration(fr->max, b[3], sizeof(b[3])), session__func_name(s, idx[i]));
+			fmt_duration(fr->max, b[3], sizeof(b[3])));
+		pretty_name(s, f, idx[i]);
 	}
 	if (n > top)
 		fprintf(f, "  ... %zu more functions\n", n - top);

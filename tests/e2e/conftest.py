@@ -124,6 +124,42 @@ def read_until(stream, pattern, timeout, what="output"):
             buf += chunk
 
 
+def proc_stat(pid):
+    """The fields of /proc/PID/stat after the command's name: [0] the state
+    (R, S, T, t, Z, ...), [1] the parent's pid, ...  OSError when it is gone."""
+    with open("/proc/%s/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def bpfprof_popen(args, **kw):
+    """bpfprof started with `args` in a session of its own (its keeper or
+    guard, and the command it launches, are in it or in their own)."""
+    return subprocess.Popen([str(BPFPROF)] + list(args), cwd=REPO, stdin=subprocess.DEVNULL,
+                            bufsize=0, start_new_session=True, **kw)
+
+
+def kill_group(b):
+    """SIGKILL to the Popen `b`'s process group (what a failed test left), then reaps b."""
+    try:
+        os.killpg(b.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    b.wait()
+
+
+def kill_bpfprof_during_a_hold(b, held, what, timeout=60):
+    """bpfprof (the Popen `b`) is stopped, then SIGKILLed once `held()` is
+    true (a traced process waits for it): the hold is certain to be pending
+    when bpfprof dies."""
+    os.kill(b.pid, signal.SIGSTOP)
+    deadline = time.monotonic() + timeout
+    while not held():
+        assert time.monotonic() < deadline, "%s never waited for bpfprof" % what
+        time.sleep(0.01)
+    os.kill(b.pid, signal.SIGKILL)
+    b.wait()
+
+
 DEBIAN_PYTHON = "/usr/bin/python3.11"
 
 

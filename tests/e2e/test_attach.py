@@ -16,7 +16,8 @@ import uuid
 
 import pytest
 
-from conftest import BPFPROF, REPO, debian_python, load_trace, prog_path, read_until
+from conftest import (BPFPROF, REPO, debian_python, load_trace, proc_stat, prog_path,
+                      read_until)
 from trace_util import (counts, format_problems, nesting_problems, process_names, thread_names,
                         xevents)
 
@@ -24,8 +25,7 @@ from trace_util import (counts, format_problems, nesting_problems, process_names
 def alive(pid):
     """True when `pid` exists and is neither a zombie nor stopped."""
     try:
-        with open("/proc/%d/stat" % pid) as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
+        state = proc_stat(pid)[0]
     except FileNotFoundError:
         return False
     return state not in ("Z", "X", "T", "t")

@@ -11,14 +11,14 @@ directories, so nothing matches 'libplug_*' when the recording starts.
 import os
 import re
 import shutil
-import signal
 import subprocess
 import time
 from collections import Counter
 
 import pytest
 
-from conftest import BPFPROF, REPO, assert_ok, load_trace, prog_path, read_until
+from conftest import (BPFPROF, REPO, assert_ok, bpfprof_popen, kill_bpfprof_during_a_hold,
+                      kill_group, load_trace, proc_stat, prog_path, read_until)
 from trace_util import CALL_FLAGS, assert_nesting, chain, counts, xevents
 
 OUTPUT = "plugins: a=45 b=42 worker=200010000\n"
@@ -210,30 +210,19 @@ def test_plugins_loop_exact(record):
     assert len(loaded_lines(r.proc.stderr)) == 1, r.describe()
 
 
-def _state(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        return f.read().rsplit(")", 1)[1].split()[0]
-
-
 def test_bpfprof_killed_while_following_dlopen(tmp_path):
     """bpfprof SIGKILLed while the target waits at a dlopen for it: bpfprof
     is stopped first, so that the target's next dlopen is certain to wait;
     once it does, bpfprof is killed.  The target is let go all the same
     (bpfprof's guard), finishes its 3000 rounds and prints its result."""
-    b = subprocess.Popen([str(BPFPROF), "record", "-F", PATTERN, "-o", str(tmp_path / "t.json"),
-                          "--", str(prog_path("plugins")), "loop", "3000"], cwd=REPO,
-                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, bufsize=0, start_new_session=True)
+    b = bpfprof_popen(["record", "-F", PATTERN, "-o", str(tmp_path / "t.json"), "--",
+                       str(prog_path("plugins")), "loop", "3000"],
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         m, _ = read_until(b.stderr, r"^bpfprof: pid (\d+) loaded ", 60, "bpfprof's stderr")
         pid = int(m.group(1))
-        os.kill(b.pid, signal.SIGSTOP)
-        deadline = time.monotonic() + 60
-        while _state(pid) not in ("T", "t"):
-            assert time.monotonic() < deadline, "pid %d never waited at a dlopen" % pid
-            time.sleep(0.01)
-        os.kill(b.pid, signal.SIGKILL)
-        b.wait()
+        kill_bpfprof_during_a_hold(b, lambda: proc_stat(pid)[0] in ("T", "t"),
+                                   "pid %d, at a dlopen," % pid)
         # the target shares bpfprof's stdout: its last line comes once it has run to the end
         read_until(b.stdout, r"^plugins: loops=3000 sum=135000$", 120, "the target's stdout")
         deadline = time.monotonic() + 60
@@ -241,11 +230,7 @@ def test_bpfprof_killed_while_following_dlopen(tmp_path):
             assert time.monotonic() < deadline, "pid %d still there after its result" % pid
             time.sleep(0.05)
     finally:
-        try:
-            os.killpg(b.pid, signal.SIGKILL)    # the target too, if the test failed
-        except ProcessLookupError:
-            pass
-        b.wait()
+        kill_group(b)   # the target too, if the test failed
 
 
 # ------------------------------------------------------------------ real programs

@@ -3,13 +3,12 @@
 from its first instruction (the process is held at exec until probes are in)."""
 
 import os
-import signal
 import stat
 import subprocess
-import time
 
 import trace_util
-from conftest import BPFPROF, REPO, prog_path, read_until
+from conftest import (bpfprof_popen, kill_bpfprof_during_a_hold, kill_group, proc_stat,
+                      prog_path, read_until)
 
 CALLTREE = {"main": 1, "run": 1, "parse": 3, "compute": 5, "leaf_add": 20,
             "leaf_mul": 10, "fib": 177, "slow_io": 1}
@@ -55,8 +54,7 @@ def _stopped_children(ppid):
         if not d.isdigit():
             continue
         try:
-            with open("/proc/%s/stat" % d) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+            fields = proc_stat(d)
         except OSError:
             continue
         if fields[0] == "T" and int(fields[1]) == ppid:
@@ -70,24 +68,14 @@ def test_bpfprof_killed_while_a_process_waits_at_exec(tmp_path):
     so that the exec stop is certain to be pending at the kill.  The process
     is continued all the same (bpfprof's guard), and the script finishes."""
     loop = "echo ready; for i in 1 2 3 4 5 6 7 8; do %s; done; echo finished" % prog_path("exitcode")
-    b = subprocess.Popen([str(BPFPROF), "record", "-o", str(tmp_path / "t.json"), "--",
-                          "/bin/sh", "-c", loop], cwd=REPO, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0,
-                         start_new_session=True)
+    b = bpfprof_popen(["record", "-o", str(tmp_path / "t.json"), "--", "/bin/sh", "-c", loop],
+                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         read_until(b.stdout, r"^ready$", 60, "the script's stdout")
-        os.kill(b.pid, signal.SIGSTOP)
-        sh = int(open("/proc/%d/task/%d/children" % (b.pid, b.pid)).read().split()[0])
-        deadline = time.monotonic() + 60
-        while not _stopped_children(sh):
-            assert time.monotonic() < deadline, "no child of the script stopped at its exec"
-            time.sleep(0.01)
-        os.kill(b.pid, signal.SIGKILL)
-        b.wait()
+        with open("/proc/%d/task/%d/children" % (b.pid, b.pid)) as f:
+            sh = int(f.read().split()[0])
+        kill_bpfprof_during_a_hold(b, lambda: _stopped_children(sh),
+                                   "no child of the script, at its exec,")
         read_until(b.stdout, r"^finished$", 60, "the script's stdout")
     finally:
-        try:
-            os.killpg(b.pid, signal.SIGKILL)    # the script too, if the test failed
-        except ProcessLookupError:
-            pass
-        b.wait()
+        kill_group(b)   # the script too, if the test failed

@@ -23,7 +23,7 @@ import urllib.request
 
 import pytest
 
-from conftest import REPO, prog_path, run_bpfprof
+from conftest import REPO, proc_stat, prog_path, run_bpfprof
 from test_record import CALLTREE_COUNTS
 from test_view import ARTIFACTS, View, need_browser, problems, TABLE
 
@@ -77,8 +77,7 @@ def get_json(v, path):
 
 def cpu_s(pid):
     """User + system CPU seconds of a process so far (the machine's load does not count)."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
+    fields = proc_stat(pid)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 

@@ -525,8 +525,8 @@ int capture__start(struct capture *c)
 	if (!err)
 		capture_dl_start(c);
 	/* stops at an exec or a dlopen with no keeper: continued even if bpfprof dies */
-	if (!err && !o->all && (c->dl || follows_exec(o)))
-		tracer__start_guard(c->tr);
+	if (!err && (c->dl || follows_exec(o)))
+		tracer__start_guard(c->tr);	/* it refuses -a itself */
 	if (!err)
 		err = c->gov ? governor__attach_set(c->gov, &c->ps) :
 		      tracer__attach_set(c->tr, c->s, &c->ps);

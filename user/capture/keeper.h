@@ -35,10 +35,10 @@ struct trace_bpf;
 
 /*
  * Forks the keeper, its process named `name` ("bpfprof-keeper", or
- * "bpfprof-guard" for one that will trace nothing).  It keeps, of bpfprof's descriptors, only the `holds`
- * and `sig_stops` maps, the unwind_slots program and keep_fds (the unwinder
- * hook links);
- * with follow_forks, processes the targets fork are traced too.
+ * "bpfprof-guard" for one that will trace nothing).  It keeps, of
+ * bpfprof's descriptors, only the `holds` and `sig_stops` maps, the
+ * unwind_slots program and keep_fds (the unwinder hook links); with
+ * follow_forks, processes the targets fork are traced too.
  */
 int keeper__start(struct trace_bpf *skel, const char *name, const int *keep_fds, size_t nkeep,
 		  bool follow_forks, struct keeper **out);

@@ -7,11 +7,12 @@ coroutine suspends.  Nothing depends on timing.
 """
 
 import collections
+import json
 import os
 
 import pytest
 
-from conftest import REPO, attach_to_loop, load_trace
+from conftest import REPO, attach_to_loop, load_trace, run_bpfprof
 from trace_util import chain, format_problems, nesting_problems, xevents
 
 PYTHON = "/usr/bin/python3.11"
@@ -62,6 +63,33 @@ def test_recursion_counts_and_nesting(record):
         assert set(ch[ch.index("main") + 1:]) == {"fib"}, ch
     assert max(chain(c).count("fib") for c in fibs) == 15
     assert "Python calls" in r.proc.stderr
+
+
+def test_deep_recursion_is_exact(record, tmp_path):
+    """Python calls end by USDT probes: 200 deep is exact, and diff times every call."""
+    r, calls = record_py(record, "deep.py")
+    mine = own(calls, "deep.py")
+    n = collections.Counter(c.name for c in mine)
+    assert n == {"down": 600, "main": 1, "<module>": 1}, n
+    assert all(not flags(c) and not c.ev["args"].get("end_inferred") for c in mine)
+    assert "too deep" not in r.proc.stderr, r.describe()
+    for c in mine:
+        if c.name == "down":
+            assert c.parent.name in ("down", "main"), chain(c)
+    depths = collections.Counter(chain(c).count("down") for c in mine if c.name == "down")
+    assert depths == {k: 3 for k in range(1, 201)}, depths
+    # every call of both recordings is timed, none left out as inexact
+    arch = []
+    for i in range(2):
+        a = record(PYTHON, str(PY / "deep.py"), out="deep%d.bpfprof" % i)
+        assert a.rc == 0, a.describe()
+        arch.append(str(a.out))
+    d = run_bpfprof(["diff", "--format", "json"] + arch)
+    assert d.returncode in (0, 1), d.stderr
+    row = [f for f in json.loads(d.stdout)["functions"] if f["function"] == "down"]
+    assert len(row) == 1, d.stdout[:2000]
+    for side in ("base", "new"):
+        assert row[0][side]["calls"] == 600 and row[0][side]["timed_calls"] == 600, row
 
 
 def test_threads_known_counts(record):

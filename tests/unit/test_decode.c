@@ -489,6 +489,57 @@ static void test_beyond_retprobe_depth(void **state)
 	assert_int_equal(f->s.nno_retprobe, 3);
 }
 
+static void py(struct fix *f, uint16_t kind, uint64_t frame, uint64_t previous, uint64_t ts,
+	       uint64_t sp)
+{
+	struct bp_rec_py r = { 0 };
+
+	r.h.type = BP_REC_PY;
+	r.h.flags = kind;
+	r.h.ts = T0 + ts;
+	r.h.pid_tgid = (uint64_t)PID << 32 | 1;
+	r.code = 0x5000;
+	r.frame = frame;
+	r.previous = previous;
+	r.sp = sp;
+	assert_int_equal(decoder__feed(f->d, &r, sizeof(r)), 0);
+}
+
+/*
+ * Python calls end by a USDT probe, not a kernel return probe: 100 of them
+ * are exact, and the native calls under them count against the kernel's
+ * limit on their own (only the native ones past it get no return).
+ */
+static void test_python_frames_take_no_retprobe(void **state)
+{
+	struct fix *f = *state;
+	const int npy = 100, nnat = DECODER_URETPROBE_DEPTH + 6;
+	int i, flagged = 0, pyflagged = 0;
+
+	/* one interpreter loop (one sp) runs every Python frame, as in CPython 3.11 */
+	for (i = 0; i < npy; i++)
+		py(f, BP_PY_CALL, 0x9000 + 0x100 * i, i ? 0x9000 + 0x100 * (i - 1) : 0, 10 + i, SP0);
+	for (i = 0; i < nnat; i++)
+		ENTER(f, PID, 1, 1000 + i, SP0 - 256 - 64 * i);
+	for (i = DECODER_URETPROBE_DEPTH - 1; i >= 0; i--)
+		LEAVE(f, PID, 1, 5000 - i, SP0 - 256 - 64 * i);
+	for (i = npy - 1; i >= 0; i--)
+		py(f, BP_PY_RETURN, 0x9000 + 0x100 * i, 0, 6000 + (npy - i), SP0);
+	assert_int_equal(f->g.n, npy + nnat);
+	for (i = 0; i < f->g.n; i++) {
+		const struct bp_call *c = &f->g.ev[i].call;
+
+		assert_int_equal(c->flags & BP_CALL_UNWOUND, 0);
+		if (c->func == 1)
+			flagged += !!(c->flags & BP_CALL_NO_RETPROBE);
+		else
+			pyflagged += !!c->flags;
+	}
+	assert_int_equal(flagged, 6);
+	assert_int_equal(pyflagged, 0);
+	assert_int_equal(f->s.nno_retprobe, 6);
+}
+
 static void test_loss_marker_and_bad_records(void **state)
 {
 	struct fix *f = *state;
@@ -585,6 +636,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_self_tail_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fall_through_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_beyond_retprobe_depth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_python_frames_take_no_retprobe, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loss_marker_and_bad_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_closes_old_image, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch, setup, teardown),

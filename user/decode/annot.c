@@ -86,7 +86,7 @@ int dec_on_usdt(struct decoder *d, const struct bp_rec_usdt *r, uint64_t ts)
 	case BP_USDT_SPAN_BEGIN:
 		/* a span is a frame: it nests with the calls around and inside it */
 		func = span_func(d, s0[0] ? s0 : "[span]");
-		dec_push(d, t, func, ts, r->sp, d->next_id++);
+		dec_push(d, t, func, ts, r->sp, d->next_id++, false);
 		break;
 	case BP_USDT_SPAN_END:
 		func = span_func(d, s0[0] ? s0 : "[span]");

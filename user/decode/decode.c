@@ -192,8 +192,9 @@ static uint64_t dec_rel_ts(const struct decoder *d, uint64_t ts)
 }
 
 void dec_push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
-		 uint64_t id)
+	      uint64_t id, bool retprobe)
 {
+	uint32_t below = t->depth ? t->stack[t->depth - 1].nretprobes : 0;
 	struct frame *f;
 
 	if (t->depth == t->cap) {
@@ -209,8 +210,19 @@ void dec_push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, u
 	f->info_first = t->ninfos;
 	f->pyframe = 0;
 	f->path = session__path(d->s, t->depth > 1 ? t->stack[t->depth - 2].path : 0, func);
-	/* The kernel keeps a bounded number of pending return probes per thread. */
-	f->flags = t->depth > DECODER_URETPROBE_DEPTH ? BP_CALL_NO_RETPROBE : 0;
+	/*
+	 * The kernel keeps a bounded number of pending return probes per
+	 * thread.  Only native calls take one: a Python call or a span ends
+	 * by a USDT probe and is exact at any depth.
+	 */
+	f->flags = 0;
+	f->nretprobes = below;
+	if (retprobe) {
+		if (below >= DECODER_URETPROBE_DEPTH)
+			f->flags = BP_CALL_NO_RETPROBE;
+		else
+			f->nretprobes++;
+	}
 }
 
 /* Emits the call of `f` ending at `end`; the caller has removed it from the stack. */
@@ -369,7 +381,7 @@ static int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, ui
 
 	/* No return will come (a Go function): a call of no duration under the current frame. */
 	if (d->s->funcs[func].flags & BP_FUNC_ENTRY_ONLY) {
-		dec_push(d, t, func, ts, sp, d->next_id++);
+		dec_push(d, t, func, ts, sp, d->next_id++, false);
 		return dec_pop_emit(d, t, ts, 0);
 	}
 
@@ -377,7 +389,7 @@ static int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, ui
 	err = dec_close_dead(d, t, sp, true, func);
 	if (err)
 		return err;
-	dec_push(d, t, func, ts, sp, d->next_id++);
+	dec_push(d, t, func, ts, sp, d->next_id++, true);
 	if (t->pend_fork.src_call) {
 		/* the first call of a forked process or new thread */
 		t->pend_fork.dst_call = t->stack[t->depth - 1].id;

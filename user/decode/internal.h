@@ -30,7 +30,8 @@ struct frame {
 	uint32_t func;
 	uint32_t flags;
 	uint32_t path;		/* interned call path (session.paths) */
-	uint32_t pad;
+	uint32_t nretprobes;	/* the kernel's return probes pending on the thread while this
+				 * frame is live: its own and those of the frames below */
 	uint64_t args[6];	/* with BP_CALL_HAS_ARGS */
 	uint64_t ret;		/* with BP_CALL_HAS_RET */
 	uint32_t info_first;	/* its BPFPROF_INFOs: tstate.infos[info_first .. next frame's) */
@@ -111,8 +112,9 @@ struct decoder {
 
 struct tstate *dec_thread_state(struct decoder *d, uint32_t tid, uint32_t pid, uint64_t ts);
 void dec_forget_thread(struct decoder *d, uint32_t tid);
+/* retprobe: the call's end comes from a kernel return probe (a native call), not from a USDT probe */
 void dec_push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
-		 uint64_t id);
+	      uint64_t id, bool retprobe);
 int dec_emit_call(struct decoder *d, struct tstate *t, const struct frame *f, uint32_t depth,
 		     uint64_t end, uint32_t flags);
 int dec_pop_emit(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags);

@@ -344,7 +344,7 @@ static int py_start(struct decoder *d, struct tstate *t, const struct bp_rec_py 
 	}
 	if (err)
 		return err;
-	dec_push(d, t, func, ts, r->sp, d->next_id++);
+	dec_push(d, t, func, ts, r->sp, d->next_id++, false);
 	t->stack[t->depth - 1].pyframe = r->frame;
 	if (r->h.flags == BP_PY_CALL)
 		return 0;

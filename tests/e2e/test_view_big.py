@@ -10,6 +10,11 @@ boxes that says what it merged, and every call of a narrow window once
 zoomed in; the server's memory stays bounded.  The times to the first table
 and the first timeline are printed (the goal is 10 s; they are not asserted
 tightly: the machine is shared).
+
+A second recording, of 101 processes (tests/progs/procfan: a parent and 100
+children, each 52 calls deep), repeated to 30 M calls: its rows are far
+taller than a canvas can be, and the page must draw the rows in view
+wherever the view is scrolled, fold processes, and open on `#timeline`.
 """
 
 import json
@@ -17,13 +22,14 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 import urllib.request
 
 import pytest
 
-from conftest import REPO, proc_stat, prog_path, run_bpfprof
+from conftest import BPFPROF, REPO, proc_stat, prog_path, run_bpfprof
 from test_record import CALLTREE_COUNTS
 from test_view import ARTIFACTS, View, need_browser, problems, TABLE
 
@@ -170,6 +176,154 @@ def test_view_big_archive(big):
         assert v.stop() == 0
     finally:
         v.kill()
+
+
+# procfan 100 50: the parent and 100 children, each child 50 calls deep
+FAN_N, FAN_D = 100, 50
+FAN_COUNTS = {"fan_out": 1, "child_main": FAN_N, "descend": FAN_N * FAN_D, "leaf": 2 * FAN_N * FAN_D}
+N_FAN_CALLS = 30_000_000
+
+
+@pytest.fixture(scope="module")
+def fan(tmp_path_factory):
+    """A recording of 101 processes (tests/progs/procfan) repeated to 30 M calls."""
+    if not REPEAT.exists():
+        pytest.fail("%s not built: make all" % REPEAT)
+    d = tmp_path_factory.mktemp("fan")
+    small = d / "procfan.bpfprof"
+    r = run_bpfprof(["record", "-q", "-o", small, "--", prog_path("procfan"), FAN_N, FAN_D], timeout=600)
+    assert r.returncode == 0, r.stderr
+    csv = d / "procfan.csv"
+    assert run_bpfprof(["convert", "-o", csv, small]).returncode == 0
+    import csv as csvmod
+    with open(csv) as f:
+        rows = [r for r in csvmod.DictReader(f) if r.get("function")]
+    per = {}
+    for r in rows:
+        per[r["function"]] = per.get(r["function"], 0) + 1
+    assert {k: per.get(k, 0) for k in FAN_COUNTS} == FAN_COUNTS, per
+    pids = {r["pid"] for r in rows if r["function"] in FAN_COUNTS}
+    assert len(pids) == FAN_N + 1, len(pids)
+    out = d / "fan.bpfprof"
+    p = subprocess.run([str(REPEAT), "-o", str(out), "-n", str(N_FAN_CALLS), str(small)],
+                       capture_output=True, text=True, timeout=1200)
+    assert p.returncode == 0, p.stderr
+    m = re.search(r"copies=(\d+) calls=(\d+)", p.stderr)
+    copies, calls = int(m.group(1)), int(m.group(2))
+    assert calls >= N_FAN_CALLS and calls == copies * len(rows), p.stderr
+    return out, calls
+
+
+# Pixels drawn (alpha > 0: the canvas is cleared to transparent) on the canvas line
+# at CSS pixel y, and the canvas' width in pixels.
+LINE_PIXELS = ("((y) => { const cv = document.getElementById('lodcanvas'), dpr = window.devicePixelRatio || 1;"
+               " const d = cv.getContext('2d').getImageData(0, Math.round(y * dpr), cv.width, 1).data;"
+               " let n = 0; for (let i = 3; i < d.length; i += 4) n += d[i] > 0; return [n, cv.width]; })(%f)")
+
+
+def read_stderr_until(fd, pattern, timeout):
+    """What a pty (view's stderr) gave until a line matches pattern."""
+    import select
+    out, deadline = b"", time.monotonic() + timeout
+    while not re.search(pattern, out.decode(errors="replace")) and time.monotonic() < deadline:
+        if select.select([fd], [], [], 1)[0]:
+            try:
+                out += os.read(fd, 65536)
+            except OSError:
+                break
+    return out.decode(errors="replace")
+
+
+def test_view_many_processes(fan):
+    """The timeline of 30 M calls over 101 processes: rows much taller than a
+    canvas can be (Chromium leaves a canvas over 65,535 px blank), drawn a
+    viewport at a time; processes fold; `#timeline` is this timeline; the
+    archive's reading is shown on a terminal before the URL."""
+    import cdp
+    import pty
+    need_browser()
+    path, calls = fan
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([str(BPFPROF), "view", str(path)], cwd=REPO, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=slave, text=True, start_new_session=True)
+    os.close(slave)
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        err = read_stderr_until(master, r"showing .* at http", 60)
+        # progress while reading, then what was read, then the URL
+        lines = [l.split("\x1b[K")[-1].strip() for l in err.splitlines()]
+        reading = [l for l in lines if re.match(r"bpfprof: reading fan\.bpfprof: \d+% ", l)]
+        done = [l for l in lines if l.startswith("bpfprof: read fan.bpfprof: ")]
+        assert reading and done, err[-2000:]
+        assert re.match(r"bpfprof: read fan\.bpfprof: %d calls in " % calls, done[0]), done
+        assert lines.index(done[0]) > lines.index(reading[0])
+        assert re.search(r"bpfprof: showing .*fan\.bpfprof at %s" % re.escape(url), lines[-1]), lines[-3:]
+
+        with cdp.Browser(timeout=120) as b:
+            b.navigate(url + "#timeline")
+            assert b.wait_for("document.body && document.body.dataset.ready", timeout=300) == "1"
+            # "#timeline" is the timeline of the calls in time, not speedscope's aggregate
+            assert b.wait_for("document.body.dataset.timeline", timeout=300)
+            assert b.evaluate("document.querySelector('#lod').classList.contains('on')")
+            assert b.evaluate("location.hash") == "#timeline"
+            d = b.evaluate("({calls: lod.data.calls, procs: lod.procs.length, threads: lod.nthreads,"
+                           " height: lod.height, canvas: document.getElementById('lodcanvas').height,"
+                           " view: document.getElementById('lodwrap').clientHeight * (window.devicePixelRatio || 1),"
+                           " rowH: lod.rowH})")
+            assert d["calls"] == calls and d["procs"] == FAN_N + 1 and d["threads"] == FAN_N + 1, d
+            assert d["height"] > 65535 and d["canvas"] <= d["view"] + 1, d
+            rh = d["rowH"]
+
+            def lane_drawn(pid, depth, what):
+                """Scrolls the thread of process pid into view and counts the pixels of its lane at depth."""
+                r = b.evaluate("(() => { const r = lod.rows.find(r => r.pid === %d && r.boxTop !== undefined"
+                               " && r.kind === 'thread'); return {y: r.boxTop}; })()" % pid)
+                y = r["y"] + depth * rh
+                n = int(b.evaluate("document.body.dataset.painted"))
+                top = b.evaluate("(() => { const w = document.getElementById('lodwrap');"
+                                 " w.scrollTop = Math.max(0, %d - 200); return w.scrollTop; })()" % y)
+                b.wait_for("+document.body.dataset.painted > %d" % n, timeout=30)
+                got, width = b.evaluate(LINE_PIXELS % (y - top + rh / 2))
+                assert got > width // 2, "%s: pid %d, depth %d: %d of %d pixels drawn" % (what, pid, depth, got, width)
+                return top
+
+            pids = b.evaluate("lod.procs.map(p => p.pid)")
+            # the parent (first), children from the middle and the end: far past 65,535 px
+            lane_drawn(pids[0], 0, "parent")
+            lane_drawn(pids[len(pids) // 2], FAN_D, "middle child's deepest leaf")
+            top = lane_drawn(pids[-1], 0, "last child")
+            assert top > 65535 - 1000, top
+            b.screenshot(ARTIFACTS / "view-procs-timeline.png")
+            lane_drawn(pids[-2], FAN_D + 1, "a child's leaf calls")
+
+            # a click on a process line folds it: one lane of its outermost calls
+            n = b.evaluate("lod.rows.length")
+            b.evaluate("document.getElementById('lodwrap').scrollTop = 0")
+            b.evaluate("(() => { const cv = document.getElementById('lodcanvas'), r = cv.getBoundingClientRect(),"
+                       " o = {clientX: r.left + 40, clientY: r.top + 5, bubbles: true};"
+                       " cv.dispatchEvent(new MouseEvent('mousedown', o)); cv.dispatchEvent(new MouseEvent('mouseup', o)); })()")
+            assert b.evaluate("lod.folded.has(%d) && lod.rows.length" % pids[0]) == n - 1
+            b.evaluate("document.getElementById('lodfold').click()")
+            f = b.evaluate("({rows: lod.rows.length, height: lod.height, folded: lod.rows.every(r => r.folded)})")
+            assert f["rows"] == FAN_N + 1 and f["folded"] and f["height"] < 65535, f
+            last = b.evaluate("lod.rows[lod.rows.length - 1].boxTop")
+            p = int(b.evaluate("document.body.dataset.painted"))
+            top = b.evaluate("(() => { const w = document.getElementById('lodwrap');"
+                             " w.scrollTop = w.scrollHeight; return w.scrollTop; })()")
+            b.wait_for("+document.body.dataset.painted > %d" % p, timeout=30)
+            got, width = b.evaluate(LINE_PIXELS % (last - top + rh / 2))
+            assert got > width // 2, (got, width)
+            b.screenshot(ARTIFACTS / "view-procs-folded.png")
+            assert not problems(b), problems(b)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        os.close(master)
 
 
 def test_big_call_graph_folded(tmp_path):

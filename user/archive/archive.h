@@ -13,6 +13,7 @@
 #define BPFPROF_ARCHIVE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include "model/session.h"
 
 struct archive_reader;
@@ -27,6 +28,8 @@ int archive__open(const char *path, struct bp_session *s, struct archive_reader 
 /* The next event: 1 and *ev filled, 0 at the end (s complete), or -errno. */
 int archive__next(struct archive_reader *r, struct bp_event *ev);
 void archive__close(struct archive_reader *r);
+/* How far reading has gone: bytes of the file consumed, and its size (0: not a regular file). */
+void archive__progress(const struct archive_reader *r, uint64_t *done, uint64_t *size);
 
 /*
  * Reads only the tables of `path` into `s` (initialised here), stepping over

@@ -742,6 +742,12 @@ int archive__open(const char *path, struct bp_session *s, struct archive_reader 
 	return reader_open(path, s, false, out);
 }
 
+void archive__progress(const struct archive_reader *r, uint64_t *done, uint64_t *size)
+{
+	*done = r->off;
+	*size = r->sized ? r->fsize : 0;
+}
+
 void archive__close(struct archive_reader *r)
 {
 	reader_free(r);

@@ -11,13 +11,16 @@
 #include "report/diff.h"
 #include "report/report.h"
 
-int replay__run(const char *path, const struct event_filter *f, struct bp_session *s,
-		int (*begin)(void *ctx, struct bp_session *s), replay_fn fn, void *ctx,
-		uint64_t *nkept)
+/* Events between two calls of a progress hook: its cost is nothing beside theirs. */
+#define PROGRESS_EVERY	65536
+
+static int run(const char *path, const struct event_filter *f, struct bp_session *s,
+	       int (*begin)(void *ctx, struct bp_session *s), replay_fn fn, void *ctx,
+	       uint64_t *nkept, const struct replay_progress *pr)
 {
 	struct archive_reader *r = NULL;
 	struct bp_event ev;
-	uint64_t kept = 0;
+	uint64_t kept = 0, n = 0;
 	int err;
 
 	err = archive__open(path, s, &r);
@@ -29,6 +32,12 @@ int replay__run(const char *path, const struct event_filter *f, struct bp_sessio
 			goto out;
 	}
 	while ((err = archive__next(r, &ev)) > 0) {
+		if (pr && ++n % PROGRESS_EVERY == 0) {
+			uint64_t done, size;
+
+			archive__progress(r, &done, &size);
+			pr->fn(pr->ctx, done, size, n);
+		}
 		if (!filter__keep(f, &ev))
 			continue;
 		err = fn(ctx, s, &ev);
@@ -45,6 +54,13 @@ out:
 	if (nkept)
 		*nkept = kept;
 	return err;
+}
+
+int replay__run(const char *path, const struct event_filter *f, struct bp_session *s,
+		int (*begin)(void *ctx, struct bp_session *s), replay_fn fn, void *ctx,
+		uint64_t *nkept)
+{
+	return run(path, f, s, begin, fn, ctx, nkept, NULL);
 }
 
 struct export_ctx {
@@ -101,9 +117,15 @@ static int report_event(void *ctx, const struct bp_session *s, const struct bp_e
 int replay__report(const char *path, const struct event_filter *f, struct bp_session *s,
 		   struct report *rep)
 {
+	return replay__report_progress(path, f, s, rep, NULL);
+}
+
+int replay__report_progress(const char *path, const struct event_filter *f, struct bp_session *s,
+			    struct report *rep, const struct replay_progress *pr)
+{
 	struct report_ctx x = { .path = path, .rep = rep };
 
-	return replay__run(path, f, s, NULL, report_event, &x, NULL);
+	return run(path, f, s, NULL, report_event, &x, NULL, pr);
 }
 
 /* One side being read: by the main thread (base) and a second one (new). */

@@ -41,6 +41,18 @@ int replay__report(const char *path, const struct event_filter *f, struct bp_ses
 		   struct report *rep);
 
 /*
+ * Told now and then (every 65,536 events) how far a replay has gone: bytes
+ * of the file read, its size (0: unknown) and events read so far.
+ */
+struct replay_progress {
+	void (*fn)(void *ctx, uint64_t done, uint64_t size, uint64_t events);
+	void *ctx;
+};
+/* replay__report(), telling pr (may be NULL) how far it has gone. */
+int replay__report_progress(const char *path, const struct event_filter *f, struct bp_session *s,
+			    struct report *rep, const struct replay_progress *pr);
+
+/*
  * Two recordings into the two sides of a diff (report/diff.h), paths[0]
  * the base and paths[1] the new one, read at once in two threads.  0 or
  * -errno (printed).

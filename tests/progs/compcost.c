@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * compcost [ROUNDS [rt]]: durations with the probes' cost taken out
+ * compcost [ROUNDS [rt|nort [LEAVES [WORK]]]]: durations with the probes' cost taken out
  * (decode/compensate.h) against what the program measures itself.
  *
  *   leaf()      empty (push; add to `sink`; pop): traced, it should report about 0
- *   parent()    a fixed amount of arithmetic, and 100 calls of leaf()
+ *   parent()    a fixed amount of arithmetic (WORK iterations, default 200,000),
+ *               and LEAVES (default 100) calls of leaf()
  *   parent_ref(), leaf_ref(): the same code, never traced
  *
  * Guarantee, one thread: main first calls parent_ref() ROUNDS times (default
@@ -15,7 +16,7 @@
  * With "rt" it first asks for SCHED_FIFO priority 10 (root): on a busy
  * machine a normal thread loses the CPU at the probes' traps, and its wall
  * clock then measures other programs; "rt=1" in the line says it got it.
- * So parent is called N times from main, leaf 100 N times, each from parent;
+ * So parent is called N times from main, leaf LEAVES * N times, each from parent;
  * nothing else of the file is called traced (parent_ref, leaf_ref are not
  * selected by the tests).
  */
@@ -26,8 +27,8 @@
 #include <time.h>
 #include "progs.h"
 
-#define LEAVES	100
-#define WORK	200000	/* iterations: a few hundred microseconds here */
+static long leaves = 100;
+static unsigned long work_n = 200000;	/* iterations: a few hundred microseconds here */
 
 volatile unsigned long sink;
 
@@ -49,26 +50,26 @@ static unsigned long work(void)
 {
 	unsigned long x = sink, i;
 
-	for (i = 0; i < WORK; i++)
+	for (i = 0; i < work_n; i++)
 		x = x * 6364136223846793005ul + 1442695040888963407ul;
 	return x;
 }
 
 TRACED void parent(void)
 {
-	int i;
+	long i;
 
 	sink += work();
-	for (i = 0; i < LEAVES; i++)
+	for (i = 0; i < leaves; i++)
 		leaf();
 }
 
 TRACED void parent_ref(void)
 {
-	int i;
+	long i;
 
 	sink += work();
-	for (i = 0; i < LEAVES; i++)
+	for (i = 0; i < leaves; i++)
 		leaf_ref();
 }
 
@@ -112,6 +113,10 @@ int main(int argc, char **argv)
 		rt = sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
 	}
 
+	if (argc > 3)
+		leaves = atol(argv[3]);
+	if (argc > 4)
+		work_n = strtoul(argv[4], NULL, 10);
 	if (n < 1)
 		n = 1;
 	v = calloc(n, sizeof(*v));

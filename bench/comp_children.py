@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""How close --compensate brings a parent with traced children to its untraced time.
+
+  comp_children.py [LEAVES [WORK [RUNS]]]     (defaults 10, 8000, 5; run as root)
+
+Records tests/progs/compcost ROUNDS=30 rt LEAVES WORK with -F parent -F leaf
+--compensate, RUNS times.  compcost times parent_ref (the same code, never
+traced) itself: its median is the untraced time.  Prints per run the
+untraced time, the program's own clock around the traced parent, the
+compensated median of parent in the recording and its ratio to the untraced
+time, the compensated median of the (empty) leaves, and the calibration line.
+The goal of issue #29: the ratio within 1.5x in every run.
+"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+leaves, work, runs = (sys.argv[1:] + ["10", "8000", "5"][len(sys.argv) - 1:])[:3]
+with tempfile.TemporaryDirectory() as d:
+    out = os.path.join(d, "comp.json")
+    for i in range(int(runs)):
+        r = subprocess.run([os.path.join(REPO, "bpfprof"), "record", "-o", out, "-F", "parent", "-F", "leaf",
+                            "--compensate", "--", os.path.join(REPO, "tests/progs/compcost"), "30", "rt",
+                            leaves, work], capture_output=True, text=True)
+        m = re.search(r"untraced_ns=(\d+) traced_ns=(\d+) rt=(\d)", r.stdout)
+        if r.returncode or not m:
+            sys.exit("comp_children: record failed: %s" % r.stderr[-2000:])
+        ev = [e for e in json.load(open(out))["traceEvents"] if e.get("ph") == "X"]
+        par = statistics.median(e["dur"] * 1000 for e in ev if e["name"] == "parent")
+        leaf = statistics.median(e["dur"] * 1000 for e in ev if e["name"] == "leaf")
+        u, t = int(m.group(1)), int(m.group(2))
+        print("run %d: untraced %d ns, traced %d ns (program's clock), compensated %.0f ns = %.2fx "
+              "untraced; leaf %.0f ns; rt=%s; load %s" % (i + 1, u, t, par, par / u, leaf, m.group(3),
+                                                        open("/proc/loadavg").read().split()[0]))
+        cal = re.search(r"durations compensated[^\n]*", r.stderr)
+        if i == 0 and cal:
+            print("  " + cal.group(0))

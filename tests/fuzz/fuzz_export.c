@@ -104,9 +104,10 @@ static void report(const char *path, uint64_t h)
 
 static void diff(char *path, uint64_t h)
 {
-	char *paths[2] = { path, path };
+	char *paths[2] = { path, path }, *pb[2], *pn[2];
 	struct diff *d = NULL;
 	struct diff_opts o;
+	size_t runs;
 
 	diff__default_opts(&o);
 	o.format = h % 4;
@@ -116,9 +117,14 @@ static void diff(char *path, uint64_t h)
 	o.min_calls = h / 48 % 2 ? 2 : 20;
 	if (h / 96 % 2)
 		o.fail_above = 0.01;
+	o.all_calls = h / 384 % 2;
+	/* each side once, or twice (the test across runs) */
+	runs = h / 192 % 2 ? 2 : 1;
+	pb[0] = pb[1] = paths[0];
+	pn[0] = pn[1] = paths[1];
 	if (diff__new(&o, &d))
 		abort();
-	if (!replay__diff(d, paths) && !diff__compute(d)) {
+	if (!replay__diff(d, pb, runs, pn, runs) && !diff__compute(d)) {
 		diff__print(d, sink);
 		if (o.fail_above >= 0 && diff__mode(d) == DIFF_CALLS)
 			diff__gate(d, sink);

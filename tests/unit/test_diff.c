@@ -115,6 +115,62 @@ static void test_hodges_lehmann(void **state)
 	assert_true(isinf(hi) && hi > 0);
 }
 
+static void test_student_t(void **state)
+{
+	/* df 1 is the Cauchy: P(T > 1) = 1/2 - atan(1)/pi = 1/4 */
+	near(stats__t_sf(1, 1), 0.25, 1e-12);
+	near(stats__t_sf(0, 7), 0.5, 1e-12);
+	/* the tables' two-sided 5% points: 12.706 (1), 4.303 (2), 2.776 (4), 2.228 (10) */
+	near(stats__t_sf(12.7062, 1), 0.025, 1e-5);
+	near(stats__t_sf(4.30265, 2), 0.025, 1e-5);
+	near(stats__t_sf(2.77645, 4), 0.025, 1e-5);
+	near(stats__t_sf(2.22814, 10), 0.025, 1e-5);
+	near(stats__t_sf(-2.77645, 4), 0.975, 1e-5);
+	/* a fractional df is rounded down: 4.9 is 4 */
+	near(stats__t_sf(2.77645, 4.9), 0.025, 1e-5);
+	near(stats__t_isf(0.025, 4), 2.77645, 1e-4);
+	near(stats__t_isf(0.005, 3), 5.84091, 1e-4);
+	/* many degrees: the normal's 1.96 */
+	near(stats__t_sf(1.959964, 100000), 0.025, 1e-4);
+}
+
+static void test_welch(void **state)
+{
+	const double x[] = { 1, 2, 3 }, y[] = { 4, 5, 6 }, z[] = { 4, 6, 8, 10, 12 };
+	struct welch_result w;
+
+	/* equal variances 1, n 3: se sqrt(1/3 + 1/3) = 0.81650, df (2/3)^2 / (2 (1/3)^2 / 2) = 4 */
+	stats__welch(x, 3, y, 3, &w);
+	near(w.diff, 3, 1e-12);
+	near(w.se, 0.8164966, 1e-6);
+	near(w.df, 4, 1e-12);
+	/*
+	 * z: mean 8, variance 10; a = 1/3, b = 2: se sqrt(7/3) = 1.527525;
+	 * df (7/3)^2 / ((1/3)^2/2 + 2^2/4) = 5.4444 / 1.0556 = 5.16 -> 5
+	 */
+	stats__welch(x, 3, z, 5, &w);
+	near(w.diff, 6, 1e-12);
+	near(w.se, 1.5275252, 1e-6);
+	near(w.df, 5, 1e-12);
+	/* one value a side: no spread to estimate */
+	stats__welch(x, 1, y, 3, &w);
+	assert_true(isnan(w.se));
+}
+
+static void test_weighted_median(void **state)
+{
+	const double v[] = { 3, 1, 100, 2 }, w1[] = { 1, 1, 1, 1 }, w2[] = { 5, 1, 1, 1 };
+	const double vn[] = { NAN, 1, 2, 3 }, w0[] = { 1, 1, 0, 1 };
+
+	/* half the weight falls between 2 and 3 */
+	near(stats__weighted_median(v, w1, 4), 2.5, 1e-12);
+	/* 3 holds 5 of 8 */
+	near(stats__weighted_median(v, w2, 4), 3, 1e-12);
+	/* NAN and weightless values skipped: 1 and 3 left */
+	near(stats__weighted_median(vn, w0, 4), 2, 1e-12);
+	assert_true(isnan(stats__weighted_median(vn, w0, 1)));
+}
+
 static void test_holm(void **state)
 {
 	double p[] = { 0.01, 0.04, 0.03, 0.005 };
@@ -487,6 +543,141 @@ static void test_diff_samples(void **state)
 	session__free(&s[1]);
 }
 
+/*
+ * Six functions, 200 calls each a side, durations base * k * (1 + (i % 10) / 100):
+ * the whole new side 5% slower (the machine), f5 twice as slow on top.
+ */
+static void build_shifted(struct diff *d, int side, struct bp_session *s, double whole,
+			  double f5, uint64_t seed)
+{
+	uint32_t f[6], p[6];
+	uint64_t t = 0;
+	char name[8];
+	int i, k;
+
+	session__init(s);
+	session__add_module(s, "/bin/prog");
+	for (k = 0; k < 6; k++) {
+		snprintf(name, sizeof(name), "f%d", k);
+		f[k] = fn(s, name);
+		p[k] = session__path(s, 0, f[k]);
+	}
+	for (i = 0; i < 200; i++)
+		for (k = 0; k < 6; k++) {
+			double v = 1000.0 * (k + 1) * (1 + (double)((i * 7 + seed) % 10) / 100) * whole;
+			uint64_t dur = (uint64_t)(v * (k == 5 ? f5 : 1));
+
+			call(d, side, s, f[k], p[k], t, dur, dur);
+			t += dur + 100;
+		}
+	s->duration = t;
+	assert_int_equal(diff__side_done(d, side, s, side ? "new" : "base"), 0);
+	session__free(s);
+}
+
+static char *run_shifted(struct diff_opts *o, int runs, const double *whole_b,
+			 const double *whole_n, double f5, size_t *gate, int *err)
+{
+	struct bp_session s;
+	struct diff *d;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	assert_int_equal(diff__new(o, &d), 0);
+	for (r = 0; r < runs; r++)
+		build_shifted(d, 0, &s, whole_b[r], 1, r);
+	for (r = 0; r < runs + (err ? 1 : 0); r++)
+		build_shifted(d, 1, &s, whole_n[r], f5, r + 3);
+	*gate = 0;
+	if (err) {
+		*err = diff__compute(d);
+		diff__free(d);
+		return NULL;
+	}
+	assert_int_equal(diff__compute(d), 0);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(diff__print(d, f), 0);
+	fclose(f);
+	f = fopen("/dev/null", "w");
+	*gate = diff__gate(d, f);
+	fclose(f);
+	diff__free(d);
+	return buf;
+}
+
+/* One recording a side: the whole run's 5% is the machine's; f5 alone is slower. */
+static void test_diff_run_shift(void **state)
+{
+	const double b[] = { 1 }, n[] = { 1.05 };
+	struct diff_opts o;
+	size_t gate;
+	char *out;
+
+	diff__default_opts(&o);
+	o.format = DIFF_CSV;
+	o.fail_above = 0.5;
+	out = run_shifted(&o, 1, b, n, 2, &gate, NULL);
+	assert_non_null(strstr(out, "\nf5,prog,slower,"));
+	for (int k = 0; k < 5; k++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "\nf%d,prog,same,", k);
+		assert_non_null(strstr(out, want));
+	}
+	assert_int_equal(gate, 1);	/* 2 / 1.05 = 1.9 > 1.5 */
+	free(out);
+	/* the plain text says it, on its own line */
+	o.format = DIFF_PRETTY;
+	out = run_shifted(&o, 1, b, n, 2, &gate, NULL);
+	assert_non_null(strstr(out, "\nthe whole run is 5.0% slower (1.050x, the weighted median of 6 "
+				    "functions' shifts): machine or global change"));
+	free(out);
+	o.format = DIFF_JSON;
+	out = run_shifted(&o, 1, b, n, 2, &gate, NULL);
+	assert_non_null(strstr(out, "\"run_shift\":1.05,"));
+	free(out);
+}
+
+/*
+ * Three runs a side, each run's machine a different speed (2-6% apart),
+ * f5 1.1x in new: found slower across runs, the others the same; the whole
+ * run's shift within noise.  Three runs against four: refused only when a
+ * side has one.
+ */
+static void test_diff_runs(void **state)
+{
+	const double b[] = { 1.00, 1.04, 0.98 }, n[] = { 1.03, 0.99, 1.02, 1.0 };
+	struct diff_opts o;
+	size_t gate;
+	char *out;
+	int err;
+
+	diff__default_opts(&o);
+	o.format = DIFF_CSV;
+	o.fail_above = 0.05;
+	out = run_shifted(&o, 3, b, n, 1.1, &gate, NULL);
+	assert_non_null(strstr(out, "\nf5,prog,slower,"));
+	for (int k = 0; k < 5; k++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "\nf%d,prog,same,", k);
+		assert_non_null(strstr(out, want));
+	}
+	assert_int_equal(gate, 1);
+	free(out);
+	o.format = DIFF_PRETTY;
+	out = run_shifted(&o, 3, b, n, 1.1, &gate, NULL);
+	assert_non_null(strstr(out, "base  3 runs: base, base, base:"));
+	assert_non_null(strstr(out, "runs): within run-to-run noise;"));
+	free(out);
+	/* one base run, two new */
+	run_shifted(&o, 1, b, n, 1.1, &gate, &err);
+	assert_int_equal(err, -EINVAL);
+}
+
 /* One side with calls, the other with samples only: refused. */
 static void test_diff_kinds(void **state)
 {
@@ -516,6 +707,9 @@ int main(void)
 		cmocka_unit_test(test_normal),
 		cmocka_unit_test(test_mann_whitney),
 		cmocka_unit_test(test_hodges_lehmann),
+		cmocka_unit_test(test_student_t),
+		cmocka_unit_test(test_welch),
+		cmocka_unit_test(test_weighted_median),
 		cmocka_unit_test(test_holm),
 		cmocka_unit_test(test_two_proportions),
 		cmocka_unit_test(test_reservoir),
@@ -525,6 +719,8 @@ int main(void)
 		cmocka_unit_test(test_diff_margin),
 		cmocka_unit_test(test_diff_paths_json),
 		cmocka_unit_test(test_diff_samples),
+		cmocka_unit_test(test_diff_run_shift),
+		cmocka_unit_test(test_diff_runs),
 		cmocka_unit_test(test_diff_kinds),
 	};
 

@@ -132,8 +132,9 @@ int replay__report_progress(const char *path, const struct event_filter *f, stru
 struct side_job {
 	struct diff *d;
 	int side;
-	const char *path;
-	struct bp_session s;	/* kept for diff__side_done() once both are read */
+	char **paths;		/* its recordings, read one after the other */
+	size_t npaths;
+	const char *path;	/* the one being read */
 	int err;
 };
 
@@ -148,49 +149,51 @@ static int add_event(void *ctx, const struct bp_session *s, const struct bp_even
 	return err;
 }
 
-/* Streams one archive into its side of the diff (the replay loop, no filter). */
+/*
+ * Streams a side's archives into it, one after the other (the replay loop,
+ * no filter), each folded in by diff__side_done() once read: that takes the
+ * diff's lock, so the other side's thread may fold at the same time.
+ */
 static void *read_side(void *arg)
 {
 	struct side_job *j = arg;
+	struct bp_session s;
+	size_t i;
 
-	/* the reader or add_event() printed why, in one line */
-	j->err = replay__run(j->path, NULL, &j->s, NULL, add_event, j, NULL);
+	for (i = 0; i < j->npaths && !j->err; i++) {
+		j->path = j->paths[i];
+		session__init(&s);
+		/* the reader or add_event() printed why, in one line */
+		j->err = replay__run(j->path, NULL, &s, NULL, add_event, j, NULL);
+		if (!j->err) {
+			j->err = diff__side_done(j->d, j->side, &s, j->path);
+			if (j->err)
+				p_err("%s: corrupt archive: its call paths are not a tree", j->path);
+		}
+		session__free(&s);
+	}
 	return NULL;
 }
 
 /*
- * Both archives at once, one thread each: reading (inflating, decoding) is
- * nearly all of the time, and the sides share nothing until they are done.
+ * Both sides at once, one thread each: reading (inflating, decoding) is
+ * nearly all of the time, and the sides share nothing until a recording is
+ * read.
  */
-int replay__diff(struct diff *d, char **paths)
+int replay__diff(struct diff *d, char **base, size_t nbase, char **new, size_t nnew)
 {
-	struct side_job j[2];
+	struct side_job j[2] = {
+		{ .d = d, .side = 0, .paths = base, .npaths = nbase },
+		{ .d = d, .side = 1, .paths = new, .npaths = nnew },
+	};
 	pthread_t t;
 	bool threaded;
-	int i, err = 0;
 
-	for (i = 0; i < 2; i++) {
-		memset(&j[i], 0, sizeof(j[i]));
-		j[i].d = d;
-		j[i].side = i;
-		j[i].path = paths[i];
-		session__init(&j[i].s);
-	}
 	threaded = !pthread_create(&t, NULL, read_side, &j[1]);
 	read_side(&j[0]);
 	if (threaded)
 		pthread_join(t, NULL);
 	else
 		read_side(&j[1]);
-	for (i = 0; i < 2 && !err; i++) {
-		err = j[i].err;
-		if (!err) {
-			err = diff__side_done(d, i, &j[i].s, paths[i]);
-			if (err)
-				p_err("%s: corrupt archive: its call paths are not a tree", paths[i]);
-		}
-	}
-	session__free(&j[0].s);
-	session__free(&j[1].s);
-	return err;
+	return j[0].err ? j[0].err : j[1].err;
 }

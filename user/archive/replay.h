@@ -53,11 +53,12 @@ int replay__report_progress(const char *path, const struct event_filter *f, stru
 			    struct report *rep, const struct replay_progress *pr);
 
 /*
- * Two recordings into the two sides of a diff (report/diff.h), paths[0]
- * the base and paths[1] the new one, read at once in two threads.  0 or
+ * Recordings into the two sides of a diff (report/diff.h): base[0..nbase)
+ * the base side's, new[0..nnew) the new side's (one recording each, or
+ * several runs each), the two sides read at once in two threads.  0 or
  * -errno (printed).
  */
 struct diff;
-int replay__diff(struct diff *d, char **paths);
+int replay__diff(struct diff *d, char **base, size_t nbase, char **new, size_t nnew);
 
 #endif

@@ -22,8 +22,11 @@
 static void usage(FILE *f, const char *cmd)
 {
 	(void)cmd;
-	fprintf(f, "usage: bpfprof diff [options] BASE NEW\n\n"
-		   "Compare two recordings (.bpfprof archives): per function, both sides'\n"
+	fprintf(f, "usage: bpfprof diff [options] BASE NEW\n"
+		   "       bpfprof diff [options] BASE1 BASE2 [...] -- NEW1 NEW2 [...]\n"
+		   "       bpfprof diff [options] --base BASE1 --base BASE2 --new NEW1 --new NEW2\n\n"
+		   "Compare two recordings (.bpfprof archives), or several runs of each side:\n"
+		   "per function, both sides'\n"
 		   "calls, total, self and p50/p90/p99 per call, the change of the median per\n"
 		   "call with a confidence interval, and whether it is significant; then the\n"
 		   "call paths where the time moved.  Functions match by name and module file\n"
@@ -33,16 +36,20 @@ static void usage(FILE *f, const char *cmd)
 		   "      --format FMT     pretty (default), json, csv (the function table), or\n"
 		   "                       folded (\"stack BASE NEW\" lines: flamegraph.pl's\n"
 		   "                       differential input; self ns per call path, or samples)\n"
+		   "      --base FILE      a recording of the base side (repeatable: runs)\n"
+		   "      --new FILE       a recording of the new side (repeatable: runs)\n"
 		   "      --sample         compare on-cpu stack samples, not traced calls\n"
+		   "      --all-calls      test every timed call, not the faster half of each\n"
+		   "                       side's (the time other tasks took from a call only adds)\n"
 		   "      --alpha A        family-wise error rate of the tests (default 0.05)\n"
 		   "      --min-change PCT changes of the median per call within +-PCT are not\n"
 		   "                       counted as changes (default 2%%; 0: any change)\n"
 		   "      --min-calls N    timed calls each side needs for a verdict (default 20;\n"
 		   "                       with --sample: samples of a row, both sides together)\n"
-		   "      --fail-above PCT exit 1 when a function's median per call rose\n"
-		   "                       significantly by more than PCT (the lower end of its\n"
-		   "                       interval above 1+PCT); the offenders are printed on\n"
-		   "                       stderr.  Exit 0 otherwise\n"
+		   "      --fail-above PCT exit 1 when a function's shift (relative to the whole\n"
+		   "                       run's) is significant and above 1+PCT at the lower end\n"
+		   "                       of its interval; the offenders are printed on stderr.\n"
+		   "                       Exit 0 otherwise\n"
 		   "      --min-total DUR  the gate ignores functions whose total time in NEW is\n"
 		   "                       below DUR (default 0)\n"
 		   "  -n, --top N          only the first N functions (default: all)\n"
@@ -51,21 +58,28 @@ static void usage(FILE *f, const char *cmd)
 		   "      --all-paths      every call path, also those whose time moved less than\n"
 		   "                       0.5%% of the traced time\n"
 		   "  -h, --help           this help\n\n"
-		   "test: Mann-Whitney U on log per-call durations (a uniform sample of up to 2048\n"
-		   "timed calls per function and side), against the --min-change margin,\n"
-		   "Holm-corrected over the functions; shift = Hodges-Lehmann ratio new/base with\n"
-		   "its (1-alpha) interval.  Exit status: 0, 1 on --fail-above offenders or errors,\n"
-		   "2 on usage errors.\n");
+		   "The whole run's shift (the machine: frequency, load; or a change of\n"
+		   "everything) is estimated from all functions and shown on its own line;\n"
+		   "each function is tested relative to it (from 4 functions tested).\n"
+		   "One recording a side: Mann-Whitney U on log per-call durations (the faster\n"
+		   "half of a uniform sample of up to 2048 timed calls per function and side),\n"
+		   "against the --min-change margin, Holm-corrected over the functions; shift =\n"
+		   "Hodges-Lehmann ratio new/base with its (1-alpha) interval.  Several a side\n"
+		   "(at least 2 each): the runs are the samples: Welch's t on each run's p25 per\n"
+		   "call (log), less the run's shift.  Exit status: 0, 1 on --fail-above\n"
+		   "offenders or errors, 2 on usage errors.\n");
 }
 
 int cmd_diff(int argc, char **argv)
 {
 	enum {
 		OPT_SAMPLE = OPT_OWN, OPT_ALPHA, OPT_MIN_CHANGE, OPT_MIN_CALLS,
-		OPT_FAIL_ABOVE, OPT_MIN_TOTAL, OPT_NO_PATHS, OPT_ALL_PATHS,
+		OPT_FAIL_ABOVE, OPT_MIN_TOTAL, OPT_NO_PATHS, OPT_ALL_PATHS, OPT_BASE, OPT_NEW,
+		OPT_ALL_CALLS,
 	};
 	static const struct option longopts[] = {
 		OPT_ARG("format", OPT_FORMAT), OPT_FLAG("sample", OPT_SAMPLE),
+		OPT_ARG("base", OPT_BASE), OPT_ARG("new", OPT_NEW), OPT_FLAG("all-calls", OPT_ALL_CALLS),
 		/* the test */
 		OPT_ARG("alpha", OPT_ALPHA), OPT_ARG("min-change", OPT_MIN_CHANGE),
 		OPT_ARG("min-calls", OPT_MIN_CALLS),
@@ -80,11 +94,19 @@ int cmd_diff(int argc, char **argv)
 	struct cmd_opts co = { .cmd = "diff", .usage = usage, .top = &o.top, .depth = &o.depth };
 	struct diff *d = NULL;
 	unsigned long v;
-	char *end;
-	size_t bad;
-	int c, err = 0, status = 0;
+	char *end, **files[2] = { NULL, NULL };
+	size_t bad, nfiles[2] = { 0, 0 }, i;
+	int c, err = 0, status = 0, dashdash = -1;
 
 	diff__default_opts(&o);
+	/* BASE... -- NEW...: what follows "--" is the new side (getopt sees only what precedes) */
+	for (c = 1; c < argc; c++)
+		if (!strcmp(argv[c], "--")) {
+			dashdash = c;
+			break;
+		}
+	if (dashdash > 0)
+		argc = dashdash;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -104,6 +126,13 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case OPT_SAMPLE:
 			o.mode = DIFF_SAMPLES;
+			break;
+		case OPT_BASE:
+		case OPT_NEW:
+			strv_push(&files[c == OPT_NEW], &nfiles[c == OPT_NEW], optarg);
+			break;
+		case OPT_ALL_CALLS:
+			o.all_calls = true;
 			break;
 		case OPT_ALPHA:
 			errno = 0;
@@ -150,9 +179,34 @@ int cmd_diff(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
-	if (argc - optind != 2) {
-		p_err("diff compares two recordings, BASE and NEW; got %d (see 'bpfprof diff --help')",
-		      argc - optind);
+	if (dashdash > 0 || !(nfiles[0] || nfiles[1])) {
+		if (nfiles[0] || nfiles[1]) {
+			p_err("--base/--new, or BASE... -- NEW...: not both");
+			err = -EINVAL;
+			goto cleanup;
+		}
+		if (dashdash > 0) {
+			for (i = optind; i < (size_t)argc; i++)
+				strv_push(&files[0], &nfiles[0], argv[i]);
+			for (i = dashdash + 1; argv[i]; i++)
+				strv_push(&files[1], &nfiles[1], argv[i]);
+		} else if (argc - optind == 2) {
+			strv_push(&files[0], &nfiles[0], argv[optind]);
+			strv_push(&files[1], &nfiles[1], argv[optind + 1]);
+		} else {
+			p_err("diff compares two recordings, BASE and NEW (or runs of each: BASE... -- "
+			      "NEW...); got %d (see 'bpfprof diff --help')", argc - optind);
+			err = -EINVAL;
+			goto cleanup;
+		}
+	} else if (optind < argc) {
+		p_err("--base/--new, or BASE NEW: not both (extra '%s')", argv[optind]);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (!nfiles[0] || !nfiles[1]) {
+		p_err("diff needs recordings on both sides: got %zu base and %zu new", nfiles[0],
+		      nfiles[1]);
 		err = -EINVAL;
 		goto cleanup;
 	}
@@ -164,7 +218,7 @@ int cmd_diff(int argc, char **argv)
 	err = diff__new(&o, &d);
 	if (err)
 		goto cleanup;
-	err = replay__diff(d, argv + optind);
+	err = replay__diff(d, files[0], nfiles[0], files[1], nfiles[1]);
 	if (err) {
 		err = -EIO;	/* printed; a bad file is exit 1, not a usage error */
 		goto cleanup;
@@ -194,6 +248,8 @@ int cmd_diff(int argc, char **argv)
 	}
 cleanup:
 	diff__free(d);
+	free(files[0]);
+	free(files[1]);
 	if (err == OPTS_HELP)
 		return 0;
 	return err ? (err == -EINVAL ? 2 : 1) : status;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/log.h"
@@ -52,6 +53,7 @@ int diff__new(const struct diff_opts *o, struct diff **out)
 		*out = NULL;
 		return -EINVAL;
 	}
+	pthread_mutex_init(&d->lock, NULL);
 	/* the root path node */
 	d->dp = xcalloc(64, sizeof(*d->dp));
 	d->ndp = 1;
@@ -231,7 +233,7 @@ int diff__add(struct diff *d, int side, const struct bp_session *s, const struct
 	case BP_EV_SAMPLE:
 		return add_sample(sd, s, &ev->sample);
 	case BP_EV_LOSS:
-		sd->lost += ev->loss.count;
+		sd->run_lost += ev->loss.count;
 		return 0;
 	default:
 		return 0;	/* edges, annotations: not compared */
@@ -251,6 +253,31 @@ static void add_path_row(struct side *sd, uint32_t dp, const struct side_path *r
 }
 
 /*
+ * This recording's estimate of a function's per-call time, for the test
+ * across runs: the log of the p25 of its timed calls (the median of the
+ * faster half, see diff_calls_one()), or of the p50 with --all-calls; NAN
+ * with fewer than min_calls timed calls in this recording.
+ */
+static void run_estimate(const struct diff *d, const struct side *sd, struct side_func *y,
+			 struct reservoir *res)
+{
+	uint32_t k, run = sd->nruns;
+	uint64_t q;
+
+	if (run >= y->nrm) {
+		y->rm = xrealloc(y->rm, (run + 1) * sizeof(*y->rm));
+		for (k = y->nrm; k <= run; k++)
+			y->rm[k] = NAN;
+		y->nrm = run + 1;
+	}
+	if (res->n < d->o.min_calls)
+		return;
+	reservoir__sort(res);
+	q = stats__quantile(res->v, res->n, d->o.all_calls ? 0.5 : 0.25);
+	y->rm[run] = log((double)(q ? q : 1));
+}
+
+/*
  * The session's functions and paths to gfuncs and dpaths (paths in id order:
  * a parent has a smaller id than its children, as the reader checks), and
  * the rows folded in.  Two session functions of one gfunc (a merged archive
@@ -263,6 +290,8 @@ int diff__side_done(struct diff *d, int side, const struct bp_session *s, const 
 	uint32_t *pmap = xcalloc(s->npaths ? s->npaths : 1, sizeof(*pmap));	/* dpath */
 	size_t f, p;
 	int err = 0;
+
+	pthread_mutex_lock(&d->lock);
 
 	for (f = 0; f < s->nfuncs; f++)
 		gmap[f] = intern_func(d, s->funcs[f].name ? s->funcs[f].name : "",
@@ -287,6 +316,7 @@ int diff__side_done(struct diff *d, int side, const struct bp_session *s, const 
 		y = &sd->funcs[g];
 		y->calls += x->calls;
 		y->self += x->self;
+		run_estimate(d, sd, y, &x->res);
 		reservoir__merge(&y->res, &x->res);
 		if (x->o_calls) {
 			struct side_path r = { x->o_calls, x->o_total, x->o_self, 0 };
@@ -297,13 +327,21 @@ int diff__side_done(struct diff *d, int side, const struct bp_session *s, const 
 	for (p = 1; p < sd->nsp && p < s->npaths; p++)
 		if (sd->sp[p].calls || sd->sp[p].samples)
 			add_path_row(sd, pmap[p], &sd->sp[p]);
-	free(sd->label);
-	free(sd->cmdline);
-	sd->label = xstrdup(label ? label : "");
-	sd->cmdline = xstrdup(s->cmdline ? s->cmdline : "");
-	sd->duration = s->duration;
-	if (s->lost_total > sd->lost)
-		sd->lost = s->lost_total;
+	if (!sd->nruns) {
+		sd->label = xstrdup(label ? label : "");
+		sd->cmdline = xstrdup(s->cmdline ? s->cmdline : "");
+	} else {
+		size_t n = strlen(sd->label) + strlen(label ? label : "") + 3;
+		char *l = xcalloc(n, 1);
+
+		snprintf(l, n, "%s, %s", sd->label, label ? label : "");
+		free(sd->label);
+		sd->label = l;
+	}
+	sd->nruns++;
+	sd->duration += s->duration;
+	sd->lost += s->lost_total > sd->run_lost ? s->lost_total : sd->run_lost;
+	sd->run_lost = 0;
 	sd->done = true;
 cleanup:
 	for (f = 0; f < sd->nsf; f++)
@@ -315,6 +353,7 @@ cleanup:
 	sd->nsf = sd->nsp = 0;
 	free(gmap);
 	free(pmap);
+	pthread_mutex_unlock(&d->lock);
 	return err;
 }
 
@@ -414,162 +453,6 @@ static void finish_side(struct diff *d, struct side *sd)
 	free(stamp);
 }
 
-/* Calls mode: one row per function called on either side, tested where both have enough. */
-static void compute_calls(struct diff *d)
-{
-	const struct side_func *b, *n;
-	double margin = log1p(d->o.min_change);
-	double *p = NULL;
-	size_t i, ntested = 0, k;
-
-	d->rows = xcalloc(d->ngf ? d->ngf : 1, sizeof(*d->rows));
-	for (i = 0; i < d->ngf; i++) {
-		struct frow *r = &d->rows[d->nrows];
-		struct mw_result up, down;
-		double est, lo, hi;
-
-		b = &d->side[0].funcs[i];
-		n = &d->side[1].funcs[i];
-		if (!b->calls && !n->calls)
-			continue;
-		d->nrows++;
-		r->func = i;
-		r->dtotal = (int64_t)n->total - (int64_t)b->total;
-		r->ratio = b->p50 ? (double)n->p50 / (double)b->p50 : NAN;
-		r->shift = r->ci_lo = r->ci_hi = NAN;
-		r->p_raw = r->p_adj = NAN;
-		if (!b->calls) {
-			r->v = V_ADDED;
-			continue;
-		}
-		if (!n->calls) {
-			r->v = V_REMOVED;
-			continue;
-		}
-		if (b->res.n < d->o.min_calls || n->res.n < d->o.min_calls) {
-			r->v = V_FEW;
-			continue;
-		}
-		/*
-		 * Against the margin: "new is slower than base * (1 + m)" and
-		 * "new is faster than base / (1 + m)", each one-sided; the
-		 * smaller p doubled (both directions were looked at).  With
-		 * m = 0 this is the ordinary two-sided test.
-		 */
-		stats__mann_whitney(b->logs, b->res.n, n->logs, n->res.n, margin, &up);
-		stats__mann_whitney(b->logs, b->res.n, n->logs, n->res.n, -margin, &down);
-		r->p_raw = 2 * (up.p_greater < down.p_less ? up.p_greater : down.p_less);
-		if (r->p_raw > 1)
-			r->p_raw = 1;
-		stats__hodges_lehmann(b->logs, b->res.n, n->logs, n->res.n, d->o.alpha, &est, &lo,
-				      &hi);
-		r->shift = exp(est);
-		r->ci_lo = exp(lo);
-		r->ci_hi = exp(hi);
-		r->tested = true;
-		ntested++;
-	}
-	/* Holm over the functions tested: the family-wise error rate stays at alpha */
-	p = xcalloc(ntested ? ntested : 1, sizeof(*p));
-	for (i = 0, k = 0; i < d->nrows; i++)
-		if (d->rows[i].tested)
-			p[k++] = d->rows[i].p_raw;
-	stats__holm(p, ntested);
-	for (i = 0, k = 0; i < d->nrows; i++) {
-		struct frow *r = &d->rows[i];
-
-		if (!r->tested)
-			continue;
-		r->p_adj = p[k++];
-		if (r->p_adj < d->o.alpha)
-			r->v = r->shift >= 1 ? V_SLOWER : V_FASTER;
-		else
-			r->v = V_SAME;
-	}
-	free(p);
-}
-
-/* A row of shares tested with the two-proportion test; a, b: counts; na, nb: side totals. */
-static void share_row(struct diff *d, struct frow *r, uint64_t a, uint64_t na, uint64_t b,
-		      uint64_t nb)
-{
-	r->share[0] = na ? (double)a / (double)na : 0;
-	r->share[1] = nb ? (double)b / (double)nb : 0;
-	/* sort key: change in share, in millionths */
-	r->dtotal = (int64_t)llround((r->share[1] - r->share[0]) * 1e6);
-	r->p_raw = r->p_adj = NAN;
-	if (!a && b) {
-		r->v = V_ADDED;
-	} else if (a && !b) {
-		r->v = V_REMOVED;
-	} else if (a + b < d->o.min_calls) {
-		r->v = V_FEW;
-	} else {
-		r->p_raw = stats__two_proportions(a, na, b, nb);
-		r->tested = true;
-	}
-}
-
-static void holm_rows(struct diff *d, struct frow *rows, size_t nrows)
-{
-	double *p = xcalloc(nrows ? nrows : 1, sizeof(*p));
-	size_t i, k = 0;
-
-	for (i = 0; i < nrows; i++)
-		if (rows[i].tested)
-			p[k++] = rows[i].p_raw;
-	stats__holm(p, k);
-	for (i = 0, k = 0; i < nrows; i++) {
-		if (!rows[i].tested)
-			continue;
-		rows[i].p_adj = p[k++];
-		if (rows[i].p_adj < d->o.alpha)
-			rows[i].v = rows[i].share[1] > rows[i].share[0] ? V_SLOWER : V_FASTER;
-		else
-			rows[i].v = V_SAME;
-	}
-	free(p);
-}
-
-/* Sample mode: per function (self share tested, inclusive share shown) and per stack. */
-static void compute_samples(struct diff *d)
-{
-	uint64_t na = d->side[0].nsamples, nb = d->side[1].nsamples;
-	size_t i;
-
-	d->rows = xcalloc(d->ngf ? d->ngf : 1, sizeof(*d->rows));
-	for (i = 0; i < d->ngf; i++) {
-		const struct side_func *b = &d->side[0].funcs[i], *n = &d->side[1].funcs[i];
-		struct frow *r;
-
-		if (!b->samp_total && !n->samp_total)
-			continue;
-		r = &d->rows[d->nrows++];
-		r->func = i;
-		/*
-		 * The inclusive share is tested: with library leaves (clock_gettime,
-		 * memcpy) under a program's function, its own self share says little
-		 * of the time spent on its behalf.  The self share is shown.
-		 */
-		share_row(d, r, b->samp_total, na, n->samp_total, nb);
-		r->sshare[0] = na ? (double)b->samp_self / (double)na : 0;
-		r->sshare[1] = nb ? (double)n->samp_self / (double)nb : 0;
-	}
-	holm_rows(d, d->rows, d->nrows);
-	d->srows = xcalloc(d->ndp, sizeof(*d->srows));
-	for (i = 1; i < d->ndp; i++) {
-		uint64_t a = d->side[0].paths[i].samples, b = d->side[1].paths[i].samples;
-		struct frow *r;
-
-		if (!a && !b)
-			continue;
-		r = &d->srows[d->nsrows++];
-		r->func = i;
-		share_row(d, r, a, na, b, nb);
-	}
-	holm_rows(d, d->srows, d->nsrows);
-}
-
 int diff__compute(struct diff *d)
 {
 	const struct side *b = &d->side[0], *n = &d->side[1];
@@ -606,13 +489,22 @@ int diff__compute(struct diff *d)
 		p_err("%s has no traced calls to compare", !b->ncalls ? bl : nl);
 		return -EINVAL;
 	}
+	if (d->mode == DIFF_CALLS && (b->nruns > 1 || n->nruns > 1) &&
+	    (b->nruns < 2 || n->nruns < 2)) {
+		p_err("cannot compare %u recording%s with %u: the test across runs needs at least "
+		      "2 recordings on each side", b->nruns, b->nruns == 1 ? "" : "s", n->nruns);
+		return -EINVAL;
+	}
+	d->g_p = d->g_lo = d->g_hi = NAN;
 	build_tree(d);
 	finish_side(d, &d->side[0]);
 	finish_side(d, &d->side[1]);
-	if (d->mode == DIFF_CALLS)
-		compute_calls(d);
+	if (d->mode == DIFF_CALLS && (b->nruns > 1 || n->nruns > 1))
+		diff_calls_runs(d);
+	else if (d->mode == DIFF_CALLS)
+		diff_calls_one(d);
 	else
-		compute_samples(d);
+		diff_samples(d);
 	d->computed = true;
 	return 0;
 }

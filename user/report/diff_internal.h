@@ -6,6 +6,7 @@
 #ifndef BPFPROF_DIFF_INTERNAL_H
 #define BPFPROF_DIFF_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +37,9 @@ struct side_func {
 	/* sorted log durations, the quantiles (compute()) */
 	double *logs;
 	uint64_t p50, p90, p99;
+	/* per recording of the side: log p25 of its timed calls, NAN with fewer than min_calls */
+	double *rm;
+	uint32_t nrm;
 };
 
 struct side_path {
@@ -66,8 +70,10 @@ struct side {
 	struct side_path *paths;	/* by dpath */
 	size_t npaths;
 	uint64_t ncalls, nsamples, lost, unfinished;
+	uint64_t run_lost;	/* loss records of the recording being read */
 	uint64_t duration;
 	char *label, *cmdline;
+	uint32_t nruns;		/* recordings folded in (diff__side_done() calls) */
 	bool done;
 };
 
@@ -87,7 +93,8 @@ struct frow {
 	bool tested;
 	double p_raw, p_adj;
 	double ratio;		/* p50 new / base */
-	double shift, ci_lo, ci_hi;	/* Hodges-Lehmann ratio and its interval */
+	double shift, ci_lo, ci_hi;	/* the shift (relative to the whole run's) and its interval */
+	double raw_shift;	/* the shift before the whole run's was taken out */
 	double share[2];	/* sample mode: inclusive share (functions) or stack share, tested */
 	double sshare[2];	/* sample mode: self share of functions */
 	int64_t dtotal;		/* sort key: change in total ns (or in share, scaled) */
@@ -110,10 +117,25 @@ struct diff {
 	struct frow *srows;	/* sample mode: stacks */
 	size_t nsrows;
 	bool computed;
+	pthread_mutex_t lock;	/* diff__side_done(): the shared tables */
+	/*
+	 * The whole run's shift (log, new over base): the weighted median of the
+	 * functions' shifts; the functions' shifts are relative to it.  g_p, g_lo,
+	 * g_hi: its test across runs (several recordings per side), else NAN.
+	 */
+	bool g_known;
+	size_t g_n;		/* functions it was estimated from */
+	double g, g_lo, g_hi, g_p;
+	bool by_runs;		/* several recordings per side: the test is across runs */
 	/* path view (calls): outer[dpath] = its function is not on the path above it */
 	uint8_t *outer;
 	uint32_t *first_child, *next_sibling;
 };
+
+/* diff_stats.c: the rows and verdicts, once both sides are finished (diff__compute()) */
+void diff_calls_one(struct diff *d);	/* calls, one recording a side */
+void diff_calls_runs(struct diff *d);	/* calls, several a side */
+void diff_samples(struct diff *d);	/* sample shares */
 
 static const char *const verdict_name[] = {
 	[V_SAME] = "same", [V_SLOWER] = "slower", [V_FASTER] = "faster",

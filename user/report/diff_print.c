@@ -87,6 +87,44 @@ static void put_path(const struct diff *d, FILE *f, uint32_t p, bool folded)
 	}
 }
 
+/* "4.1% slower", "2.3% faster", "as fast" for a log shift g. */
+static void fmt_run_shift(char *buf, size_t len, double g)
+{
+	double r = exp(g);
+
+	if (fabs(r - 1) < 0.0005)
+		snprintf(buf, len, "as fast (0.0%%)");
+	else if (r > 1)
+		snprintf(buf, len, "%.1f%% slower", (r - 1) * 100);
+	else
+		snprintf(buf, len, "%.1f%% faster", (1 / r - 1) * 100);
+}
+
+/* The whole run's shift, on its own line (calls mode). */
+static void print_run_shift(const struct diff *d, FILE *f)
+{
+	char b[48];
+
+	if (!d->g_known) {
+		fprintf(f, "the whole run's shift is not estimated (%s): the shifts below are each "
+			   "function's own\n", d->by_runs ? "fewer than 4 functions with 2 runs a side" :
+			"fewer than 4 functions tested");
+		return;
+	}
+	fmt_run_shift(b, sizeof(b), d->g);
+	if (d->by_runs)
+		fprintf(f, "the whole run is %s (%.3fx, %.3g%% interval %.3fx-%.3fx, p %.2g over %u+%u "
+			   "runs): %s; the shifts below are relative to it (%zu functions)\n", b,
+			exp(d->g), (1 - d->o.alpha) * 100, exp(d->g_lo), exp(d->g_hi), d->g_p,
+			d->side[0].nruns, d->side[1].nruns,
+			d->g_p < d->o.alpha ? "machine or global change" : "within run-to-run noise",
+			d->g_n);
+	else
+		fprintf(f, "the whole run is %s (%.3fx, the weighted median of %zu functions' shifts): "
+			   "machine or global change; the shifts below are relative to it\n", b,
+			exp(d->g), d->g_n);
+}
+
 static void print_header_pretty(const struct diff *d, FILE *f)
 {
 	const char *names[2] = { "base", "new" };
@@ -96,19 +134,37 @@ static void print_header_pretty(const struct diff *d, FILE *f)
 	for (i = 0; i < 2; i++) {
 		const struct side *sd = &d->side[i];
 
-		fprintf(f, "%-5s %s: %s   duration: %s   calls: %" PRIu64 "   samples: %" PRIu64
-			"   lost records: %" PRIu64 "\n", names[i], sd->label, sd->cmdline,
-			dur(sd->duration, b1, sizeof(b1)), sd->ncalls, sd->nsamples, sd->lost);
+		if (sd->nruns > 1)
+			fprintf(f, "%-5s %u runs: %s: %s   duration: %s   calls: %" PRIu64
+				"   samples: %" PRIu64 "   lost records: %" PRIu64 "\n", names[i],
+				sd->nruns, sd->label, sd->cmdline, dur(sd->duration, b1, sizeof(b1)),
+				sd->ncalls, sd->nsamples, sd->lost);
+		else
+			fprintf(f, "%-5s %s: %s   duration: %s   calls: %" PRIu64 "   samples: %" PRIu64
+				"   lost records: %" PRIu64 "\n", names[i], sd->label, sd->cmdline,
+				dur(sd->duration, b1, sizeof(b1)), sd->ncalls, sd->nsamples, sd->lost);
 	}
-	if (d->mode == DIFF_CALLS)
-		fprintf(f, "test: Mann-Whitney U on per-call durations (a uniform sample of up to %d "
-			   "calls per function and side), changes within %.3g%% not counted, "
-			   "Holm-corrected, alpha %.3g; ratio = p50 new/base, shift = Hodges-Lehmann "
-			   "ratio and its %.3g%% interval\n\n", RESERVOIR_MAX, d->o.min_change * 100,
-			d->o.alpha, (1 - d->o.alpha) * 100);
+	if (d->mode == DIFF_CALLS && d->by_runs)
+		fprintf(f, "test: across runs, Welch's t on each run's %s per call (log; runs with "
+			   "at least %" PRIu64 " timed calls), less each run's shift; changes within "
+			   "%.3g%% not counted, Holm-corrected, alpha %.3g; ratio = p50 new/base (all "
+			   "runs), shift = ratio of the runs' mean and its %.3g%% interval\n",
+			d->o.all_calls ? "median" : "p25 (median of the faster half)", d->o.min_calls,
+			d->o.min_change * 100, d->o.alpha, (1 - d->o.alpha) * 100);
+	else if (d->mode == DIFF_CALLS)
+		fprintf(f, "test: Mann-Whitney U on per-call durations (%s of a uniform sample of up "
+			   "to %d calls per function and side), changes within %.3g%% of the whole "
+			   "run's shift not counted, Holm-corrected, alpha %.3g; ratio = p50 new/base, "
+			   "shift = Hodges-Lehmann ratio and its %.3g%% interval\n",
+			d->o.all_calls ? "all" : "the faster half", RESERVOIR_MAX,
+			d->o.min_change * 100, d->o.alpha, (1 - d->o.alpha) * 100);
 	else
 		fprintf(f, "test: two-proportion test of on-cpu sample shares (functions: inclusive "
 			   "share), Holm-corrected, alpha %.3g\n\n", d->o.alpha);
+	if (d->mode == DIFF_CALLS) {
+		print_run_shift(d, f);
+		fputc('\n', f);
+	}
 }
 
 static size_t shown(const struct diff *d, size_t n)
@@ -413,8 +469,22 @@ static void print_json(struct diff *d, FILE *f)
 	json_num(f, d->o.alpha);
 	fprintf(f, ",\"min_change\":");
 	json_num(f, d->o.min_change);
-	fprintf(f, ",\"test\":\"%s\",\"correction\":\"holm\",\n\"functions\":[\n",
-		d->mode == DIFF_CALLS ? "mann-whitney" : "two-proportion");
+	fprintf(f, ",\"test\":\"%s\",\"correction\":\"holm\",\"runs\":{\"base\":%u,\"new\":%u}",
+		d->mode != DIFF_CALLS ? "two-proportion" : d->by_runs ? "welch-t-across-runs" :
+		"mann-whitney", d->side[0].nruns, d->side[1].nruns);
+	if (d->mode == DIFF_CALLS) {
+		fprintf(f, ",\"calls_tested\":\"%s\",\"run_shift\":",
+			d->o.all_calls ? "all" : "faster-half");
+		json_num(f, d->g_known ? exp(d->g) : NAN);
+		fprintf(f, ",\"run_shift_ci_low\":");
+		json_num(f, d->g_known ? exp(d->g_lo) : NAN);
+		fprintf(f, ",\"run_shift_ci_high\":");
+		json_num(f, d->g_known ? exp(d->g_hi) : NAN);
+		fprintf(f, ",\"run_shift_p\":");
+		json_num(f, d->g_known ? d->g_p : NAN);
+		fprintf(f, ",\"run_shift_functions\":%zu", d->g_known ? d->g_n : 0);
+	}
+	fprintf(f, ",\n\"functions\":[\n");
 	for (i = 0; i < d->nrows; i++) {
 		const struct frow *r = &d->rows[i];
 		const struct gfunc *g = &d->gf[r->func];
@@ -433,6 +503,8 @@ static void print_json(struct diff *d, FILE *f)
 			json_num(f, r->ratio);
 			fprintf(f, ",\"shift_ratio\":");
 			json_num(f, r->shift);
+			fprintf(f, ",\"raw_shift_ratio\":");
+			json_num(f, r->raw_shift);
 			fprintf(f, ",\"ci_low\":");
 			json_num(f, r->ci_lo);
 			fprintf(f, ",\"ci_high\":");
@@ -604,11 +676,13 @@ size_t diff__gate(struct diff *d, FILE *f)
 		if (r->v != V_SLOWER || !(r->ci_lo > 1 + d->o.fail_above) || y->total < d->o.min_total)
 			continue;
 		n++;
-		fprintf(f, "regression: %s (%s): median per call %s -> %s (%.3fx, %.0f%% interval "
-			   "%.3fx-%.3fx), p %.2g, total %s -> ", d->gf[r->func].name,
-			d->gf[r->func].module, dur(x->p50, b1, sizeof(b1)), dur(y->p50, b2, sizeof(b2)),
-			r->ratio, (1 - d->o.alpha) * 100, r->ci_lo, r->ci_hi, r->p_adj,
-			dur(x->total, b3, sizeof(b3)));
+		fprintf(f, "regression: %s (%s): median per call %s -> %s (%.3fx); shift %.3fx, "
+			   "%.0f%% interval %.3fx-%.3fx", d->gf[r->func].name, d->gf[r->func].module,
+			dur(x->p50, b1, sizeof(b1)), dur(y->p50, b2, sizeof(b2)), r->ratio, r->shift,
+			(1 - d->o.alpha) * 100, r->ci_lo, r->ci_hi);
+		if (d->g_known)
+			fprintf(f, " (relative to the whole run's %.3fx)", exp(d->g));
+		fprintf(f, ", p %.2g, total %s -> ", r->p_adj, dur(x->total, b3, sizeof(b3)));
 		fprintf(f, "%s\n", dur(y->total, b4, sizeof(b4)));
 	}
 	return n;
@@ -627,6 +701,7 @@ void diff__free(struct diff *d)
 		for (i = 0; i < sd->nfuncs; i++) {
 			reservoir__free(&sd->funcs[i].res);
 			free(sd->funcs[i].logs);
+			free(sd->funcs[i].rm);
 		}
 		for (i = 0; i < sd->nsf; i++)
 			reservoir__free(&sd->sf[i].res);
@@ -650,5 +725,6 @@ void diff__free(struct diff *d)
 	free(d->outer);
 	free(d->first_child);
 	free(d->next_sibling);
+	pthread_mutex_destroy(&d->lock);
 	free(d);
 }

@@ -349,3 +349,134 @@ double stats__two_proportions(uint64_t a, uint64_t n1, uint64_t b, uint64_t n2)
 	p = 2 * stats__norm_sf(z);
 	return p > 1 ? 1 : p;
 }
+
+/*
+ * P(|T| < t) for Student's t with df degrees of freedom, df a whole number:
+ * the finite series in theta = atan(t / sqrt(df)) (Abramowitz & Stegun
+ * 26.7.3 and 26.7.4): exact, no continued fraction.
+ */
+static double t_central(double t, unsigned df)
+{
+	double th = atan(t / sqrt((double)df)), c = cos(th), c2 = c * c, s = sin(th), term, sum;
+	unsigned k;
+
+	if (df % 2) {
+		if (df == 1)
+			return 2 * th / M_PI;
+		term = c;
+		sum = c;
+		for (k = 3; k + 2 <= df; k += 2) {
+			term *= c2 * (double)(k - 1) / (double)k;
+			sum += term;
+		}
+		return 2 / M_PI * (th + s * sum);
+	}
+	term = 1;
+	sum = 1;
+	for (k = 2; k + 2 <= df; k += 2) {
+		term *= c2 * (double)(k - 1) / (double)k;
+		sum += term;
+	}
+	return s * sum;
+}
+
+double stats__t_sf(double t, double df)
+{
+	unsigned n = df >= 1e6 ? 1000000u : df < 1 ? 1u : (unsigned)df;
+	double a;
+
+	if (isnan(t))
+		return NAN;
+	if (isinf(t))
+		return t > 0 ? 0 : 1;
+	a = t_central(fabs(t), n);
+	a = a > 1 ? 1 : a < 0 ? 0 : a;
+	return t >= 0 ? (1 - a) / 2 : (1 + a) / 2;
+}
+
+double stats__t_isf(double p, double df)
+{
+	double lo = -1e6, hi = 1e6, mid;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		mid = (lo + hi) / 2;
+		if (stats__t_sf(mid, df) > p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+void stats__welch(const double *x, size_t n, const double *y, size_t m, struct welch_result *out)
+{
+	double mx = 0, my = 0, vx = 0, vy = 0, a, b;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	out->se = out->df = NAN;
+	if (n < 2 || m < 2)
+		return;
+	for (i = 0; i < n; i++)
+		mx += x[i];
+	for (i = 0; i < m; i++)
+		my += y[i];
+	mx /= (double)n;
+	my /= (double)m;
+	for (i = 0; i < n; i++)
+		vx += (x[i] - mx) * (x[i] - mx);
+	for (i = 0; i < m; i++)
+		vy += (y[i] - my) * (y[i] - my);
+	vx /= (double)(n - 1);
+	vy /= (double)(m - 1);
+	a = vx / (double)n;
+	b = vy / (double)m;
+	out->diff = my - mx;
+	out->se = sqrt(a + b);
+	/* Welch-Satterthwaite, rounded down (conservative: fewer degrees, wider tails) */
+	if (a + b > 0)
+		out->df = floor((a + b) * (a + b) /
+				(a * a / (double)(n - 1) + b * b / (double)(m - 1)));
+	else
+		out->df = (double)(n + m - 2);
+	if (out->df < 1)
+		out->df = 1;
+}
+
+struct wv {
+	double v, w;
+};
+
+static int cmp_wv(const void *a, const void *b)
+{
+	const struct wv *x = a, *y = b;
+
+	return x->v < y->v ? -1 : x->v > y->v;
+}
+
+double stats__weighted_median(const double *v, const double *w, size_t n)
+{
+	struct wv *p;
+	double total = 0, acc = 0, r = NAN;
+	size_t i, k = 0;
+
+	p = xcalloc(n ? n : 1, sizeof(*p));
+	for (i = 0; i < n; i++)
+		if (!isnan(v[i]) && w[i] > 0) {
+			p[k].v = v[i];
+			p[k++].w = w[i];
+			total += w[i];
+		}
+	qsort(p, k, sizeof(*p), cmp_wv);
+	for (i = 0; i < k; i++) {
+		acc += p[i].w;
+		if (acc >= total / 2) {
+			/* exactly half: the midpoint of the two middle values */
+			r = acc == total / 2 && i + 1 < k ? (p[i].v + p[i + 1].v) / 2 : p[i].v;
+			break;
+		}
+	}
+	free(p);
+	return r;
+}

@@ -95,4 +95,25 @@ void stats__holm(double *p, size_t n);
  */
 double stats__two_proportions(uint64_t a, uint64_t n1, uint64_t b, uint64_t n2);
 
+/* Upper tail P(T > t) of Student's t with floor(df) degrees of freedom (df >= 1). */
+double stats__t_sf(double t, double df);
+/* The t with P(T > t) = p, 0 < p < 1. */
+double stats__t_isf(double p, double df);
+
+struct welch_result {
+	double diff;	/* mean of y - mean of x */
+	double se;	/* its standard error; NAN when a side has fewer than 2 values */
+	double df;	/* Welch-Satterthwaite degrees of freedom, rounded down, >= 1 */
+};
+
+/* Welch's unequal-variance comparison of the means of x (n) and y (m). */
+void stats__welch(const double *x, size_t n, const double *y, size_t m, struct welch_result *out);
+
+/*
+ * The weighted median of n values (NAN values and weights <= 0 skipped):
+ * the smallest value at which the cumulative weight reaches half, or the
+ * midpoint of two values the half falls exactly between.  NAN when none.
+ */
+double stats__weighted_median(const double *v, const double *w, size_t n);
+
 #endif

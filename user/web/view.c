@@ -271,7 +271,7 @@ int view_make_diff(struct view_ctx *v)
 	o.all_paths = true;
 	err = diff__new(&o, &d);
 	if (!err)
-		err = replay__diff(d, paths);
+		err = replay__diff(d, paths, 1, paths + 1, 1);
 	if (!err)
 		err = diff__compute(d);
 	if (err)

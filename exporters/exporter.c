@@ -366,7 +366,13 @@ void exporter__free(struct exporter *e)
 const struct exporter_ops *exporter__choose(const char *format, const char *path, const char *cmd)
 {
 	const struct exporter_ops *ops;
+	struct stat st;
 
+	/* -o DIR: say so (its name tells no format, and with --format the write would fail late) */
+	if (path && strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode)) {
+		p_err("cannot write '%s': is a directory", path);
+		return NULL;
+	}
 	ops = format ? exporter__find(format) : exporter__for_path(path);
 	if (!ops) {
 		if (format)

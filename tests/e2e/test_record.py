@@ -367,6 +367,21 @@ def test_output_parent_is_a_file(tmp_path):
     assert f.read_text() == "keep\n"
 
 
+@pytest.mark.parametrize("fmt", [None, "chrome"])
+def test_output_is_a_directory(tmp_path, fmt):
+    """-o DIR: one line saying it is a directory (it said "cannot tell the
+    format" from the name), with or without --format; the directory is left
+    as it was."""
+    opts = ["--format", fmt] if fmt else []
+    r = run_bpfprof(["record", "-o", tmp_path] + opts + ["--", prog_path("calltree")])
+    assert r.returncode == 1, r
+    assert r.stderr.strip().splitlines() == [
+        "bpfprof: cannot write '%s': is a directory" % tmp_path], r.stderr
+    assert os.listdir(tmp_path) == []
+    r = run_bpfprof(["convert", "-o", tmp_path, "--format", "chrome", "/nonexistent.bpfprof"])
+    assert "is a directory" in r.stderr and r.returncode > 0, r.stderr
+
+
 def defined_dynamic_functions(path):
     """Function symbols `nm -D --defined-only` lists for `path`."""
     out = subprocess.run(["nm", "-D", "--defined-only", str(path)], capture_output=True,

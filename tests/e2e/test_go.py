@@ -38,3 +38,23 @@ def test_go_list_shows_probe_after_stack_check(gocalls):
     assert p.returncode == 0, p.stderr
     line = [l for l in p.stdout.splitlines() if l.endswith(" main.deep")]
     assert line and "gocheck+" in line[0], p.stdout
+
+
+def test_go_report_sorted_by_calls(gocalls, tmp_path):
+    """Entry-only functions all have a total of 0: the report sorts them by
+    calls (most first), not by name (main.main, called once, came before
+    main.round, called 150 times)."""
+    out = tmp_path / "go.bpfprof"
+    p = run_bpfprof(["record", "-q", "-o", out, "-F", "main.*", "--", gocalls])
+    assert p.returncode == 0, p.stderr
+    p = run_bpfprof(["report", "--format", "csv", out])
+    assert p.returncode == 0, p.stderr
+    import csv
+    import io
+    rows = [r for r in csv.DictReader(io.StringIO(p.stdout))]
+    names = [r["name"] for r in rows]
+    calls = [int(r["calls"]) for r in rows]
+    assert {"main.deep", "main.leaf", "main.round", "main.main"} <= set(names), names
+    assert calls == sorted(calls, reverse=True), list(zip(names, calls))
+    # equal calls: by name
+    assert names.index("main.leaf") < names.index("main.round") < names.index("main.main"), names

@@ -499,7 +499,11 @@ struct sort_ctx {
 	enum report_sort key;
 };
 
-/* Descending by the key, then by total; equal rows by name, so output is stable. */
+/*
+ * Descending by the key, then by total, then by calls (entry-only
+ * functions, Go's, all have a total of 0); equal rows by name, so output is
+ * stable.
+ */
 static int cmp_funcs(const void *a, const void *b, void *arg)
 {
 	const struct sort_ctx *c = arg;
@@ -512,6 +516,8 @@ static int cmp_funcs(const void *a, const void *b, void *arg)
 		return kx < ky ? 1 : -1;
 	if (x->total != y->total)
 		return x->total < y->total ? 1 : -1;
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
 	d = strcmp(session__func_name(c->s, i), session__func_name(c->s, j));
 	if (d)
 		return d;
@@ -533,6 +539,8 @@ static int cmp_nodes(const void *a, const void *b, void *arg)
 		return kx < ky ? 1 : -1;
 	if (x->total != y->total)
 		return x->total < y->total ? 1 : -1;
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
 	d = strcmp(session__func_name(c->s, c->s->paths[i].func),
 		   session__func_name(c->s, c->s->paths[j].func));
 	if (d)

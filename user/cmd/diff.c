@@ -39,7 +39,7 @@ static void usage(FILE *f, const char *cmd)
 		   "      --base FILE      a recording of the base side (repeatable: runs)\n"
 		   "      --new FILE       a recording of the new side (repeatable: runs)\n"
 		   "      --sample         compare on-cpu stack samples, not traced calls\n"
-		   "      --all-calls      test every timed call, not the faster half of each\n"
+		   "      --all-calls      test every timed call, not the faster quarter of each\n"
 		   "                       side's (the time other tasks took from a call only adds)\n"
 		   "      --alpha A        family-wise error rate of the tests (default 0.05)\n"
 		   "      --min-change PCT changes of the median per call within +-PCT are not\n"
@@ -62,10 +62,10 @@ static void usage(FILE *f, const char *cmd)
 		   "everything) is estimated from all functions and shown on its own line;\n"
 		   "each function is tested relative to it (from 4 functions tested).\n"
 		   "One recording a side: Mann-Whitney U on log per-call durations (the faster\n"
-		   "half of a uniform sample of up to 2048 timed calls per function and side),\n"
+		   "quarter of a uniform sample of up to 2048 timed calls per function and side),\n"
 		   "against the --min-change margin, Holm-corrected over the functions; shift =\n"
 		   "Hodges-Lehmann ratio new/base with its (1-alpha) interval.  Several a side\n"
-		   "(at least 2 each): the runs are the samples: Welch's t on each run's p25 per\n"
+		   "(at least 2 each): the runs are the samples: Welch's t on each run's p12.5 per\n"
 		   "call (log), less the run's shift.  Exit status: 0, 1 on --fail-above\n"
 		   "offenders or errors, 2 on usage errors.\n");
 }

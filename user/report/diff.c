@@ -254,8 +254,8 @@ static void add_path_row(struct side *sd, uint32_t dp, const struct side_path *r
 
 /*
  * This recording's estimate of a function's per-call time, for the test
- * across runs: the log of the p25 of its timed calls (the median of the
- * faster half, see diff_calls_one()), or of the p50 with --all-calls; NAN
+ * across runs: the log of the p12.5 of its timed calls (the median of the
+ * faster quarter, see diff_calls_one()), or of the p50 with --all-calls; NAN
  * with fewer than min_calls timed calls in this recording.
  */
 static void run_estimate(const struct diff *d, const struct side *sd, struct side_func *y,
@@ -273,7 +273,7 @@ static void run_estimate(const struct diff *d, const struct side *sd, struct sid
 	if (res->n < d->o.min_calls)
 		return;
 	reservoir__sort(res);
-	q = stats__quantile(res->v, res->n, d->o.all_calls ? 0.5 : 0.25);
+	q = stats__quantile(res->v, res->n, d->o.all_calls ? 0.5 : 0.125);
 	y->rm[run] = log((double)(q ? q : 1));
 }
 

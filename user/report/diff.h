@@ -54,7 +54,7 @@ struct diff_opts {
 	uint32_t depth;		/* levels of the path view, 0: all */
 	bool no_paths;		/* no call-path view */
 	bool all_paths;		/* every path, not only those where time moved */
-	bool all_calls;		/* test every timed call, not the faster half of each side */
+	bool all_calls;		/* test every timed call, not the faster quarter of each side */
 };
 
 /* Defaults: alpha 0.05, min_change 2%, min_calls 20, no gate. */

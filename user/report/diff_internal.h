@@ -37,7 +37,7 @@ struct side_func {
 	/* sorted log durations, the quantiles (compute()) */
 	double *logs;
 	uint64_t p50, p90, p99;
-	/* per recording of the side: log p25 of its timed calls, NAN with fewer than min_calls */
+	/* per recording of the side: log p12.5 of its timed calls (p50: --all-calls), NAN with fewer than min_calls */
 	double *rm;
 	uint32_t nrm;
 };

@@ -149,14 +149,14 @@ static void print_header_pretty(const struct diff *d, FILE *f)
 			   "at least %" PRIu64 " timed calls), less each run's shift; changes within "
 			   "%.3g%% not counted, Holm-corrected, alpha %.3g; ratio = p50 new/base (all "
 			   "runs), shift = ratio of the runs' mean and its %.3g%% interval\n",
-			d->o.all_calls ? "median" : "p25 (median of the faster half)", d->o.min_calls,
+			d->o.all_calls ? "median" : "p12.5 (median of the faster quarter)", d->o.min_calls,
 			d->o.min_change * 100, d->o.alpha, (1 - d->o.alpha) * 100);
 	else if (d->mode == DIFF_CALLS)
 		fprintf(f, "test: Mann-Whitney U on per-call durations (%s of a uniform sample of up "
 			   "to %d calls per function and side), changes within %.3g%% of the whole "
 			   "run's shift not counted, Holm-corrected, alpha %.3g; ratio = p50 new/base, "
 			   "shift = Hodges-Lehmann ratio and its %.3g%% interval\n",
-			d->o.all_calls ? "all" : "the faster half", RESERVOIR_MAX,
+			d->o.all_calls ? "all" : "the faster quarter", RESERVOIR_MAX,
 			d->o.min_change * 100, d->o.alpha, (1 - d->o.alpha) * 100);
 	else
 		fprintf(f, "test: two-proportion test of on-cpu sample shares (functions: inclusive "

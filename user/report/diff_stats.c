@@ -32,10 +32,17 @@ static double func_weight(uint64_t nb, uint64_t nn)
 	return n > 1 ? 1 : n;
 }
 
-/* The timed calls a test uses of n sorted ones: the faster half, or all (--all-calls). */
+/*
+ * The timed calls a test uses of n sorted ones: the faster quarter (at least
+ * min_calls of them, for the normal approximation), or all (--all-calls).
+ */
 static size_t tested_calls(const struct diff *d, size_t n)
 {
-	return d->o.all_calls ? n : (n + 1) / 2;
+	size_t k = (n + 3) / 4;
+
+	if (d->o.all_calls)
+		return n;
+	return k >= d->o.min_calls ? k : n < d->o.min_calls ? n : d->o.min_calls;
 }
 
 /* One row's common columns; false when the function is not comparable (added, removed). */
@@ -85,7 +92,7 @@ static void verdicts(struct diff *d)
 
 /*
  * One recording per side: the per-call test.  Each function's shift (the
- * Hodges-Lehmann estimate on the faster half of each side's timed calls) is
+ * Hodges-Lehmann estimate on the faster quarter of each side's timed calls) is
  * first estimated alone; their weighted median is the whole run's shift
  * (the machine: frequency, load, or a change of everything); then each
  * function is tested against it, Mann-Whitney U against the margin around

@@ -169,6 +169,50 @@ def test_python_without_usdt_says_so(record):
     assert r.out is None or not r.out.exists()
 
 
+def shim(tmp_path, python):
+    """A pyenv-like shim: a bash script (through env) that execs another bash
+    script (through env), which execs `python` with the arguments."""
+    libexec = tmp_path / "libexec-run"
+    libexec.write_text('#!/usr/bin/env bash\nset -e\nexec "%s" "$@"\n' % python)
+    sh = tmp_path / "python3"
+    sh.write_text('#!/usr/bin/env bash\nset -e\nprogram="${0##*/}"\nexec "%s" "$@"\n' % libexec)
+    for f in (libexec, sh):
+        f.chmod(0o755)
+    return sh
+
+
+def test_through_a_shim_python_calls_traced(record, tmp_path):
+    """`record -- python3 x.py` where python3 is a shim (two bash scripts
+    exec'ing CPython, as pyenv's): the exec'd CPython is traced as Python,
+    exactly as when run directly, and the shells that only exec'd it are
+    followed through, not traced (every bash function was traced: 271k calls
+    for pyenv's shim)."""
+    r = record(shim(tmp_path, PYTHON), str(PY / "recurse.py"))
+    assert r.rc == 0, r.describe()
+    ev = xevents(r.trace)
+    calls, probs = nesting_problems(ev, root_depth=None)
+    assert not probs, probs[:5]
+    n = collections.Counter(c.name for c in own(calls, "recurse.py"))
+    assert n == {"fib": 1973, "main": 1, "<module>": 1}, n
+    mods = collections.Counter(e["args"].get("module") for e in ev)
+    assert not [m for m in mods if m in ("bash", "env")], mods
+
+
+def test_through_a_shim_python_without_usdt_exit_1(record, tmp_path):
+    """The same shim in front of pyenv's CPython (built without USDT probes):
+    the line a direct run prints, and exit 1 (it was 0, with a warning)."""
+    pyenv = os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3.11")
+    if not os.access(pyenv, os.X_OK):
+        pytest.skip("no pyenv build of python3.11 here")
+    r = record(shim(tmp_path, pyenv), str(PY / "recurse.py"))
+    assert r.rc == 1, r.describe()
+    assert "bpfprof: cannot trace the Python calls of " in r.proc.stderr, r.describe()
+    assert "without USDT probes" in r.proc.stderr, r.describe()
+    if r.trace is not None:
+        mods = collections.Counter(e["args"].get("module") for e in xevents(r.trace))
+        assert "bash" not in mods, mods
+
+
 def test_attach_and_detach_keeps_it_running(tmp_path):
     out = tmp_path / "trace.json"
     p = attach_to_loop(PYTHON, tmp_path, "--duration", "1s", "-o", out)

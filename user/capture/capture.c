@@ -313,6 +313,49 @@ void capture_attach_later(struct capture *c, const struct probe_set *ps, uint32_
 	}
 }
 
+/* Is `name`, a path as process pid sees it, a "#!" script? */
+static bool pid_script(uint32_t pid, const char *name)
+{
+	char file[PATH_MAX + 64];
+
+	if (name[0] == '/')
+		snprintf(file, sizeof(file), "/proc/%u/root%s", pid, name);
+	else
+		snprintf(file, sizeof(file), "/proc/%u/cwd/%s", pid, name);
+	return file_has_magic(file, "#!", 2);
+}
+
+/*
+ * Is pid an interpreter running a script: the file exec'd is a "#!" script
+ * (the kernel ran its interpreter), or the first argument that is not an
+ * option is one (`env bash SCRIPT`)?  Followed through, not traced, like the
+ * command itself when it is a script (a pyenv shim: bash, env and bash on
+ * the libexec scripts, then CPython).
+ */
+static bool runs_a_script(uint32_t pid, const char *filename)
+{
+	char path[64], buf[4096];
+	size_t off, n;
+	FILE *f;
+
+	if (filename && *filename && pid_script(pid, filename))
+		return true;
+
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* argv[0], then the first argument not an option */
+	for (off = strlen(buf) + 1; off < n && buf[off] == '-'; off += strlen(buf + off) + 1)
+		;
+	if (off >= n || !buf[off])
+		return false;
+	return pid_script(pid, buf + off);
+}
+
 static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 {
 	struct capture *c = ctx;
@@ -321,20 +364,41 @@ static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 	char link[64];
 	struct stat st;
 	char *exe = NULL;
+	int py;
 
 	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
-	if (stat(link, &st) || image_known(c, &st) || launch__pid_exe(pid, &exe))
+	if (stat(link, &st) || launch__pid_exe(pid, &exe))
 		goto resume;
-	/* a CPython interpreter: its Python functions, unless native ones were asked for */
-	if (c->py_wanted && pycap__check(c->py, exe, 0, true) > 0) {
-		struct shared_maps maps;
+	/*
+	 * A CPython interpreter: its Python functions, unless native ones were
+	 * asked for (as for the command itself, also when exec'd by a script or
+	 * a pyenv shim).  One whose Python calls cannot be traced is refused as
+	 * the command would be (the same line, exit 1), but it runs on.
+	 */
+	if (c->py_wanted) {
+		bool others = so.nincludes || c->o.sample_hz || c->o.offcpu;
 
-		tracer__shared_maps(c->tr, &maps);
-		if (pycap__attach(c->py, &maps))
-			p_warn("pid %u exec'd %s: its Python calls are not traced", pid, filename);
-		if (!so.nincludes)
+		py = pycap__check(c->py, exe, 0, others);
+		if (py < 0)
+			c->py_refused = true;
+		if (py > 0) {
+			struct shared_maps maps;
+
+			tracer__shared_maps(c->tr, &maps);
+			if (pycap__attach(c->py, &maps))
+				p_warn("pid %u exec'd %s: its Python calls are not traced", pid,
+				       filename);
+		}
+		if (py != 0 && !so.nincludes)
 			goto resume;
 	}
+	/* the command was a script: an interpreter running another script is followed through */
+	if (c->sopts.no_exe && !c->o.npids && !so.nincludes && runs_a_script(pid, filename)) {
+		p_dbg("pid %u exec'd %s on a script: following what it executes", pid, filename);
+		goto resume;
+	}
+	if (image_known(c, &st))
+		goto resume;
 	so.exe = exe;
 	so.pid = pid;
 	so.lenient = true;
@@ -725,6 +789,9 @@ int capture__finish(struct capture *c)
 
 int capture__exit_code(const struct capture *c)
 {
+	/* as when the command itself is such a CPython (refused before it starts) */
+	if (c->py_refused)
+		return 1;
 	return c->exit_code;
 }
 

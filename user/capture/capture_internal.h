@@ -53,6 +53,7 @@ struct capture {
 	struct py_capture *py;	/* Python calls of CPython targets (python.c) */
 	bool py_wanted;		/* python_wanted() */
 	bool python;		/* the main target is CPython: its Python calls are traced */
+	bool py_refused;	/* an exec'd CPython's Python calls cannot be traced: exit 1 */
 
 	struct stat *images;	/* executables already probed (dev, ino) */
 	size_t nimages;

@@ -382,6 +382,30 @@ def test_output_is_a_directory(tmp_path, fmt):
     assert "is a directory" in r.stderr and r.returncode > 0, r.stderr
 
 
+def test_process_named_as_started(tmp_path):
+    """A command that is a symbolic link (redis-server -> redis-check-rdb) is
+    exec'd as named: the process (its comm, and the trace's process and
+    thread names) is the link's name, by path and through PATH; the functions'
+    module stays the file's name.  It was named after the link's target."""
+    d = tmp_path / "bin"
+    d.mkdir()
+    (d / "myserver").symlink_to(prog_path("calltree"))
+    for how in ("path", "PATH"):
+        out = tmp_path / ("%s.json" % how)
+        argv = ["record", "-q", "-o", out, "--", d / "myserver" if how == "path" else "myserver"]
+        if how == "path":
+            p = run_bpfprof(argv)
+        else:
+            env = dict(os.environ, PATH="%s:%s" % (d, os.environ.get("PATH", "")))
+            p = subprocess.run([str(BPFPROF)] + [str(a) for a in argv], cwd=REPO, env=env,
+                               capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        t = load_trace(out)
+        assert set(process_names(t).values()) == {"myserver"}, process_names(t)
+        assert set(thread_names(t).values()) == {"myserver"}, thread_names(t)
+        assert {e["args"]["module"] for e in xevents(t)} == {"calltree"}
+
+
 def defined_dynamic_functions(path):
     """Function symbols `nm -D --defined-only` lists for `path`."""
     out = subprocess.run(["nm", "-D", "--defined-only", str(path)], capture_output=True,

@@ -526,8 +526,13 @@ static int add_targets(struct capture *c)
 	int err = 0;
 
 	if (c->launching) {
+		char *path = NULL;
+
 		prctl(PR_SET_CHILD_SUBREAPER, 1);	/* orphaned descendants come back to us */
-		err = launch__start(&c->l, xstrdup(c->exe), o->argv, o->as_root);
+		/* exec'd as named (a symbolic link stays one); c->exe, the file, if it is gone */
+		if (launch__find(o->argv[0], &path))
+			path = xstrdup(c->exe);
+		err = launch__start(&c->l, path, o->argv, o->as_root);
 		if (err) {
 			p_err("cannot start '%s': %s", o->argv[0], strerror(-err));
 			return err;

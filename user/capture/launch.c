@@ -30,6 +30,19 @@ static int check_exec(const char *path)
 
 int launch__resolve(const char *cmd, char **path)
 {
+	char *found = NULL;
+	int err = launch__find(cmd, &found);
+
+	if (err)
+		return err;
+	*path = realpath(found, NULL);
+	err = *path ? 0 : -errno;
+	free(found);
+	return err;
+}
+
+int launch__find(const char *cmd, char **path)
+{
 	const char *env, *p;
 	int err = -ENOENT;
 
@@ -38,8 +51,8 @@ int launch__resolve(const char *cmd, char **path)
 	if (strchr(cmd, '/')) {
 		err = check_exec(cmd);
 		if (!err)
-			*path = realpath(cmd, NULL);
-		return err ? err : (*path ? 0 : -errno);
+			*path = xstrdup(cmd);
+		return err;
 	}
 	env = getenv("PATH");
 	if (!env)
@@ -58,9 +71,8 @@ int launch__resolve(const char *cmd, char **path)
 		strcpy(cand + len + 1, cmd);
 		e = check_exec(cand);
 		if (!e) {
-			*path = realpath(cand, NULL);
-			free(cand);
-			return *path ? 0 : -errno;
+			*path = cand;
+			return 0;
 		}
 		if (e == -EACCES)
 			err = e;	/* like execvp: remember, keep looking */

@@ -20,6 +20,12 @@ struct launch {
 
 /* Resolves argv[0] like execvp (PATH search); returns 0 or -ENOENT/-EACCES. */
 int launch__resolve(const char *cmd, char **path);
+/*
+ * The same search, the path as found (symbolic links not resolved): what to
+ * exec, so the program is started as what it was named (its comm, AT_EXECFN:
+ * redis-server, a link to redis-check-rdb, stays redis-server).
+ */
+int launch__find(const char *cmd, char **path);
 /* A file to read (list): a path needs to be readable only; a bare name is a command (PATH). */
 int launch__resolve_file(const char *name, char **path);
 /*

@@ -37,8 +37,9 @@ def describe(p):
 
 
 def rec(out, work):
+    # nine recordings: a generous limit each, for a machine at load 30+
     p = run_bpfprof(["record", "-q", "-o", out, "-F", "work_*", "--", prog_path("dprog"),
-                     str(ROUNDS)] + [str(w) for w in work] + ["rt"])
+                     str(ROUNDS)] + [str(w) for w in work] + ["rt"], timeout=300)
     assert p.returncode == 0, describe(p)
     return out
 

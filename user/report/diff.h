@@ -13,11 +13,16 @@
  * durations (stats.h), per path and side four counters.  Nothing grows with
  * the number of calls or samples.
  *
- * Calls mode compares per-call durations: Mann-Whitney U on log durations,
- * against a margin (--min-change: a change smaller than it is not counted as
- * one), Holm-corrected over the functions tested, with the Hodges-Lehmann
- * ratio and its confidence interval.  Sample mode compares shares of stack
- * samples per function and per stack (two-proportion test, Holm).
+ * Calls mode compares per-call durations, the faster quarter of each side's
+ * (the time other tasks took only adds), relative to the whole run's shift
+ * (the weighted median of the functions' shifts: the machine).  One
+ * recording a side: Mann-Whitney U on log durations, against a margin
+ * (--min-change: a change smaller than it is not counted as one),
+ * Holm-corrected over the functions tested, with the Hodges-Lehmann ratio
+ * and its confidence interval.  Several a side (diff__side_done() once per
+ * recording): the runs are the samples, Welch's t on each run's p12.5.
+ * Sample mode compares shares of stack samples per function and per stack
+ * (two-proportion test, Holm).
  */
 #ifndef BPFPROF_DIFF_H
 #define BPFPROF_DIFF_H
@@ -70,25 +75,30 @@ int diff__new(const struct diff_opts *o, struct diff **out);
  */
 int diff__add(struct diff *d, int side, const struct bp_session *s, const struct bp_event *ev);
 /*
- * After the last event of a side, with its complete session: matches its
- * functions and paths by name into the tables both sides share (so never
- * for both sides at once), and keeps its header (name shown, command,
- * duration).  0, or -EBADMSG for a path table that is not a tree.
+ * After the last event of a recording of a side, with its complete session:
+ * matches its functions and paths by name into the tables both sides share
+ * (under the diff's lock: the other side's thread may read on, or fold at
+ * the same time), keeps the recording's own estimate per function (the test
+ * across runs) and its header (name shown, command, duration).  A side may
+ * get several recordings, one after the other (runs).  0, or -EBADMSG for a
+ * path table that is not a tree.
  */
 int diff__side_done(struct diff *d, int side, const struct bp_session *s, const char *label);
 /*
  * Picks the mode and runs the statistics.  -EINVAL with a message when the
  * recordings cannot be compared (no calls on one side only, no samples with
- * --sample, nothing at all).
+ * --sample, nothing at all, several recordings on one side and one on the
+ * other).
  */
 int diff__compute(struct diff *d);
 /* The tables in opts->format.  0 or -EIO. */
 int diff__print(struct diff *d, FILE *f);
 /*
- * The --fail-above gate: the functions whose median per-call time rose
- * significantly and by more than opts->fail_above (the lower end of the
- * ratio's confidence interval above 1 + fail_above), with a new total of at
- * least min_total; each printed on f as one line.  Returns how many.
+ * The --fail-above gate: the functions whose per-call time rose
+ * significantly, relative to the whole run's, and by more than
+ * opts->fail_above (the lower end of the shift's confidence interval above
+ * 1 + fail_above), with a new total of at least min_total; each printed on
+ * f as one line, the shift beside its interval.  Returns how many.
  */
 size_t diff__gate(struct diff *d, FILE *f);
 /* Which mode diff__compute() chose. */

@@ -578,6 +578,12 @@ int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/*
+ * CPU time of the traced threads that exited (ns, their whole lives): with
+ * the live ones' (user/capture/trace_cpu.c), what the traced processes cost.
+ */
+__u64 exited_cpu_ns;
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(task_exit, struct task_struct *p)
 {
@@ -587,6 +593,7 @@ int BPF_PROG(task_exit, struct task_struct *p)
 
 	if (paused || !is_member(tgid))
 		return 0;
+	__sync_fetch_and_add(&exited_cpu_ns, BPF_CORE_READ(p, se.sum_exec_runtime));
 	/* signal->live was decremented before this tracepoint: 0 means last thread. */
 	group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
 	r = task_rec(BP_REC_TASK_EXIT, p);

@@ -469,7 +469,7 @@ static int add_targets(struct capture *c)
 			return err;
 		}
 		err = tracer__add_launched(c->tr, c->l.pid);
-		overhead__set_target(c->ovh, c->l.pid);
+		overhead__set_target(c->ovh, c->l.pid, c->tr);
 	} else {
 		for (i = 0; i < o->npids && !err; i++)
 			err = tracer__add_pid(c->tr, o->pids[i]);
@@ -478,7 +478,7 @@ static int add_targets(struct capture *c)
 		for (i = 0; i < o->npids; i++)
 			name_existing(c->s, o->pids[i]);
 		if (o->npids)
-			overhead__set_target(c->ovh, o->pids[0]);
+			overhead__set_target(c->ovh, o->pids[0], c->tr);
 	}
 	if (err)
 		p_err("cannot register the target: %s", strerror(-err));

@@ -22,8 +22,14 @@
 #define GOV_GROUP_SIZE		16
 /* A window in which the target used less CPU than GOV_MIN_CPU_NS is given up after this. */
 #define GOV_WINDOW_MAX_NS	10000000000ull
-/* The probes' share is held against at least this share of the base (calibration error). */
-#define GOV_MIN_UNTRACED	0.05
+/*
+ * A function whose probe cost in the window is under this share of the
+ * excess is dropped only after the others: dropping it would lose its
+ * information for next to nothing.
+ */
+#define GOV_NEGLIGIBLE		0.001
+/* A function whose calls had traced callees ranks as if its distortion were this much less. */
+#define GOV_CALLER_WEIGHT	0.5
 /* Old links destroyed side by side (see reap()). */
 #define GOV_REAP_THREADS	32
 
@@ -49,6 +55,8 @@ struct gov_doomed {
 struct gov_cand {
 	uint32_t func;
 	double cost, score;
+	double distortion;	/* probe cost per call / compensated mean inclusive time */
+	bool negligible;	/* its cost is next to nothing against the excess */
 };
 
 struct governor {
@@ -66,6 +74,7 @@ struct governor {
 	/* per function id */
 	uint32_t *group_of;	/* 0: not governed */
 	uint64_t *calls, *calls_w, *dur_w;	/* all calls; calls and ns in the window */
+	uint64_t *self_w;	/* ns in the window less traced callees' */
 	uint8_t *dropped;
 	size_t cap;
 	/* the window */
@@ -125,6 +134,7 @@ static void grow(struct governor *g, size_t n)
 	GROW(g->calls);
 	GROW(g->calls_w);
 	GROW(g->dur_w);
+	GROW(g->self_w);
 	GROW(g->dropped);
 #undef GROW
 	g->cap = cap;
@@ -263,6 +273,7 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 	g->calls_w[f]++;
 	if (ev->call.end > ev->call.begin)
 		g->dur_w[f] += ev->call.end - ev->call.begin;
+	g->self_w[f] += ev->call.self;
 }
 
 static void destroy_links(struct bpf_link **links, size_t n)
@@ -431,20 +442,26 @@ static size_t relink(struct governor *g, const struct gov_cand *c, size_t nc)
 	return nd;
 }
 
+/* Most distorted first; what costs next to nothing last; then the costlier first. */
 static int by_score(const void *a, const void *b)
 {
 	const struct gov_cand *x = a, *y = b;
 
+	if (x->negligible != y->negligible)
+		return x->negligible ? 1 : -1;
 	if (x->score != y->score)
 		return x->score < y->score ? 1 : -1;
+	if (x->cost != y->cost)
+		return x->cost < y->cost ? 1 : -1;
 	return x->func < y->func ? -1 : x->func > y->func;
 }
 
 /* The annotations and the line on stderr: what went, when, how often it was called. */
 static void announce(struct governor *g, const struct gov_cand *c, size_t n, uint64_t now,
-		     double window_s, double pct)
+		     double window_s, double factor)
 {
-	struct bp_annot a = { .kind = BP_ANNOT_DROP, .nargs = 3 };
+	struct bp_annot a = { .kind = BP_ANNOT_DROP, .nargs = 4 };
+	double pct = 100 * factor;
 	char names[256] = "";
 	size_t i, len = 0;
 
@@ -460,24 +477,38 @@ static void announce(struct governor *g, const struct gov_cand *c, size_t n, uin
 		a.value = f;
 		a.args[0] = (int64_t)(g->calls_w[f] / window_s + 0.5);
 		a.args[1] = (int64_t)g->calls[f];
+		/* how many times its probe cost its calls' own time was, in percent */
+		a.args[3] = (int64_t)(100 * c[i].distortion + 0.5);
 		snprintf(a.name, sizeof(a.name), "dropped: %s", name);
 		decoder__drop_func(g->dec, f);
 		if (decoder__annot(g->dec, &a))
 			p_dbg("governor: the drop of %s could not be written", name);
 		if (len < sizeof(names) - 1)
-			len += snprintf(names + len, sizeof(names) - len, "%s%s (%.3g calls/s)",
-					len ? ", " : "", name, (double)a.args[0]);
+			len += snprintf(names + len, sizeof(names) - len, "%s%s (%.3g calls/s, "
+					"probe %.2gx its time)", len ? ", " : "", name,
+					(double)a.args[0], c[i].distortion);
 	}
 	if (len)
-		p_info("--max-overhead %.0f%%: the probes cost about %.0f%%; no longer tracing %s",
-		       g->limit * 100, pct, names);
+		p_info("--max-overhead %.0f%% (at most %.2gx slower): the probes made %s about "
+		       "%.*fx slower; no longer tracing %s", g->limit * 100, 1 + g->limit,
+		       overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0, 1 + factor, names);
 }
 
-/* Over the limit: which functions go, cheapest information first (see governor.h). */
+/*
+ * Over the limit: which functions go.  Ranked by distortion, the probe's
+ * cost per call against the call's own (compensated) mean inclusive time:
+ * a function measured as about its own probe cost tells nothing and goes
+ * first; a coarse one (a request handler, whose calls last many times its
+ * probe cost) goes only when nothing else is left.  A caller ranks after
+ * its leaves (its distortion counts half).  TAU's throttle (more than N
+ * calls, under T us each) is the same idea with fixed N and T; here the
+ * bar is this machine's measured probe cost, and only as much goes as the
+ * limit needs.
+ */
 static void decide(struct governor *g, uint64_t now, double base)
 {
 	struct gov_cand *c;
-	double cost = 0, untraced, allowed, pct, window_s = (now - g->w_start) / 1e9;
+	double cost = 0, allowed, factor, window_s = (now - g->w_start) / 1e9;
 	size_t nc = 0, i, ndrop = 0;
 	uint32_t f;
 
@@ -495,21 +526,23 @@ static void decide(struct governor *g, uint64_t now, double base)
 		mean = (double)g->dur_w[f] / g->calls_w[f];
 		c[nc].func = f;
 		c[nc].cost = g->calls_w[f] * per;
-		/* what it costs, by how much of what its calls show is the probes' own */
-		c[nc].score = c[nc].cost * per / (per + mean);
+		c[nc].distortion = per / (mean > 1 ? mean : 1);
+		c[nc].score = per / (per + mean);
+		if (g->self_w[f] + g->calls_w[f] < g->dur_w[f])
+			c[nc].score *= GOV_CALLER_WEIGHT;	/* its calls had traced callees */
 		cost += c[nc++].cost;
 	}
-	untraced = base - cost;
-	if (untraced < base * GOV_MIN_UNTRACED)
-		untraced = base * GOV_MIN_UNTRACED;
-	allowed = g->limit * untraced;
-	pct = 100 * cost / untraced;
-	p_dbg("governor: window %.3f s, base %.3f s, probes %.3f s: %.0f%% (limit %.0f%%)",
-	      window_s, base / 1e9, cost / 1e9, pct, g->limit * 100);
-	if (cost <= allowed || !nc) {
+	factor = overhead__factor(cost, base);
+	/* the cost that would keep the factor at the limit: cost / (base - cost) = limit */
+	allowed = base * g->limit / (1 + g->limit);
+	p_dbg("governor: window %.3f s, CPU %.3f s, probes %.3f s: %.2fx slower (limit %.2fx)",
+	      window_s, base / 1e9, cost / 1e9, 1 + factor, 1 + g->limit);
+	if (factor <= g->limit || !nc) {
 		free(c);
 		return;
 	}
+	for (i = 0; i < nc; i++)
+		c[i].negligible = c[i].cost < (cost - allowed) * GOV_NEGLIGIBLE;
 	qsort(c, nc, sizeof(*c), by_score);
 	for (i = 0; i < nc && cost > allowed; i++) {
 		g->dropped[c[i].func] = 1;
@@ -519,7 +552,7 @@ static void decide(struct governor *g, uint64_t now, double base)
 	/* the moment the kept functions' new links took over (phase X) */
 	if (relink(g, c, ndrop))
 		announce(g, c, ndrop, now_ns(CLOCK_MONOTONIC) - g->s->t0,
-			 window_s > 0 ? window_s : 1e-9, pct);
+			 window_s > 0 ? window_s : 1e-9, factor);
 	free(c);
 }
 
@@ -530,6 +563,7 @@ static void new_window(struct governor *g, uint64_t now)
 	g->cpu_start = overhead__cpu_ns(g->ov);
 	memset(g->calls_w, 0, g->cap * sizeof(*g->calls_w));
 	memset(g->dur_w, 0, g->cap * sizeof(*g->dur_w));
+	memset(g->self_w, 0, g->cap * sizeof(*g->self_w));
 }
 
 void governor__check(struct governor *g, uint64_t now)
@@ -603,6 +637,7 @@ void governor__free(struct governor *g)
 	free(g->calls);
 	free(g->calls_w);
 	free(g->dur_w);
+	free(g->self_w);
 	free(g->dropped);
 	free(g);
 }

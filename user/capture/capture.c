@@ -651,6 +651,12 @@ size_t capture__ntargets(const struct capture *c)
 	return c->ntargets;
 }
 
+void capture__slowdown(const struct capture *c, double *total, double *recent, double *limit)
+{
+	overhead__slowdown(c->ovh, total, recent);
+	*limit = c->gov ? 1 + c->o.max_overhead / 100 : 0;
+}
+
 bool capture__done(struct capture *c)
 {
 	int status;

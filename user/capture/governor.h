@@ -32,6 +32,15 @@
 #include <stdint.h>
 #include "model/session.h"
 
+/*
+ * The default limits where the target serves users: attach 25 (at most
+ * 1.25x slower), serve 10 (a long-running exporter: 1.1x); record is exact
+ * unless asked.  --max-overhead off makes any of them exact.
+ */
+#define ATTACH_MAX_OVERHEAD	25
+#define ATTACH_MAX_OVERHEAD_S	"25"
+#define SERVE_MAX_OVERHEAD	10
+
 #define GOV_WINDOW_NS		250000000ull
 #define GOV_MIN_CPU_NS		50000000ull
 

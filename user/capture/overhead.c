@@ -38,6 +38,9 @@ struct overhead {
 	size_t proc_cap, nproc;
 	size_t last_proc;	/* the slot of the last event's process */
 	bool started;		/* the first reading is done */
+	/* the slowdown over the last OVERHEAD_RECENT_NS: from these at its start */
+	double recent, recent_cost0;
+	uint64_t recent_cpu0, recent_at;
 };
 
 static void read_cpu(struct overhead *ov);
@@ -204,6 +207,15 @@ uint64_t overhead__cpu_ns(struct overhead *ov)
 	return ov->cpu_ns;
 }
 
+void overhead__slowdown(const struct overhead *ov, double *total, double *recent)
+{
+	*total = *recent = 0;
+	if (!ov || !ov->cpu_ns)
+		return;
+	*total = 1 + overhead__factor(ov->cost_ns, (double)ov->cpu_ns);
+	*recent = ov->recent;
+}
+
 int overhead__target(const struct overhead *ov)
 {
 	return ov->pid;
@@ -343,6 +355,13 @@ void overhead__check(struct overhead *ov, uint64_t now)
 	if (now - ov->looked >= 100000000ull) {
 		read_cpu(ov);
 		ov->looked = now;
+		if (now - ov->recent_at >= OVERHEAD_RECENT_NS && ov->cpu_ns > ov->recent_cpu0) {
+			ov->recent = 1 + overhead__factor(ov->cost_ns - ov->recent_cost0,
+							  (double)(ov->cpu_ns - ov->recent_cpu0));
+			ov->recent_cost0 = ov->cost_ns;
+			ov->recent_cpu0 = ov->cpu_ns;
+			ov->recent_at = now;
+		}
 	}
 	if (ov->warned || ov->governed || now < OVERHEAD_WARN_AFTER_NS)
 		return;

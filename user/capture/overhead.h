@@ -25,6 +25,8 @@
  * slowdown past 1 / this share is stated as "at least".
  */
 #define OVERHEAD_MIN_UNTRACED	0.01
+/* The span of the recent slowdown (overhead__slowdown). */
+#define OVERHEAD_RECENT_NS	5000000000ull
 
 struct overhead;
 
@@ -68,6 +70,11 @@ void overhead__summary(struct overhead *ov, uint64_t duration);
 double overhead__call_cost(const struct overhead *ov, const struct bp_func *f);
 /* The traced processes' CPU time since the recording began (read now), 0 without a target. */
 uint64_t overhead__cpu_ns(struct overhead *ov);
+/*
+ * The slowdown (1 + overhead__factor) since the start and over the last
+ * OVERHEAD_RECENT_NS; 0 when not known (no CPU time read yet, -a).
+ */
+void overhead__slowdown(const struct overhead *ov, double *total, double *recent);
 /* The target's process name ("the traced processes" without one). */
 const char *overhead__target_name(const struct overhead *ov);
 /* The target set by overhead__set_target(), 0: none. */

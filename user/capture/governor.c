@@ -20,6 +20,15 @@
 
 /* Functions per group: a drop re-registers the group's kept functions, so small groups. */
 #define GOV_GROUP_SIZE		16
+/*
+ * A module of at most this many functions gets one group per function: a
+ * drop then leaves the others of the module free to be dropped at once
+ * (a group whose old links are still going cannot move again, and a small
+ * program's few functions are usually all hot together).
+ */
+#define GOV_SINGLES_MAX		256
+/* Log2 buckets of call durations per function, for the median (see decide()). */
+#define GOV_HBUCKETS		40
 /* A window in which the target used less CPU than GOV_MIN_CPU_NS is given up after this. */
 #define GOV_WINDOW_MAX_NS	10000000000ull
 /*
@@ -55,7 +64,7 @@ struct gov_doomed {
 struct gov_cand {
 	uint32_t func;
 	double cost, score;
-	double distortion;	/* probe cost per call / compensated mean inclusive time */
+	double distortion;	/* probe cost per call / compensated median inclusive time */
 	bool negligible;	/* its cost is next to nothing against the excess */
 };
 
@@ -75,6 +84,7 @@ struct governor {
 	uint32_t *group_of;	/* 0: not governed */
 	uint64_t *calls, *calls_w, *dur_w;	/* all calls; calls and ns in the window */
 	uint64_t *self_w;	/* ns in the window less traced callees' */
+	uint32_t **hist_w;	/* per function, lazily: GOV_HBUCKETS log2 buckets of durations */
 	uint8_t *dropped;
 	size_t cap;
 	/* the window */
@@ -135,6 +145,7 @@ static void grow(struct governor *g, size_t n)
 	GROW(g->calls_w);
 	GROW(g->dur_w);
 	GROW(g->self_w);
+	GROW(g->hist_w);
 	GROW(g->dropped);
 #undef GROW
 	g->cap = cap;
@@ -204,7 +215,9 @@ int governor__attach_module(struct governor *g, const struct probe_module *pm)
 	/* keep half of the groups left for the images that come later (exec, dlopen) */
 	if (left < 2)
 		return tracer__attach_module(g->tr, g->s, pm);
-	if ((pm->n + size - 1) / size > left / 2)
+	if (pm->n <= GOV_SINGLES_MAX && pm->n <= left / 2)
+		size = 1;
+	else if ((pm->n + size - 1) / size > left / 2)
 		size = (pm->n + left / 2 - 1) / (left / 2);
 	g->paths = xrealloc(g->paths, (g->npaths + 1) * sizeof(*g->paths));
 	path = g->paths[g->npaths++] = xstrdup(pm->path);
@@ -262,6 +275,7 @@ int governor__attach_set(struct governor *g, const struct probe_set *ps)
 
 void governor__event(struct governor *g, const struct bp_event *ev)
 {
+	uint64_t d;
 	uint32_t f;
 
 	if (!g || ev->kind != BP_EV_CALL)
@@ -271,9 +285,33 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 		return;
 	g->calls[f]++;
 	g->calls_w[f]++;
-	if (ev->call.end > ev->call.begin)
-		g->dur_w[f] += ev->call.end - ev->call.begin;
+	d = ev->call.end > ev->call.begin ? ev->call.end - ev->call.begin : 0;
+	g->dur_w[f] += d;
 	g->self_w[f] += ev->call.self;
+	if (!g->hist_w[f])
+		g->hist_w[f] = xcalloc(GOV_HBUCKETS, sizeof(**g->hist_w));
+	g->hist_w[f][d ? 64 - __builtin_clzll(d) < GOV_HBUCKETS ? 64 - __builtin_clzll(d) :
+		     GOV_HBUCKETS - 1 : 0]++;
+}
+
+/*
+ * The median duration of f's calls in the window (ns, the middle of its
+ * log2 bucket): unlike the mean, not carried off by the few calls that
+ * waited for a CPU on a loaded machine, or by one long one.
+ */
+static double median_w(const struct governor *g, uint32_t f)
+{
+	uint64_t half = (g->calls_w[f] + 1) / 2, seen = 0;
+	unsigned b;
+
+	if (!g->hist_w[f])
+		return 0;
+	for (b = 0; b < GOV_HBUCKETS; b++) {
+		seen += g->hist_w[f][b];
+		if (seen >= half)
+			return b ? 0.75 * (double)(1ull << b) : 0;	/* [2^(b-1), 2^b) */
+	}
+	return (double)(1ull << (GOV_HBUCKETS - 1));
 }
 
 static void destroy_links(struct bpf_link **links, size_t n)
@@ -481,6 +519,8 @@ static void announce(struct governor *g, const struct gov_cand *c, size_t n, uin
 		a.args[3] = (int64_t)(100 * c[i].distortion + 0.5);
 		snprintf(a.name, sizeof(a.name), "dropped: %s", name);
 		decoder__drop_func(g->dec, f);
+		if (f < g->s->nfuncs)
+			g->s->funcs[f].flags |= BP_FUNC_DROPPED;
 		if (decoder__annot(g->dec, &a))
 			p_dbg("governor: the drop of %s could not be written", name);
 		if (len < sizeof(names) - 1)
@@ -496,7 +536,7 @@ static void announce(struct governor *g, const struct gov_cand *c, size_t n, uin
 
 /*
  * Over the limit: which functions go.  Ranked by distortion, the probe's
- * cost per call against the call's own (compensated) mean inclusive time:
+ * cost per call against its calls' own (compensated) median inclusive time:
  * a function measured as about its own probe cost tells nothing and goes
  * first; a coarse one (a request handler, whose calls last many times its
  * probe cost) goes only when nothing else is left.  A caller ranks after
@@ -514,7 +554,7 @@ static void decide(struct governor *g, uint64_t now, double base)
 
 	c = xcalloc(g->cap ? g->cap : 1, sizeof(*c));
 	for (f = 0; f < g->cap && f < g->s->nfuncs; f++) {
-		double per, mean;
+		double per, mid;
 
 		if (!g->calls_w[f] || !g->group_of[f] || g->dropped[f])
 			continue;
@@ -523,11 +563,11 @@ static void decide(struct governor *g, uint64_t now, double base)
 			cost += g->calls_w[f] * per;	/* it costs, but its group is re-linked now */
 			continue;
 		}
-		mean = (double)g->dur_w[f] / g->calls_w[f];
+		mid = median_w(g, f);
 		c[nc].func = f;
 		c[nc].cost = g->calls_w[f] * per;
-		c[nc].distortion = per / (mean > 1 ? mean : 1);
-		c[nc].score = per / (per + mean);
+		c[nc].distortion = per / (mid > 1 ? mid : 1);
+		c[nc].score = per / (per + mid);
 		if (g->self_w[f] + g->calls_w[f] < g->dur_w[f])
 			c[nc].score *= GOV_CALLER_WEIGHT;	/* its calls had traced callees */
 		cost += c[nc++].cost;
@@ -564,6 +604,9 @@ static void new_window(struct governor *g, uint64_t now)
 	memset(g->calls_w, 0, g->cap * sizeof(*g->calls_w));
 	memset(g->dur_w, 0, g->cap * sizeof(*g->dur_w));
 	memset(g->self_w, 0, g->cap * sizeof(*g->self_w));
+	for (size_t i = 0; i < g->cap; i++)
+		if (g->hist_w[i])
+			memset(g->hist_w[i], 0, GOV_HBUCKETS * sizeof(*g->hist_w[i]));
 }
 
 void governor__check(struct governor *g, uint64_t now)
@@ -638,6 +681,9 @@ void governor__free(struct governor *g)
 	free(g->calls_w);
 	free(g->dur_w);
 	free(g->self_w);
+	for (i = 0; i < g->cap; i++)
+		free(g->hist_w[i]);
+	free(g->hist_w);
 	free(g->dropped);
 	free(g);
 }

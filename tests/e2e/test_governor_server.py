@@ -21,7 +21,7 @@ import subprocess
 import time
 
 import trace_util
-from conftest import load_trace, run_bpfprof, prog_path
+from conftest import REPO, debian_python, load_trace, run_bpfprof, prog_path
 from test_governor import summary_drops
 from test_serve import Procs, free_port, http_get, read_line, stop, BPFPROF
 
@@ -171,3 +171,28 @@ def test_serve_default_limit_drops_tiny_keeps_handler_exact():
         assert stop(s) == 0
     finally:
         ps.cleanup()
+
+
+def test_python_helper_dropped_handler_exact(record):
+    """pyserver.py: handle() calls helper() (one line) 20,000 times, then work() (a loop
+    without calls).  Python calls are governed like native ones: helper is dropped (its
+    code objects filtered out in BPF), handle and work stay exact."""
+    nreq = 20
+    r = record(debian_python(), str(REPO / "tests/progs/py/pyserver.py"), str(nreq), "20000",
+               opts=["--max-overhead", "100"], out="p.bpfprof", timeout=900)
+    assert r.rc == 0, r.describe()
+    m = re.search(r"pyserver: handle=(\d+) helper=(\d+) work=(\d+)", r.proc.stdout)
+    assert m and int(m.group(1)) == nreq, r.proc.stdout
+    js = run_bpfprof(["report", "--format", "json", r.out])
+    assert js.returncode == 0, js.stderr
+    dropped = {d["name"] for d in json.loads(js.stdout)["dropped"]}
+    assert "helper" in dropped and not dropped & {"handle", "work", "main"}, dropped
+    out = r.out.parent / "p.json"
+    cv = run_bpfprof(["convert", "-o", out, r.out])
+    assert cv.returncode == 0, cv.stderr
+    trace = load_trace(out)
+    counts = trace_util.counts(trace_util.xevents(trace))
+    assert counts["handle"] == counts["work"] == nreq, counts
+    assert 1 <= counts["helper"] < int(m.group(2)), counts
+    drops = [e["name"] for e in trace["traceEvents"] if e.get("cat") == "governor"]
+    assert "dropped: helper" in drops, drops

@@ -332,6 +332,8 @@ static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 		tracer__shared_maps(c->tr, &maps);
 		if (pycap__attach(c->py, &maps))
 			p_warn("pid %u exec'd %s: its Python calls are not traced", pid, filename);
+		else
+			governor__set_python(c->gov, c->py);
 		if (!so.nincludes)
 			goto resume;
 	}
@@ -535,6 +537,8 @@ int capture__start(struct capture *c)
 
 		tracer__shared_maps(c->tr, &maps);
 		err = pycap__attach(c->py, &maps);
+		if (!err)
+			governor__set_python(c->gov, c->py);
 	}
 	if (!err && c->smp)
 		err = sampler__attach(c->smp);

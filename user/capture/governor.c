@@ -12,6 +12,7 @@
 #include "capture/governor.h"
 #include "capture/overhead.h"
 #include "capture/trace.h"
+#include "capture/python.h"
 #include "bpf/events.h"
 #include "decode/decode.h"
 #include "symbols/select.h"
@@ -95,6 +96,10 @@ struct governor {
 	size_t nreaps;
 	uint8_t *busy;		/* per group: in phase X, not to be re-linked again yet */
 	pthread_mutex_t lock;	/* closing, and the words once closing */
+	/* Python calls (governor__set_python): dropped per code object in BPF */
+	struct py_capture *py;
+	uint64_t py_filtered_w;	/* the filtered hits when the window began */
+	bool py_futile;		/* said: the probes of dropped Python calls alone pass the limit */
 	bool closing;		/* governor__release(): the words are the tracer's to forget */
 };
 
@@ -273,6 +278,32 @@ int governor__attach_set(struct governor *g, const struct probe_set *ps)
 	return 0;
 }
 
+/* Counted and droppable: a function of a group, or a Python function with governor__set_python. */
+static bool governed(const struct governor *g, uint32_t f)
+{
+	return g->group_of[f] ||
+	       (g->py && f < g->s->nfuncs && g->s->funcs[f].flags & BP_FUNC_PYTHON);
+}
+
+static void py_drop_code(void *ctx, uint32_t pid, uint64_t code)
+{
+	struct governor *g = ctx;
+	int err = pycap__drop_code(g->py, pid, code);
+
+	if (err)
+		p_dbg("governor: cannot drop Python code 0x%llx of pid %u: %s",
+		      (unsigned long long)code, pid, strerror(-err));
+}
+
+void governor__set_python(struct governor *g, struct py_capture *pc)
+{
+	if (!g || g->py == pc || !pycap__traced(pc))
+		return;
+	g->py = pc;
+	g->py_filtered_w = pycap__filtered(pc);
+	decoder__set_py_drop(g->dec, py_drop_code, g);
+}
+
 void governor__event(struct governor *g, const struct bp_event *ev)
 {
 	uint64_t d;
@@ -281,7 +312,9 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 	if (!g || ev->kind != BP_EV_CALL)
 		return;
 	f = ev->call.func;
-	if (f >= g->cap || !g->group_of[f] || g->dropped[f])
+	if (g->py && f < g->s->nfuncs && g->s->funcs[f].flags & BP_FUNC_PYTHON)
+		grow(g, (size_t)f + 1);
+	if (f >= g->cap || !governed(g, f) || g->dropped[f])
 		return;
 	g->calls[f]++;
 	g->calls_w[f]++;
@@ -411,6 +444,8 @@ static size_t relink(struct governor *g, const struct gov_cand *c, size_t nc)
 		size_t nref = 0;
 		int err;
 
+		if (!gi)
+			continue;	/* a Python function: no links of its own */
 		for (k = 0; k < nd && d[k].group != gi; k++)
 			;
 		if (k < nd)
@@ -545,21 +580,33 @@ static void announce(struct governor *g, const struct gov_cand *c, size_t n, uin
  * bar is this machine's measured probe cost, and only as much goes as the
  * limit needs.
  */
-static void decide(struct governor *g, uint64_t now, double base)
+static void say_futile(struct governor *g, double factor)
+{
+	g->py_futile = true;
+	p_warn("--max-overhead %.0f%%: the Python probes alone make %s about %.*fx slower: "
+	       "they sit in the interpreter loop and fire for every Python call, those of "
+	       "dropped functions too (not recorded).  Only the functions measured as their "
+	       "own probe cost are dropped from now on; for hot, small Python functions sample "
+	       "instead (--sample)", g->limit * 100, overhead__target_name(g->ov),
+	       1 + factor < 10 ? 1 : 0, 1 + factor);
+}
+
+static void decide(struct governor *g, uint64_t now, double base, double irr)
 {
 	struct gov_cand *c;
 	double cost = 0, allowed, factor, window_s = (now - g->w_start) / 1e9;
-	size_t nc = 0, i, ndrop = 0;
+	size_t nc = 0, i, ndrop = 0, npy = 0;
+	bool futile;
 	uint32_t f;
 
 	c = xcalloc(g->cap ? g->cap : 1, sizeof(*c));
 	for (f = 0; f < g->cap && f < g->s->nfuncs; f++) {
 		double per, mid;
 
-		if (!g->calls_w[f] || !g->group_of[f] || g->dropped[f])
+		if (!g->calls_w[f] || !governed(g, f) || g->dropped[f])
 			continue;
 		per = overhead__call_cost(g->ov, &g->s->funcs[f]);
-		if (__atomic_load_n(&g->busy[g->group_of[f]], __ATOMIC_SEQ_CST)) {
+		if (g->group_of[f] && __atomic_load_n(&g->busy[g->group_of[f]], __ATOMIC_SEQ_CST)) {
 			cost += g->calls_w[f] * per;	/* it costs, but its group is re-linked now */
 			continue;
 		}
@@ -572,11 +619,19 @@ static void decide(struct governor *g, uint64_t now, double base)
 			c[nc].score *= GOV_CALLER_WEIGHT;	/* its calls had traced callees */
 		cost += c[nc++].cost;
 	}
-	factor = overhead__factor(cost, base);
-	/* the cost that would keep the factor at the limit: cost / (base - cost) = limit */
-	allowed = base * g->limit / (1 + g->limit);
-	p_dbg("governor: window %.3f s, CPU %.3f s, probes %.3f s: %.2fx slower (limit %.2fx)",
-	      window_s, base / 1e9, cost / 1e9, 1 + factor, 1 + g->limit);
+	factor = overhead__factor(cost + irr, base);
+	/*
+	 * The cost that would keep the factor at the limit: cost / (base -
+	 * cost) = limit.  Less what no drop takes away: the Python probe's
+	 * hits on dropped functions (it sits in the interpreter loop).
+	 */
+	allowed = base * g->limit / (1 + g->limit) - irr;
+	futile = allowed <= 0;
+	p_dbg("governor: window %.3f s, CPU %.3f s, probes %.3f s (%.3f s on dropped Python "
+	      "calls): %.2fx slower (limit %.2fx)", window_s, base / 1e9, (cost + irr) / 1e9,
+	      irr / 1e9, 1 + factor, 1 + g->limit);
+	if (factor > g->limit && futile && !g->py_futile)
+		say_futile(g, factor);
 	if (factor <= g->limit || !nc) {
 		free(c);
 		return;
@@ -585,15 +640,38 @@ static void decide(struct governor *g, uint64_t now, double base)
 		c[i].negligible = c[i].cost < (cost - allowed) * GOV_NEGLIGIBLE;
 	qsort(c, nc, sizeof(*c), by_score);
 	for (i = 0; i < nc && cost > allowed; i++) {
+		/* past the limit whatever goes: only what tells nothing */
+		if (futile && c[i].distortion < 1)
+			break;
 		g->dropped[c[i].func] = 1;
 		cost -= c[i].cost;
+		npy += !g->group_of[c[i].func];
 		ndrop++;
 	}
 	/* the moment the kept functions' new links took over (phase X) */
-	if (relink(g, c, ndrop))
+	if (relink(g, c, ndrop) || npy)
 		announce(g, c, ndrop, now_ns(CLOCK_MONOTONIC) - g->s->t0,
 			 window_s > 0 ? window_s : 1e-9, factor);
 	free(c);
+}
+
+/*
+ * ns the Python probe's hits on dropped functions cost in the window: each
+ * counted at a whole Python call's probe cost (an upper bound: the handler
+ * returns early, the trap is the same).  Also added to the estimate.
+ */
+static double py_irreducible(struct governor *g)
+{
+	uint64_t n;
+	double ns;
+
+	if (!g->py)
+		return 0;
+	n = pycap__filtered(g->py);
+	ns = (double)(n - g->py_filtered_w) * overhead__path_cost(g->ov, PP_PYTHON);
+	overhead__add_cost(g->ov, ns);
+	g->py_filtered_w = n;
+	return ns;
 }
 
 static void new_window(struct governor *g, uint64_t now)
@@ -635,7 +713,7 @@ void governor__check(struct governor *g, uint64_t now)
 	} else {
 		base = (double)(now - g->w_start);
 	}
-	decide(g, now, base);
+	decide(g, now, base, py_irreducible(g));
 	new_window(g, now);
 }
 

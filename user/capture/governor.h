@@ -61,6 +61,12 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 int governor__attach_module(struct governor *g, const struct probe_module *pm);
 /* governor__attach_module() for each module; -errno (named) at the first failure. */
 int governor__attach_set(struct governor *g, const struct probe_set *ps);
+/*
+ * Governs Python calls too (pc's probes): a dropped Python function's code
+ * objects are filtered out in BPF (python.bpf.c py_dropped), in every process.
+ */
+struct py_capture;
+void governor__set_python(struct governor *g, struct py_capture *pc);
 /* Counts one decoded event (calls of governed functions). */
 void governor__event(struct governor *g, const struct bp_event *ev);
 /* now: ns since the session's t0.  Decides at the end of each window; drops, re-links. */

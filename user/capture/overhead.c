@@ -195,6 +195,16 @@ void overhead__event(struct overhead *ov, const struct bp_event *ev)
 	proc_slot(ov, ev->call.pid)->cost_ns += cost;
 }
 
+double overhead__path_cost(const struct overhead *ov, enum probe_path_kind k)
+{
+	return ov->pc.total_ns[k];
+}
+
+void overhead__add_cost(struct overhead *ov, double ns)
+{
+	ov->cost_ns += ns;
+}
+
 double overhead__call_cost(const struct overhead *ov, const struct bp_func *f)
 {
 	/* an entry-only function (Go) pays the entry probe only: about half */

@@ -68,6 +68,10 @@ void overhead__check(struct overhead *ov, uint64_t now);
 void overhead__summary(struct overhead *ov, uint64_t duration);
 /* What one call of f costs its thread here (both probes; the entry only for an entry-only f). */
 double overhead__call_cost(const struct overhead *ov, const struct bp_func *f);
+/* One call's probe cost on path k (both probes). */
+double overhead__path_cost(const struct overhead *ov, enum probe_path_kind k);
+/* Probe time spent without a recorded call (hits filtered in BPF), into the estimate. */
+void overhead__add_cost(struct overhead *ov, double ns);
 /* The traced processes' CPU time since the recording began (read now), 0 without a target. */
 uint64_t overhead__cpu_ns(struct overhead *ov);
 /*

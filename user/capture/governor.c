@@ -100,6 +100,7 @@ struct governor {
 	struct py_capture *py;
 	uint64_t py_filtered_w;	/* the filtered hits when the window began */
 	bool py_futile;		/* said: the probes of dropped Python calls alone pass the limit */
+	uint64_t dropped_hits_w;	/* tracer__gov_dropped_hits() when the window began */
 	bool closing;		/* governor__release(): the words are the tracer's to forget */
 };
 
@@ -168,6 +169,7 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 	g->dec = dec;
 	g->words = tracer__gov_groups(tr);
 	g->dropped_fd = tracer__gov_dropped_fd(tr);
+	g->dropped_hits_w = tracer__gov_dropped_hits(tr);
 	g->ngroups = 1;
 	g->groups = xcalloc(1, sizeof(*g->groups));
 	g->busy = xcalloc(BP_GOV_GROUPS, sizeof(*g->busy));
@@ -583,12 +585,16 @@ static void announce(struct governor *g, const struct gov_cand *c, size_t n, uin
 static void say_futile(struct governor *g, double factor)
 {
 	g->py_futile = true;
-	p_warn("--max-overhead %.0f%%: the Python probes alone make %s about %.*fx slower: "
-	       "they sit in the interpreter loop and fire for every Python call, those of "
-	       "dropped functions too (not recorded).  Only the functions measured as their "
-	       "own probe cost are dropped from now on; for hot, small Python functions sample "
-	       "instead (--sample)", g->limit * 100, overhead__target_name(g->ov),
-	       1 + factor < 10 ? 1 : 0, 1 + factor);
+	p_warn("--max-overhead %.0f%%: the probes of dropped functions alone make %s about "
+	       "%.*fx slower: %s.  Only the functions measured as their own probe cost are "
+	       "dropped from now on%s", g->limit * 100, overhead__target_name(g->ov),
+	       1 + factor < 10 ? 1 : 0, 1 + factor, g->py ?
+	       "Python's probes sit in the interpreter loop and fire for every Python call, those "
+	       "of dropped functions too (not recorded), and native ones stay until their links' "
+	       "removal ends (a grace period that pending traced calls hold off)" :
+	       "they stay until their links' removal ends (a grace period that pending traced "
+	       "calls hold off)", g->py ? "; for hot, small Python functions sample instead "
+	       "(--sample)" : "");
 }
 
 static void decide(struct governor *g, uint64_t now, double base, double irr)
@@ -674,6 +680,22 @@ static double py_irreducible(struct governor *g)
 	return ns;
 }
 
+/*
+ * ns the breakpoints of dropped native functions still cost: their old
+ * links stay until a grace period ends, which pending traced calls hold
+ * off.  Each hit is an entry or a return probe: half an emulated call (the
+ * commonest path; an estimate).  Also added to the estimate.
+ */
+static double links_irreducible(struct governor *g)
+{
+	uint64_t n = tracer__gov_dropped_hits(g->tr);
+	double ns = (double)(n - g->dropped_hits_w) * overhead__path_cost(g->ov, PP_EMULATED) / 2;
+
+	overhead__add_cost(g->ov, ns);
+	g->dropped_hits_w = n;
+	return ns;
+}
+
 static void new_window(struct governor *g, uint64_t now)
 {
 	g->started = true;
@@ -713,7 +735,7 @@ void governor__check(struct governor *g, uint64_t now)
 	} else {
 		base = (double)(now - g->w_start);
 	}
-	decide(g, now, base, py_irreducible(g));
+	decide(g, now, base, py_irreducible(g) + links_irreducible(g));
 	new_window(g, now);
 }
 

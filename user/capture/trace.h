@@ -82,6 +82,8 @@ void tracer__adopt_links(struct tracer *t, struct bpf_link **links, size_t n, bo
 uint32_t *tracer__gov_groups(struct tracer *t);
 /* The map of dropped function ids (key u32, value u8). */
 int tracer__gov_dropped_fd(struct tracer *t);
+/* Hits (entry or return) of dropped functions on old links still attached. */
+uint64_t tracer__gov_dropped_hits(struct tracer *t);
 /* tracer__attach_module() for each module of ps; -errno (named) at the first failure. */
 int tracer__attach_set(struct tracer *t, const struct bp_session *s, const struct probe_set *ps);
 /*

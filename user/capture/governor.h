@@ -5,15 +5,20 @@
  * least information.
  *
  * Estimate: per function, its calls in the window x the measured cost of its
- * probe path (overhead.h, calibrate.h), summed, against the target's CPU
- * time in the same window (the elapsed time with -a): overhead = cost /
- * (CPU time - cost), the slowdown it caused over what the threads would
- * have taken without the probes.  Every GOV_WINDOW_NS (once the target used
- * GOV_MIN_CPU_NS of CPU in it), when the overhead passes the limit, the
- * functions called in the window are ranked by their cost weighted by how
- * little of what they show is their own (cost x per-call cost / (per-call
- * cost + mean duration): many short calls first) and dropped in that order
- * until the rest is under the limit.  A dropped function stays dropped.
+ * probe path (overhead.h, calibrate.h), summed, against the CPU time of
+ * every traced process in the same window (tracer__targets_cpu_ns; the
+ * elapsed time with -a): slowdown = cost / (CPU time - cost), what the
+ * processes took over what they would have without the probes (1.0: twice
+ * as slow).  Hits that no drop removes are counted too: Python's probe on
+ * dropped functions (it sits in the interpreter loop) and the old links of
+ * dropped native functions not gone yet.  Every GOV_WINDOW_NS (once the
+ * targets used GOV_MIN_CPU_NS of CPU in it), when the slowdown passes the
+ * limit, the functions called in the window are ranked by distortion (the
+ * probe's cost per call / the median of the calls' own durations; a caller
+ * counts half) and dropped in that order until the rest is under the
+ * limit.  A dropped function stays dropped, in every process that maps its
+ * file (native probes belong to the file; Python code objects are
+ * filtered per process, every one of the function, see governor__set_python).
  *
  * Functions are spread over groups (bpf/events.h, BP_GOV_GROUPS), each with
  * its own uprobe_multi links: a drop re-creates the links of the groups it

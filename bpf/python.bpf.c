@@ -35,6 +35,22 @@ struct {
 /* Python records that found no frame or code (not running bytecode, unreadable memory). */
 __u64 py_misses;
 
+/*
+ * Code objects the overhead governor dropped: their calls are not recorded
+ * (the probe still fires: it sits in the interpreter loop, for every Python
+ * call).  py_ndropped: entries, so that nothing is looked up before a drop.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, BP_PY_MAX_DROPPED);
+	__type(key, struct bp_py_drop_key);
+	__type(value, __u8);
+} py_dropped SEC(".maps");
+__u32 py_ndropped;
+/* Hits filtered out by py_dropped. */
+__u64 py_filtered;
+
 
 SEC("uprobe.multi")
 int py_probe(struct pt_regs *ctx)
@@ -61,6 +77,14 @@ int py_probe(struct pt_regs *ctx)
 	if (!code) {
 		__sync_fetch_and_add(&py_misses, 1);
 		return 0;
+	}
+	if (py_ndropped) {
+		struct bp_py_drop_key k = { .tgid = tgid, .code = code };
+
+		if (bpf_map_lookup_elem(&py_dropped, &k)) {
+			__sync_fetch_and_add(&py_filtered, 1);
+			return 0;
+		}
 	}
 	prev = rd64(frame + c->frame_prev_instr);
 	switch (site) {

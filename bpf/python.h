@@ -67,4 +67,17 @@ struct bp_py_proc {
 	struct bp_py_cfg off;
 };
 
+/*
+ * A code object whose calls the overhead governor dropped (py_dropped in
+ * python.bpf.c): per process, since code objects live at per-process
+ * addresses; the governor's decision is per function (file, name, line) and
+ * reaches every code object of it the decoder names, later processes too.
+ */
+struct bp_py_drop_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 code;
+};
+#define BP_PY_MAX_DROPPED	65536
+
 #endif

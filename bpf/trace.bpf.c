@@ -126,6 +126,12 @@ struct {
 	__type(value, __u8);
 } gov_dropped SEC(".maps");
 
+/*
+ * Hits of dropped functions on old links not yet gone (their removal waits
+ * for a grace period): what the drop does not save yet, for the estimate.
+ */
+__u64 gov_dropped_hits;
+
 /* A hit on a link whose generation is not the stable one of its group (see above). */
 static __noinline int gov_slow(__u64 cookie, __u32 w)
 {
@@ -147,8 +153,12 @@ static __noinline int gov_slow(__u64 cookie, __u32 w)
 			*m = 1;
 		return 1;
 	}
-	if (gen != old1 - 1 || bpf_map_lookup_elem(&gov_dropped, &func))
+	if (gen != old1 - 1)
 		return 0;
+	if (bpf_map_lookup_elem(&gov_dropped, &func)) {
+		__sync_fetch_and_add(&gov_dropped_hits, 1);
+		return 0;
+	}
 	m = bpf_task_storage_get(&gov_marks, task, 0, 0);
 	if (m && *m) {
 		*m = 0;
@@ -578,6 +588,12 @@ int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/*
+ * CPU time of the traced threads that exited (ns, their whole lives): with
+ * the live ones' (user/capture/trace_cpu.c), what the traced processes cost.
+ */
+__u64 exited_cpu_ns;
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(task_exit, struct task_struct *p)
 {
@@ -587,6 +603,7 @@ int BPF_PROG(task_exit, struct task_struct *p)
 
 	if (paused || !is_member(tgid))
 		return 0;
+	__sync_fetch_and_add(&exited_cpu_ns, BPF_CORE_READ(p, se.sum_exec_runtime));
 	/* signal->live was decremented before this tracepoint: 0 means last thread. */
 	group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
 	r = task_rec(BP_REC_TASK_EXIT, p);

@@ -14,7 +14,10 @@
  * is a row of its own: the function and module fields are empty, pid and
  * tid are 0, start_ns is when the loss was noticed, duration_ns 0, and flags
  * is `lost|count=N|cpu=C`.  A reader that counts calls skips rows whose
- * function is empty.
+ * function is empty.  A function the overhead governor stopped tracing
+ * (--max-overhead) is a row of the same kind at the moment of the drop:
+ * flags `dropped_by_max_overhead|calls=N|function=NAME` (NAME's `|`, `,`,
+ * `"` and line ends written as `_`); its calls before it are rows as usual.
  *
  * Stack samples and dependency edges are not rows: a CSV file is one table,
  * and theirs would need other columns (a stack, a weight; two ends and a
@@ -26,6 +29,13 @@
 #include <stdio.h>
 #include "base/escape.h"
 #include "exporter.h"
+
+/* A function name inside the flags field: nothing that would need CSV quoting or split it. */
+static void csv_flag_value(FILE *f, const char *v)
+{
+	for (; v && *v; v++)
+		putc(*v == '|' || *v == ',' || *v == '"' || *v == '\n' || *v == '\r' ? '_' : *v, f);
+}
 
 static int csv_begin(struct exporter *e, const struct bp_session *s)
 {
@@ -84,6 +94,15 @@ static int csv_event(struct exporter *e, const struct bp_session *s, const struc
 	case BP_EV_LOSS:
 		fprintf(e->out, "0,0,,,%" PRIu64 ",0,,,,,lost|count=%" PRIu64 "|cpu=%" PRIu32 "\n",
 			ev->loss.ts, ev->loss.count, ev->loss.cpu);
+		break;
+	case BP_EV_ANNOT:
+		if (ev->annot.kind != BP_ANNOT_DROP)
+			break;
+		/* like a gap: a row of its own, no function (not a call), said in flags */
+		fprintf(e->out, "0,0,,,%" PRIu64 ",0,,,,,dropped_by_max_overhead|calls=%" PRId64
+			"|function=", ev->annot.ts, ev->annot.args[1]);
+		csv_flag_value(e->out, session__func_name(s, (uint32_t)ev->annot.value));
+		putc('\n', e->out);
 		break;
 	default:
 		break;

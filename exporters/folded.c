@@ -23,7 +23,8 @@
  * one process, or use the Chrome/speedscope output, for a per-thread view).
  * The format has no comments: lost records are not in the file (the summary
  * on stderr and the Chrome trace have them).  A function name's `;` is
- * written as `:`.  Stacks deeper than PATH_MAX_STACK are cut (pathagg.h).
+ * written as `:`.  A function the overhead governor stopped tracing
+ * (--max-overhead) has BP_DROPPED_SUFFIX after its name.  Stacks deeper than PATH_MAX_STACK are cut (pathagg.h).
  *
  * Paths are aggregated as events arrive; the lines are built and sorted at
  * end(): memory is bounded by the distinct paths and their depth.
@@ -82,6 +83,8 @@ static int add_line(struct lines *l, const struct path_sample *ps, const char *l
 		if (i)
 			putc(';', l->mem);
 		folded_str(l->mem, session__func_name(l->s, l->funcs[i]));
+		if (l->funcs[i] < l->s->nfuncs && l->s->funcs[l->funcs[i]].flags & BP_FUNC_DROPPED)
+			fputs(BP_DROPPED_SUFFIX, l->mem);
 	}
 	if (ps->truncated)
 		fputs(";" PATH_TRUNCATED_NAME, l->mem);

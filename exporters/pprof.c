@@ -126,6 +126,8 @@ struct enc {
 	size_t nused;
 	bool trunc_used;
 	unsigned char zbuf[64 * 1024];
+	char **owned;		/* strings made here for the table, freed at the end */
+	size_t nowned;
 };
 
 static uint64_t str_hash(const char *s)
@@ -167,6 +169,14 @@ static int64_t intern(struct strtab *t, const char *s)
 	t->v[t->n] = s;
 	t->hash[j] = t->n + 1;
 	return t->n++;
+}
+
+/* intern() of a string made here (malloc'd): kept until the end, then freed. */
+static int64_t intern_own(struct enc *x, char *str)
+{
+	x->owned = xrealloc(x->owned, (x->nowned + 1) * sizeof(*x->owned));
+	x->owned[x->nowned++] = str;
+	return intern(&x->st, str);
 }
 
 static int pprof_event(struct exporter *e, const struct bp_session *s, const struct bp_event *ev)
@@ -337,7 +347,18 @@ static int emit_tables(struct enc *x)
 
 		pb_reset(&x->sub);
 		pb_uint(&x->sub, FUNCTION_ID, id);
-		pb_uint(&x->sub, FUNCTION_NAME, intern(&x->st, name));
+		if (!trunc && s->funcs[i].flags & BP_FUNC_DROPPED) {
+			char *dn = NULL;
+
+			/* the governor's drop, where the graph shows it: in the name */
+			if (asprintf(&dn, "%s" BP_DROPPED_SUFFIX, name) < 0) {
+				err = -ENOMEM;
+				break;
+			}
+			pb_uint(&x->sub, FUNCTION_NAME, intern_own(x, dn));
+		} else {
+			pb_uint(&x->sub, FUNCTION_NAME, intern(&x->st, name));
+		}
 		/* The session keeps demangled names only: the system name is the same. */
 		pb_uint(&x->sub, FUNCTION_SYSTEM_NAME, intern(&x->st, name));
 		/* the source file when the binary's DWARF names it, else the binary */
@@ -353,12 +374,32 @@ static int emit_tables(struct enc *x)
 	return err;
 }
 
+/* A comment naming the functions the overhead governor dropped; 0: none. */
+static int64_t drops_comment(struct enc *x, const struct bp_session *s)
+{
+	char *buf = NULL;
+	size_t len = 0, i, n = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int64_t idx = 0;
+
+	if (!f)
+		return 0;
+	fputs("dropped by --max-overhead (calls counted up to the drop):", f);
+	for (i = 0; i < s->nfuncs; i++)
+		if (s->funcs[i].flags & BP_FUNC_DROPPED)
+			fprintf(f, "%s %s", n++ ? "," : "", session__func_name(s, (uint32_t)i));
+	if (!fclose(f) && n)
+		return intern_own(x, buf);
+	free(buf);
+	return idx;
+}
+
 static int pprof_end(struct exporter *e, const struct bp_session *s)
 {
 	struct pprof_priv *p = e->priv;
 	struct enc *x = xcalloc(1, sizeof(*x));
 	char *comment = NULL;
-	int64_t comment_idx = 0, dflt_idx;
+	int64_t comment_idx = 0, dflt_idx, drops_idx;
 	uint64_t duration, period = 1;
 	size_t i, dflt = V_WALL;
 	int err = 0;
@@ -403,6 +444,7 @@ static int pprof_end(struct exporter *e, const struct bp_session *s)
 		comment_idx = intern(&x->st, comment);
 	else
 		comment = NULL;
+	drops_idx = drops_comment(x, s);
 	dflt_idx = intern(&x->st, value_types[dflt].type);
 	/* Every string is interned by now: the table can go out. */
 	for (i = 0; i < x->st.n && !err; i++) {
@@ -425,6 +467,8 @@ static int pprof_end(struct exporter *e, const struct bp_session *s)
 	pb_uint(&x->msg, PROFILE_PERIOD, period ? period : 1);
 	if (comment_idx)
 		pb_uint(&x->msg, PROFILE_COMMENT, comment_idx);
+	if (drops_idx)
+		pb_uint(&x->msg, PROFILE_COMMENT, drops_idx);
 	pb_uint(&x->msg, PROFILE_DEFAULT_SAMPLE_TYPE, dflt_idx);
 	err = emit(x);
 	if (!err)
@@ -440,6 +484,9 @@ cleanup:
 	free(x->used);
 	free(x->funcs);
 	free(x->locs);
+	while (x->nowned)
+		free(x->owned[--x->nowned]);
+	free(x->owned);
 	free(x);
 	free(comment);
 	return err;

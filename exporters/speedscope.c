@@ -519,7 +519,17 @@ static int speedscope_end(struct exporter *e, const struct bp_session *s)
 		uint32_t func = p->frames[i];
 
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", f);
-		json_str(f, session__func_name(s, func));
+		if (func < s->nfuncs && s->funcs[func].flags & BP_FUNC_DROPPED) {
+			char *dn = NULL;
+
+			/* no annotations in the format: the governor's drop is in the name */
+			if (asprintf(&dn, "%s" BP_DROPPED_SUFFIX, session__func_name(s, func)) < 0)
+				return -ENOMEM;
+			json_str(f, dn);
+			free(dn);
+		} else {
+			json_str(f, session__func_name(s, func));
+		}
 		if (func < s->nfuncs && s->funcs[func].module < s->nmodules) {
 			fputs(",\"file\":", f);
 			json_str(f, s->modules[s->funcs[func].module].path);

@@ -180,7 +180,7 @@ def attach_to_loop(python, tmp_path, *opts):
                               stdout=subprocess.PIPE, text=True)
     try:
         assert target.stdout.readline().strip() == "ready"
-        p = run_bpfprof(["attach", "--pid", target.pid] + list(opts))
+        p = run_bpfprof(["attach", "--max-overhead", "off", "--pid", target.pid] + list(opts))
         assert target.poll() is None, p.stderr
         stop.write_text("")
         line = target.stdout.readline().split()

@@ -96,7 +96,7 @@ def assert_keeps_running(p, name):
 
 
 def popen_attach(args):
-    return subprocess.Popen([str(BPFPROF), "attach"] + [str(a) for a in args], cwd=REPO,
+    return subprocess.Popen([str(BPFPROF), "attach", "--max-overhead", "off"] + [str(a) for a in args], cwd=REPO,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, bufsize=0, start_new_session=True)
 
@@ -351,7 +351,7 @@ def test_attach_busy_threads_no_half_calls(tmp_path):
     try:
         assert target.stdout.readline().strip() == "ready"
         out = tmp_path / "trace.json"
-        p = subprocess.run([str(BPFPROF), "attach", "--pid", str(target.pid), "-F", "*",
+        p = subprocess.run([str(BPFPROF), "attach", "--max-overhead", "off", "--pid", str(target.pid), "-F", "*",
                             "--duration", "1", "-o", str(out)],
                            cwd=REPO, capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stderr

@@ -130,7 +130,7 @@ def swapped_library(tmp_path, procs):
 def attach_and_check(args, x, y, name, tmp_path, wrap=()):
     """Runs attach; while its probes are in, checks which process got them."""
     out = tmp_path / "t.json"
-    cmd = list(wrap) + [str(BPFPROF), "attach", "--pid", str(x.pid), "-d", "4s", "-o", str(out)]
+    cmd = list(wrap) + [str(BPFPROF), "attach", "--max-overhead", "off", "--pid", str(x.pid), "-d", "4s", "-o", str(out)]
     p = subprocess.Popen(cmd + list(args), cwd=REPO, stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          start_new_session=True)

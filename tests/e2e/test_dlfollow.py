@@ -173,7 +173,7 @@ def test_plugins_by_file_name_attach(tmp_path):
     b = None
     try:
         read_until(t.stdout, r"^plugins: ready$", 20, "plugins' stdout")
-        b = subprocess.Popen([str(BPFPROF), "attach", "--pid", str(t.pid), "-F", PATTERN,
+        b = subprocess.Popen([str(BPFPROF), "attach", "--max-overhead", "off", "--pid", str(t.pid), "-F", PATTERN,
                               "-o", str(out)], cwd=REPO, stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, bufsize=0)
         # printed once the linker is hooked, before the attach lets the target go

@@ -119,7 +119,7 @@ def test_attach_threads_throwing(tmp_path):
     a = None
     try:
         read_until(prog.stdout, r"^throwthreads: pid=\d+ ready$", 30, "the program's output")
-        a = subprocess.Popen([str(BPFPROF), "attach", "--pid", str(prog.pid), "-o", str(out)]
+        a = subprocess.Popen([str(BPFPROF), "attach", "--max-overhead", "off", "--pid", str(prog.pid), "-o", str(out)]
                              + FUNCS, cwd=REPO, stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, bufsize=0,
                              start_new_session=True)

@@ -65,10 +65,10 @@ def summary_drops(stderr):
         if l.startswith("dropped by --max-overhead"):
             rows = []
             for r in lines[i + 2:]:
-                m = re.match(r"\s+\S+ \S+\s+(\d+)\s+(\d+)\s+(\d+)%\s+(\S+)$", r)
+                m = re.match(r"\s+\S+ \S+\s+(\d+)\s+(\d+)\s+([\d.]+)x\s+(\S+)\s+(\S+)$", r)
                 if not m:
                     break
-                rows.append((m.group(4), int(m.group(1)), int(m.group(2))))
+                rows.append((m.group(5), int(m.group(1)), int(m.group(2))))
             return rows
     return None
 
@@ -146,7 +146,7 @@ def test_serve_governs_by_default(tmp_path):
         read_line(s, r"^http://")
         c.stdin.write("go\n")
         c.stdin.flush()
-        line = read_line(s, r"--max-overhead 10%: the probes cost about \d+%; no longer tracing",
+        line = read_line(s, r"--max-overhead 10% \(at most 1.1x slower\): the probes made \S+ about [\d.]+x slower; no longer tracing",
                          timeout=120, stream="stderr")
         assert "no longer tracing counted (" in line, line
         assert stop(s) == 0

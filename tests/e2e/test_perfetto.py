@@ -251,7 +251,7 @@ def test_attach_matches_json(tmp_path):
         line = t.stdout.readline().decode()
         pid = int(re.match(r"busy: pid=(\d+)", line).group(1))
         arch = tmp_path / "b.bpfprof"
-        p = run_bpfprof(["attach", "--pid", pid, "-d", "20s", "-o", arch])
+        p = run_bpfprof(["attach", "--max-overhead", "off", "--pid", pid, "-d", "20s", "-o", arch])
         ok(p)
     finally:
         if t.poll() is None:

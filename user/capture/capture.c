@@ -388,6 +388,8 @@ static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 			if (pycap__attach(c->py, &maps))
 				p_warn("pid %u exec'd %s: its Python calls are not traced", pid,
 				       filename);
+			else
+				governor__set_python(c->gov, c->py);
 		}
 		if (py != 0 && !so.nincludes)
 			goto resume;
@@ -538,7 +540,7 @@ static int add_targets(struct capture *c)
 			return err;
 		}
 		err = tracer__add_launched(c->tr, c->l.pid);
-		overhead__set_target(c->ovh, c->l.pid);
+		overhead__set_target(c->ovh, c->l.pid, c->tr);
 	} else {
 		for (i = 0; i < o->npids && !err; i++)
 			err = tracer__add_pid(c->tr, o->pids[i]);
@@ -547,7 +549,7 @@ static int add_targets(struct capture *c)
 		for (i = 0; i < o->npids; i++)
 			name_existing(c->s, o->pids[i]);
 		if (o->npids)
-			overhead__set_target(c->ovh, o->pids[0]);
+			overhead__set_target(c->ovh, o->pids[0], c->tr);
 	}
 	if (err)
 		p_err("cannot register the target: %s", strerror(-err));
@@ -604,6 +606,8 @@ int capture__start(struct capture *c)
 
 		tracer__shared_maps(c->tr, &maps);
 		err = pycap__attach(c->py, &maps);
+		if (!err)
+			governor__set_python(c->gov, c->py);
 	}
 	if (!err && c->smp)
 		err = sampler__attach(c->smp);
@@ -718,6 +722,12 @@ struct decoder *capture__decoder(struct capture *c)
 size_t capture__ntargets(const struct capture *c)
 {
 	return c->ntargets;
+}
+
+void capture__slowdown(const struct capture *c, double *total, double *recent, double *limit)
+{
+	overhead__slowdown(c->ovh, total, recent);
+	*limit = c->gov ? 1 + c->o.max_overhead / 100 : 0;
 }
 
 bool capture__done(struct capture *c)

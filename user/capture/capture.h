@@ -93,6 +93,12 @@ void capture__wait(struct capture *c, int ms);
 bool capture__done(struct capture *c);
 /* Traced processes alive, as last counted by capture__done(). */
 size_t capture__ntargets(const struct capture *c);
+/*
+ * The probes' estimated slowdown of the traced processes (1 + overhead
+ * factor, overhead.h) since the start and recently, 0 when not known;
+ * *limit: --max-overhead as a slowdown, 0 when exact.
+ */
+void capture__slowdown(const struct capture *c, double *total, double *recent, double *limit);
 /* Its decoder (serve ages out the state of threads whose exit was lost). */
 struct decoder *capture__decoder(struct capture *c);
 /*

@@ -12,6 +12,7 @@
 #include "capture/governor.h"
 #include "capture/overhead.h"
 #include "capture/trace.h"
+#include "capture/python.h"
 #include "bpf/events.h"
 #include "decode/decode.h"
 #include "symbols/select.h"
@@ -20,10 +21,25 @@
 
 /* Functions per group: a drop re-registers the group's kept functions, so small groups. */
 #define GOV_GROUP_SIZE		16
+/*
+ * A module of at most this many functions gets one group per function: a
+ * drop then leaves the others of the module free to be dropped at once
+ * (a group whose old links are still going cannot move again, and a small
+ * program's few functions are usually all hot together).
+ */
+#define GOV_SINGLES_MAX		256
+/* Log2 buckets of call durations per function, for the median (see decide()). */
+#define GOV_HBUCKETS		40
 /* A window in which the target used less CPU than GOV_MIN_CPU_NS is given up after this. */
 #define GOV_WINDOW_MAX_NS	10000000000ull
-/* The probes' share is held against at least this share of the base (calibration error). */
-#define GOV_MIN_UNTRACED	0.05
+/*
+ * A function whose probe cost in the window is under this share of the
+ * excess is dropped only after the others: dropping it would lose its
+ * information for next to nothing.
+ */
+#define GOV_NEGLIGIBLE		0.001
+/* A function whose calls had traced callees ranks as if its distortion were this much less. */
+#define GOV_CALLER_WEIGHT	0.5
 /* Old links destroyed side by side (see reap()). */
 #define GOV_REAP_THREADS	32
 
@@ -49,6 +65,8 @@ struct gov_doomed {
 struct gov_cand {
 	uint32_t func;
 	double cost, score;
+	double distortion;	/* probe cost per call / compensated median inclusive time */
+	bool negligible;	/* its cost is next to nothing against the excess */
 };
 
 struct governor {
@@ -66,6 +84,8 @@ struct governor {
 	/* per function id */
 	uint32_t *group_of;	/* 0: not governed */
 	uint64_t *calls, *calls_w, *dur_w;	/* all calls; calls and ns in the window */
+	uint64_t *self_w;	/* ns in the window less traced callees' */
+	uint32_t **hist_w;	/* per function, lazily: GOV_HBUCKETS log2 buckets of durations */
 	uint8_t *dropped;
 	size_t cap;
 	/* the window */
@@ -76,6 +96,11 @@ struct governor {
 	size_t nreaps;
 	uint8_t *busy;		/* per group: in phase X, not to be re-linked again yet */
 	pthread_mutex_t lock;	/* closing, and the words once closing */
+	/* Python calls (governor__set_python): dropped per code object in BPF */
+	struct py_capture *py;
+	uint64_t py_filtered_w;	/* the filtered hits when the window began */
+	bool py_futile;		/* said: the probes of dropped Python calls alone pass the limit */
+	uint64_t dropped_hits_w;	/* tracer__gov_dropped_hits() when the window began */
 	bool closing;		/* governor__release(): the words are the tracer's to forget */
 };
 
@@ -125,6 +150,8 @@ static void grow(struct governor *g, size_t n)
 	GROW(g->calls);
 	GROW(g->calls_w);
 	GROW(g->dur_w);
+	GROW(g->self_w);
+	GROW(g->hist_w);
 	GROW(g->dropped);
 #undef GROW
 	g->cap = cap;
@@ -142,6 +169,7 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 	g->dec = dec;
 	g->words = tracer__gov_groups(tr);
 	g->dropped_fd = tracer__gov_dropped_fd(tr);
+	g->dropped_hits_w = tracer__gov_dropped_hits(tr);
 	g->ngroups = 1;
 	g->groups = xcalloc(1, sizeof(*g->groups));
 	g->busy = xcalloc(BP_GOV_GROUPS, sizeof(*g->busy));
@@ -194,7 +222,9 @@ int governor__attach_module(struct governor *g, const struct probe_module *pm)
 	/* keep half of the groups left for the images that come later (exec, dlopen) */
 	if (left < 2)
 		return tracer__attach_module(g->tr, g->s, pm);
-	if ((pm->n + size - 1) / size > left / 2)
+	if (pm->n <= GOV_SINGLES_MAX && pm->n <= left / 2)
+		size = 1;
+	else if ((pm->n + size - 1) / size > left / 2)
 		size = (pm->n + left / 2 - 1) / (left / 2);
 	g->paths = xrealloc(g->paths, (g->npaths + 1) * sizeof(*g->paths));
 	path = g->paths[g->npaths++] = xstrdup(pm->path);
@@ -250,19 +280,73 @@ int governor__attach_set(struct governor *g, const struct probe_set *ps)
 	return 0;
 }
 
+/* Counted and droppable: a function of a group, or a Python function with governor__set_python. */
+static bool governed(const struct governor *g, uint32_t f)
+{
+	return g->group_of[f] ||
+	       (g->py && f < g->s->nfuncs && g->s->funcs[f].flags & BP_FUNC_PYTHON);
+}
+
+static void py_drop_code(void *ctx, uint32_t pid, uint64_t code)
+{
+	struct governor *g = ctx;
+	int err = pycap__drop_code(g->py, pid, code);
+
+	if (err)
+		p_dbg("governor: cannot drop Python code 0x%llx of pid %u: %s",
+		      (unsigned long long)code, pid, strerror(-err));
+}
+
+void governor__set_python(struct governor *g, struct py_capture *pc)
+{
+	if (!g || g->py == pc || !pycap__traced(pc))
+		return;
+	g->py = pc;
+	g->py_filtered_w = pycap__filtered(pc);
+	decoder__set_py_drop(g->dec, py_drop_code, g);
+}
+
 void governor__event(struct governor *g, const struct bp_event *ev)
 {
+	uint64_t d;
 	uint32_t f;
 
 	if (!g || ev->kind != BP_EV_CALL)
 		return;
 	f = ev->call.func;
-	if (f >= g->cap || !g->group_of[f] || g->dropped[f])
+	if (g->py && f < g->s->nfuncs && g->s->funcs[f].flags & BP_FUNC_PYTHON)
+		grow(g, (size_t)f + 1);
+	if (f >= g->cap || !governed(g, f) || g->dropped[f])
 		return;
 	g->calls[f]++;
 	g->calls_w[f]++;
-	if (ev->call.end > ev->call.begin)
-		g->dur_w[f] += ev->call.end - ev->call.begin;
+	d = ev->call.end > ev->call.begin ? ev->call.end - ev->call.begin : 0;
+	g->dur_w[f] += d;
+	g->self_w[f] += ev->call.self;
+	if (!g->hist_w[f])
+		g->hist_w[f] = xcalloc(GOV_HBUCKETS, sizeof(**g->hist_w));
+	g->hist_w[f][d ? 64 - __builtin_clzll(d) < GOV_HBUCKETS ? 64 - __builtin_clzll(d) :
+		     GOV_HBUCKETS - 1 : 0]++;
+}
+
+/*
+ * The median duration of f's calls in the window (ns, the middle of its
+ * log2 bucket): unlike the mean, not carried off by the few calls that
+ * waited for a CPU on a loaded machine, or by one long one.
+ */
+static double median_w(const struct governor *g, uint32_t f)
+{
+	uint64_t half = (g->calls_w[f] + 1) / 2, seen = 0;
+	unsigned b;
+
+	if (!g->hist_w[f])
+		return 0;
+	for (b = 0; b < GOV_HBUCKETS; b++) {
+		seen += g->hist_w[f][b];
+		if (seen >= half)
+			return b ? 0.75 * (double)(1ull << b) : 0;	/* [2^(b-1), 2^b) */
+	}
+	return (double)(1ull << (GOV_HBUCKETS - 1));
 }
 
 static void destroy_links(struct bpf_link **links, size_t n)
@@ -362,6 +446,8 @@ static size_t relink(struct governor *g, const struct gov_cand *c, size_t nc)
 		size_t nref = 0;
 		int err;
 
+		if (!gi)
+			continue;	/* a Python function: no links of its own */
 		for (k = 0; k < nd && d[k].group != gi; k++)
 			;
 		if (k < nd)
@@ -431,20 +517,26 @@ static size_t relink(struct governor *g, const struct gov_cand *c, size_t nc)
 	return nd;
 }
 
+/* Most distorted first; what costs next to nothing last; then the costlier first. */
 static int by_score(const void *a, const void *b)
 {
 	const struct gov_cand *x = a, *y = b;
 
+	if (x->negligible != y->negligible)
+		return x->negligible ? 1 : -1;
 	if (x->score != y->score)
 		return x->score < y->score ? 1 : -1;
+	if (x->cost != y->cost)
+		return x->cost < y->cost ? 1 : -1;
 	return x->func < y->func ? -1 : x->func > y->func;
 }
 
 /* The annotations and the line on stderr: what went, when, how often it was called. */
 static void announce(struct governor *g, const struct gov_cand *c, size_t n, uint64_t now,
-		     double window_s, double pct)
+		     double window_s, double factor)
 {
-	struct bp_annot a = { .kind = BP_ANNOT_DROP, .nargs = 3 };
+	struct bp_annot a = { .kind = BP_ANNOT_DROP, .nargs = 4 };
+	double pct = 100 * factor;
 	char names[256] = "";
 	size_t i, len = 0;
 
@@ -460,67 +552,148 @@ static void announce(struct governor *g, const struct gov_cand *c, size_t n, uin
 		a.value = f;
 		a.args[0] = (int64_t)(g->calls_w[f] / window_s + 0.5);
 		a.args[1] = (int64_t)g->calls[f];
+		/* how many times its probe cost its calls' own time was, in percent */
+		a.args[3] = (int64_t)(100 * c[i].distortion + 0.5);
 		snprintf(a.name, sizeof(a.name), "dropped: %s", name);
 		decoder__drop_func(g->dec, f);
+		if (f < g->s->nfuncs)
+			g->s->funcs[f].flags |= BP_FUNC_DROPPED;
 		if (decoder__annot(g->dec, &a))
 			p_dbg("governor: the drop of %s could not be written", name);
 		if (len < sizeof(names) - 1)
-			len += snprintf(names + len, sizeof(names) - len, "%s%s (%.3g calls/s)",
-					len ? ", " : "", name, (double)a.args[0]);
+			len += snprintf(names + len, sizeof(names) - len, "%s%s (%.3g calls/s, "
+					"probe %.2gx its time)", len ? ", " : "", name,
+					(double)a.args[0], c[i].distortion);
 	}
 	if (len)
-		p_info("--max-overhead %.0f%%: the probes cost about %.0f%%; no longer tracing %s",
-		       g->limit * 100, pct, names);
+		p_info("--max-overhead %.0f%% (at most %.2gx slower): the probes made %s about "
+		       "%.*fx slower; no longer tracing %s", g->limit * 100, 1 + g->limit,
+		       overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0, 1 + factor, names);
 }
 
-/* Over the limit: which functions go, cheapest information first (see governor.h). */
-static void decide(struct governor *g, uint64_t now, double base)
+/*
+ * Over the limit: which functions go.  Ranked by distortion, the probe's
+ * cost per call against its calls' own (compensated) median inclusive time:
+ * a function measured as about its own probe cost tells nothing and goes
+ * first; a coarse one (a request handler, whose calls last many times its
+ * probe cost) goes only when nothing else is left.  A caller ranks after
+ * its leaves (its distortion counts half).  TAU's throttle (more than N
+ * calls, under T us each) is the same idea with fixed N and T; here the
+ * bar is this machine's measured probe cost, and only as much goes as the
+ * limit needs.
+ */
+static void say_futile(struct governor *g, double factor)
+{
+	g->py_futile = true;
+	p_warn("--max-overhead %.0f%%: the probes of dropped functions alone make %s about "
+	       "%.*fx slower: %s.  Only the functions measured as their own probe cost are "
+	       "dropped from now on%s", g->limit * 100, overhead__target_name(g->ov),
+	       1 + factor < 10 ? 1 : 0, 1 + factor, g->py ?
+	       "Python's probes sit in the interpreter loop and fire for every Python call, those "
+	       "of dropped functions too (not recorded), and native ones stay until their links' "
+	       "removal ends (a grace period that pending traced calls hold off)" :
+	       "they stay until their links' removal ends (a grace period that pending traced "
+	       "calls hold off)", g->py ? "; for hot, small Python functions sample instead "
+	       "(--sample)" : "");
+}
+
+static void decide(struct governor *g, uint64_t now, double base, double irr)
 {
 	struct gov_cand *c;
-	double cost = 0, untraced, allowed, pct, window_s = (now - g->w_start) / 1e9;
-	size_t nc = 0, i, ndrop = 0;
+	double cost = 0, allowed, factor, window_s = (now - g->w_start) / 1e9;
+	size_t nc = 0, i, ndrop = 0, npy = 0;
+	bool futile;
 	uint32_t f;
 
 	c = xcalloc(g->cap ? g->cap : 1, sizeof(*c));
 	for (f = 0; f < g->cap && f < g->s->nfuncs; f++) {
-		double per, mean;
+		double per, mid;
 
-		if (!g->calls_w[f] || !g->group_of[f] || g->dropped[f])
+		if (!g->calls_w[f] || !governed(g, f) || g->dropped[f])
 			continue;
 		per = overhead__call_cost(g->ov, &g->s->funcs[f]);
-		if (__atomic_load_n(&g->busy[g->group_of[f]], __ATOMIC_SEQ_CST)) {
+		if (g->group_of[f] && __atomic_load_n(&g->busy[g->group_of[f]], __ATOMIC_SEQ_CST)) {
 			cost += g->calls_w[f] * per;	/* it costs, but its group is re-linked now */
 			continue;
 		}
-		mean = (double)g->dur_w[f] / g->calls_w[f];
+		mid = median_w(g, f);
 		c[nc].func = f;
 		c[nc].cost = g->calls_w[f] * per;
-		/* what it costs, by how much of what its calls show is the probes' own */
-		c[nc].score = c[nc].cost * per / (per + mean);
+		c[nc].distortion = per / (mid > 1 ? mid : 1);
+		c[nc].score = per / (per + mid);
+		if (g->self_w[f] + g->calls_w[f] < g->dur_w[f])
+			c[nc].score *= GOV_CALLER_WEIGHT;	/* its calls had traced callees */
 		cost += c[nc++].cost;
 	}
-	untraced = base - cost;
-	if (untraced < base * GOV_MIN_UNTRACED)
-		untraced = base * GOV_MIN_UNTRACED;
-	allowed = g->limit * untraced;
-	pct = 100 * cost / untraced;
-	p_dbg("governor: window %.3f s, base %.3f s, probes %.3f s: %.0f%% (limit %.0f%%)",
-	      window_s, base / 1e9, cost / 1e9, pct, g->limit * 100);
-	if (cost <= allowed || !nc) {
+	factor = overhead__factor(cost + irr, base);
+	/*
+	 * The cost that would keep the factor at the limit: cost / (base -
+	 * cost) = limit.  Less what no drop takes away: the Python probe's
+	 * hits on dropped functions (it sits in the interpreter loop).
+	 */
+	allowed = base * g->limit / (1 + g->limit) - irr;
+	futile = allowed <= 0;
+	p_dbg("governor: window %.3f s, CPU %.3f s, probes %.3f s (%.3f s on dropped Python "
+	      "calls): %.2fx slower (limit %.2fx)", window_s, base / 1e9, (cost + irr) / 1e9,
+	      irr / 1e9, 1 + factor, 1 + g->limit);
+	if (factor > g->limit && futile && !g->py_futile)
+		say_futile(g, factor);
+	if (factor <= g->limit || !nc) {
 		free(c);
 		return;
 	}
+	for (i = 0; i < nc; i++)
+		c[i].negligible = c[i].cost < (cost - allowed) * GOV_NEGLIGIBLE;
 	qsort(c, nc, sizeof(*c), by_score);
 	for (i = 0; i < nc && cost > allowed; i++) {
+		/* past the limit whatever goes: only what tells nothing */
+		if (futile && c[i].distortion < 1)
+			break;
 		g->dropped[c[i].func] = 1;
 		cost -= c[i].cost;
+		npy += !g->group_of[c[i].func];
 		ndrop++;
 	}
 	/* the moment the kept functions' new links took over (phase X) */
-	if (relink(g, c, ndrop))
+	if (relink(g, c, ndrop) || npy)
 		announce(g, c, ndrop, now_ns(CLOCK_MONOTONIC) - g->s->t0,
-			 window_s > 0 ? window_s : 1e-9, pct);
+			 window_s > 0 ? window_s : 1e-9, factor);
 	free(c);
+}
+
+/*
+ * ns the Python probe's hits on dropped functions cost in the window: each
+ * counted at a whole Python call's probe cost (an upper bound: the handler
+ * returns early, the trap is the same).  Also added to the estimate.
+ */
+static double py_irreducible(struct governor *g)
+{
+	uint64_t n;
+	double ns;
+
+	if (!g->py)
+		return 0;
+	n = pycap__filtered(g->py);
+	ns = (double)(n - g->py_filtered_w) * overhead__path_cost(g->ov, PP_PYTHON);
+	overhead__add_cost(g->ov, ns);
+	g->py_filtered_w = n;
+	return ns;
+}
+
+/*
+ * ns the breakpoints of dropped native functions still cost: their old
+ * links stay until a grace period ends, which pending traced calls hold
+ * off.  Each hit is an entry or a return probe: half an emulated call (the
+ * commonest path; an estimate).  Also added to the estimate.
+ */
+static double links_irreducible(struct governor *g)
+{
+	uint64_t n = tracer__gov_dropped_hits(g->tr);
+	double ns = (double)(n - g->dropped_hits_w) * overhead__path_cost(g->ov, PP_EMULATED) / 2;
+
+	overhead__add_cost(g->ov, ns);
+	g->dropped_hits_w = n;
+	return ns;
 }
 
 static void new_window(struct governor *g, uint64_t now)
@@ -530,6 +703,10 @@ static void new_window(struct governor *g, uint64_t now)
 	g->cpu_start = overhead__cpu_ns(g->ov);
 	memset(g->calls_w, 0, g->cap * sizeof(*g->calls_w));
 	memset(g->dur_w, 0, g->cap * sizeof(*g->dur_w));
+	memset(g->self_w, 0, g->cap * sizeof(*g->self_w));
+	for (size_t i = 0; i < g->cap; i++)
+		if (g->hist_w[i])
+			memset(g->hist_w[i], 0, GOV_HBUCKETS * sizeof(*g->hist_w[i]));
 }
 
 void governor__check(struct governor *g, uint64_t now)
@@ -558,7 +735,7 @@ void governor__check(struct governor *g, uint64_t now)
 	} else {
 		base = (double)(now - g->w_start);
 	}
-	decide(g, now, base);
+	decide(g, now, base, py_irreducible(g) + links_irreducible(g));
 	new_window(g, now);
 }
 
@@ -603,6 +780,10 @@ void governor__free(struct governor *g)
 	free(g->calls);
 	free(g->calls_w);
 	free(g->dur_w);
+	free(g->self_w);
+	for (i = 0; i < g->cap; i++)
+		free(g->hist_w[i]);
+	free(g->hist_w);
 	free(g->dropped);
 	free(g);
 }

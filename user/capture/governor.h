@@ -5,15 +5,20 @@
  * least information.
  *
  * Estimate: per function, its calls in the window x the measured cost of its
- * probe path (overhead.h, calibrate.h), summed, against the target's CPU
- * time in the same window (the elapsed time with -a): overhead = cost /
- * (CPU time - cost), the slowdown it caused over what the threads would
- * have taken without the probes.  Every GOV_WINDOW_NS (once the target used
- * GOV_MIN_CPU_NS of CPU in it), when the overhead passes the limit, the
- * functions called in the window are ranked by their cost weighted by how
- * little of what they show is their own (cost x per-call cost / (per-call
- * cost + mean duration): many short calls first) and dropped in that order
- * until the rest is under the limit.  A dropped function stays dropped.
+ * probe path (overhead.h, calibrate.h), summed, against the CPU time of
+ * every traced process in the same window (tracer__targets_cpu_ns; the
+ * elapsed time with -a): slowdown = cost / (CPU time - cost), what the
+ * processes took over what they would have without the probes (1.0: twice
+ * as slow).  Hits that no drop removes are counted too: Python's probe on
+ * dropped functions (it sits in the interpreter loop) and the old links of
+ * dropped native functions not gone yet.  Every GOV_WINDOW_NS (once the
+ * targets used GOV_MIN_CPU_NS of CPU in it), when the slowdown passes the
+ * limit, the functions called in the window are ranked by distortion (the
+ * probe's cost per call / the median of the calls' own durations; a caller
+ * counts half) and dropped in that order until the rest is under the
+ * limit.  A dropped function stays dropped, in every process that maps its
+ * file (native probes belong to the file; Python code objects are
+ * filtered per process, every one of the function, see governor__set_python).
  *
  * Functions are spread over groups (bpf/events.h, BP_GOV_GROUPS), each with
  * its own uprobe_multi links: a drop re-creates the links of the groups it
@@ -31,6 +36,15 @@
 
 #include <stdint.h>
 #include "model/session.h"
+
+/*
+ * The default limits where the target serves users: attach 25 (at most
+ * 1.25x slower), serve 10 (a long-running exporter: 1.1x); record is exact
+ * unless asked.  --max-overhead off makes any of them exact.
+ */
+#define ATTACH_MAX_OVERHEAD	25
+#define ATTACH_MAX_OVERHEAD_S	"25"
+#define SERVE_MAX_OVERHEAD	10
 
 #define GOV_WINDOW_NS		250000000ull
 #define GOV_MIN_CPU_NS		50000000ull
@@ -52,6 +66,12 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 int governor__attach_module(struct governor *g, const struct probe_module *pm);
 /* governor__attach_module() for each module; -errno (named) at the first failure. */
 int governor__attach_set(struct governor *g, const struct probe_set *ps);
+/*
+ * Governs Python calls too (pc's probes): a dropped Python function's code
+ * objects are filtered out in BPF (python.bpf.c py_dropped), in every process.
+ */
+struct py_capture;
+void governor__set_python(struct governor *g, struct py_capture *pc);
 /* Counts one decoded event (calls of governed functions). */
 void governor__event(struct governor *g, const struct bp_event *ev);
 /* now: ns since the session's t0.  Decides at the end of each window; drops, re-links. */

@@ -5,10 +5,19 @@
 #include <string.h>
 #include <unistd.h>
 #include "capture/overhead.h"
+#include "capture/trace.h"
 #include "decode/compensate.h"
 #include "decode/decode.h"
 #include "base/log.h"
 #include "base/util.h"
+
+/* One traced process: its probes' cost and its CPU time as last seen alive. */
+struct ov_proc {
+	uint32_t pid;		/* 0: an empty slot */
+	double cost_ns;
+	uint64_t cpu_first, cpu_last;	/* ns of its live threads, first and last reading */
+	bool seen;
+};
 
 struct overhead {
 	const struct bp_session *s;
@@ -19,48 +28,105 @@ struct overhead {
 	double cost_ns;
 	bool warned;
 	bool governed;		/* --max-overhead drops functions: no advice to */
-	int pid;		/* the target whose CPU time counts, 0: none */
-	uint64_t cpu_ns;	/* its CPU time since the recording began, at the last look */
-	uint64_t cpu0;		/* its CPU time when the recording began (attach: it ran before) */
+	int pid;		/* the target named in the messages, 0: none (-a) */
+	struct tracer *tr;	/* the traced processes' CPU time (tracer__targets_cpu_ns) */
+	uint64_t cpu_ns;	/* their CPU time since the recording began, at the last look */
+	uint64_t cpu0;		/* their CPU time when the recording began (attach: they ran before) */
 	uint64_t looked;	/* when (session ns) */
+	size_t nprocs_now;	/* traced processes alive at the last look */
+	struct ov_proc *procs;	/* open addressing by pid */
+	size_t proc_cap, nproc;
+	size_t last_proc;	/* the slot of the last event's process */
+	bool started;		/* the first reading is done */
+	/* the slowdown over the last OVERHEAD_RECENT_NS: from these at its start */
+	double recent, recent_cost0;
+	uint64_t recent_cpu0, recent_at;
 };
 
 static void read_cpu(struct overhead *ov);
 
-void overhead__set_target(struct overhead *ov, int pid)
+void overhead__set_target(struct overhead *ov, int pid, struct tracer *tr)
 {
 	if (!ov)
 		return;
 	ov->pid = pid;
+	ov->tr = tr;
+	ov->cpu_ns = 0;
+	ov->cpu0 = 0;
 	read_cpu(ov);
 	ov->cpu0 = ov->cpu_ns;
 	ov->cpu_ns = 0;
+	ov->started = true;
 }
 
-/* utime + stime of the whole process (all threads), while it can be read. */
+static struct ov_proc *proc_slot(struct overhead *ov, uint32_t pid)
+{
+	size_t i;
+
+	if (ov->proc_cap && ov->procs[ov->last_proc].pid == pid)
+		return &ov->procs[ov->last_proc];
+	if ((ov->nproc + 1) * 2 > ov->proc_cap) {
+		struct ov_proc *old = ov->procs;
+		size_t oc = ov->proc_cap, k;
+
+		ov->proc_cap = oc ? oc * 2 : 64;
+		ov->procs = xcalloc(ov->proc_cap, sizeof(*ov->procs));
+		for (k = 0; k < oc; k++) {
+			if (!old[k].pid)
+				continue;
+			for (i = old[k].pid * 2654435761u & (ov->proc_cap - 1); ov->procs[i].pid;
+			     i = (i + 1) & (ov->proc_cap - 1))
+				;
+			ov->procs[i] = old[k];
+		}
+		free(old);
+	}
+	for (i = pid * 2654435761u & (ov->proc_cap - 1); ov->procs[i].pid && ov->procs[i].pid != pid;
+	     i = (i + 1) & (ov->proc_cap - 1))
+		;
+	if (!ov->procs[i].pid) {
+		ov->procs[i].pid = pid;
+		ov->nproc++;
+	}
+	ov->last_proc = i;
+	return &ov->procs[i];
+}
+
+static void note_proc(uint32_t pid, uint64_t ns, void *ctx)
+{
+	struct overhead *ov = ctx;
+	struct ov_proc *p = proc_slot(ov, pid);
+
+	if (!p->seen)
+		p->cpu_first = ov->started ? 0 : ns;	/* born during the recording: from 0 */
+	p->seen = true;
+	p->cpu_last = ns;
+}
+
+/* The CPU time of every traced process since the recording began (ns), as of now. */
 static void read_cpu(struct overhead *ov)
 {
-	unsigned long long ut, st;
-	char path[64], buf[1024], *p;
-	FILE *f;
+	uint64_t v;
 
-	if (ov->pid <= 0)
+	if (!ov->pid || !ov->tr)
 		return;
-	snprintf(path, sizeof(path), "/proc/%d/stat", ov->pid);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	/* after "(comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
-	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2) {
-		uint64_t v = (ut + st) * (1000000000ull / (unsigned long long)sysconf(_SC_CLK_TCK));
-
-		ov->cpu_ns = v > ov->cpu0 ? v - ov->cpu0 : 0;
-	}
+	v = tracer__targets_cpu_ns(ov->tr, &ov->nprocs_now, note_proc, ov);
+	ov->cpu_ns = v > ov->cpu0 ? v - ov->cpu0 : 0;
 }
 
-/* What the cost is held against: the target's CPU time when known, else the elapsed time. */
+double overhead__factor(double cost, double base)
+{
+	double untraced = base - cost;
+
+	if (base <= 0)
+		return 0;
+	/* the estimate is calls x a measured cost: it can pass what the CPU time allows */
+	if (untraced < base * OVERHEAD_MIN_UNTRACED)
+		untraced = base * OVERHEAD_MIN_UNTRACED;
+	return cost / untraced;
+}
+
+/* What the cost is held against: the traced processes' CPU time when known, else the elapsed time. */
 static double base_ns(struct overhead *ov, uint64_t now)
 {
 	read_cpu(ov);
@@ -82,6 +148,7 @@ void overhead__free(struct overhead *ov)
 	if (!ov)
 		return;
 	free(ov->calls);
+	free(ov->procs);
 	free(ov);
 }
 
@@ -99,6 +166,7 @@ void overhead__event(struct overhead *ov, const struct bp_event *ev)
 {
 	const struct bp_func *f;
 	enum probe_path_kind k;
+	double cost;
 	uint32_t id;
 
 	if (!ov || ev->kind != BP_EV_CALL)
@@ -122,7 +190,19 @@ void overhead__event(struct overhead *ov, const struct bp_event *ev)
 	ov->calls[id]++;
 	k = calibrate__path(f);
 	ov->path_calls[k]++;
-	ov->cost_ns += overhead__call_cost(ov, f);
+	cost = overhead__call_cost(ov, f);
+	ov->cost_ns += cost;
+	proc_slot(ov, ev->call.pid)->cost_ns += cost;
+}
+
+double overhead__path_cost(const struct overhead *ov, enum probe_path_kind k)
+{
+	return ov->pc.total_ns[k];
+}
+
+void overhead__add_cost(struct overhead *ov, double ns)
+{
+	ov->cost_ns += ns;
 }
 
 double overhead__call_cost(const struct overhead *ov, const struct bp_func *f)
@@ -135,6 +215,15 @@ uint64_t overhead__cpu_ns(struct overhead *ov)
 {
 	read_cpu(ov);
 	return ov->cpu_ns;
+}
+
+void overhead__slowdown(const struct overhead *ov, double *total, double *recent)
+{
+	*total = *recent = 0;
+	if (!ov || !ov->cpu_ns)
+		return;
+	*total = 1 + overhead__factor(ov->cost_ns, (double)ov->cpu_ns);
+	*recent = ov->recent;
 }
 
 int overhead__target(const struct overhead *ov)
@@ -177,6 +266,35 @@ static size_t costliest(const struct overhead *ov, uint32_t *top, size_t n)
 	return got;
 }
 
+const char *overhead__target_name(const struct overhead *ov)
+{
+	size_t i;
+
+	for (i = 0; ov->pid && i < ov->s->nprocs; i++)
+		if (ov->s->procs[i].pid == (uint32_t)ov->pid && ov->s->procs[i].name &&
+		    ov->s->procs[i].name[0])
+			return ov->s->procs[i].name;
+	return ov->pid ? "the traced program" : "the traced processes";
+}
+
+/*
+ * "the probes made make (and 41 other processes) about 58x slower": the
+ * slowdown as the user feels it, 1 + probe time / the time without them.
+ */
+static void what_slower(const struct overhead *ov, double base, char *buf, size_t len)
+{
+	double x = 1 + overhead__factor(ov->cost_ns, base);
+	size_t others = ov->nproc > 1 ? ov->nproc - 1 : 0;
+	char more[64] = "";
+
+	if (others)
+		snprintf(more, sizeof(more), " (and %zu other process%s)", others,
+			 others == 1 ? "" : "es");
+	snprintf(buf, len, "the probes made %s%s %s %.*fx slower", overhead__target_name(ov), more,
+		 ov->cost_ns > base * (1 - OVERHEAD_MIN_UNTRACED) ? "at least" : "about",
+		 x < 10 ? 1 : 0, x);
+}
+
 /*
  * Python calls: the probes sit in the interpreter loop, so every Python
  * call fires them, selected or not (-F py: filters in the decoder); only
@@ -185,13 +303,17 @@ static size_t costliest(const struct overhead *ov, uint32_t *top, size_t n)
 static void advise_python(struct overhead *ov, uint64_t now, double base, const char *when,
 			  uint64_t total, const char *names, const char *excl)
 {
-	p_warn("%s the probes cost the traced program about %.0f%% of its %s time (%.0f calls/s, "
+	char slower[160];
+
+	what_slower(ov, base, slower, sizeof(slower));
+	p_warn("%s %s (estimate: %.3g s of probe time in %.3g s of %s time; %.0f calls/s, "
 	       "%.0f%% of them Python calls at %.0f ns per call, measured here%s); the costliest: "
 	       "%s.  Profile hot, small Python functions by sampling instead: --sample (no call "
-	       "probes).  Every Python call fires the probes whatever -F py: selects; a narrower "
-	       "selection (%s, or -F 'py:FILE:GLOB') only makes the trace smaller",
-	       when, ov->cost_ns >= base ? 100.0 : 100.0 * ov->cost_ns / base,
-	       ov->cpu_ns ? "CPU" : "elapsed", total / ((double)now / 1e9),
+	       "probes), or let --max-overhead PERCENT (e.g. 100: at most twice as slow) stop "
+	       "recording the costliest.  Every Python call fires the probes whatever -F py: "
+	       "selects; a narrower selection (%s, or -F 'py:FILE:GLOB') only makes the trace "
+	       "smaller", when, slower, ov->cost_ns / 1e9, base / 1e9, ov->cpu_ns ? "CPU" : "elapsed",
+	       total / ((double)now / 1e9),
 	       total ? 100.0 * ov->path_calls[PP_PYTHON] / total : 0.0, ov->pc.total_ns[PP_PYTHON],
 	       ov->pc.measured ? "" : " -- not measured: the development VM's figures", names, excl);
 }
@@ -200,8 +322,8 @@ static void advise(struct overhead *ov, uint64_t now, double base, const char *w
 {
 	uint64_t total = 0;
 	uint32_t top[3];
-	size_t n, i, len = 0;
-	char names[512] = "", excl[512] = "";
+	size_t n, i;
+	char names[512] = "", excl[512] = "", slower[160];
 	int k;
 
 	for (k = 0; k < PP_NPATHS; k++)
@@ -211,23 +333,23 @@ static void advise(struct overhead *ov, uint64_t now, double base, const char *w
 		const struct bp_func *f = &ov->s->funcs[top[i]];
 		double share = ov->calls[top[i]] * ov->pc.total_ns[calibrate__path(f)] / ov->cost_ns;
 
-		len += snprintf(names + strlen(names), sizeof(names) - strlen(names),
-				"%s%s (%.0f%%, %s)", i ? ", " : "", f->name, 100 * share,
-				calibrate__path_name(calibrate__path(f)));
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s (%.0f%%, %s)",
+			 i ? ", " : "", f->name, 100 * share, calibrate__path_name(calibrate__path(f)));
 		snprintf(excl + strlen(excl), sizeof(excl) - strlen(excl), "%s-N '%s%s'", i ? " " : "",
 			 f->flags & BP_FUNC_PYTHON ? "py:" : "", f->name);
 	}
-	(void)len;
 	if (ov->path_calls[PP_PYTHON] * ov->pc.total_ns[PP_PYTHON] * 2 >= ov->cost_ns) {
 		advise_python(ov, now, base, when, total, names, excl);
 		return;
 	}
-	p_warn("%s the probes cost the traced program about %.0f%% of its %s time (%.0f calls/s, %.0f%% "
+	what_slower(ov, base, slower, sizeof(slower));
+	p_warn("%s %s (estimate: %.3g s of probe time in %.3g s of %s time; %.0f calls/s, %.0f%% "
 	       "of them single-stepped at %.0f ns per call, emulated %.0f ns, measured here%s); the "
 	       "costliest: %s.  Trace fewer functions: %s, select what you need with -F, or let "
-	       "--max-overhead PERCENT (e.g. 100: at most twice as slow) drop the costliest as it goes",
-	       when, ov->cost_ns >= base ? 100.0 : 100.0 * ov->cost_ns / base, ov->cpu_ns ? "CPU" :
-	       "elapsed", total / ((double)now / 1e9),
+	       "--max-overhead PERCENT (e.g. 100: at most twice as slow) drop the functions measured "
+	       "as their own probe cost as it goes",
+	       when, slower, ov->cost_ns / 1e9, base / 1e9, ov->cpu_ns ? "CPU" : "elapsed",
+	       total / ((double)now / 1e9),
 	       total ? 100.0 * ov->path_calls[PP_SINGLE_STEP] / total : 0.0,
 	       ov->pc.total_ns[PP_SINGLE_STEP], ov->pc.total_ns[PP_EMULATED],
 	       ov->pc.measured ? "" : " -- not measured: the development VM's figures", names, excl);
@@ -239,10 +361,17 @@ void overhead__check(struct overhead *ov, uint64_t now)
 
 	if (!ov)
 		return;
-	/* a look every 100 ms keeps a recent figure for the end, when the target is gone */
+	/* a look every 100 ms keeps a recent figure for the end, when the targets are gone */
 	if (now - ov->looked >= 100000000ull) {
 		read_cpu(ov);
 		ov->looked = now;
+		if (now - ov->recent_at >= OVERHEAD_RECENT_NS && ov->cpu_ns > ov->recent_cpu0) {
+			ov->recent = 1 + overhead__factor(ov->cost_ns - ov->recent_cost0,
+							  (double)(ov->cpu_ns - ov->recent_cpu0));
+			ov->recent_cost0 = ov->cost_ns;
+			ov->recent_cpu0 = ov->cpu_ns;
+			ov->recent_at = now;
+		}
 	}
 	if (ov->warned || ov->governed || now < OVERHEAD_WARN_AFTER_NS)
 		return;
@@ -253,23 +382,96 @@ void overhead__check(struct overhead *ov, uint64_t now)
 	advise(ov, now, base, "slow probes:");
 }
 
+struct ov_name {
+	const char *name;
+	double cost, cpu;
+	size_t n;
+	bool unseen;		/* a process too short to read its CPU time */
+};
+
+static int by_cost(const void *a, const void *b)
+{
+	const struct ov_name *x = a, *y = b;
+
+	return x->cost < y->cost ? 1 : x->cost > y->cost ? -1 : strcmp(x->name, y->name);
+}
+
+static const char *proc_name(const struct overhead *ov, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < ov->s->nprocs; i++)
+		if (ov->s->procs[i].pid == pid && ov->s->procs[i].name)
+			return ov->s->procs[i].name;
+	return "?";
+}
+
+/* With more than one process: the slowdown of each program (its processes together). */
+static void per_program(struct overhead *ov)
+{
+	struct ov_name *v = xcalloc(ov->nproc + 1, sizeof(*v));
+	size_t n = 0, i, j, costly = 0;
+
+	for (i = 0; i < ov->proc_cap; i++) {
+		const struct ov_proc *p = &ov->procs[i];
+		const char *name;
+
+		if (!p->pid || !p->cost_ns)
+			continue;
+		costly++;
+		name = proc_name(ov, p->pid);
+		for (j = 0; j < n && strcmp(v[j].name, name); j++)
+			;
+		if (j == n)
+			v[n++].name = name;
+		v[j].cost += p->cost_ns;
+		v[j].n++;
+		if (p->seen && p->cpu_last > p->cpu_first)
+			v[j].cpu += (double)(p->cpu_last - p->cpu_first);
+		else
+			v[j].unseen = true;
+	}
+	if (costly > 1) {
+		qsort(v, n, sizeof(*v), by_cost);
+		for (i = 0; i < n && i < 8; i++) {
+			char label[96];
+
+			snprintf(label, sizeof(label), "%s (%zu process%s)", v[i].name, v[i].n,
+				 v[i].n == 1 ? "" : "es");
+			if (v[i].cpu > v[i].cost)
+				fprintf(stderr, "    %-32s about %.1fx slower (%.3g s of probe time)\n",
+					label, 1 + overhead__factor(v[i].cost, v[i].cpu), v[i].cost / 1e9);
+			else
+				fprintf(stderr, "    %-32s %.3g s of probe time (too short-lived to read "
+					"its CPU time)\n", label, v[i].cost / 1e9);
+		}
+	}
+	free(v);
+}
+
 void overhead__summary(struct overhead *ov, uint64_t duration)
 {
-	double base;
+	double base, f;
+	char slower[160];
 
 	if (!ov || !duration)
 		return;
-	base = base_ns(ov, duration);	/* the last look when the target is gone */
+	base = base_ns(ov, duration);	/* the last look when the targets are gone */
+	f = overhead__factor(ov->cost_ns, base);
 	/* the warning came already, or it would have: say it once at the end */
 	if (!ov->warned && !ov->governed && ov->cost_ns * 2 >= base) {
 		ov->warned = true;
 		advise(ov, duration, base, "slow probes:");
-	} else if (ov->cost_ns * 10 >= base) {
-		p_info("probes cost the traced program about %.0f%% of its %.3g s of %s time "
-		       "(estimate: calls x the probe cost measured here)",
-		       ov->cost_ns >= base ? 100.0 : 100.0 * ov->cost_ns / base, base / 1e9,
-		       ov->cpu_ns ? "CPU" : "elapsed");
+	} else if (f >= 0.1) {
+		what_slower(ov, base, slower, sizeof(slower));
+		p_info("%s (estimate: %.3g s of probe time in %.3g s of %s time; calls x the probe "
+		       "cost measured here)%s", slower, ov->cost_ns / 1e9, base / 1e9,
+		       ov->cpu_ns ? "CPU" : "elapsed",
+		       !ov->governed && f >= 1 ? "; --max-overhead 100 would keep it under 2x" : "");
+	} else {
+		return;
 	}
+	per_program(ov);
 }
 
 static unsigned path_index(const struct bp_func *f)

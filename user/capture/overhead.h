@@ -19,6 +19,14 @@
 #include "model/session.h"
 
 #define OVERHEAD_WARN_AFTER_NS	500000000ull
+/*
+ * The probes' cost is held against at least this share of the CPU time: the
+ * estimate (calls x a calibrated cost) can pass the time measured, and a
+ * slowdown past 1 / this share is stated as "at least".
+ */
+#define OVERHEAD_MIN_UNTRACED	0.01
+/* The span of the recent slowdown (overhead__slowdown). */
+#define OVERHEAD_RECENT_NS	5000000000ull
 
 struct overhead;
 
@@ -27,12 +35,21 @@ struct overhead *overhead__new(const struct bp_session *s);
 void overhead__free(struct overhead *ov);
 const struct probe_costs *overhead__costs(const struct overhead *ov);
 /*
- * The process whose CPU time the estimate is held against (the command
- * record started, the first attached pid): on a busy machine its elapsed
- * time is mostly waiting for a CPU, and the probes only cost CPU time.
- * Without one (-a), the elapsed time.
+ * What the estimate is held against: the CPU time of every process tr
+ * traces (the command record started and its children, the attached pids,
+ * those that exited included: tracer__targets_cpu_ns); on a busy machine
+ * their elapsed time is mostly waiting for a CPU, and the probes only cost
+ * CPU time.  pid names the target in the messages.  Without it (-a), the
+ * elapsed time.
  */
-void overhead__set_target(struct overhead *ov, int pid);
+struct tracer;
+void overhead__set_target(struct overhead *ov, int pid, struct tracer *tr);
+/*
+ * The slowdown the probes cause, as a fraction: probe time / (CPU time -
+ * probe time); 1.0 is twice as slow.  The untraced time is held at least
+ * OVERHEAD_MIN_UNTRACED of base.
+ */
+double overhead__factor(double cost_ns, double base_ns);
 /*
  * Takes the measured probe costs out of the decoder's clocks
  * (decoder__compensate) and notes in s->timing by how much.
@@ -43,12 +60,27 @@ void overhead__compensate(struct overhead *ov, struct decoder *dec, struct bp_se
 void overhead__event(struct overhead *ov, const struct bp_event *ev);
 /* now: ns since the session's t0.  Warns once when the estimate passes half of it. */
 void overhead__check(struct overhead *ov, uint64_t now);
-/* At the end: a line with the estimate when the probes took a tenth of the time or more. */
+/*
+ * At the end: a line with the slowdown ("the probes made X about 3.2x
+ * slower") when it is 10% or more, and with several processes one per
+ * program; when not governed and at least 2x, the --max-overhead advice.
+ */
 void overhead__summary(struct overhead *ov, uint64_t duration);
 /* What one call of f costs its thread here (both probes; the entry only for an entry-only f). */
 double overhead__call_cost(const struct overhead *ov, const struct bp_func *f);
-/* The target's CPU time since the recording began (read now), 0 without a target. */
+/* One call's probe cost on path k (both probes). */
+double overhead__path_cost(const struct overhead *ov, enum probe_path_kind k);
+/* Probe time spent without a recorded call (hits filtered in BPF), into the estimate. */
+void overhead__add_cost(struct overhead *ov, double ns);
+/* The traced processes' CPU time since the recording began (read now), 0 without a target. */
 uint64_t overhead__cpu_ns(struct overhead *ov);
+/*
+ * The slowdown (1 + overhead__factor) since the start and over the last
+ * OVERHEAD_RECENT_NS; 0 when not known (no CPU time read yet, -a).
+ */
+void overhead__slowdown(const struct overhead *ov, double *total, double *recent);
+/* The target's process name ("the traced processes" without one). */
+const char *overhead__target_name(const struct overhead *ov);
 /* The target set by overhead__set_target(), 0: none. */
 int overhead__target(const struct overhead *ov);
 /* The governor (governor.h) drops functions: the slow-probe warning has nothing to advise. */

@@ -140,6 +140,24 @@ int python__attach(struct py_tracer *p, const struct py_image *img)
 	return 0;
 }
 
+int python__drop_code(struct py_tracer *p, uint32_t pid, uint64_t code)
+{
+	struct bp_py_drop_key k = { .tgid = pid, .code = code };
+	__u8 one = 1;
+
+	if (!p)
+		return -ENOENT;
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.py_dropped), &k, &one, BPF_NOEXIST))
+		return errno == EEXIST ? 0 : -errno;
+	__atomic_fetch_add(&p->skel->bss->py_ndropped, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+uint64_t python__filtered(struct py_tracer *p)
+{
+	return p ? __atomic_load_n(&p->skel->bss->py_filtered, __ATOMIC_RELAXED) : 0;
+}
+
 uint64_t python__misses(struct py_tracer *p)
 {
 	return p ? __atomic_load_n(&p->skel->bss->py_misses, __ATOMIC_RELAXED) : 0;
@@ -302,6 +320,21 @@ size_t pycap__nimages(const struct py_capture *pc)
 uint64_t pycap__lost(struct py_capture *pc, uint64_t *per_cpu, size_t ncpu)
 {
 	return pc && pc->tr ? python__lost(pc->tr, per_cpu, ncpu) : 0;
+}
+
+int pycap__drop_code(struct py_capture *pc, uint32_t pid, uint64_t code)
+{
+	return pc ? python__drop_code(pc->tr, pid, code) : -ENOENT;
+}
+
+uint64_t pycap__filtered(struct py_capture *pc)
+{
+	return pc ? python__filtered(pc->tr) : 0;
+}
+
+bool pycap__traced(const struct py_capture *pc)
+{
+	return pc && pc->tr;
 }
 
 uint64_t pycap__misses(struct py_capture *pc)

@@ -63,6 +63,10 @@ int python__new(bool trace_all, const struct shared_maps *maps, struct py_tracer
 int python__attach(struct py_tracer *p, const struct py_image *img);
 /* Records python.bpf.c could not attribute to a frame. */
 uint64_t python__misses(struct py_tracer *p);
+/* Stops recording the calls of one code object of process pid (the governor dropped it). */
+int python__drop_code(struct py_tracer *p, uint32_t pid, uint64_t code);
+/* Probe hits of dropped code objects, not recorded. */
+uint64_t python__filtered(struct py_tracer *p);
 uint64_t python__lost(struct py_tracer *p, uint64_t *per_cpu, size_t ncpu);
 void python__pause(struct py_tracer *p);
 void python__free(struct py_tracer *p);
@@ -101,6 +105,11 @@ int pycap__attach(struct py_capture *pc, const struct shared_maps *maps);
 size_t pycap__nimages(const struct py_capture *pc);
 uint64_t pycap__lost(struct py_capture *pc, uint64_t *per_cpu, size_t ncpu);
 uint64_t pycap__misses(struct py_capture *pc);
+/* python__drop_code() / python__filtered() of the capture's tracer; -ENOENT / 0 without one. */
+int pycap__drop_code(struct py_capture *pc, uint32_t pid, uint64_t code);
+uint64_t pycap__filtered(struct py_capture *pc);
+/* Are Python calls traced (probes attached)? */
+bool pycap__traced(const struct py_capture *pc);
 void pycap__pause(struct py_capture *pc);
 void pycap__free(struct py_capture *pc);
 struct sampler;

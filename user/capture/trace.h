@@ -82,6 +82,8 @@ void tracer__adopt_links(struct tracer *t, struct bpf_link **links, size_t n, bo
 uint32_t *tracer__gov_groups(struct tracer *t);
 /* The map of dropped function ids (key u32, value u8). */
 int tracer__gov_dropped_fd(struct tracer *t);
+/* Hits (entry or return) of dropped functions on old links still attached. */
+uint64_t tracer__gov_dropped_hits(struct tracer *t);
 /* tracer__attach_module() for each module of ps; -errno (named) at the first failure. */
 int tracer__attach_set(struct tracer *t, const struct bp_session *s, const struct probe_set *ps);
 /*
@@ -138,6 +140,15 @@ void tracer__unwind_stats(struct tracer *t, uint64_t *restored, uint64_t *failed
 int tracer__poll(struct tracer *t, bool all);
 /* Number of traced processes still alive (the BPF side forgets a process at its exit). */
 size_t tracer__ntargets(struct tracer *t);
+/*
+ * CPU time (ns) of every traced thread: those alive now (whole lives so
+ * far) and those that exited during the recording; how many processes are
+ * traced now into *nprocs (may be NULL).  Subtract a first reading for
+ * the time since then.  each (may be NULL) is given each live process's
+ * own figure.
+ */
+uint64_t tracer__targets_cpu_ns(struct tracer *t, size_t *nprocs,
+				void (*each)(uint32_t pid, uint64_t ns, void *ctx), void *ctx);
 /* Sum of reserve failures; adds the per-CPU counts into per_cpu (ncpu entries, see losses.h). */
 uint64_t tracer__lost(struct tracer *t, uint64_t *per_cpu, size_t ncpu);
 /* Stops recording (the probes stay attached but write nothing): the end of a recording. */

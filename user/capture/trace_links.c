@@ -56,6 +56,11 @@ uint32_t *tracer__gov_groups(struct tracer *t)
 	return t->skel->bss->gov_groups;
 }
 
+uint64_t tracer__gov_dropped_hits(struct tracer *t)
+{
+	return __atomic_load_n(&t->skel->bss->gov_dropped_hits, __ATOMIC_RELAXED);
+}
+
 int tracer__gov_dropped_fd(struct tracer *t)
 {
 	return bpf_map__fd(t->skel->maps.gov_dropped);

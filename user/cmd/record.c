@@ -126,7 +126,8 @@ static void usage(FILE *f, const char *cmd)
 		"options:\n"
 		"  -o, --output FILE      output file; format from its name (see below)\n"
 		"      --format FMT       output format, overriding the file name\n");
-	opts__capture_help(f, "16M", "exact, every selected function");
+	opts__capture_help(f, "16M", !strcmp(cmd, "attach") ? ATTACH_MAX_OVERHEAD_S " (at most 1.25x slower)" :
+			   "exact, every selected function");
 	fprintf(f,
 		"      --min-time DUR     leave calls shorter than DUR out of the output\n"
 		"                         (they still count in the summary)\n"
@@ -197,6 +198,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				    .capture = co, .min_time = &o->min_time };
 	/* ~200 ms of headroom at 1 M calls/s; drained every 1 MB or 50 ms */
 	opts__capture_defaults(co, 16ull << 20);
+	/* a running process serves someone: bounded unless --max-overhead off */
+	if (o->attach)
+		co->max_overhead = ATTACH_MAX_OVERHEAD;
 	opterr = 0;
 	/* '+': stop at the first non-option, the command. */
 	while ((c = getopt_long(argc, argv, "+:o:F:N:U:d:p:aqvh", longopts, NULL)) != -1) {

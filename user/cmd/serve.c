@@ -56,7 +56,7 @@
 #define DEFAULT_LISTEN		"127.0.0.1:9464"
 #define DEFAULT_TOP		50
 /* A service in production: a tenth more time at most, by default (README: the governor). */
-#define DEFAULT_MAX_OVERHEAD	10
+#define DEFAULT_MAX_OVERHEAD	SERVE_MAX_OVERHEAD
 #define CAPTURE_MAX_MS		60000
 #define CAPTURE_DEFAULT_MS	1000
 #define MAX_CAPTURES		8	/* open at once; more get 429 */
@@ -256,6 +256,9 @@ static int sink(void *ctx, const struct bp_event *ev)
 
 	if (ev->kind == BP_EV_CALL)
 		metrics__add_call(x->m, &x->s, &ev->call);
+	else if (ev->kind == BP_EV_ANNOT && ev->annot.kind == BP_ANNOT_DROP)
+		metrics__drop(x->m, (uint32_t)ev->annot.value,
+			      (uint64_t)((int64_t)(x->s.t0 + ev->annot.ts) + x->s.realtime_offset));
 	for (c = x->captures; c; c = c->next)
 		capture_event(x, c, ev);
 	return 0;
@@ -302,6 +305,7 @@ static enum MHD_Result serve_metrics(struct serve_ctx *x, struct MHD_Connection 
 	ex.decoder_threads = decoder__nthreads(capture__decoder(x->cap));
 	ex.captures = x->nserved;
 	ex.captures_running = x->ncaptures;
+	capture__slowdown(x->cap, &ex.slowdown, &ex.slowdown_recent, &ex.max_slowdown);
 	err = metrics__write(x->m, &x->s, x->top, &ex, f);
 	unlock(x);
 	if (fclose(f) || err) {
@@ -637,7 +641,7 @@ static void usage(FILE *f, const char *cmd)
 		"  -p, --pid PID[,PID]    processes to trace (repeatable)\n"
 		"  -l, --listen ADDR:PORT where to serve (default " DEFAULT_LISTEN "; port 0: any free)\n",
 		CAPTURE_MAX_MS);
-	opts__capture_help(f, "64M", "10");
+	opts__capture_help(f, "64M", "10 (at most 1.1x slower)");
 	fprintf(f,
 		"      --top K            export the K functions with the most time (default %d;\n"
 		"                         0: all)\n"

@@ -672,6 +672,20 @@ void decoder__drop_func(struct decoder *d, uint32_t func)
 		d->ndropped_bits = n;
 	}
 	d->dropped_bits[func / 64] |= 1ull << (func % 64);
+	if (d->py_drop && func < d->s->nfuncs && d->s->funcs[func].flags & BP_FUNC_PYTHON)
+		dec_py_drop_codes(d, func);
+}
+
+bool decoder__dropped(const struct decoder *d, uint32_t func)
+{
+	return func < d->ndropped_bits * 64 && (d->dropped_bits[func / 64] >> (func % 64) & 1);
+}
+
+void decoder__set_py_drop(struct decoder *d, void (*fn)(void *ctx, uint32_t pid, uint64_t code),
+			  void *ctx)
+{
+	d->py_drop = fn;
+	d->py_drop_ctx = ctx;
 }
 
 int decoder__annot(struct decoder *d, const struct bp_annot *a)

@@ -85,6 +85,16 @@ int decoder__loss(struct decoder *d, uint32_t cpu, uint64_t count);
  * come are flagged BP_CALL_DROPPED when seen gone, not BP_CALL_UNWOUND.
  */
 void decoder__drop_func(struct decoder *d, uint32_t func);
+/* Whether func was dropped (decoder__drop_func). */
+bool decoder__dropped(const struct decoder *d, uint32_t func);
+/*
+ * fn is told each (process, code object) of a dropped Python function: those
+ * named already when it is dropped, and those named later (other processes,
+ * other code objects of the same file, name and line), so that the BPF side
+ * stops recording them.
+ */
+void decoder__set_py_drop(struct decoder *d, void (*fn)(void *ctx, uint32_t pid, uint64_t code),
+			  void *ctx);
 /* An annotation of bpfprof's own (the governor's drops) into the stream. */
 struct bp_annot;
 int decoder__annot(struct decoder *d, const struct bp_annot *a);

@@ -104,6 +104,9 @@ struct decoder {
 	struct compensator *comp;	/* probe cost out of the clock (compensate.c), NULL: raw */
 	uint64_t *dropped_bits;		/* functions the governor dropped (decoder__drop_func) */
 	size_t ndropped_bits;		/* words */
+	/* a code object of a dropped Python function (decoder__set_py_drop) */
+	void (*py_drop)(void *ctx, uint32_t pid, uint64_t code);
+	void *py_drop_ctx;
 	decoder_py_namer_fn py_namer;	/* names code objects met only in samples */
 	decoder_py_proc_fn py_proc;	/* a process met in samples: is it CPython? */
 	void *py_ctx;

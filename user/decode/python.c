@@ -302,7 +302,20 @@ int dec_on_pycode(struct decoder *d, const struct bp_rec_pycode *r)
 	c = code_slot(p, r->h.pid_tgid >> 32, r->code, true);
 	c->func = n->func;
 	c->shown = n->shown;
+	/* a function dropped by the governor: this code object of it too */
+	if (d->py_drop && decoder__dropped(d, n->func))
+		d->py_drop(d->py_drop_ctx, c->pid, c->code);
 	return 0;
+}
+
+void dec_py_drop_codes(struct decoder *d, uint32_t func)
+{
+	struct py_decoder *p = d->py;
+	size_t i;
+
+	for (i = 0; p && i < p->codes_cap; i++)
+		if (p->codes[i].code && p->codes[i].func == func)
+			d->py_drop(d->py_drop_ctx, p->codes[i].pid, p->codes[i].code);
 }
 
 /* Pops every frame above index i (they ended unseen: an exception, a lost record). */

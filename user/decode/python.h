@@ -9,6 +9,8 @@
 struct decoder;
 
 int dec_on_pycode(struct decoder *d, const struct bp_rec_pycode *r);
+/* Tells d->py_drop every code object named so far of the (dropped) Python function func. */
+void dec_py_drop_codes(struct decoder *d, uint32_t func);
 int dec_on_py(struct decoder *d, const struct bp_rec_py *r, uint64_t ts);
 void dec_py_free(struct decoder *d);
 int dec_on_pystack(struct decoder *d, const struct bp_rec_pystack *r, size_t size, uint64_t ts);

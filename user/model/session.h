@@ -36,6 +36,10 @@ struct bp_module {
 #define BP_FUNC_GO_CHECKED	0x8000	/* probed after Go's stack check (elfsym__go_prologue) */
 #define BP_FUNC_PLACED		0x10000	/* probed after a harmless prefix (symbols/placement.c) */
 #define BP_FUNC_PYTHON		0x20000	/* a Python function: name = qualified name, module = its file */
+/* the overhead governor stopped tracing it (--max-overhead; a BP_ANNOT_DROP says when) */
+#define BP_FUNC_DROPPED		0x40000
+/* what the formats without annotations append to a dropped function's name */
+#define BP_DROPPED_SUFFIX	" [dropped by --max-overhead]"
 
 struct bp_func {
 	char *name;		/* demangled where possible */

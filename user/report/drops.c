@@ -24,6 +24,7 @@ void report_drop_add(struct report *r, const struct bp_annot *a)
 	d->rate = a->args[0] > 0 ? (uint64_t)a->args[0] : 0;
 	d->calls = a->args[1] > 0 ? (uint64_t)a->args[1] : 0;
 	d->pct = a->args[2] > 0 ? (uint64_t)a->args[2] : 0;
+	d->distortion_pct = a->nargs > 3 && a->args[3] > 0 ? (uint64_t)a->args[3] : 0;
 	/* "dropped: NAME", cut at 63 bytes: the function table has it whole */
 	snprintf(d->name, sizeof(d->name), "%s",
 		 strncmp(a->name, "dropped: ", 9) ? a->name : a->name + 9);
@@ -42,16 +43,20 @@ void report_drops_pretty(const struct report *r, const struct bp_session *s, FIL
 
 	if (!r->ndrops)
 		return;
-	fprintf(f, "\ndropped by --max-overhead (the probes cost more than allowed; calls up to "
-		   "the drop are counted above):\n");
-	fprintf(f, "  %10s  %12s  %10s  %9s  %s\n", "at", "calls/s", "calls", "overhead",
-		"function");
+	fprintf(f, "\ndropped by --max-overhead (the probes made the program slower than allowed; "
+		   "calls up to the drop are counted above; 'probe/own': a call's probe cost against "
+		   "its own time):\n");
+	fprintf(f, "  %10s  %12s  %10s  %9s  %9s  %s\n", "at", "calls/s", "calls", "slowdown",
+		"probe/own", "function");
 	for (i = 0; i < r->ndrops; i++) {
 		const struct drop_row *d = &r->drops[i];
+		char dist[32] = "-";
 
-		fprintf(f, "  %10s  %12" PRIu64 "  %10" PRIu64 "  %8" PRIu64 "%%  %s\n",
-			fmt_duration(d->ts, t, sizeof(t)), d->rate, d->calls, d->pct,
-			drop_name(d, s));
+		if (d->distortion_pct)
+			snprintf(dist, sizeof(dist), "%.2g", d->distortion_pct / 100.0);
+		fprintf(f, "  %10s  %12" PRIu64 "  %10" PRIu64 "  %8.*fx  %9s  %s\n",
+			fmt_duration(d->ts, t, sizeof(t)), d->rate, d->calls,
+			d->pct < 900 ? 1 : 0, 1 + d->pct / 100.0, dist, drop_name(d, s));
 	}
 }
 
@@ -64,8 +69,11 @@ void report_drops_json(const struct report *r, const struct bp_session *s, FILE 
 
 		fprintf(f, "%s{\"name\":", i ? ",\n  " : "\n  ");
 		json_str(f, drop_name(d, s));
+		fputs(",\"module\":", f);
+		json_str(f, d->func < s->nfuncs ? session__func_module(s, d->func) : "");
 		fprintf(f, ",\"at_ns\":%" PRIu64 ",\"calls_per_s\":%" PRIu64 ",\"calls\":%" PRIu64
-			",\"overhead_pct\":%" PRIu64 "}", d->ts, d->rate, d->calls, d->pct);
+			",\"overhead_pct\":%" PRIu64 ",\"slowdown\":%.3g,\"probe_per_own_time\":%.3g}",
+			d->ts, d->rate, d->calls, d->pct, 1 + d->pct / 100.0, d->distortion_pct / 100.0);
 	}
 	if (r->ndrops)
 		fputc('\n', f);

@@ -78,6 +78,7 @@ struct report {
 	/* functions the overhead governor dropped (BP_ANNOT_DROP), in arrival order */
 	struct drop_row {
 		uint64_t ts, rate, calls, pct;
+		uint64_t distortion_pct;	/* probe cost per call / own time, in %; 0: not known */
 		uint32_t func;
 		char name[64];
 	} *drops;

@@ -49,6 +49,11 @@ struct metrics {
 	uint8_t *recursive;	/* per call path: 0 not known yet, 1 no, 2 yes */
 	size_t nrecursive;
 	uint64_t calls;
+	struct metrics_drop {
+		uint32_t func;
+		uint64_t unix_ns;
+	} *drops;		/* functions the governor dropped, in order */
+	size_t ndrops;
 };
 
 int metrics__new(struct metrics **out)
@@ -68,7 +73,98 @@ void metrics__free(struct metrics *m)
 	free(m->rows);
 	free(m->hash);
 	free(m->recursive);
+	free(m->drops);
 	free(m);
+}
+
+void metrics__drop(struct metrics *m, uint32_t func, uint64_t unix_ns)
+{
+	size_t i;
+
+	for (i = 0; i < m->ndrops; i++)
+		if (m->drops[i].func == func)
+			return;
+	m->drops = xrealloc(m->drops, (m->ndrops + 1) * sizeof(*m->drops));
+	m->drops[m->ndrops].func = func;
+	m->drops[m->ndrops++].unix_ns = unix_ns;
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help);
+static void seconds(FILE *f, uint64_t ns);
+
+static const struct metrics_drop *dropped(const struct metrics *m, uint32_t func)
+{
+	size_t i;
+
+	for (i = 0; i < m->ndrops; i++)
+		if (m->drops[i].func == func)
+			return &m->drops[i];
+	return NULL;
+}
+
+static void func_labels(FILE *f, const struct bp_session *s, uint32_t func)
+{
+	fputs("{function=", f);
+	metrics__label_value(f, session__func_name(s, func));
+	fputs(",module=", f);
+	metrics__label_value(f, session__func_module(s, func));
+	fputc('}', f);
+}
+
+/*
+ * Whether each function is still traced: those of the rows shown, and every
+ * dropped one (with the time of the drop), so that a counter that stopped
+ * because its function was dropped never reads as traffic that stopped.
+ */
+static void write_traced(const struct metrics *m, const struct bp_session *s,
+			 const struct row *const *v, size_t n, const struct metrics_extra *x, FILE *f)
+{
+	uint32_t *seen = xcalloc(n + m->ndrops + 1, sizeof(*seen));
+	size_t nseen = 0, i, j;
+
+	family(f, "bpfprof_function_traced", "gauge",
+	       "1: the function's calls are counted; 0: the overhead governor (--max-overhead) "
+	       "dropped it, its counters stopped then (not its traffic).");
+	for (i = 0; i < n + m->ndrops; i++) {
+		uint32_t func = i < n ? v[i]->func : m->drops[i - n].func;
+
+		for (j = 0; j < nseen && seen[j] != func; j++)
+			;
+		if (j < nseen)
+			continue;
+		seen[nseen++] = func;
+		fputs("bpfprof_function_traced", f);
+		func_labels(f, s, func);
+		fprintf(f, " %d\n", dropped(m, func) ? 0 : 1);
+	}
+	free(seen);
+	family(f, "bpfprof_function_dropped_timestamp_seconds", "gauge",
+	       "When the overhead governor stopped tracing the function (Unix time).");
+	for (i = 0; i < m->ndrops; i++) {
+		fputs("bpfprof_function_dropped_timestamp_seconds", f);
+		func_labels(f, s, m->drops[i].func);
+		fputc(' ', f);
+		seconds(f, m->drops[i].unix_ns);
+	}
+	family(f, "bpfprof_functions_dropped", "gauge",
+	       "Functions the overhead governor stopped tracing.");
+	fprintf(f, "bpfprof_functions_dropped %zu\n", m->ndrops);
+	if (x && x->slowdown > 0) {
+		family(f, "bpfprof_probe_slowdown_ratio", "gauge",
+		       "Estimated slowdown of the traced processes by the probes since the start "
+		       "(1: none, 2: twice as slow): CPU time / (CPU time - probe time).");
+		fprintf(f, "bpfprof_probe_slowdown_ratio %.4g\n", x->slowdown);
+	}
+	if (x && x->slowdown_recent > 0) {
+		family(f, "bpfprof_probe_slowdown_recent_ratio", "gauge",
+		       "The same estimate over the last few seconds.");
+		fprintf(f, "bpfprof_probe_slowdown_recent_ratio %.4g\n", x->slowdown_recent);
+	}
+	if (x && x->max_slowdown > 0) {
+		family(f, "bpfprof_probe_slowdown_limit_ratio", "gauge",
+		       "--max-overhead as a slowdown: the governor drops functions past it.");
+		fprintf(f, "bpfprof_probe_slowdown_limit_ratio %.4g\n", x->max_slowdown);
+	}
 }
 
 static size_t slot_of(uint32_t pid, uint32_t func, size_t cap)
@@ -338,6 +434,7 @@ int metrics__write(struct metrics *m, const struct bp_session *s, size_t top,
 		labels(f, s, v[i], NULL);
 		fprintf(f, " %" PRIu64 "\n", v[i]->calls);
 	}
+	write_traced(m, s, v, n, x, f);
 	free(v);
 
 	family(f, "bpfprof_calls_total", "counter", "Calls of every traced function, all processes.");

@@ -38,6 +38,9 @@ struct metrics_extra {
 	uint64_t captures;		/* /capture requests served */
 	uint64_t captures_running;	/* /capture requests waiting for their window */
 	uint64_t decoder_threads;	/* threads whose call stacks the decoder holds */
+	/* the probes' estimated slowdown of the traced processes (1: none), 0: not known */
+	double slowdown, slowdown_recent;
+	double max_slowdown;		/* --max-overhead as a factor, 0: exact (not governed) */
 };
 
 int metrics__new(struct metrics **out);
@@ -45,6 +48,12 @@ void metrics__free(struct metrics *m);	/* accepts NULL */
 
 /* One completed call of the live session s. */
 void metrics__add_call(struct metrics *m, const struct bp_session *s, const struct bp_call *c);
+
+/*
+ * The overhead governor dropped func at unix_ns: its counters stop there,
+ * and bpfprof_function_traced{function,module} says 0 (with the time).
+ */
+void metrics__drop(struct metrics *m, uint32_t func, uint64_t unix_ns);
 
 /* Drops the rows of processes for which alive() says false; returns how many went. */
 size_t metrics__prune(struct metrics *m, bool (*alive)(uint32_t pid, void *ctx), void *ctx);

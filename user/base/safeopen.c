@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -327,6 +328,8 @@ static int create_tmp(struct safe_out *o)
 int safe_out__open(const char *path, struct safe_out *o)
 {
 	struct stat st;
+	uid_t uid;
+	gid_t gid;
 	int pfd, err;
 
 	o->dfd = o->fd = -1;
@@ -381,7 +384,22 @@ int safe_out__open(const char *path, struct safe_out *o)
 	if (pfd >= 0)
 		close(pfd);
 	o->dir_is_users = users_dir(o->dfd);
-	o->fd = create_tmp(o);
+	if (o->dir_is_users && sudo_user(&uid, &gid)) {
+		/*
+		 * In the invoking user's directory (or /tmp), the file is made
+		 * by that user: the kernel checks their rights, not root's, and
+		 * it is theirs from the start.  The filesystem ids are this
+		 * thread's alone (serve writes from several).
+		 */
+		uid_t ou = setfsuid(uid);
+		gid_t og = setfsgid(gid);
+
+		o->fd = create_tmp(o);
+		setfsgid(og);
+		setfsuid(ou);
+	} else {
+		o->fd = create_tmp(o);
+	}
 	return o->fd < 0 ? o->fd : 0;
 }
 

@@ -17,7 +17,9 @@
  *    destination that is not a regular file is written in place only
  *    when it is a character device or FIFO nobody but root or the
  *    invoking user could have made, or one of our own descriptors
- *    (/dev/stdout, /proc/self/fd/N).  Never a block device.
+ *    (/dev/stdout, /proc/self/fd/N).  Never a block device.  Under sudo,
+ *    in a directory of the invoking user's or a sticky world-writable one
+ *    (/tmp), the new file is created with that user's filesystem ids.
  */
 #ifndef BPFPROF_SAFEOPEN_H
 #define BPFPROF_SAFEOPEN_H
@@ -57,7 +59,7 @@ struct safe_out {
 	char *name;		/* the destination's name in dfd */
 	char *tmp;		/* the temporary's name in dfd; NULL when written in place */
 	int fd;			/* what to write */
-	bool dir_is_users;	/* dfd is the invoking user's or sticky and world-writable */
+	bool dir_is_users;	/* dfd is the invoking user's, or sticky and world-writable: made as them */
 };
 
 /*

@@ -71,7 +71,8 @@ __u32 keeper_tgid;
 /*
  * Processes stopped whole with SIGSTOP at an exec or a dlopen (no keeper
  * holds them): tgid -> the time of the stop.  Written before the signal;
- * the loader deletes the entry after its SIGCONT.  If bpfprof dies first,
+ * the loader deletes the entry after its SIGCONT, task_exit when the
+ * process dies (its pid may then be anyone's).  If bpfprof dies first,
  * its keeper (or guard) continues every process still listed, so that none
  * is left stopped.  Preallocated, like `holds`.
  */
@@ -601,11 +602,19 @@ int BPF_PROG(task_exit, struct task_struct *p)
 	struct bp_rec_task *r;
 	bool group_dead;
 
+	/* signal->live was decremented before this tracepoint: 0 means last thread. */
+	group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
+	/*
+	 * A process stopped whole that dies is no longer to be continued: its
+	 * entry goes before its pid can be reused, so that the loader, or the
+	 * guard, never continues the next owner of that pid (issue 27).
+	 * Even when paused or no longer a member.
+	 */
+	if (group_dead)
+		bpf_map_delete_elem(&sig_stops, &tgid);
 	if (paused || !is_member(tgid))
 		return 0;
 	__sync_fetch_and_add(&exited_cpu_ns, BPF_CORE_READ(p, se.sum_exec_runtime));
-	/* signal->live was decremented before this tracepoint: 0 means last thread. */
-	group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
 	r = task_rec(BP_REC_TASK_EXIT, p);
 	if (r) {
 		if (group_dead)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "base/log.h"
+#include "base/safeopen.h"
 #include "exporter.h"
 
 const struct exporter_ops *const exporter_table[] = {
@@ -30,7 +31,7 @@ const struct exporter_ops *const exporter_table[] = {
 struct exporter_impl {
 	struct exporter e;
 	char *buf;		/* setvbuf buffer; must outlive the FILE */
-	bool tmp_exists;	/* tmp_path is on disk and must go if we fail */
+	struct safe_out so;	/* where it goes (base/safeopen.h); so.fd is e->out's */
 	bool finished;
 };
 
@@ -109,27 +110,6 @@ static mode_t current_umask(void)
 	return (mode_t)(m & 0777);
 }
 
-/*
- * An existing destination that is not a regular file (/dev/null, /dev/full,
- * a FIFO, a terminal, /dev/fd/N of a pipe) is written in place: a temporary
- * file renamed over it would replace the device node or the FIFO with a
- * regular file (as root, in /dev).  Returns the open fd, -1 when the
- * destination is a regular file or absent (the temporary-file path), or
- * -errno.
- */
-static int open_special(const char *path)
-{
-	struct stat st;
-	int fd;
-
-	if (stat(path, &st) || S_ISREG(st.st_mode))
-		return -1;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-	return fd < 0 ? -errno : fd;
-}
-
 /* The name the user knows: the final path, not the temporary one. */
 static const char *out_name(const struct exporter *e)
 {
@@ -153,25 +133,20 @@ static int stream_err(struct exporter *e, int err)
 
 /*
  * When run under sudo, give the output to the invoking user: a trace they
- * cannot delete or overwrite without sudo again is a nuisance.  Best effort.
+ * cannot delete or overwrite without sudo again is a nuisance.  Only where
+ * they could have made it themselves (their directory, or one like /tmp):
+ * elsewhere (/etc) the file stays root's, or `sudo bpfprof` allowed for
+ * tracing alone would hand out files in system directories.  Best effort.
  */
 static void chown_to_sudo_user(struct exporter *e, int fd)
 {
-	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
-	unsigned long uid, gid;
-	char *end;
+	uid_t uid;
+	gid_t gid;
 
-	if (geteuid() != 0 || !su || !sg || !*su || !*sg)
+	if (!impl(e)->so.dir_is_users || !sudo_user(&uid, &gid))
 		return;
-	errno = 0;
-	uid = strtoul(su, &end, 10);
-	if (errno || *end || uid >= (uid_t)-1)
-		return;
-	gid = strtoul(sg, &end, 10);
-	if (errno || *end || gid >= (gid_t)-1)
-		return;
-	if (fchown(fd, (uid_t)uid, (gid_t)gid))
-		p_warn("cannot give %s to uid %lu: %s", out_name(e), uid, strerror(errno));
+	if (fchown(fd, uid, gid))
+		p_warn("cannot give %s to uid %u: %s", out_name(e), (unsigned)uid, strerror(errno));
 }
 
 int exporter__new(const struct exporter_ops *ops, const char *path, const struct bp_session *s,
@@ -179,7 +154,7 @@ int exporter__new(const struct exporter_ops *ops, const char *path, const struct
 {
 	struct exporter_impl *x;
 	struct exporter *e;
-	int fd = -1, err;
+	int err;
 
 	*out = NULL;
 	x = xcalloc(1, sizeof(*x));
@@ -189,50 +164,36 @@ int exporter__new(const struct exporter_ops *ops, const char *path, const struct
 	if (ops->priv_size)
 		e->priv = xcalloc(1, ops->priv_size);
 
+	x->so.fd = x->so.dfd = -1;
 	if (strcmp(path, "-") == 0) {
 		e->out = stdout;
-	} else if ((fd = open_special(path)) != -1) {
-		if (fd < 0) {
-			err = fd;
-			fd = -1;
-			p_err("cannot write %s: %s", path, strerror(-err));
-			goto cleanup;
-		}
-		e->out = fdopen(fd, "w");
-		if (!e->out) {
-			err = -errno;
-			p_err("cannot write %s: %s", path, strerror(-err));
-			goto cleanup;
-		}
-		fd = -1;
 	} else {
 		/*
-		 * Same directory as the destination, so the final rename() is
-		 * atomic and never crosses a filesystem.  Our pid in the name:
-		 * what a dead bpfprof left is known as such (stale.c).
+		 * A new temporary in the destination's directory, renamed over
+		 * it at the end (atomic, never across filesystems), or a device
+		 * or FIFO written in place; never through a link a user planted.
 		 */
-		exporter__clean_stale(path);
-		if (asprintf(&e->tmp_path, "%s.tmp.%d.XXXXXX", path, (int)getpid()) < 0) {
-			e->tmp_path = NULL;
-			err = -ENOMEM;
-			p_err("cannot write %s: %s", path, strerror(-err));
+		err = safe_out__open(path, &x->so);
+		if (err) {
+			p_err("cannot write %s: %s", path, safe_out__strerror(err));
 			goto cleanup;
 		}
-		/* not inherited by the command bpfprof launches */
-		fd = mkostemp(e->tmp_path, O_CLOEXEC);
-		if (fd < 0) {
-			err = -errno;
-			p_err("cannot write %s: %s", path, strerror(-err));
-			goto cleanup;
+		if (x->so.tmp) {
+			/* our pid in its name: what a dead bpfprof left is known as such (stale.c) */
+			exporter__clean_stale(x->so.dfd, x->so.name);
+			const char *slash = strrchr(path, '/');
+
+			/* for messages and tests: the name beside the destination's */
+			e->tmp_path = xasprintf("%.*s%s", slash ? (int)(slash - path + 1) : 0, path,
+						x->so.tmp);
 		}
-		x->tmp_exists = true;
-		e->out = fdopen(fd, "w");
+		e->out = fdopen(x->so.fd, "w");
 		if (!e->out) {
 			err = -errno;
 			p_err("cannot write %s: %s", path, strerror(-err));
 			goto cleanup;
 		}
-		fd = -1;	/* owned by e->out now */
+		x->so.fd = -1;	/* owned by e->out now */
 		x->buf = malloc(OUT_BUFSZ);
 		/* Without the buffer stdio's default still works, only slower. */
 		if (x->buf && setvbuf(e->out, x->buf, _IOFBF, OUT_BUFSZ)) {
@@ -251,8 +212,6 @@ int exporter__new(const struct exporter_ops *ops, const char *path, const struct
 	return 0;
 
 cleanup:
-	if (fd >= 0)
-		close(fd);
 	exporter__free(e);
 	return err;
 }
@@ -319,11 +278,9 @@ int exporter__finish(struct exporter *e, const struct bp_session *s)
 	if (err)
 		goto cleanup;
 
-	if (rename(e->tmp_path, e->path)) {
-		err = -errno;
+	err = safe_out__commit(&x->so);
+	if (err)
 		goto cleanup;
-	}
-	x->tmp_exists = false;
 	x->finished = true;
 	return 0;
 
@@ -354,8 +311,7 @@ void exporter__free(struct exporter *e)
 	if (e->out && e->out != stdout)
 		fclose(e->out);
 	/* Never leave a partial file behind that looks like a trace. */
-	if (x->tmp_exists && e->tmp_path)
-		unlink(e->tmp_path);
+	safe_out__free(&x->so);
 	free(x->buf);
 	free(e->priv);
 	free(e->tmp_path);

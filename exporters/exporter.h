@@ -68,10 +68,11 @@ uint64_t exporter__bytes(struct exporter *e);
 /* Frees; removes the temporary file if exporter__finish() did not succeed. */
 void exporter__free(struct exporter *e);
 /*
- * Removes the temporaries PATH.tmp.PID.XXXXXX of bpfprofs that died, but
- * the newest archive among them: the crash copy of a recording (stale.c).
+ * Removes the temporaries BASE.tmp.PID.XXXXXX in the directory dfd of
+ * bpfprofs that died, but the newest archive among them: the crash copy of
+ * a recording (stale.c).
  */
-void exporter__clean_stale(const char *path);
+void exporter__clean_stale(int dfd, const char *base);
 
 /* The formats. */
 extern const struct exporter_ops chrome_exporter;

@@ -61,18 +61,18 @@ static pid_t owner(const char *name, const char *base)
 	return pid;
 }
 
-void exporter__clean_stale(const char *path)
+void exporter__clean_stale(int dfd, const char *base)
 {
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	const char *base = slash ? slash + 1 : path;
 	char *keep = NULL;
 	struct timespec keep_t = { 0 };
 	struct dirent *de;
-	DIR *d;
+	DIR *d = NULL;
+	int fd;
 
-	if (slash)
-		*slash = 0;
-	d = opendir(slash ? (*dir ? dir : "/") : ".");
+	/* the directory the output goes to, as resolved for it (base/safeopen.c) */
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0 && !(d = fdopendir(fd)))
+		close(fd);
 	if (!d)
 		goto cleanup;
 	while ((de = readdir(d))) {
@@ -103,5 +103,4 @@ void exporter__clean_stale(const char *path)
 	closedir(d);
 cleanup:
 	free(keep);
-	free(dir);
 }

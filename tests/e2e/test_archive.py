@@ -73,12 +73,14 @@ def check_calltree(trace, pid=None):
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
-    """calltree recorded without -o in an empty directory, under a sudo user."""
+    """calltree recorded without -o in an empty directory of a sudo user's."""
     d = tmp_path_factory.mktemp("archive")
     env = dict(os.environ)
-    # Under sudo the file goes to the invoking user; without sudo, pretend.
+    # Under sudo the file goes to the invoking user (in a directory of theirs:
+    # elsewhere it stays root's, see test_security.py); without sudo, pretend.
     env.setdefault("SUDO_UID", "65534")
     env.setdefault("SUDO_GID", "65534")
+    os.chown(d, int(env["SUDO_UID"]), int(env["SUDO_GID"]))
     p = bpfprof(["record", "--as-root", "--", prog_path("calltree")], cwd=d, env=env)
     ok(p)
     return d, p, int(env["SUDO_UID"]), int(env["SUDO_GID"])

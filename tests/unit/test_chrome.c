@@ -340,20 +340,23 @@ static void test_write_error(void **state)
 	assert_int_equal(unit__count_entries(fx->dir), 0);
 }
 
-/* Under sudo, the trace belongs to the user who ran sudo, not to root. */
-static void test_sudo_owner(void **state)
+/*
+ * Under sudo, the trace belongs to the user who ran sudo, not to root, in a
+ * directory of theirs; in a directory of root's (/etc) it stays root's: a
+ * sudo rule for bpfprof alone must not hand out files there (issue 27).
+ */
+/* SUDO_UID/SUDO_GID 12345/23456 on, or back to what they were. */
+static void fake_sudo(bool on)
 {
-	struct fixture *fx = *state;
-	struct stat st;
-	char *saved_uid = getenv("SUDO_UID"), *saved_gid = getenv("SUDO_GID");
+	static char *saved_uid, *saved_gid;
 
-	if (geteuid() != 0)
-		skip();
-	saved_uid = saved_uid ? strdup(saved_uid) : NULL;
-	saved_gid = saved_gid ? strdup(saved_gid) : NULL;
-	setenv("SUDO_UID", "12345", 1);
-	setenv("SUDO_GID", "23456", 1);
-	write_trace(fx, NULL, 0);
+	if (on) {
+		saved_uid = getenv("SUDO_UID") ? strdup(getenv("SUDO_UID")) : NULL;
+		saved_gid = getenv("SUDO_GID") ? strdup(getenv("SUDO_GID")) : NULL;
+		setenv("SUDO_UID", "12345", 1);
+		setenv("SUDO_GID", "23456", 1);
+		return;
+	}
 	if (saved_uid)
 		setenv("SUDO_UID", saved_uid, 1);
 	else
@@ -364,10 +367,44 @@ static void test_sudo_owner(void **state)
 		unsetenv("SUDO_GID");
 	free(saved_uid);
 	free(saved_gid);
+	saved_uid = saved_gid = NULL;
+}
+
+static void test_sudo_owner(void **state)
+{
+	struct fixture *fx = *state;
+	struct exporter *e = NULL;
+	struct stat st;
+	int err;
+
+	if (geteuid() != 0)
+		skip();
+	fake_sudo(true);
+	write_trace(fx, NULL, 0);	/* the fixture's directory is root's */
+	fake_sudo(false);
+	assert_int_equal(stat(fx->path, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(unlink(fx->path), 0);
+
+	assert_int_equal(chown(fx->dir, 12345, 23456), 0);
+	fake_sudo(true);
+	write_trace(fx, NULL, 0);
+	fake_sudo(false);
 	assert_int_equal(stat(fx->path, &st), 0);
 	assert_int_equal(st.st_uid, 12345);
 	assert_int_equal(st.st_gid, 23456);
 	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(unlink(fx->path), 0);
+
+	/* made as that user: a directory of theirs they cannot write stays so, root or not */
+	assert_int_equal(chmod(fx->dir, 0500), 0);
+	fake_sudo(true);
+	err = exporter__new(&chrome_exporter, fx->path, &fx->s, &e);
+	fake_sudo(false);
+	assert_int_equal(chmod(fx->dir, 0700), 0);
+	assert_int_equal(err, -EACCES);
+	assert_null(e);
+	assert_int_equal(unit__count_entries(fx->dir), 0);
 }
 
 /* In the child of test_stdout_full: 0 when the full device was an error. */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 #include "archive.h"
 #include "format.h"
@@ -665,7 +666,7 @@ static int reader_open(const char *path, struct bp_session *s, bool tables_only,
 	unsigned major, minor;
 	struct stat st;
 	size_t got;
-	int err;
+	int err, fd;
 
 	*out = NULL;
 	session__init(s);
@@ -674,10 +675,15 @@ static int reader_open(const char *path, struct bp_session *s, bool tables_only,
 	r->s = s;
 	r->tables_only = tables_only;
 	r->crc = crc32(0, NULL, 0);
-	r->f = fopen(path, "rb");
+	/* a regular file, or a pipe of ours; never a device (base/safeopen.h) */
+	fd = open_input(path, NULL);
+	r->f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	if (!r->f) {
-		err = -errno;
-		p_err("cannot read %s: %s", path, strerror(-err));
+		err = fd >= 0 ? -errno : fd;
+		if (fd >= 0)
+			close(fd);
+		p_err("cannot read %s: %s", path,
+		      err == -ENOEXEC ? "not a regular file" : strerror(-err));
 		goto cleanup;
 	}
 	if (fstat(fileno(r->f), &st) == 0 && S_ISREG(st.st_mode)) {

@@ -163,43 +163,6 @@ void remove_tmpdir(const char *dir)
 	rmdir(dir);
 }
 
-int open_binary(const char *path, struct stat *st)
-{
-	struct stat tmp;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-
-	if (!st)
-		st = &tmp;
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, st)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	if (!S_ISREG(st->st_mode)) {
-		close(fd);
-		return -ENOEXEC;
-	}
-	return fd;
-}
-
-int file_has_magic(const char *path, const void *magic, size_t len)
-{
-	unsigned char buf[16];
-	int fd = open_binary(path, NULL), r;
-
-	if (fd < 0 || len > sizeof(buf)) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	r = pread(fd, buf, len, 0) == (ssize_t)len && !memcmp(buf, magic, len);
-	close(fd);
-	return r;
-}
-
 int parse_count(const char *opt, const char *arg, unsigned long min, unsigned long max,
 		unsigned long *out)
 {

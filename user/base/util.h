@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "safeopen.h"	/* open_binary(), file_has_magic() */
 
 /* "10s", "250ms", "2m", "1.5s", "500us", "100ns"; a bare number is seconds.  0 or -EINVAL. */
 int parse_duration(const char *s, uint64_t *ns);
@@ -25,16 +26,6 @@ int parse_count(const char *opt, const char *arg, unsigned long min, unsigned lo
 		unsigned long *out);
 /* Appends s (not copied) to the vector *arr of *n strings. */
 void strv_push(char ***arr, size_t *n, const char *s);
-/*
- * Opens a file bpfprof reads as a binary (ELF, debug file): read-only,
- * close-on-exec, and non-blocking so that a FIFO or a device where a binary
- * is expected cannot hang the open; anything but a regular file is refused
- * (-ENOEXEC).  Fills *st when st is not NULL.  The fd, or -errno.
- */
-struct stat;
-int open_binary(const char *path, struct stat *st);
-/* Does the file at path begin with these len bytes? */
-int file_has_magic(const char *path, const void *magic, size_t len);
 /* Removes dir and the files in it (a private temporary directory; "" is nothing). */
 void remove_tmpdir(const char *dir);
 

@@ -145,13 +145,13 @@ static bool lib_found(struct capture *c, size_t i, pid_t pid)
 /* The program interpreter (PT_INTERP) of the ELF file at path, into buf; 0 or -errno. */
 static int read_interp(const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), err = -ENOENT;
+	int fd = open_binary(path, NULL), err = -ENOENT;
 	size_t i, phnum;
 	GElf_Phdr ph;
 	Elf *elf;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	for (i = 0; elf && !elf_getphdrnum(elf, &phnum) && i < phnum; i++) {

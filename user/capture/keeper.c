@@ -32,6 +32,7 @@
 #include "skel/trace.skel.h"
 #include "bpf/events.h"
 #include "base/log.h"
+#include "base/pidfd.h"
 #include "keeper.h"
 
 struct keeper {
@@ -444,7 +445,18 @@ static void continue_stopped(void)
 		prev = &key;
 	}
 	for (i = 0; i < n; i++) {
-		kill((pid_t)keys[i], SIGCONT);
+		/*
+		 * Through a pidfd, and only if the stop is still listed once we
+		 * hold it: the entry goes when its process dies (bpf/trace.bpf.c),
+		 * before the pid can be another process's (issue 27).
+		 */
+		int fd = pidfd_of((pid_t)keys[i]);
+		__u64 ts;
+
+		if (fd >= 0 && !bpf_map_lookup_elem(K.stops_fd, &keys[i], &ts))
+			pidfd_signal(fd, SIGCONT);
+		if (fd >= 0)
+			close(fd);
 		bpf_map_delete_elem(K.stops_fd, &keys[i]);
 	}
 	free(keys);

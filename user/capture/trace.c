@@ -41,83 +41,6 @@ static void thaw_targets(struct frozen *v, size_t n);
 /* The longest a record waits in the ring buffer when nothing asks for it sooner. */
 #define DRAIN_LATENCY_NS	50000000ull
 
-/*
- * The fallback for a thread the keeper does not trace (already under a
- * debugger): its whole process was stopped at the entry of the exception
- * unwinder (BP_STOP_SIGNAL); put the original return addresses back where
- * the kernel's trampoline is, then resume it.  Writes go through
- * /proc/PID/mem, which kernel lockdown allows (unlike bpf_probe_write_user);
- * a slot is written only if it still holds the trampoline.  Threads the
- * keeper holds (BP_STOP_KEEPER) are repaired by it, not here.
- */
-static void restore_unwind(struct tracer *t, const struct bp_rec_unwind *r)
-{
-	pid_t pid = r->h.pid_tgid >> 32;
-	char path[64];
-	__u32 i, n = r->n < BP_UNWIND_SLOTS ? r->n : BP_UNWIND_SLOTS;
-	int fd;
-
-	if (r->stopped != BP_STOP_SIGNAL)
-		return;
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd >= 0) {
-		for (i = 0; i < n; i++) {
-			/* unwind: trampoline -> original; re-arm: original -> trampoline */
-			bool rearm = r->h.type == BP_REC_REARM;
-			__u64 cur = 0, want = rearm ? r->orig[i] : r->trampoline;
-			const __u64 *put = rearm ? &r->trampoline : &r->orig[i];
-
-			if (pread(fd, &cur, sizeof(cur), r->slot[i]) == sizeof(cur) && cur == want &&
-			    pwrite(fd, put, sizeof(*put), r->slot[i]) == sizeof(cur))
-				t->unwind_restored++;
-			else
-				t->unwind_failed++;
-		}
-		close(fd);
-	} else {
-		t->unwind_failed += n;
-	}
-	kill(pid, SIGCONT);
-}
-
-/*
- * SIGCONT to a process stopped whole at an exec or a dlopen; its sig_stops
- * entry goes (bpf/trace.bpf.c), unless a stop after this SIGCONT wrote it.
- */
-static void continue_process(struct tracer *t, pid_t pid)
-{
-	int fd = bpf_map__fd(t->skel->maps.sig_stops);
-	__u64 since = now_ns(CLOCK_MONOTONIC), ts;
-	__u32 key = pid;
-
-	kill(pid, SIGCONT);
-	if (!bpf_map_lookup_elem(fd, &key, &ts) && ts <= since)
-		bpf_map_delete_elem(fd, &key);
-}
-
-void tracer__resume(struct tracer *t, pid_t pid, uint32_t stopped)
-{
-	if (stopped == BP_STOP_KEEPER && t->keeper)
-		keeper__release_exec(t->keeper, pid);
-	else if (stopped == BP_STOP_SIGNAL)
-		continue_process(t, pid);
-}
-
-void tracer__resume_exec(struct tracer *t, const struct bp_rec_exec *r)
-{
-	tracer__resume(t, r->h.pid_tgid >> 32, r->stopped);
-}
-
-
-void tracer__resume_exec_pid(struct tracer *t, pid_t pid)
-{
-	/* the keeper's hold if it has one (it waits for a stop asked for, not yet seen) */
-	if (t->keeper && keeper__release_exec(t->keeper, pid) > 0)
-		return;
-	continue_process(t, pid);
-}
-
 static int on_record(void *ctx, const void *data, size_t size)
 {
 	struct tracer *t = ctx;
@@ -125,7 +48,12 @@ static int on_record(void *ctx, const void *data, size_t size)
 	if (size >= sizeof(struct bp_rec_unwind) &&
 	    (((const struct bp_rec_hdr *)data)->type == BP_REC_UNWIND ||
 	     ((const struct bp_rec_hdr *)data)->type == BP_REC_REARM))
-		restore_unwind(t, data);
+		tracer__restore_unwind(t, data);
+	/* a process stopped whole: its pidfd now, while it is surely the one stopped */
+	if (size >= sizeof(struct bp_rec_exec) &&
+	    (((const struct bp_rec_hdr *)data)->type == BP_REC_EXEC ||
+	     ((const struct bp_rec_hdr *)data)->type == BP_REC_DLOPEN))
+		tracer__note_stop(t, data);
 	if (!t->fn) {
 		/* detaching: only threads stopped by us matter now */
 		if (size >= sizeof(struct bp_rec_exec) &&
@@ -801,6 +729,7 @@ void tracer__free(struct tracer *t)
 	ringbuf__free(t->rb);
 	if (t->bits)
 		munmap(t->bits, sizeof(*t->bits));
+	tracer__forget_stops(t);
 	trace_bpf__destroy(t->skel);
 	free(t);
 }

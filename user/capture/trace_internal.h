@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The tracer's state, shared by trace.c (the skeleton, the ring buffer, the
- * targets) and trace_links.c (links handed to the overhead governor).  Not
+ * targets), trace_links.c (links handed to the overhead governor) and
+ * trace_stops.c (processes stopped whole, continued).  Not
  * for use outside user/capture/.
  */
 #ifndef BPFPROF_TRACE_INTERNAL_H
@@ -18,6 +19,7 @@ struct bpf_link;
 struct bp_tgid_bits;
 struct frozen;
 struct keeper;
+struct stop_fd;
 
 struct tracer {
 	struct trace_bpf *skel;
@@ -44,8 +46,20 @@ struct tracer {
 	struct keeper *keeper;	/* the ptrace helper of targets with a hooked unwinder */
 	bool keeper_held;	/* tracer__hold_targets() went through the keeper */
 	struct keeper *guard;	/* without a keeper: one that only continues (tracer__start_guard) */
+	struct stop_fd *stop_fds;	/* pidfds of processes stopped whole (trace_stops.c) */
+	size_t nstop_fds;
 };
 
 enum { LINK_ENTRY, LINK_RETURN, LINK_UNWIND };
+
+/* trace_stops.c: processes stopped whole, continued through pidfds */
+struct bp_rec_exec;
+struct bp_rec_unwind;
+/* An exec or dlopen record: the pidfd of its stopped process, taken now. */
+void tracer__note_stop(struct tracer *t, const struct bp_rec_exec *r);
+/* Puts back the return addresses of an unwind stop, continues the process. */
+void tracer__restore_unwind(struct tracer *t, const struct bp_rec_unwind *r);
+/* Closes the pidfds of stops never continued (the guard or keeper does it). */
+void tracer__forget_stops(struct tracer *t);
 
 #endif

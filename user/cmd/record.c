@@ -124,7 +124,10 @@ static void usage(FILE *f, const char *cmd)
 			   "it forks) until it and its children exit.  Exits with COMMAND's status.\n\n");
 	fprintf(f,
 		"options:\n"
-		"  -o, --output FILE      output file; format from its name (see below)\n"
+		"  -o, --output FILE      output file; format from its name (see below); '-'\n"
+		"                         or /dev/stdout: standard output.  As root, never\n"
+		"                         through a symbolic link another user owns, nor\n"
+		"                         onto a block device or another user's FIFO\n"
 		"      --format FMT       output format, overriding the file name\n");
 	opts__capture_help(f, "16M", !strcmp(cmd, "attach") ? ATTACH_MAX_OVERHEAD_S " (at most 1.25x slower)" :
 			   "exact, every selected function");

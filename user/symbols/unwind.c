@@ -196,15 +196,41 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 }
 
 /*
- * .debug_frame from DIR/.build-id of each --debug-dir and /usr/lib/debug only
- * (debug_path): never a network lookup (debuginfod).
+ * .debug_frame from DIR/.build-id/xx/yyyy.debug of each --debug-dir and
+ * /usr/lib/debug only (debug_path): never a network lookup (debuginfod).
+ * Opened by us, not by libdwfl, so that a link planted in a debug dir to a
+ * device is refused before it is opened (base/safeopen.h, issue 27).
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
 			  char **debuginfo_file_name)
 {
-	return dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
-					    debuglink_crc, debuginfo_file_name);
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	char hex[2 * 64 + 1], *dirs, *dir, *save = NULL, *path = NULL;
+	int len, i, fd = -1;
+
+	(void)userdata, (void)modname, (void)base, (void)file_name;
+	(void)debuglink_file, (void)debuglink_crc;
+	len = dwfl_module_build_id(mod, &id, &vaddr);
+	if (len < 2 || len > 64)
+		return -1;
+	for (i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	dirs = xstrdup(debug_path ? debug_path : "");
+	for (dir = strtok_r(dirs, ":", &save); dir && fd < 0; dir = strtok_r(NULL, ":", &save)) {
+		if (dir[0] != '/')
+			continue;
+		free(path);
+		path = xasprintf("%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
+		fd = open_binary(path, NULL);
+	}
+	free(dirs);
+	if (fd >= 0)
+		*debuginfo_file_name = path;
+	else
+		free(path);
+	return fd;
 }
 
 static const Dwfl_Callbacks dwfl_callbacks = {

@@ -12,6 +12,7 @@
 #include <linux/types.h>
 #include "bpf/events.h"
 #include "base/log.h"
+#include "base/safeopen.h"
 #include "ustrings.h"
 
 /* Strings cached by (file, offset): a label in a loop is read from the file once. */
@@ -94,11 +95,11 @@ void ustrings__add_file(struct ustrings *u, const char *path)
 static int open_checked(const char *path, dev_t dev, uint64_t ino)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = open_binary(path, &st);
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_dev != dev || st.st_ino != ino) {
+	if (st.st_dev != dev || st.st_ino != ino) {
 		close(fd);
 		return -1;
 	}

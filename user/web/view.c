@@ -132,16 +132,22 @@ int view_detect_kind(const char *path, enum input_kind *kind)
 	char buf[65536];
 	size_t n, i;
 	FILE *f;
+	int fd;
 
 	if (archive__probe(path) > 0) {
 		*kind = IN_ARCHIVE;
 		return 0;
 	}
-	f = fopen(path, "rb");
+	/* read twice (here and by its reader): a regular file, never a device */
+	fd = open_binary(path, NULL);
+	f = fd >= 0 ? fdopen(fd, "rb") : NULL;
 	if (!f) {
-		int err = -errno;
+		int err = fd >= 0 ? -errno : fd;
 
-		p_err("cannot open %s: %s", path, strerror(-err));
+		if (fd >= 0)
+			close(fd);
+		p_err("cannot open %s: %s", path,
+		      err == -ENOEXEC ? "not a regular file" : strerror(-err));
 		return err;
 	}
 	n = fread(buf, 1, sizeof(buf) - 1, f);

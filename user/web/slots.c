@@ -236,7 +236,8 @@ void slots__notify(void *cls, struct MHD_Connection *c, void **socket_context,
 
 static struct slot *slot_of(struct MHD_Connection *c)
 {
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
 	return ci ? ci->socket_context : NULL;
 }

@@ -207,6 +207,8 @@ static int write_call(struct exporter *e, const struct bp_session *s, const stru
 		fputs(",\"unfinished\":true", e->out);
 	if (c->flags & BP_CALL_NO_ENTRY)
 		fputs(",\"began_before_recording\":true", e->out);
+	if (c->flags & BP_CALL_ENTRY_LOST)
+		fputs(",\"entry_lost\":true", e->out);
 	if (c->flags & BP_CALL_UNWOUND)
 		fputs(",\"unwound\":true", e->out);
 	if (c->flags & (BP_CALL_NO_RETPROBE | BP_CALL_DROPPED))

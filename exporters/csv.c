@@ -8,7 +8,7 @@
  *
  * Times are ns since the start of the recording; module is the full path of
  * the binary or library; flags is empty or `|`-joined names: unfinished,
- * began_before_recording, unwound, no_retprobe (see the Chrome trace).
+ * began_before_recording, entry_lost, unwound, no_retprobe (see the Chrome trace).
  *
  * CSV has no comments, and lost records must not vanish silently, so a gap
  * is a row of its own: the function and module fields are empty, pid and
@@ -52,6 +52,7 @@ static void write_flags(FILE *f, uint32_t flags)
 	} names[] = {
 		{ BP_CALL_UNFINISHED, "unfinished" },
 		{ BP_CALL_NO_ENTRY, "began_before_recording" },
+		{ BP_CALL_ENTRY_LOST, "entry_lost" },
 		{ BP_CALL_UNWOUND, "unwound" },
 		{ BP_CALL_NO_RETPROBE, "no_retprobe" },
 		{ BP_CALL_DROPPED, "dropped" },

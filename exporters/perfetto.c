@@ -32,7 +32,7 @@
  *
  * What maps to what: a call or BPFPROF_SPAN is a slice on its thread's track
  * (category "call" / "span"); --args registers, the return value,
- * BPFPROF_INFO and the unfinished / began_before_recording / unwound /
+ * BPFPROF_INFO and the unfinished / began_before_recording / entry_lost / unwound /
  * end_inferred flags are debug annotations of its BEGIN; an on-CPU sample is
  * an instant named after its leaf function with the stack as an annotation;
  * an off-CPU interval is a slice "[off-cpu] where"; a fork / wakeup / data
@@ -399,6 +399,8 @@ static void write_begin_slow(struct exporter *e, const struct bp_session *s, str
 		pf_an_bool(pr, l, AN_UNFINISHED);
 	if (c->flags & BP_CALL_NO_ENTRY)
 		pf_an_bool(pr, l, AN_NO_ENTRY);
+	if (c->flags & BP_CALL_ENTRY_LOST)
+		pf_an_bool(pr, l, AN_ENTRY_LOST);
 	if (c->flags & BP_CALL_UNWOUND)
 		pf_an_bool(pr, l, AN_UNWOUND);
 	if (c->flags & (BP_CALL_NO_RETPROBE | BP_CALL_DROPPED))

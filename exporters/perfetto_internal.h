@@ -100,12 +100,13 @@ static const char *const cat_names[NCATS] = {
 enum { AN_UNFINISHED = 1, AN_NO_ENTRY, AN_UNWOUND, AN_END_INFERRED, AN_ARG0, AN_ARG1, AN_ARG2,
        AN_ARG3, AN_ARG4, AN_ARG5, AN_RET, AN_MODULE, AN_STACK, AN_WEIGHT, AN_TRUNCATED, AN_CPU,
        AN_COUNT, AN_VALUE, AN_CALL_ID, AN_FROM, AN_TO, AN_FROM_ID, AN_TO_ID, AN_LATENCY,
-       AN_ARGS, AN_SUSPENDED, AN_RESUMED, AN_RAISED, AN_RATE, AN_OVERHEAD, NANNOTS };
+       AN_ARGS, AN_SUSPENDED, AN_RESUMED, AN_RAISED, AN_RATE, AN_OVERHEAD, AN_ENTRY_LOST,
+       NANNOTS };
 static const char *const annot_names[NANNOTS] = {
 	"", "unfinished", "began_before_recording", "unwound", "end_inferred", "arg0", "arg1",
 	"arg2", "arg3", "arg4", "arg5", "ret", "module", "stack", "weight_ns", "truncated", "cpu",
 	"count", "value", "call_id", "from", "to", "from_id", "to_id", "latency_ns", "args",
-	"suspended", "resumed", "raised", "calls_per_s", "overhead_pct",
+	"suspended", "resumed", "raised", "calls_per_s", "overhead_pct", "entry_lost",
 };
 
 /* Interning keys of a lane: kind in the top byte, iid below. */

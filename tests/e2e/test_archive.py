@@ -259,3 +259,40 @@ def test_archive_keeps_edges_and_samples(tmp_path):
             n_got, n_want = sum(got.values()), sum(want.values())
             assert n_got > 100 and n_want > 100, (got, want)
             assert got.most_common(1)[0][0] == want.most_common(1)[0][0], (got, want)
+
+
+def zlib_bombed(archive, nblocks):
+    """`archive` with `nblocks` events blocks inserted before its first: each
+    claims 16 MiB (8 M empty events of an unknown kind, the most the format
+    allows) inflated from ~16 KiB of zlib, as a hostile user could hand it."""
+    import struct
+    import zlib
+    raw = 16 << 20
+    bomb = struct.pack("<II", raw, raw // 2) + zlib.compress(b"\0" * raw, 9)
+    section = struct.pack("<IIQ", 5, 1, len(bomb)) + bomb
+    data = archive.read_bytes()
+    out, off, done = bytearray(data[:16]), 16, False
+    while off + 16 <= len(data):
+        typ, _, length = struct.unpack_from("<IIQ", data, off)
+        if typ == 5 and not done:
+            out += section * nblocks
+            done = True
+        out += data[off:off + 16 + length]
+        off += 16 + length
+    assert done, "no events block in %s" % archive
+    return bytes(out)
+
+
+def test_zlib_bomb_fails_fast(recorded, tmp_path):
+    """200 bombed blocks (3.3 MB: 3.2 GB inflated, 1.6 G events) are refused
+    at the first, with one line naming it; before the cap, report skipped
+    every empty event for minutes before its error (the timeout here is
+    generous: it bounds a hang, it measures nothing)."""
+    d, _, _, _ = recorded
+    bad = tmp_path / "bomb.bpfprof"
+    bad.write_bytes(zlib_bombed(d / "bpfprof.data", 200))
+    p = bpfprof(["report", bad], timeout=TIMEOUT)
+    assert_one_error(p, text="zlib bomb")
+    assert "more than 64-fold" in p.stderr, describe(p)
+    out = tmp_path / "bomb.json"
+    assert_one_error(bpfprof(["convert", "-o", out, bad]), out, "zlib bomb")

@@ -7,6 +7,7 @@ recordings at once.  Each program documents at the top of its source
 Flags in a call's args (user/model/session.h, exporters/chrome.c):
   "unfinished": true              no return seen (thread exited / killed / recording ended)
   "began_before_recording": true  a return without its entry
+  "entry_lost": true              a return without its entry after records were lost
   "unwound": true                 skipped by longjmp or an exception (found by the stack pointer)
 """
 
@@ -395,6 +396,68 @@ def test_overload_no_false_nesting(overload_run):
     assert r.trace is not None, r.describe()
     deep = [e for e in xevents(r.trace) if e["args"]["depth"] != 0]
     assert not deep, "%d small_push calls nested in small_push, e.g. %s" % (len(deep), deep[:3])
+
+
+@pytest.fixture(scope="module")
+def lossy_hottiny(tmp_path_factory):
+    """hottiny's two threads, each coarse() calling tiny() 50,000 times, into
+    a 4 KiB ring buffer: records are lost (nearly always; the checks below
+    hold whether or not)."""
+    out = tmp_path_factory.mktemp("lossy") / "trace.csv"
+    p = subprocess.run([str(BPFPROF), "record", "-o", str(out), "--buffer-size", "4k", "--",
+                        str(prog_path("hottiny")), "2", "50000", "2"], cwd=REPO,
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    return Run(p, out, None)
+
+
+def csv_calls(path):
+    """The calls of a CSV export, by id: tid, begin, end, depth, parent id, flags."""
+    import csv
+    calls = {}
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            if not row["id"]:
+                continue        # a loss marker
+            b = int(row["start_ns"])
+            calls[int(row["id"])] = dict(
+                name=row["function"], tid=int(row["tid"]), b=b, e=b + int(row["duration_ns"]),
+                depth=int(row["depth"]), parent=int(row["parent_id"] or 0),
+                flags=set(filter(None, row["flags"].split("|"))))
+    return calls
+
+
+def test_lost_entry_invents_no_call(lossy_hottiny):
+    """A return whose entry was lost begins at its thread's record before it
+    (flagged entry_lost), not at its caller's start: otherwise one tiny()
+    outlasts and overlaps thousands of its siblings.  So: no call overlaps a
+    sibling (same thread, same caller), none lies outside its caller, and
+    none is flagged began_before_recording (record started the program:
+    nothing began before)."""
+    r = lossy_hottiny
+    assert r.rc == 0 and r.out.exists(), r.describe()
+    assert "hottiny: coarse=4 tiny=200000 " in r.proc.stdout, r.describe()
+    lost = summary_number(r.proc.stderr, "lost")
+    calls = csv_calls(r.out)
+    assert calls, r.describe()
+    probs = []
+    siblings = {}
+    for c in calls.values():
+        siblings.setdefault((c["tid"], c["parent"]), []).append(c)
+        p = calls.get(c["parent"])
+        if c["parent"] and p is None:
+            probs.append("caller of %r not in the trace" % c)
+        elif p and not (p["b"] <= c["b"] and c["e"] <= p["e"]):
+            probs.append("%r lies outside its caller %r" % (c, p))
+        if "began_before_recording" in c["flags"]:
+            probs.append("%r began before the recording" % c)
+    for cs in siblings.values():
+        cs.sort(key=lambda c: (c["b"], c["e"]))
+        probs += ["%r overlaps its sibling %r" % (a, b) for a, b in zip(cs, cs[1:])
+                  if b["b"] < a["e"]]
+    assert not probs, "%d lost records; %d problems:\n  %s" % (
+        lost, len(probs), "\n  ".join(probs[:10]))
+    if not lost:
+        assert not [c for c in calls.values() if "entry_lost" in c["flags"]]
 
 
 # ------------------------------------------------- two recordings at once

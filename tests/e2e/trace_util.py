@@ -16,7 +16,7 @@ instant events marking lost records.
 from collections import Counter, defaultdict
 
 # The flags a call's args may carry about how it was seen (user/model/session.h).
-CALL_FLAGS = ("unfinished", "began_before_recording", "unwound")
+CALL_FLAGS = ("unfinished", "began_before_recording", "entry_lost", "unwound")
 
 # ts and dur are printed with 3 decimals (ns resolution in us): each is off by
 # up to 0.0005 us, so an end (ts + dur) by up to 0.001 us.  Comparisons of

@@ -560,6 +560,83 @@ static void test_loss_marker_and_bad_records(void **state)
 	assert_int_equal(decoder__feed(f->d, &r, sizeof(r)), -EINVAL);
 }
 
+/*
+ * A call whose entry was lost (hottiny with a full ring buffer): main -> a
+ * calls b in a loop; records are lost, then a return of b comes with no
+ * entry.  It began after the thread's last record seen, not at its caller's
+ * start: it must not enclose or overlap the b calls before it, nor be
+ * flagged as begun before the recording.  Without a loss, the same return
+ * keeps the attach reading (its caller's begin, began before the recording).
+ */
+static void test_lost_entry_is_bounded(void **state)
+{
+	struct fix *f = *state;
+	const struct bp_call *lost, *a, *m, *prev;
+	int i;
+
+	ENTER(f, PID, 0, 100, SP0);
+	ENTER(f, PID, 1, 200, SP0 - 64);
+	for (i = 0; i < 3; i++) {
+		ENTER(f, PID, 2, 300 + 20 * i, SP0 - 128);
+		LEAVE(f, PID, 2, 310 + 20 * i, SP0 - 128);
+	}
+	assert_int_equal(decoder__loss(f->d, 0, 5), 0);
+	LEAVE(f, PID, 2, 500, SP0 - 128);		/* its entry was among the 5 */
+	ENTER(f, PID, 2, 510, SP0 - 128);
+	LEAVE(f, PID, 2, 520, SP0 - 128);
+	LEAVE(f, PID, 1, 600, SP0 - 64);
+	LEAVE(f, PID, 0, 700, SP0);
+
+	lost = find(f, 2, 3);
+	prev = find(f, 2, 2);
+	a = find(f, 1, 0);
+	m = find(f, 0, 0);
+	assert_int_equal(lost->flags, BP_CALL_ENTRY_LOST);
+	assert_int_equal(lost->begin, prev->end);	/* 350: the thread's last record */
+	assert_int_equal(lost->end, 500);
+	assert_int_equal(lost->depth, 2);
+	assert_int_equal(lost->parent_id, a->id);
+	assert_true(lost->end - lost->begin < a->end - a->begin);
+	assert_true(find(f, 2, 4)->begin >= lost->end);
+	/* its caller's self time loses only what it covers */
+	assert_int_equal(a->self, 400 - 3 * 10 - 150 - 10);
+	assert_int_equal(a->flags, 0);
+	assert_int_equal(m->flags, 0);
+	assert_int_equal(f->s.nno_entry, 1);
+}
+
+/* After a loss, a return without entry at depth 0 begins at its thread's last record too. */
+static void test_lost_entry_outermost(void **state)
+{
+	struct fix *f = *state;
+	const struct bp_call *c;
+
+	ENTER(f, PID, 1, 100, SP0 - 64);
+	LEAVE(f, PID, 1, 200, SP0 - 64);
+	assert_int_equal(decoder__loss(f->d, 1, 3), 0);
+	LEAVE(f, PID, 2, 400, SP0 - 64);
+	c = find(f, 2, 0);
+	assert_int_equal(c->flags, BP_CALL_ENTRY_LOST);
+	assert_int_equal(c->begin, 200);
+	assert_int_equal(c->end, 400);
+	assert_int_equal(c->depth, 0);
+}
+
+/* Without a loss, a return without entry under a caller is an attach artefact. */
+static void test_no_entry_without_loss(void **state)
+{
+	struct fix *f = *state;
+	const struct bp_call *c;
+
+	ENTER(f, PID, 0, 100, SP0);
+	ENTER(f, PID, 1, 200, SP0 - 64);
+	LEAVE(f, PID, 1, 300, SP0 - 64);
+	LEAVE(f, PID, 2, 400, SP0 - 64);
+	c = find(f, 2, 0);
+	assert_int_equal(c->flags, BP_CALL_NO_ENTRY);
+	assert_int_equal(c->begin, 100);	/* its caller's */
+}
+
 /* A CPU's batch of calls (bp_rec_batch) decodes like the same records one by one. */
 static void test_batch(void **state)
 {
@@ -640,6 +717,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_loss_marker_and_bad_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_closes_old_image, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_entry_is_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_entry_outermost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_entry_without_loss, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

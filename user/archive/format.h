@@ -73,6 +73,13 @@ enum archive_section {
 #define ARCHIVE_MAX_BLOCK	(16u << 20)	/* decompressed events block */
 #define ARCHIVE_MAX_EVENT	(1u << 16)	/* one encoded event */
 #define ARCHIVE_BLOCK_TARGET	(256u << 10)	/* the writer flushes at this size */
+/*
+ * An events block inflates at most this many times its zlib stream.  The
+ * writer's blocks (zlib level 1 over varints whose times always differ)
+ * inflate about 3-fold; a zlib bomb about 1000-fold, which made a small
+ * hostile file cost minutes of skipping empty events.
+ */
+#define ARCHIVE_MAX_RATIO	64u
 
 /*
  * The COUNTERS section's order, written and read from this one list (a

@@ -532,6 +532,11 @@ static int read_events(struct archive_reader *r)
 		clen = r->left;
 		if (clen > compressBound(ARCHIVE_MAX_BLOCK))
 			return corrupt(r, "a compressed events block of %zu bytes", clen);
+		/* refused before inflating: what a block may cost is bounded by the file's size */
+		if ((uint64_t)clen * ARCHIVE_MAX_RATIO < raw_len)
+			return corrupt(r, "the events block at byte %" PRIu64 " claims %" PRIu32
+				       " bytes from %zu compressed (more than %u-fold: a zlib bomb?)",
+				       r->sec_off, raw_len, clen, ARCHIVE_MAX_RATIO);
 		if (clen > r->zbuf_cap) {
 			free(r->zbuf);
 			r->zbuf = xmalloc(clen);

@@ -40,9 +40,11 @@
  *     process: (fixed 8) u32 pid, u32 ppid; string name
  *   EVENTS   (5) u32 raw_length, u32 nevents, then the raw events (flags 0) or
  *                their zlib stream (flags 0x1; level 1, blocks of ~256 KiB,
- *                raw_length <= 16 MiB).  Each event: varint kind, varint
- *                length, payload[length]; unknown kinds are skipped, and so
- *                are payload bytes beyond the fields a reader knows.
+ *                raw_length <= 16 MiB and <= 64 times the stream's length:
+ *                a block that would compress more is stored raw).  Each
+ *                event: varint kind, varint length, payload[length]; unknown
+ *                kinds are skipped, and so are payload bytes beyond the
+ *                fields a reader knows.
  *     CALL (1), varints: zigzag(id - prev.id), parent (0: none, else
  *              id - parent_id), zigzag(begin - prev.ts), end - begin,
  *              (end - begin) - self,
@@ -308,7 +310,7 @@ static int flush_block(struct exporter *e, const struct bp_session *s)
 	room(z, zlen);
 	/* Level 1: most of the size gain for a fraction of the time of level 6. */
 	if (compress2(z->p + z->len, &zlen, a->blk.p, a->blk.len, 1) == Z_OK &&
-	    zlen < a->blk.len) {
+	    zlen < a->blk.len && (uint64_t)zlen * ARCHIVE_MAX_RATIO >= a->blk.len) {
 		z->len += zlen;
 	} else {
 		flags = 0;

@@ -199,7 +199,8 @@ static int on_event(void *ctx, const struct bp_event *ev)
 	struct cal_sink *cs = ctx;
 
 	if (ev->kind == BP_EV_CALL && ev->call.func < PP_PYTHON &&
-	    !(ev->call.flags & (BP_CALL_UNFINISHED | BP_CALL_UNWOUND | BP_CALL_NO_ENTRY)))
+	    !(ev->call.flags & (BP_CALL_UNFINISHED | BP_CALL_UNWOUND | BP_CALL_NO_ENTRY |
+				 BP_CALL_ENTRY_LOST)))
 		sink_add(cs, ev->call.func, ev->call.begin, ev->call.end);
 	return 0;
 }

@@ -487,7 +487,7 @@ static bool thread_gone(uint32_t tid, uint32_t pid, void *ctx)
 static int run(struct serve_opts *o)
 {
 	struct serve_ctx x = { .top = o->top, .addr = o->listen, .capture_limit = o->capture_limit };
-	struct MHD_Daemon *d = NULL;
+	struct httpd *d = NULL;
 	uint64_t next_prune;
 	sigset_t block, old;
 	char url[128];
@@ -610,8 +610,7 @@ cleanup:
 		close_captures(&x, 0, false, now_ns(CLOCK_MONOTONIC) - x.s.t0);
 		unlock(&x);
 	}
-	if (d)
-		MHD_stop_daemon(d);
+	httpd__stop(d);
 	capture__free(x.cap);
 	metrics__free(x.m);
 	session__free(&x.s);

@@ -135,7 +135,7 @@ int cmd_view(int argc, char **argv)
 	struct cmd_opts co = { .cmd = "view", .usage = usage };
 	struct view_ctx v = { .file = DEFAULT_ARCHIVE };
 	const char *ss_opt = NULL, *slash;
-	struct MHD_Daemon *d = NULL;
+	struct httpd *d = NULL;
 	bool want_open = false, lock_made = false;
 	unsigned long port = 0;
 	sigset_t set, old;
@@ -260,8 +260,7 @@ int cmd_view(int argc, char **argv)
 	}
 	err = 0;
 cleanup:
-	if (d)
-		MHD_stop_daemon(d);
+	httpd__stop(d);
 	if (v.overview_started && !v.overview_joined)
 		pthread_join(v.overview_thread, NULL);
 	free(v.overview);

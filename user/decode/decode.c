@@ -276,7 +276,7 @@ int dec_emit_call(struct decoder *d, struct tstate *t, const struct frame *f, ui
 		d->s->nunfinished++;
 	if (c->flags & BP_CALL_UNWOUND)
 		d->s->nunwound++;
-	if (c->flags & BP_CALL_NO_ENTRY)
+	if (c->flags & (BP_CALL_NO_ENTRY | BP_CALL_ENTRY_LOST))
 		d->s->nno_entry++;
 	if (c->flags & BP_CALL_NO_RETPROBE)
 		d->s->nno_retprobe++;
@@ -472,7 +472,7 @@ static int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, u
 
 	/*
 	 * A return without an entry: the call began before the recording (attach)
-	 * or its entry record was lost.  It encloses everything at its depth.
+	 * or its entry record was lost.
 	 */
 	memset(&f, 0, sizeof(f));
 	f.id = d->next_id++;
@@ -481,12 +481,19 @@ static int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, u
 	f.flags = BP_CALL_NO_ENTRY;
 	f.info_first = t->ninfos;	/* no infos of its own */
 	f.path = session__path(d->s, t->depth ? t->stack[t->depth - 1].path : 0, func);
-	if (t->depth) {
-		f.begin = t->stack[t->depth - 1].begin;
-		f.child_ns = 0;
-	} else if (d->had_loss) {
-		/* its entry may be among the lost records: it began after the last record seen */
+	if (d->had_loss) {
+		/*
+		 * Its entry may be among the lost records: it came after the
+		 * thread's last record seen, so the call begins there.  Its
+		 * caller's begin would make it enclose the siblings that ran
+		 * before it, and outlast them all.
+		 */
 		f.begin = t->last_ts;
+		f.child_ns = 0;
+		f.flags = BP_CALL_ENTRY_LOST;
+	} else if (t->depth) {
+		/* entered while the probes went in: it encloses everything at its depth */
+		f.begin = t->stack[t->depth - 1].begin;
 		f.child_ns = 0;
 	} else if (t->noentry_end && f.sp <= t->noentry_sp && dec_same_stack(f.sp, t->noentry_sp)) {
 		/*

@@ -414,6 +414,11 @@ static int py_end(struct decoder *d, struct tstate *t, const struct bp_rec_py *r
 		f.flags = BP_CALL_NO_ENTRY;
 		f.info_first = t->ninfos;
 		f.begin = t->depth ? t->stack[t->depth - 1].begin : t->first_ts;
+		if (d->had_loss) {
+			/* its start may be among the lost records: after the thread's last one */
+			f.begin = t->last_ts;
+			f.flags = BP_CALL_ENTRY_LOST;
+		}
 		f.path = session__path(d->s, t->depth ? t->stack[t->depth - 1].path : 0, func);
 		err = dec_emit_call(d, t, &f, t->depth, ts, flags);
 	} else {

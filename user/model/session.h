@@ -150,6 +150,9 @@ struct bp_session {
 #define BP_CALL_DROPPED		0x800	/* its function was dropped by the governor before it
 					 * returned: the end is the last event before the frame
 					 * was seen gone */
+#define BP_CALL_ENTRY_LOST	0x1000	/* return seen without entry after records were lost:
+					 * the begin is the thread's record before the return
+					 * (the latest the entry can have been), not its start */
 
 /* A BPFPROF_INFO key/value merged into the innermost call of its thread. */
 #define BP_INFO_STR_LEN 64

@@ -163,7 +163,7 @@ static void grow(void **arr, size_t *n, size_t need, size_t size)
 
 /* Calls whose duration is not a real one: no entry seen, closed at the end, unwound. */
 #define DIFF_INEXACT (BP_CALL_UNFINISHED | BP_CALL_NO_ENTRY | BP_CALL_UNWOUND | BP_CALL_NO_RETPROBE | \
-		      BP_CALL_DROPPED)
+		      BP_CALL_DROPPED | BP_CALL_ENTRY_LOST)
 
 static int add_call(struct side *sd, int side, const struct bp_session *s,
 		    const struct bp_call *c)

@@ -54,6 +54,7 @@ struct report {
 	uint32_t *slots;	/* open addressing over rows: row index + 1, 0 = empty */
 	size_t nslots;
 	uint64_t ncalls, nunfinished, lost;
+	uint64_t nentry_lost;	/* calls flagged BP_CALL_ENTRY_LOST */
 	uint64_t nsamples, sample_weight;	/* stack samples: a table of their own (see print_samples) */
 	/* per function, [0] cpu samples, [1] off-cpu intervals: leaf (self) and anywhere on the stack */
 	struct samp_row {

@@ -30,6 +30,10 @@ static void pretty_header(struct report *r, const struct bp_session *s, FILE *f)
 		   "   unfinished: %" PRIu64 "\n",
 		s->cmdline ? s->cmdline : "?", fmt_duration(report_wall_ns(r, s), d, sizeof(d)), r->ncalls,
 		report_lost_records(r, s), r->nunfinished);
+	if (r->nentry_lost)
+		fprintf(f, "entry lost: %" PRIu64 " calls returned after lost records without their "
+			   "entry: each begins at its thread's record before its return\n",
+			r->nentry_lost);
 	/* durations without the probes' cost, or the raw clock (decode/compensate.h) */
 	if (s->timing)
 		fprintf(f, "durations %s\n", s->timing);
@@ -144,7 +148,8 @@ static void print_json(struct report *r, const struct bp_session *s, FILE *f)
 	fputs("{\"command\":", f);
 	json_str(f, s->cmdline ? s->cmdline : "");
 	fprintf(f, ",\"duration_ns\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"unfinished\":%" PRIu64
-		   ",\"lost\":%" PRIu64, report_wall_ns(r, s), r->ncalls, r->nunfinished, report_lost_records(r, s));
+		   ",\"lost\":%" PRIu64 ",\"entry_lost\":%" PRIu64, report_wall_ns(r, s), r->ncalls,
+		r->nunfinished, report_lost_records(r, s), r->nentry_lost);
 	if (r->o.pid)
 		fprintf(f, ",\"pid\":%u", r->o.pid);
 	if (r->o.tid)

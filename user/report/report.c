@@ -228,6 +228,8 @@ static void add_call(struct report *r, const struct bp_call *c)
 	r->ncalls++;
 	if (c->flags & BP_CALL_UNFINISHED)
 		r->nunfinished++;
+	if (c->flags & BP_CALL_ENTRY_LOST)
+		r->nentry_lost++;
 	if (c->end > r->last_end)
 		r->last_end = c->end;
 }

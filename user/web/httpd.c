@@ -14,7 +14,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "httpd.h"
+#include "slots.h"
 #include "base/log.h"
+
+struct httpd {
+	struct MHD_Daemon *d;
+	struct slots *slots;
+	MHD_RequestCompletedCallback done;	/* the caller's */
+	void *cls;
+};
 
 static bool is_loopback(const struct sockaddr_storage *ss)
 {
@@ -145,15 +153,26 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	vfprintf(stderr, fmt, ap);
 }
 
-struct MHD_Daemon *httpd__start(struct httpd_addr *a, unsigned int flags,
-				MHD_AccessHandlerCallback fn, void *cls,
-				MHD_RequestCompletedCallback done)
+/* A request ended: the next one on its connection has its deadline; then the caller's. */
+static void request_done(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode why)
 {
-	struct MHD_Daemon *d;
+	struct httpd *h = cls;
+
+	slots__request_done(c);
+	if (h->done)
+		h->done(h->cls, c, con_cls, why);
+}
+
+struct httpd *httpd__start(struct httpd_addr *a, unsigned int flags,
+			   MHD_AccessHandlerCallback fn, void *cls,
+			   MHD_RequestCompletedCallback done)
+{
+	struct httpd *h;
 	struct sockaddr_storage bound;
 	socklen_t blen = sizeof(bound);
 	char host[INET6_ADDRSTRLEN + 2];
-	int fd;
+	int fd, err;
 
 	flags |= MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
 	if (!(flags & MHD_USE_THREAD_PER_CONNECTION))
@@ -186,19 +205,46 @@ struct MHD_Daemon *httpd__start(struct httpd_addr *a, unsigned int flags,
 		set_port(a, ntohs(bound.ss_family == AF_INET6 ?
 				  ((struct sockaddr_in6 *)&bound)->sin6_port :
 				  ((struct sockaddr_in *)&bound)->sin_port));
-	d = MHD_start_daemon(flags, 0, NULL, NULL, fn, cls,
-			     MHD_OPTION_LISTEN_SOCKET, fd,
-			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-			     MHD_OPTION_CONNECTION_LIMIT, 64u,
-			     MHD_OPTION_CONNECTION_TIMEOUT, 120u,
-			     MHD_OPTION_NOTIFY_COMPLETED, done, cls,
-			     MHD_OPTION_END);
-	if (!d) {
-		p_err("cannot start the HTTP server (libmicrohttpd)");
-		close(fd);
-		return NULL;
+	h = xcalloc(1, sizeof(*h));
+	h->done = done;
+	h->cls = cls;
+	err = slots__new(&h->slots);
+	if (err) {
+		p_err("cannot start the HTTP server: %s", strerror(-err));
+		goto fail;
 	}
-	return d;
+	/*
+	 * 64 connections in all (a thread each), at most SLOTS_PER_CLIENT of
+	 * them per user or remote address, each request whole within
+	 * SLOTS_REQUEST_S (slots.h); 120 s without a byte closes one too.
+	 */
+	h->d = MHD_start_daemon(flags, 0, NULL, NULL, fn, cls,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,	/* first: it says so otherwise */
+				MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_CONNECTION_LIMIT, 64u,
+				MHD_OPTION_CONNECTION_TIMEOUT, 120u,
+				MHD_OPTION_NOTIFY_CONNECTION, slots__notify, h->slots,
+				MHD_OPTION_NOTIFY_COMPLETED, request_done, h,
+				MHD_OPTION_END);
+	if (!h->d) {
+		p_err("cannot start the HTTP server (libmicrohttpd)");
+		goto fail;
+	}
+	return h;
+fail:
+	slots__free(h->slots);
+	free(h);
+	close(fd);
+	return NULL;
+}
+
+void httpd__stop(struct httpd *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->d);
+	slots__free(h->slots);
+	free(h);
 }
 
 /* "host" or "host:port" equal to one of ours. */
@@ -253,6 +299,7 @@ bool httpd__request_ok(const struct httpd_addr *a, struct MHD_Connection *c, enu
 {
 	const char *host, *origin, *site, *referer;
 
+	slots__request_in(c);	/* its headers are in: the deadline is met */
 	if (!host_ok(a, c, ret))
 		return false;
 	host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);

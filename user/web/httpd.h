@@ -44,11 +44,16 @@ void httpd__loopback(struct httpd_addr *a, uint16_t port);
  * Starts a daemon on `a` with one internal thread (plus `flags`, e.g.
  * MHD_USE_THREAD_PER_CONNECTION) and sets a->port to the port bound.
  * `done` (may be NULL) is called when a request ends, to free what the
- * handler kept in *con_cls.  NULL on failure, with the reason printed.
+ * handler kept in *con_cls.  No client holds more than its share of the
+ * connections, and a request must come whole in time (slots.h).  NULL on
+ * failure, with the reason printed.
  */
-struct MHD_Daemon *httpd__start(struct httpd_addr *a, unsigned int flags,
-				MHD_AccessHandlerCallback fn, void *cls,
-				MHD_RequestCompletedCallback done);
+struct httpd;
+struct httpd *httpd__start(struct httpd_addr *a, unsigned int flags,
+			   MHD_AccessHandlerCallback fn, void *cls,
+			   MHD_RequestCompletedCallback done);
+/* Stops the server: waits for the requests running.  NULL is fine. */
+void httpd__stop(struct httpd *h);
 /* "http://127.0.0.1:8080" into buf. */
 void httpd__url(const struct httpd_addr *a, char *buf, size_t len);
 

@@ -90,8 +90,11 @@ def test_bpfprof_killed_while_its_probes_cannot_go(tmp_path):
     at its exec is continued all the same, and so are the script's later
     execs (stopped by the links still there), while bpfprof is still dying:
     the script finishes before busy is ended."""
-    loop = ("%s 0 %s & for i in $(seq 30); do %s; done; echo finished"
-            % (prog_path("busy"), "exec-kill", prog_path("exitcode")))
+    go = tmp_path / "go"
+    # exitcode, a new image, is first exec'd once bpfprof is stopped: certain to be held
+    loop = ("%s 0 exec-kill & while [ ! -e %s ]; do sleep 0.01; done; "
+            "for i in $(seq 30); do %s; done; echo finished"
+            % (prog_path("busy"), go, prog_path("exitcode")))
     b = bpfprof_popen(["record", "-o", str(tmp_path / "t.json"), "--", "/bin/sh", "-c", loop],
                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     busy = None
@@ -101,6 +104,8 @@ def test_bpfprof_killed_while_its_probes_cannot_go(tmp_path):
         busy = int(m.group(1))
         with open("/proc/%d/task/%d/children" % (b.pid, b.pid)) as f:
             sh = int(f.read().split()[0])
+        os.kill(b.pid, signal.SIGSTOP)
+        go.write_text("")
         kill_bpfprof_during_a_hold(b, lambda: [p for p in _stopped_children(sh) if p != busy],
                                    "no child of the script, at its exec,", wait=False)
         read_until(b.stdout, r"^finished$", 60, "the script's stdout")

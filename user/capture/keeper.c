@@ -741,3 +741,16 @@ void keeper__end(struct keeper *k, uint64_t *restored, uint64_t *failed)
 	waitpid(k->pid, NULL, 0);
 	free(k);
 }
+
+int keeper__fd(const struct keeper *k)
+{
+	return k ? k->sock : -1;
+}
+
+void keeper__disown(struct keeper *k)
+{
+	if (!k)
+		return;
+	close(k->sock);
+	free(k);
+}

@@ -275,6 +275,7 @@ static int attach_one(struct tracer *t, struct bpf_program *prog, bool ret, cons
 	t->kinds[t->nlinks] = prog == t->skel->progs.unwind_enter ? LINK_UNWIND :
 			      ret ? LINK_RETURN : LINK_ENTRY;
 	t->links[t->nlinks++] = link;
+	t->nmade++;
 	return 0;
 }
 
@@ -571,62 +572,6 @@ void tracer__pause(struct tracer *t)
 	t->paused = true;
 }
 
-static void destroy_kind(struct tracer *t, int kind)
-{
-	size_t i;
-
-	for (i = 0; i < t->nlinks; i++)
-		if (t->links[i] && t->kinds[i] == kind) {
-			bpf_link__destroy(t->links[i]);
-			t->links[i] = NULL;
-		}
-}
-
-static void *destroy_one(void *link)
-{
-	bpf_link__destroy(link);
-	return NULL;
-}
-
-static void destroy_parallel(struct tracer *t)
-{
-	const struct bpf_object_skeleton *sk = t->skel->skeleton;
-	size_t i, n = 0, cap = t->nlinks + (sk ? sk->prog_cnt : 0);
-	struct bpf_link **links = xcalloc(cap ? cap : 1, sizeof(*links));
-	pthread_t *th = xcalloc(cap ? cap : 1, sizeof(*th));
-	bool *started = xcalloc(cap ? cap : 1, sizeof(*started));
-
-	/*
-	 * The uprobe links, and the task tracepoint links too: removing a
-	 * tracepoint probe also waits for a grace period (up to ~13 ms each
-	 * here, one after the other when the skeleton is destroyed).
-	 */
-	for (i = 0; i < t->nlinks; i++) {
-		if (t->links[i])
-			links[n++] = t->links[i];
-		t->links[i] = NULL;
-	}
-	for (i = 0; sk && i < (size_t)sk->prog_cnt; i++) {
-		struct bpf_link **l = sk->progs[i].link;
-
-		if (l && *l) {
-			links[n++] = *l;
-			*l = NULL;
-		}
-	}
-	for (i = 0; i < n; i++) {
-		started[i] = !pthread_create(&th[i], NULL, destroy_one, links[i]);
-		if (!started[i])
-			bpf_link__destroy(links[i]);	/* no thread: do it here */
-	}
-	for (i = 0; i < n; i++)
-		if (started[i])
-			pthread_join(th[i], NULL);
-	free(links);
-	free(th);
-	free(started);
-}
-
 /* Serves threads stopped at the exception unwinder for about `ms`. */
 static void serve_unwinder(struct tracer *t, int ms)
 {
@@ -777,11 +722,11 @@ void tracer__detach(struct tracer *t)
 		 * link's removal waits for grace periods (30-50 ms here), so they
 		 * go in parallel.
 		 */
-		destroy_parallel(t);
+		tracer_destroy_parallel(t);
 	} else {
-		destroy_kind(t, LINK_ENTRY);
-		destroy_kind(t, LINK_RETURN);
-		destroy_kind(t, LINK_UNWIND);
+		tracer_destroy_kind(t, LINK_ENTRY);
+		tracer_destroy_kind(t, LINK_RETURN);
+		tracer_destroy_kind(t, LINK_UNWIND);
 	}
 	/* no return probe left to arm one: the keeper puts back every return address, lets go */
 	end_keeper(t);
@@ -795,7 +740,10 @@ void tracer__free(struct tracer *t)
 	if (!t)
 		return;
 	tracer__release_targets(t);
-	tracer__detach(t);
+	if (t->disowned)
+		tracer_drop_links(t);	/* their release is bpfprof-release's (tracer__disown) */
+	else
+		tracer__detach(t);
 	free(t->links);
 	free(t->kinds);
 	ringbuf__free(t->rb);

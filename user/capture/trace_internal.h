@@ -44,8 +44,17 @@ struct tracer {
 	struct keeper *keeper;	/* the ptrace helper of targets with a hooked unwinder */
 	bool keeper_held;	/* tracer__hold_targets() went through the keeper */
 	struct keeper *guard;	/* without a keeper: one that only continues (tracer__start_guard) */
+	size_t nmade;		/* links made over the run (governor's included) */
+	bool disowned;		/* tracer__disown(): bpfprof-release removes the links */
 };
 
 enum { LINK_ENTRY, LINK_RETURN, LINK_UNWIND };
+
+/* trace_links.c: the links of one kind removed, one after the other */
+void tracer_destroy_kind(struct tracer *t, int kind);
+/* every link (the skeleton's too) removed at once: their grace periods overlap */
+void tracer_destroy_parallel(struct tracer *t);
+/* closed without removing them (tracer__disown) */
+void tracer_drop_links(struct tracer *t);
 
 #endif

@@ -608,6 +608,7 @@ cleanup:
 	}
 	if (d)
 		MHD_stop_daemon(d);
+	capture__hand_off(x.cap);	/* the probes go after we do */
 	capture__free(x.cap);
 	metrics__free(x.m);
 	session__free(&x.s);

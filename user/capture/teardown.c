@@ -9,8 +9,8 @@
  * No user should wait for that: once the output is written and the exit
  * status known, bpfprof forks bpfprof-release, which holds a copy of every
  * BPF descriptor (links, maps, programs, perf events) and of the keeper's
- * socket, and removes the links with the tracer's care (targets held still,
- * in parallel, the keeper or guard ended last).  bpfprof's own descriptors
+ * socket, and removes the links all at once (their grace periods overlap;
+ * the targets run on, see tracer__detach), the keeper or guard ended last.  bpfprof's own descriptors
  * are then only closed: the links stay until bpfprof-release is done, and
  * while they stay, they only run BPF programs whose records nobody reads.
  */
@@ -108,6 +108,7 @@ static void __attribute__((noreturn)) release_main(struct capture *c, size_t nli
 	sampler__free(c->smp);
 	usdt__free(c->usd);
 	pycap__free(c->py);
+	tracer__in_background(c->tr);
 	tracer__free(c->tr);
 	log_release(nlinks, mono_ms() - t0);
 	_exit(0);	/* never bpfprof's atexit handlers, nor its stdio buffers */

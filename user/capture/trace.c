@@ -693,6 +693,16 @@ static void end_keeper(struct tracer *t)
 	t->skel->bss->keeper_tgid = 0;
 }
 
+static bool has_kind(const struct tracer *t, int kind)
+{
+	size_t i;
+
+	for (i = 0; i < t->nlinks; i++)
+		if (t->links[i] && t->kinds[i] == kind)
+			return true;
+	return false;
+}
+
 void tracer__detach(struct tracer *t)
 {
 	struct frozen *frozen = NULL;
@@ -713,6 +723,25 @@ void tracer__detach(struct tracer *t)
 	}
 	/* threads stopped at the unwinder first: they are resumed by serving */
 	serve_unwinder(t, 2);
+	if (t->background && (t->keeper || !has_kind(t, LINK_UNWIND))) {
+		/*
+		 * bpfprof-release: the targets run on.  The entry and return links
+		 * go at once, each removal unregistering its uprobes first, then
+		 * waiting; once all are unregistered no new return probe renews the
+		 * pending ones' leases, which expire (100 ms).  Held still, the
+		 * targets would wait as long as the grace periods take, whoever
+		 * holds them off machine-wide.  Meanwhile the keeper serves the
+		 * unwinder's stops; then it holds the threads, puts every return
+		 * address back and lets go, and the unwinder hooks go last.
+		 */
+		t->fn = NULL;
+		tracer_destroy_parallel(t, true);
+		end_keeper(t);
+		tracer_destroy_parallel(t, false);
+		ringbuf__consume(t->rb, on_record, t, POLL_BUDGET);
+		t->nlinks = 0;
+		return;
+	}
 	if (t->keeper)
 		keeper__hold(t->keeper);	/* its threads, which freeze_targets cannot take */
 	nfrozen = freeze_targets(t, &frozen);
@@ -722,7 +751,7 @@ void tracer__detach(struct tracer *t)
 		 * link's removal waits for grace periods (30-50 ms here), so they
 		 * go in parallel.
 		 */
-		tracer_destroy_parallel(t);
+		tracer_destroy_parallel(t, false);
 	} else {
 		tracer_destroy_kind(t, LINK_ENTRY);
 		tracer_destroy_kind(t, LINK_RETURN);

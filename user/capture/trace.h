@@ -157,6 +157,8 @@ size_t tracer__keep_fds(const struct tracer *t, int *fds, size_t max);
  * descriptor: tracer__free() then only closes its own.
  */
 void tracer__disown(struct tracer *t);
+/* In bpfprof-release: tracer__free() removes the links without holding the targets. */
+void tracer__in_background(struct tracer *t);
 void tracer__free(struct tracer *t);
 
 #endif

@@ -46,14 +46,18 @@ struct tracer {
 	struct keeper *guard;	/* without a keeper: one that only continues (tracer__start_guard) */
 	size_t nmade;		/* links made over the run (governor's included) */
 	bool disowned;		/* tracer__disown(): bpfprof-release removes the links */
+	bool background;	/* tracer__in_background(): this is bpfprof-release */
 };
 
 enum { LINK_ENTRY, LINK_RETURN, LINK_UNWIND };
 
 /* trace_links.c: the links of one kind removed, one after the other */
 void tracer_destroy_kind(struct tracer *t, int kind);
-/* every link (the skeleton's too) removed at once: their grace periods overlap */
-void tracer_destroy_parallel(struct tracer *t);
+/*
+ * Every link (the skeleton's too) removed at once: their grace periods
+ * overlap; with calls_only, the entry and return probes' links alone.
+ */
+void tracer_destroy_parallel(struct tracer *t, bool calls_only);
 /* closed without removing them (tracer__disown) */
 void tracer_drop_links(struct tracer *t);
 

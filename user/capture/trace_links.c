@@ -95,7 +95,7 @@ static void *destroy_one(void *link)
 	return NULL;
 }
 
-void tracer_destroy_parallel(struct tracer *t)
+void tracer_destroy_parallel(struct tracer *t, bool calls_only)
 {
 	const struct bpf_object_skeleton *sk = t->skel->skeleton;
 	size_t i, n = 0, cap = t->nlinks + (sk ? sk->prog_cnt : 0);
@@ -109,11 +109,12 @@ void tracer_destroy_parallel(struct tracer *t)
 	 * here, one after the other when the skeleton is destroyed).
 	 */
 	for (i = 0; i < t->nlinks; i++) {
-		if (t->links[i])
-			links[n++] = t->links[i];
+		if (!t->links[i] || (calls_only && t->kinds[i] == LINK_UNWIND))
+			continue;
+		links[n++] = t->links[i];
 		t->links[i] = NULL;
 	}
-	for (i = 0; sk && i < (size_t)sk->prog_cnt; i++) {
+	for (i = 0; !calls_only && sk && i < (size_t)sk->prog_cnt; i++) {
 		struct bpf_link **l = sk->progs[i].link;
 
 		if (l && *l) {
@@ -161,6 +162,11 @@ size_t tracer__keep_fds(const struct tracer *t, int *fds, size_t max)
 void tracer__disown(struct tracer *t)
 {
 	t->disowned = true;
+}
+
+void tracer__in_background(struct tracer *t)
+{
+	t->background = true;
 }
 
 /*

@@ -190,9 +190,12 @@ want attach && for r in $(seq "$NMANY_RUNS"); do
 	sed -n 's/.* detach_ns=\([0-9]*\).*/\1/p' "$T/e" | awk '{ print $1 / 1000 }' >>"$T/many.floor.detach"
 
 	t0=$(now)
-	"$BPFPROF" record -F 'fn_*' -o "$T/m.bpfprof" -- "$T/many" >"$T/o" 2>"$T/e" ||
-		notes+=("10k: bpfprof failed: $(tail -1 "$T/e")")
+	BPFPROF_RELEASE_LOG=$T/release.log "$BPFPROF" record -v -F 'fn_*' -o "$T/m.bpfprof" -- "$T/many" \
+		>"$T/o" 2>"$T/e" || notes+=("10k: bpfprof failed: $(tail -1 "$T/e")")
 	t1=$(now)
+	# links left to bpfprof-release (uprobe ones: one grace period each, overlapped)
+	sed -n 's/.*links: [0-9]* made over the run; \([0-9]*\) uprobe links .* and \([0-9]*\) others.*/\1 \2/p' \
+		"$T/e" >>"$T/many.links"
 	end=$(sed -n 's/many: end_ns=//p' "$T/o")
 	a=$(bp_attach_ms "$T/e")
 	c=$(bp_counts "$T/e")
@@ -217,6 +220,15 @@ want attach && for r in $(seq "$NMANY_RUNS"); do
 		echo $(((t1 - t0) / 1000)) >>"$T/exit.bpftrace.whole"
 	fi
 done
+# bpfprof-release of the 10k runs: each logs the removal once done (nobody waited for it)
+if [ -e "$T/release.log" ]; then
+	for i in $(seq 600); do
+		[ "$(wc -l <"$T/release.log")" -ge "$NMANY_RUNS" ] && break
+		sleep 0.1
+	done
+	sed -n 's/.* removed in \([0-9]*\) ms/\1/p' "$T/release.log" | awk '{ print $1 * 1000 }' \
+		>"$T/many.release"
+fi
 for f in "$T"/many.* "$T"/exit.*; do
 	[ -e "$f" ] || continue
 	median <"$f" | awk '{ print $1 / 1000 }' >"$f.ms"	# us -> ms
@@ -458,6 +470,8 @@ row_ms "10k functions: attach"               "" "$(val many.floor.attach.ms)" "$
 row_ms "10k functions: workload end -> exit" "" "$(val many.floor.exit.ms)" "$(val many.bpfprof.exit.ms)" "" ""
 row_ms "  (floor: the detach alone)"         "" "$(val many.floor.detach.ms)" "" "" ""
 row_ms "10k functions: attach + end->exit"   "" "" "$(val many.bpfprof.both.ms)" "" 200
+row_ms "  bpfprof-release: probes removed in"  "" "$(val many.floor.detach.ms)" "$(val many.release.ms)" "" ""
+[ -s "$T/many.links" ] && awk '{ u += $1; o += $2 } END { printf "  %-38s %9s %9s %9s %9.1f  uprobe links (a grace period each, overlapped), %.1f others\n", "10k functions: links, grace periods", "-", "2", "-", u / NR, o / NR }' "$T/many.links"
 row_ms "10k functions: whole process"        "$(val many.untraced.whole.ms)" "$(val many.floor.whole.ms)" "$(val many.bpfprof.whole.ms)" "" ""
 row_ms "record -- exitcode: whole process"   "$(val exit.untraced.whole.ms)" "$(val exit.floor.whole.ms)" "$(val exit.bpfprof.whole.ms)" "$(val exit.bpftrace.whole.ms)" 150
 

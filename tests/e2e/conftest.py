@@ -147,17 +147,18 @@ def kill_group(b):
     b.wait()
 
 
-def kill_bpfprof_during_a_hold(b, held, what, timeout=60):
+def kill_bpfprof_during_a_hold(b, held, what, timeout=60, wait=True):
     """bpfprof (the Popen `b`) is stopped, then SIGKILLed once `held()` is
     true (a traced process waits for it): the hold is certain to be pending
-    when bpfprof dies."""
+    when bpfprof dies.  With wait, bpfprof is reaped too."""
     os.kill(b.pid, signal.SIGSTOP)
     deadline = time.monotonic() + timeout
     while not held():
         assert time.monotonic() < deadline, "%s never waited for bpfprof" % what
         time.sleep(0.01)
     os.kill(b.pid, signal.SIGKILL)
-    b.wait()
+    if wait:
+        b.wait()
 
 
 DEBIAN_PYTHON = "/usr/bin/python3.11"

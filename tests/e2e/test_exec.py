@@ -3,6 +3,7 @@
 from its first instruction (the process is held at exec until probes are in)."""
 
 import os
+import signal
 import stat
 import subprocess
 
@@ -78,4 +79,40 @@ def test_bpfprof_killed_while_a_process_waits_at_exec(tmp_path):
                                    "no child of the script, at its exec,")
         read_until(b.stdout, r"^finished$", 60, "the script's stdout")
     finally:
+        kill_group(b)   # the script too, if the test failed
+
+
+def test_bpfprof_killed_while_its_probes_cannot_go(tmp_path):
+    """The same, while a traced process keeps a return probe pending and
+    calls on (busy: main never returns, tick every millisecond): the killed
+    bpfprof's links, released in its exit, wait for that process to stop
+    (the kernel's return probes share one grace period).  The process held
+    at its exec is continued all the same, and so are the script's later
+    execs (stopped by the links still there), while bpfprof is still dying:
+    the script finishes before busy is ended."""
+    go = tmp_path / "go"
+    # exitcode, a new image, is first exec'd once bpfprof is stopped: certain to be held
+    loop = ("%s 0 exec-kill & while [ ! -e %s ]; do sleep 0.01; done; "
+            "for i in $(seq 30); do %s; done; echo finished"
+            % (prog_path("busy"), go, prog_path("exitcode")))
+    b = bpfprof_popen(["record", "-o", str(tmp_path / "t.json"), "--", "/bin/sh", "-c", loop],
+                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    busy = None
+    try:
+        # busy runs traced (it printed from main): main's return probe is pending
+        m, _ = read_until(b.stdout, r"^busy: pid=(\d+)$", 60, "busy's stdout")
+        busy = int(m.group(1))
+        with open("/proc/%d/task/%d/children" % (b.pid, b.pid)) as f:
+            sh = int(f.read().split()[0])
+        os.kill(b.pid, signal.SIGSTOP)
+        go.write_text("")
+        kill_bpfprof_during_a_hold(b, lambda: [p for p in _stopped_children(sh) if p != busy],
+                                   "no child of the script, at its exec,", wait=False)
+        read_until(b.stdout, r"^finished$", 60, "the script's stdout")
+    finally:
+        if busy:
+            try:
+                os.kill(busy, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         kill_group(b)   # the script too, if the test failed

@@ -799,6 +799,7 @@ int capture__finish(struct capture *c)
 	c->s->duration = now_ns(CLOCK_MONOTONIC) - c->s->t0;
 	capture_dl_finish(c);
 	overhead__summary(c->ovh, c->s->duration);
+	c->hand_off = true;	/* everything is drained: bpfprof-release removes the probes */
 	return 0;
 }
 
@@ -816,6 +817,12 @@ void capture__counts(const struct capture *c, size_t *nfuncs, size_t *nmods)
 	*nmods = c->ps.nmods;
 }
 
+void capture__hand_off(struct capture *c)
+{
+	if (c)
+		c->hand_off = true;
+}
+
 void capture__free(struct capture *c)
 {
 	if (!c)
@@ -825,10 +832,12 @@ void capture__free(struct capture *c)
 	launch__free(&c->l);
 	if (c->tr)
 		tracer__pause(c->tr);
+	governor__release(c->gov);	/* its links are detached with the tracer's */
+	if (c->tr && c->hand_off && capture_hand_off(c))
+		p_dbg("cannot fork bpfprof-release: the probes are removed here");
 	sampler__free(c->smp);
 	usdt__free(c->usd);
 	pycap__free(c->py);
-	governor__release(c->gov);	/* its links are detached with the tracer's */
 	tracer__free(c->tr);
 	governor__free(c->gov);
 	symbolizer__free(c->sym);

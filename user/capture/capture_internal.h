@@ -72,6 +72,7 @@ struct capture {
 	struct overhead *ovh;	/* probe cost estimate (capture/overhead.c) */
 	struct governor *gov;	/* --max-overhead (capture/governor.c), NULL: exact */
 	struct dlfollow *dl;	/* LIB: files loaded later (dlfollow.c), NULL: none named */
+	bool hand_off;		/* capture__finish() done: capture__free() forks bpfprof-release */
 };
 
 /* Probes ps, found in pid's new image or mappings ("pid N `how` FILE" in messages). */
@@ -95,6 +96,13 @@ void capture_dl_start(struct capture *c);
 void capture_dl_follow(void *ctx, uint32_t pid, uint32_t stopped);
 void capture_dl_finish(struct capture *c);
 void capture_dl_free(struct capture *c);
+
+/*
+ * Forks bpfprof-release (teardown.c), which removes the probes (and ends the
+ * keeper or guard) while bpfprof only closes its descriptors and exits.
+ * 0, or -errno (nothing forked: bpfprof removes them itself).
+ */
+int capture_hand_off(struct capture *c);
 
 /* Loads the USDT object if it is not yet (it shares the tracer's maps).  0 or -errno. */
 int capture_usdt_ensure(struct capture *c);

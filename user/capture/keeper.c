@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/ptrace.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -54,6 +55,8 @@ struct kreply {
 
 /* How long a hold waits for a thread to stop (one in uninterruptible sleep is left alone). */
 #define HOLD_TIMEOUT_MS	2000
+/* How long a dead bpfprof's links may take to go before the return addresses are put back anyway. */
+#define DEATH_WAIT_MS	600000
 
 /* ------------------------------------------------------------ the process */
 
@@ -462,14 +465,37 @@ static void continue_stopped(void)
 	free(keys);
 }
 
-/* bpfprof is gone or done: nothing may be left held or armed. */
+/*
+ * bpfprof died (parent) or is done (0): nothing may be left held or armed.
+ *
+ * A dead bpfprof's links go with its descriptors, in do_exit, one after the
+ * other, each waiting for the uprobes' grace periods: seconds under load,
+ * as long as any thread on the machine keeps a return probe pending and
+ * calls on (a return probe's SRCU lease is renewed by each new one).  Our
+ * end of the socket is closed before them (keeper__start), so we are told
+ * at the start of that: the processes held at an exec or a dlopen are
+ * continued at once, and again while the links still stop new ones, until
+ * bpfprof is really gone.  Only then are the return addresses put back: no
+ * return probe can arm one again.
+ */
 static void finish(pid_t parent)
 {
-	uint64_t end = now_ms() + 1000;
+	uint64_t end = now_ms() + DEATH_WAIT_MS;
 
-	/* its return probes go with its descriptors: wait until it is really gone */
-	while (parent && getppid() == parent && now_ms() < end)
-		usleep(1000);
+	for (;;) {
+		size_t i;
+
+		reap(false);	/* the unwinder's stops are still served */
+		for (i = 0; i < K.n; i++)
+			if (K.v[i].exec_held) {
+				K.v[i].exec_held = false;
+				resume(&K.v[i]);
+			}
+		continue_stopped();
+		if (!parent || getppid() != parent || now_ms() >= end)
+			break;
+		usleep(2000);
+	}
 	hold_all();
 	restore_everything();
 	detach_all();
@@ -578,6 +604,31 @@ static void close_others(const int *keep, size_t nkeep)
 	}
 }
 
+/*
+ * fd moved to the top of the descriptor table.  When bpfprof dies, do_exit
+ * queues the release of every descriptor in ascending order and runs the
+ * queue last in, first out (task_work_run on the exit path): the highest
+ * descriptor is released first, before any link opened since, whose release
+ * waits for grace periods.  The keeper then sees its end of file at once.
+ */
+static int high_fd(int fd)
+{
+	struct rlimit rl;
+	long from = 65535;
+	int hi;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    (long)rl.rlim_cur - 8 < from)
+		from = (long)rl.rlim_cur - 8;	/* the guard and the keeper: both fit */
+	if (from <= fd)
+		return fd;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)from);
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
 int keeper__start(struct trace_bpf *skel, const char *name, const int *keep_fds, size_t nkeep,
 		  bool follow_forks, struct keeper **out)
 {
@@ -638,7 +689,7 @@ int keeper__start(struct trace_bpf *skel, const char *name, const int *keep_fds,
 	close(sv[1]);
 	k = xcalloc(1, sizeof(*k));
 	k->pid = pid;
-	k->sock = sv[0];
+	k->sock = high_fd(sv[0]);
 	*out = k;
 	return 0;
 }
@@ -700,5 +751,18 @@ void keeper__end(struct keeper *k, uint64_t *restored, uint64_t *failed)
 	}
 	close(k->sock);
 	waitpid(k->pid, NULL, 0);
+	free(k);
+}
+
+int keeper__fd(const struct keeper *k)
+{
+	return k ? k->sock : -1;
+}
+
+void keeper__disown(struct keeper *k)
+{
+	if (!k)
+		return;
+	close(k->sock);
 	free(k);
 }

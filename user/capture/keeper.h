@@ -61,5 +61,9 @@ int keeper__release_exec(struct keeper *k, pid_t pid);
  * over the whole run.  Frees k.
  */
 void keeper__end(struct keeper *k, uint64_t *restored, uint64_t *failed);
+/* bpfprof's end of the socket (to keep in a process that ends it for bpfprof). */
+int keeper__fd(const struct keeper *k);
+/* Frees k without ending the keeper: another process holding the socket ends it. */
+void keeper__disown(struct keeper *k);
 
 #endif

@@ -203,6 +203,7 @@ static int attach_one(struct tracer *t, struct bpf_program *prog, bool ret, cons
 	t->kinds[t->nlinks] = prog == t->skel->progs.unwind_enter ? LINK_UNWIND :
 			      ret ? LINK_RETURN : LINK_ENTRY;
 	t->links[t->nlinks++] = link;
+	t->nmade++;
 	return 0;
 }
 
@@ -499,62 +500,6 @@ void tracer__pause(struct tracer *t)
 	t->paused = true;
 }
 
-static void destroy_kind(struct tracer *t, int kind)
-{
-	size_t i;
-
-	for (i = 0; i < t->nlinks; i++)
-		if (t->links[i] && t->kinds[i] == kind) {
-			bpf_link__destroy(t->links[i]);
-			t->links[i] = NULL;
-		}
-}
-
-static void *destroy_one(void *link)
-{
-	bpf_link__destroy(link);
-	return NULL;
-}
-
-static void destroy_parallel(struct tracer *t)
-{
-	const struct bpf_object_skeleton *sk = t->skel->skeleton;
-	size_t i, n = 0, cap = t->nlinks + (sk ? sk->prog_cnt : 0);
-	struct bpf_link **links = xcalloc(cap ? cap : 1, sizeof(*links));
-	pthread_t *th = xcalloc(cap ? cap : 1, sizeof(*th));
-	bool *started = xcalloc(cap ? cap : 1, sizeof(*started));
-
-	/*
-	 * The uprobe links, and the task tracepoint links too: removing a
-	 * tracepoint probe also waits for a grace period (up to ~13 ms each
-	 * here, one after the other when the skeleton is destroyed).
-	 */
-	for (i = 0; i < t->nlinks; i++) {
-		if (t->links[i])
-			links[n++] = t->links[i];
-		t->links[i] = NULL;
-	}
-	for (i = 0; sk && i < (size_t)sk->prog_cnt; i++) {
-		struct bpf_link **l = sk->progs[i].link;
-
-		if (l && *l) {
-			links[n++] = *l;
-			*l = NULL;
-		}
-	}
-	for (i = 0; i < n; i++) {
-		started[i] = !pthread_create(&th[i], NULL, destroy_one, links[i]);
-		if (!started[i])
-			bpf_link__destroy(links[i]);	/* no thread: do it here */
-	}
-	for (i = 0; i < n; i++)
-		if (started[i])
-			pthread_join(th[i], NULL);
-	free(links);
-	free(th);
-	free(started);
-}
-
 /* Serves threads stopped at the exception unwinder for about `ms`. */
 static void serve_unwinder(struct tracer *t, int ms)
 {
@@ -676,6 +621,16 @@ static void end_keeper(struct tracer *t)
 	t->skel->bss->keeper_tgid = 0;
 }
 
+static bool has_kind(const struct tracer *t, int kind)
+{
+	size_t i;
+
+	for (i = 0; i < t->nlinks; i++)
+		if (t->links[i] && t->kinds[i] == kind)
+			return true;
+	return false;
+}
+
 void tracer__detach(struct tracer *t)
 {
 	struct frozen *frozen = NULL;
@@ -696,6 +651,25 @@ void tracer__detach(struct tracer *t)
 	}
 	/* threads stopped at the unwinder first: they are resumed by serving */
 	serve_unwinder(t, 2);
+	if (t->background && (t->keeper || !has_kind(t, LINK_UNWIND))) {
+		/*
+		 * bpfprof-release: the targets run on.  The entry and return links
+		 * go at once, each removal unregistering its uprobes first, then
+		 * waiting; once all are unregistered no new return probe renews the
+		 * pending ones' leases, which expire (100 ms).  Held still, the
+		 * targets would wait as long as the grace periods take, whoever
+		 * holds them off machine-wide.  Meanwhile the keeper serves the
+		 * unwinder's stops; then it holds the threads, puts every return
+		 * address back and lets go, and the unwinder hooks go last.
+		 */
+		t->fn = NULL;
+		tracer_destroy_parallel(t, true);
+		end_keeper(t);
+		tracer_destroy_parallel(t, false);
+		ringbuf__consume(t->rb, on_record, t, POLL_BUDGET);
+		t->nlinks = 0;
+		return;
+	}
 	if (t->keeper)
 		keeper__hold(t->keeper);	/* its threads, which freeze_targets cannot take */
 	nfrozen = freeze_targets(t, &frozen);
@@ -705,11 +679,11 @@ void tracer__detach(struct tracer *t)
 		 * link's removal waits for grace periods (30-50 ms here), so they
 		 * go in parallel.
 		 */
-		destroy_parallel(t);
+		tracer_destroy_parallel(t, false);
 	} else {
-		destroy_kind(t, LINK_ENTRY);
-		destroy_kind(t, LINK_RETURN);
-		destroy_kind(t, LINK_UNWIND);
+		tracer_destroy_kind(t, LINK_ENTRY);
+		tracer_destroy_kind(t, LINK_RETURN);
+		tracer_destroy_kind(t, LINK_UNWIND);
 	}
 	/* no return probe left to arm one: the keeper puts back every return address, lets go */
 	end_keeper(t);
@@ -723,7 +697,10 @@ void tracer__free(struct tracer *t)
 	if (!t)
 		return;
 	tracer__release_targets(t);
-	tracer__detach(t);
+	if (t->disowned)
+		tracer_drop_links(t);	/* their release is bpfprof-release's (tracer__disown) */
+	else
+		tracer__detach(t);
 	free(t->links);
 	free(t->kinds);
 	ringbuf__free(t->rb);

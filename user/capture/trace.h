@@ -155,6 +155,21 @@ uint64_t tracer__lost(struct tracer *t, uint64_t *per_cpu, size_t ncpu);
 void tracer__pause(struct tracer *t);
 /* Detaches every probe (records already in the buffer stay readable). */
 void tracer__detach(struct tracer *t);
+/*
+ * Links made over the run (the governor's re-links included), and those
+ * alive now: uprobe_multi links (each one's removal waits for the uprobes'
+ * grace periods) and the skeleton's others.
+ */
+void tracer__count_links(const struct tracer *t, size_t *made, size_t *uprobe, size_t *other);
+/* The descriptors a process that ends the tracer for bpfprof needs beside the BPF ones. */
+size_t tracer__keep_fds(const struct tracer *t, int *fds, size_t max);
+/*
+ * In bpfprof, once bpfprof-release (teardown.c) holds copies of every
+ * descriptor: tracer__free() then only closes its own.
+ */
+void tracer__disown(struct tracer *t);
+/* In bpfprof-release: tracer__free() removes the links without holding the targets. */
+void tracer__in_background(struct tracer *t);
 void tracer__free(struct tracer *t);
 
 #endif

@@ -48,6 +48,9 @@ struct tracer {
 	struct keeper *guard;	/* without a keeper: one that only continues (tracer__start_guard) */
 	struct stop_fd *stop_fds;	/* pidfds of processes stopped whole (trace_stops.c) */
 	size_t nstop_fds;
+	size_t nmade;		/* links made over the run (governor's included) */
+	bool disowned;		/* tracer__disown(): bpfprof-release removes the links */
+	bool background;	/* tracer__in_background(): this is bpfprof-release */
 };
 
 enum { LINK_ENTRY, LINK_RETURN, LINK_UNWIND };
@@ -61,5 +64,14 @@ void tracer__note_stop(struct tracer *t, const struct bp_rec_exec *r);
 void tracer__restore_unwind(struct tracer *t, const struct bp_rec_unwind *r);
 /* Closes the pidfds of stops never continued (the guard or keeper does it). */
 void tracer__forget_stops(struct tracer *t);
+/* trace_links.c: the links of one kind removed, one after the other */
+void tracer_destroy_kind(struct tracer *t, int kind);
+/*
+ * Every link (the skeleton's too) removed at once: their grace periods
+ * overlap; with calls_only, the entry and return probes' links alone.
+ */
+void tracer_destroy_parallel(struct tracer *t, bool calls_only);
+/* closed without removing them (tracer__disown) */
+void tracer_drop_links(struct tracer *t);
 
 #endif

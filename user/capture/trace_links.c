@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Links the tracer makes for someone else (the overhead governor re-creates
- * them), and takes back at the end, so that tracer__detach() removes them
- * with its own care (targets held still, see trace.c).
+ * The tracer's links: those it makes for someone else (the overhead governor
+ * re-creates them), and takes back at the end, so that tracer__detach()
+ * removes them with its own care (targets held still, see trace.c); their
+ * removal, in parallel; and their hand-off to bpfprof-release (teardown.c).
  */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "symbols/binfile.h"
@@ -12,6 +15,7 @@
 #include "base/log.h"
 #include "model/session.h"
 #include "trace.h"
+#include "keeper.h"
 #include "trace_internal.h"
 
 void tracer__warn_refused(const struct bp_session *s, const char *path, const uint64_t *refused,
@@ -77,4 +81,114 @@ void tracer__adopt_links(struct tracer *t, struct bpf_link **links, size_t n, bo
 		t->kinds[t->nlinks] = entry_only || i % 2 ? LINK_ENTRY : LINK_RETURN;
 		t->links[t->nlinks++] = links[i];
 	}
+}
+
+void tracer_destroy_kind(struct tracer *t, int kind)
+{
+	size_t i;
+
+	for (i = 0; i < t->nlinks; i++)
+		if (t->links[i] && t->kinds[i] == kind) {
+			bpf_link__destroy(t->links[i]);
+			t->links[i] = NULL;
+		}
+}
+
+static void *destroy_one(void *link)
+{
+	bpf_link__destroy(link);
+	return NULL;
+}
+
+void tracer_destroy_parallel(struct tracer *t, bool calls_only)
+{
+	const struct bpf_object_skeleton *sk = t->skel->skeleton;
+	size_t i, n = 0, cap = t->nlinks + (sk ? sk->prog_cnt : 0);
+	struct bpf_link **links = xcalloc(cap ? cap : 1, sizeof(*links));
+	pthread_t *th = xcalloc(cap ? cap : 1, sizeof(*th));
+	bool *started = xcalloc(cap ? cap : 1, sizeof(*started));
+
+	/*
+	 * The uprobe links, and the task tracepoint links too: removing a
+	 * tracepoint probe also waits for a grace period (up to ~13 ms each
+	 * here, one after the other when the skeleton is destroyed).
+	 */
+	for (i = 0; i < t->nlinks; i++) {
+		if (!t->links[i] || (calls_only && t->kinds[i] == LINK_UNWIND))
+			continue;
+		links[n++] = t->links[i];
+		t->links[i] = NULL;
+	}
+	for (i = 0; !calls_only && sk && i < (size_t)sk->prog_cnt; i++) {
+		struct bpf_link **l = sk->progs[i].link;
+
+		if (l && *l) {
+			links[n++] = *l;
+			*l = NULL;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		started[i] = !pthread_create(&th[i], NULL, destroy_one, links[i]);
+		if (!started[i])
+			bpf_link__destroy(links[i]);	/* no thread: do it here */
+	}
+	for (i = 0; i < n; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
+	free(links);
+	free(th);
+	free(started);
+}
+
+void tracer__count_links(const struct tracer *t, size_t *made, size_t *uprobe, size_t *other)
+{
+	const struct bpf_object_skeleton *sk = t->skel->skeleton;
+	size_t i;
+
+	*made = t->nmade;
+	*uprobe = *other = 0;
+	for (i = 0; i < t->nlinks; i++)
+		*uprobe += t->links[i] != NULL;
+	for (i = 0; sk && i < (size_t)sk->prog_cnt; i++)
+		*other += sk->progs[i].link && *sk->progs[i].link;
+}
+
+size_t tracer__keep_fds(const struct tracer *t, int *fds, size_t max)
+{
+	size_t n = 0;
+
+	if (t->keeper && n < max)
+		fds[n++] = keeper__fd(t->keeper);
+	if (t->guard && n < max)
+		fds[n++] = keeper__fd(t->guard);
+	return n;
+}
+
+void tracer__disown(struct tracer *t)
+{
+	t->disowned = true;
+}
+
+void tracer__in_background(struct tracer *t)
+{
+	t->background = true;
+}
+
+/*
+ * Without detaching: their descriptors are closed, the links stay while
+ * bpfprof-release holds them; so does the keeper (or the guard), whose
+ * socket is still open there.
+ */
+void tracer_drop_links(struct tracer *t)
+{
+	size_t i;
+
+	t->fn = NULL;
+	for (i = 0; i < t->nlinks; i++)
+		if (t->links[i])
+			bpf_link__destroy(t->links[i]);	/* a close: uprobe links have no detach */
+	t->nlinks = 0;
+	keeper__disown(t->keeper);
+	keeper__disown(t->guard);
+	t->keeper = t->guard = NULL;
 }

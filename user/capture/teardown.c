@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The end of a capture's probes, away from bpfprof.
+ *
+ * Removing a uprobe link waits for the uprobes' grace periods (SRCU and RCU
+ * tasks trace): tens of milliseconds on an idle machine, seconds under load,
+ * and as long as any thread on the machine keeps a return probe pending
+ * while it calls on (each return probe renews the lease of those pending).
+ * No user should wait for that: once the output is written and the exit
+ * status known, bpfprof forks bpfprof-release, which holds a copy of every
+ * BPF descriptor (links, maps, programs, perf events) and of the keeper's
+ * socket, and removes the links all at once (their grace periods overlap;
+ * the targets run on, see tracer__detach), the keeper or guard ended last.  bpfprof's own descriptors
+ * are then only closed: the links stay until bpfprof-release is done, and
+ * while they stay, they only run BPF programs whose records nobody reads.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include "base/log.h"
+#include "base/util.h"
+#include "capture_internal.h"
+#include "governor.h"
+#include "python.h"
+#include "sample.h"
+#include "trace.h"
+#include "usdt.h"
+
+/* Keeps 0-2 (on /dev/null), anonymous inodes (BPF objects, perf events, epoll) and keep[]. */
+static void keep_only(const int *keep, size_t nkeep)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int null, dfd = d ? dirfd(d) : -1;
+
+	while (d && (de = readdir(d))) {
+		char path[64], target[64];
+		int fd = atoi(de->d_name);
+		bool k = fd <= 2 || fd == dfd || de->d_name[0] == '.';
+		ssize_t n;
+		size_t i;
+
+		for (i = 0; i < nkeep; i++)
+			k |= keep[i] == fd;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = 0;
+			k |= !strncmp(target, "anon_inode:", 11);
+		}
+		if (!k)
+			close(fd);	/* the output, pipes, the HTTP socket: never held after bpfprof */
+	}
+	if (d)
+		closedir(d);
+	null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (null > 2)
+			close(null);
+	}
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+/* BPFPROF_RELEASE_LOG=FILE: bpfprof-release appends what it removed and how long it took. */
+static void log_release(size_t nlinks, uint64_t ms)
+{
+	const char *path = getenv("BPFPROF_RELEASE_LOG");
+	FILE *f;
+
+	if (!path || !*path)
+		return;
+	f = fopen(path, "ae");
+	if (!f)
+		return;
+	fprintf(f, "bpfprof-release: %zu links removed in %llu ms\n", nlinks,
+		(unsigned long long)ms);
+	fclose(f);
+}
+
+/* bpfprof-release: removes everything and ends. */
+static void __attribute__((noreturn)) release_main(struct capture *c, size_t nlinks)
+{
+	uint64_t t0 = mono_ms();
+
+	setsid();	/* out of the terminal's and the caller's process group */
+	prctl(PR_SET_NAME, "bpfprof-release");
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	sampler__free(c->smp);
+	usdt__free(c->usd);
+	pycap__free(c->py);
+	tracer__in_background(c->tr);
+	tracer__free(c->tr);
+	log_release(nlinks, mono_ms() - t0);
+	_exit(0);	/* never bpfprof's atexit handlers, nor its stdio buffers */
+}
+
+int capture_hand_off(struct capture *c)
+{
+	size_t made, uprobe, other, nkeep;
+	int keep[4];
+	pid_t pid;
+
+	tracer__release_targets(c->tr);	/* threads bpfprof holds with ptrace are bpfprof's to let go */
+	tracer__count_links(c->tr, &made, &uprobe, &other);
+	nkeep = tracer__keep_fds(c->tr, keep, 4);
+	/*
+	 * No fflush(NULL) first: every output is complete and closed by now, and
+	 * the child never flushes what it inherits (it ends with _exit).
+	 */
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		keep_only(keep, nkeep);
+		release_main(c, uprobe + other);
+	}
+	p_dbg("links: %zu made over the run; %zu uprobe links (one grace period each, "
+	      "overlapped) and %zu others left to bpfprof-release (pid %d)", made, uprobe, other,
+	      (int)pid);
+	tracer__disown(c->tr);
+	return 0;
+}

@@ -153,7 +153,7 @@ static int read_interp(const char *path, char *buf, size_t len)
 	if (fd < 0)
 		return -errno;
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	for (i = 0; elf && !elf_getphdrnum(elf, &phnum) && i < phnum; i++) {
 		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_INTERP)
 			continue;

@@ -365,7 +365,27 @@ static char *demangle(const char *raw, uint32_t *flags)
 	return d;
 }
 
-static void fill_func(struct elf_func *f, const struct cand *c, int fd, bool x86_64)
+/* Where a function's first bytes are read from: a descriptor, or an image in memory. */
+struct bytes_src {
+	int fd;			/* -1: img */
+	const uint8_t *img;
+	size_t len;
+};
+
+static ssize_t read_bytes(const struct bytes_src *b, void *buf, size_t want, uint64_t off)
+{
+	if (b->fd >= 0)
+		return pread(b->fd, buf, want, (off_t)off);
+	if (off >= b->len)
+		return 0;
+	if (want > b->len - off)
+		want = b->len - off;
+	memcpy(buf, b->img + off, want);
+	return (ssize_t)want;
+}
+
+static void fill_func(struct elf_func *f, const struct cand *c, const struct bytes_src *b,
+		      bool x86_64)
 {
 	uint8_t code[INSN_PEEK];
 	size_t want = c->size < INSN_PEEK ? c->size : INSN_PEEK;
@@ -383,7 +403,7 @@ static void fill_func(struct elf_func *f, const struct cand *c, int fd, bool x86
 	if (!x86_64)
 		return;
 	/* only the function's own bytes: a 1-byte "ret" must not borrow its neighbour's */
-	got = pread(fd, code, want, (off_t)c->offset);
+	got = read_bytes(b, code, want, c->offset);
 	if (got > 0)
 		f->insn = elfsym__classify_insn(code, (size_t)got);
 	f->insn_next = ELFSYM_INSN_OTHER;
@@ -407,11 +427,12 @@ int elfsym__func_at(const char *path, const char *name, uint64_t addr, uint64_t 
 {
 	struct cand c = { .name = name, .addr = addr, .size = INSN_PEEK, .offset = offset };
 	int fd = open_binary(path, NULL);
+	struct bytes_src b = { .fd = fd };
 
 	memset(out, 0, sizeof(*out));
 	if (fd < 0)
 		return fd;
-	fill_func(out, &c, fd, true);
+	fill_func(out, &c, &b, true);
 	out->size = 0;	/* unknown: no symbol */
 	out->flags |= ELFSYM_F_IFUNC;
 	close(fd);
@@ -595,7 +616,12 @@ static void add_unnamed(Elf *elf, const char *path, uint64_t entry, const struct
 	free(r);
 }
 
-int elfsym__read(const char *path, struct elf_funcs *out)
+/*
+ * The work of elfsym__read() on elf, open from `path`: fd its descriptor and
+ * st its fstat, or fd -1 and st NULL for an image in memory (elfsym__read_elf).
+ */
+static int read_elf(const char *path, Elf *elf, int fd, const struct stat *st,
+		    struct elf_funcs *out)
 {
 	struct elf_seg *segs = NULL;
 	struct cands cs = { 0 };
@@ -605,31 +631,21 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 	bool *code_scn = NULL;
 	size_t nsegs = 0, ncands = 0, ncode = 0, nscn = 0, nphdr = 0, shstrndx, i, n;
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	Elf *elf = NULL;
+	struct bytes_src bytes = { .fd = fd };
+	uint64_t file_size;
 	GElf_Ehdr ehdr;
-	struct stat st;
-	int fd = -1, err;
+	int err;
 
-	memset(out, 0, sizeof(*out));
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		p_err("%s: libelf initialisation failed: %s", path, elf_errmsg(-1));
-		return -EINVAL;
-	}
-
-	/* non-blocking: a FIFO named as a binary must not hang the open */
-	fd = open_binary(path, &st);
-	if (fd == -ENOEXEC)
-		p_err("%s: not a regular file", path);
-	if (fd < 0) {
-		err = fd;
-		goto cleanup;
-	}
-
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		p_err("%s: not an ELF file", path);
 		err = -ENOEXEC;
 		goto cleanup;
+	}
+	if (st) {
+		file_size = (uint64_t)st->st_size;
+	} else {
+		bytes.img = (const uint8_t *)elf_rawfile(elf, &bytes.len);
+		file_size = bytes.len;
 	}
 	if (!gelf_getehdr(elf, &ehdr)) {
 		p_err("%s: corrupt ELF header: %s", path, elf_errmsg(-1));
@@ -654,9 +670,9 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 	 * like one without symbols.  e_shnum is 0 only with extended numbering,
 	 * where libelf's count comes from section 0 and is the one to check.
 	 */
-	if (ehdr.e_phoff + (uint64_t)nphdr * ehdr.e_phentsize > (uint64_t)st.st_size ||
+	if (ehdr.e_phoff + (uint64_t)nphdr * ehdr.e_phentsize > file_size ||
 	    ehdr.e_shoff + (uint64_t)(ehdr.e_shnum ? ehdr.e_shnum : nscn) * ehdr.e_shentsize >
-		    (uint64_t)st.st_size) {
+		    file_size) {
 		p_err("%s: truncated ELF file", path);
 		err = -ENOEXEC;
 		goto cleanup;
@@ -712,7 +728,7 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 	}
 	/* stripped: names from the debug sources, then the functions only an FDE knows */
 	if (!symtab) {
-		const struct debug_names *dn = debugsyms__names(path, elf);
+		const struct debug_names *dn = debugsyms__names(path, elf, st);
 
 		if (dn)
 			add_debug_names(dn, code, ncode, segs, nsegs, &cs, out);
@@ -745,7 +761,7 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 		}
 		name_set_next(&names);
 		name_set_add(&names, cands[i].name);
-		fill_func(&out->v[n++], &cands[i], fd, ehdr.e_machine == EM_X86_64);
+		fill_func(&out->v[n++], &cands[i], &bytes, ehdr.e_machine == EM_X86_64);
 		out->v[n - 1].source = cands[i].source;
 	}
 	out->n = n;
@@ -768,9 +784,40 @@ cleanup:
 	free(names.slot);
 	free(code_scn);
 	free(segs);
+	return err;
+}
+
+int elfsym__read_elf(const char *name, Elf *elf, struct elf_funcs *out)
+{
+	memset(out, 0, sizeof(*out));
+	return read_elf(name, elf, -1, NULL, out);
+}
+
+int elfsym__read(const char *path, struct elf_funcs *out)
+{
+	struct stat st;
+	Elf *elf;
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		p_err("%s: libelf initialisation failed: %s", path, elf_errmsg(-1));
+		return -EINVAL;
+	}
+	/* non-blocking: a FIFO named as a binary must not hang the open */
+	fd = open_binary(path, &st);
+	if (fd == -ENOEXEC)
+		p_err("%s: not a regular file", path);
+	if (fd < 0)
+		return fd;
+	/*
+	 * Read with pread, not mapped: the file is its owner's, who may truncate
+	 * it while it is read (a mapping would then be a SIGBUS).
+	 */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	err = read_elf(path, elf, fd, &st, out);
 	if (elf)
 		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	return err;
 }

@@ -221,7 +221,7 @@ FUZZ_RUN    = $(OUTPUT)/fuzz/fuzz_$(1) -max_len=65536 -timeout=10 -rss_limit_mb=
 	      $(wildcard tests/fuzz/corpus_$(1)) $(OUTPUT)/fuzz/seeds_$(1)
 
 .SECONDEXPANSION:
-$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h \
+$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h tests/fuzz/fuzz_elf.h \
 		       $$(FUZZ_SRCS_%) $(FUZZ_BASE) $(wildcard user/*/*.h exporters/*.h)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus_$*

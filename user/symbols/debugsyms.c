@@ -28,8 +28,9 @@
  * A debuglink'd file is checked by its CRC only when there is no build-id
  * to compare, and distributions' debug files (found by build-id) are never
  * CRC'd, so 1 GiB leaves room for any real one and bounds a sparse decoy
- * (4 GiB took 14 s); the file is read in chunks with pread (an mmap of a
- * file its owner truncates meanwhile is a SIGBUS).  MiniDebugInfo holds the
+ * (3 GiB cost 13 s of CPU and 3 GB); the file is read in chunks with
+ * pread (an mmap of a file its owner truncates meanwhile is a SIGBUS).
+ * The hold limit (capture/holdlimit.c) bounds the rest.  MiniDebugInfo holds the
  * symbol table of a file's local functions: a few MB decompressed for the
  * largest libraries; the decoder gets the memory of xz -9 and no more.
  */

@@ -32,7 +32,7 @@ pkgs_bp="libbpf-dev bpftool"
 # what `bpfprof view` draws with: Graphviz for the call graph (speedscope, from npm, below)
 pkgs_view="graphviz"
 pkgs_bench="uftrace bpftrace time"
-pkgs_test="libcmocka-dev python3 python3-pytest gdb protobuf-compiler graphviz bpftrace binutils libc6-dbg xz-utils gzip sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus python3.11 python3.11-dev"
+pkgs_test="libcmocka-dev python3 python3-pytest gdb time protobuf-compiler graphviz bpftrace binutils libc6-dbg xz-utils gzip sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus python3.11 python3.11-dev"
 
 missing() {
 	local p out=""

@@ -17,12 +17,12 @@ import grp
 import lzma
 import os
 import pwd
+import re
 import shutil
 import signal
 import struct
 import subprocess
 import tempfile
-import threading
 import zlib
 
 import pytest
@@ -39,7 +39,7 @@ FUNCS = {"parse", "leaf_add", "leaf_mul", "compute", "fib", "slow_io", "run", "m
 def user():
     """(uid, gid) of an unprivileged user made for these tests (kept: other
     runs may use it at the same time)."""
-    for tool in ("useradd", "setpriv", "objcopy", "strip", "truncate", "cc"):
+    for tool in ("useradd", "setpriv", "objcopy", "strip", "truncate", "cc", "xz", "/usr/bin/time"):
         if not shutil.which(tool):
             pytest.skip("%s missing" % tool)
     try:
@@ -82,22 +82,26 @@ def user_program(user, home, name, *ldflags):
 
 
 def list_as_root(*args):
-    """`bpfprof list ARGS` as root: (exit status, signal, stdout, stderr, max RSS in KiB)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen([str(BPFPROF), "list"] + [str(a) for a in args], cwd=REPO,
-                             stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                             start_new_session=True)
-        timer = threading.Timer(TIMEOUT, lambda: os.killpg(p.pid, signal.SIGKILL))
-        timer.start()
+    """`bpfprof list ARGS` as root: (exit status, signal, stdout, stderr, max
+    RSS in KiB).  Run under GNU time: a child of this (big) Python would
+    count the parent's memory it was forked from in its own peak."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile(mode="r") as rss:
+        p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", rss.name, str(BPFPROF), "list"] +
+                             [str(a) for a in args], cwd=REPO, stdin=subprocess.DEVNULL,
+                             stdout=out, stderr=err, start_new_session=True)
         try:
-            _, status, ru = os.wait4(p.pid, 0)
-        finally:
-            timer.cancel()
+            p.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
         out.seek(0)
         err.seek(0)
-        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
-        rc = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
-        return rc, sig, out.read().decode(), err.read().decode(), ru.ru_maxrss
+        lines = rss.read().split()
+        m = re.search(r"terminated by signal (\d+)", " ".join(lines))
+        sig = int(m.group(1)) if m else (9 if p.returncode < 0 else 0)
+        rc = -1 if sig else p.returncode
+        return rc, sig, out.read().decode(), err.read().decode(), int(lines[-1]) if lines else 0
 
 
 def rows(stdout, file):

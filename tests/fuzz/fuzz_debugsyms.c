@@ -5,10 +5,13 @@
  * CRC of a debug file), MiniDebugInfo (.gnu_debugdata: an xz-compressed ELF
  * inside the ELF), Go's .gopclntab, and the function starts of .eh_frame.
  * Any bytes given as a binary must give names, ranges or nothing -- never
- * a crash, a leak, UB or a hang (a debug link naming a FIFO must not block).
- * The input is an image in memory (fuzz_elf.h: ASan sees a read past it);
- * the names of such an image are never cached, and the cache is emptied
- * after each input anyway.
+ * a crash, a leak, UB or a hang.  The input is an image in memory
+ * (fuzz_elf.h: ASan sees a read past it), named as a file in a folder that
+ * does not exist, so a debug link leads nowhere (a link naming a FIFO:
+ * tests/unit/test_stripped.c); the names of such an image are never
+ * cached, and the cache is emptied after each input anyway.  The crafted
+ * regress-gopclntab-past-end (mkgopclntab.py --past-end) ends the file
+ * with a function table that lacks its end entry.
  *
  * Seeds (tests/fuzz/seeds.sh): a stripped test program with a debug link,
  * the same with MiniDebugInfo, nosyms (.eh_frame only); the committed Go

@@ -41,8 +41,9 @@
 
 struct cache_ent {
 	/*
-	 * The file the names are for: its build-id and its identity (device,
-	 * inode, size, mtime), or path+size+mtime.  Not the build-id alone: a
+	 * The file the names are for: its build-id ("" none) and its identity
+	 * (device, inode, size, mtime, ctime), whatever path it was opened by
+	 * (each pin of a file is another /proc/self/fd/N).  Not the build-id alone: a
 	 * user's file carrying the build-id of another must not lend that one
 	 * the names (and so the probe offsets) its own sections claim.  NULL:
 	 * an image in memory, never shared.
@@ -554,16 +555,18 @@ static struct debug_names *gopclntab(Elf *elf)
 const struct debug_names *debugsyms__names(const char *path, Elf *elf, const struct stat *st)
 {
 	struct debug_names *dn = NULL;
-	char id[96], key[PATH_MAX + 160];
+	char id[96], key[256];
 	const char *name = binfile__name(path);	/* beside the file, not its /proc/self/fd */
 	size_t i;
 
 	debugsyms__build_id(elf, id, sizeof(id));
+	/* (ctime too: the owner can set mtime back after a write, not ctime) */
 	if (st)
-		snprintf(key, sizeof(key), "%s:%llu:%llu:%lld:%lld.%09ld", *id ? id : path,
+		snprintf(key, sizeof(key), "%s:%llu:%llu:%lld:%lld.%09ld:%lld.%09ld", id,
 			 (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
 			 (long long)st->st_size, (long long)st->st_mtim.tv_sec,
-			 (long)st->st_mtim.tv_nsec);
+			 (long)st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec,
+			 (long)st->st_ctim.tv_nsec);
 	for (i = 0; st && i < ncache; i++)
 		if (cache[i].key && !strcmp(cache[i].key, key))
 			return cache[i].names;

@@ -13,7 +13,7 @@
  *
  * Read only when asked (a file with .symtab never is), and kept for the
  * life of the process keyed by build-id and file identity (device, inode,
- * size, mtime), so select and the symbolizer of one recording read each
+ * size, mtime, ctime), so select and the symbolizer of one recording read each
  * source once, a rebuilt file is another entry, and a file carrying another
  * file's build-id never gets the names read for that other file.
  *

@@ -181,7 +181,7 @@ FUZZ_ARCH  := user/archive/reader.c user/archive/events.c user/model/session.c
 FUZZ_SRCS_archive   := $(FUZZ_ARCH)
 FUZZ_LIBS_archive   := -lz
 # the ELF reader: symbols, program headers, .eh_frame FDEs, PLT, IFUNCs
-FUZZ_SRCS_elfsym    := user/symbols/elfsym.c user/symbols/insn.c user/symbols/debugsyms.c \
+FUZZ_SRCS_elfsym    := user/symbols/elfsym.c user/symbols/elfsym_stripped.c user/symbols/insn.c user/symbols/debugsyms.c \
 		       user/symbols/ehframe.c user/symbols/binfile.c user/symbols/procmaps.c
 FUZZ_LIBS_elfsym    := -lelf -ldw -lz -llzma -lstdc++
 # .note.stapsdt

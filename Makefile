@@ -181,7 +181,7 @@ FUZZ_ARCH  := user/archive/reader.c user/archive/events.c user/model/session.c
 FUZZ_SRCS_archive   := $(FUZZ_ARCH)
 FUZZ_LIBS_archive   := -lz
 # the ELF reader: symbols, program headers, .eh_frame FDEs, PLT, IFUNCs
-FUZZ_SRCS_elfsym    := user/symbols/elfsym.c user/symbols/insn.c user/symbols/debugsyms.c \
+FUZZ_SRCS_elfsym    := user/symbols/elfsym.c user/symbols/elfsym_stripped.c user/symbols/insn.c user/symbols/debugsyms.c \
 		       user/symbols/ehframe.c user/symbols/binfile.c user/symbols/procmaps.c
 FUZZ_LIBS_elfsym    := -lelf -ldw -lz -llzma -lstdc++
 # .note.stapsdt
@@ -221,7 +221,7 @@ FUZZ_RUN    = $(OUTPUT)/fuzz/fuzz_$(1) -max_len=65536 -timeout=10 -rss_limit_mb=
 	      $(wildcard tests/fuzz/corpus_$(1)) $(OUTPUT)/fuzz/seeds_$(1)
 
 .SECONDEXPANSION:
-$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h \
+$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.c tests/fuzz/fuzz_util.h tests/fuzz/fuzz_elf.h \
 		       $$(FUZZ_SRCS_%) $(FUZZ_BASE) $(wildcard user/*/*.h exporters/*.h)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus_$*

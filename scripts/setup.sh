@@ -33,7 +33,7 @@ pkgs_bp="libbpf-dev bpftool"
 pkgs_view="graphviz"
 # real services for the governor bench (bench/services.sh): bounded load on 127.0.0.1
 pkgs_bench="uftrace bpftrace time redis-server redis-tools nginx wrk"
-pkgs_test="libcmocka-dev python3 python3-pytest gdb protobuf-compiler graphviz bpftrace binutils libc6-dbg xz-utils gzip sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus python3.11 python3.11-dev"
+pkgs_test="libcmocka-dev python3 python3-pytest gdb time protobuf-compiler graphviz bpftrace binutils libc6-dbg xz-utils gzip sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus python3.11 python3.11-dev"
 
 missing() {
 	local p out=""

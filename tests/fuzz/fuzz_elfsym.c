@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target for the ELF reader: any bytes given to elfsym__read() as
- * a binary (symbols, program headers, .eh_frame FDEs, PLT sections, IFUNCs)
+ * libFuzzer target for the ELF reader: any bytes given to elfsym__read_elf()
+ * (elfsym__read's work on an image in memory, fuzz_elf.h) as a binary (symbols, program headers, .eh_frame FDEs, PLT sections, IFUNCs)
  * must end in a function table or an error, never a crash, a leak or a hang;
  * every function it returns must map to a file offset inside the file.
  *
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "fuzz_elf.h"
 #include "fuzz_util.h"
 #include "symbols/debugsyms.h"
 #include "symbols/elfsym.h"
@@ -20,13 +21,14 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct elf_funcs f;
-	char path[64];
+	char *copy;
 	size_t i;
-	int fd;
+	Elf *elf;
 
-	fd = fuzz__memfd(data, size, path, sizeof(path));
+	elf = fuzz__elf(data, size, &copy);
 	fuzz__quiet();
-	if (!elfsym__read(path, &f)) {
+	/* (a debug link is looked for beside the name: a folder that is not there) */
+	if (!elfsym__read_elf("/nonexistent/fuzz-input", elf, &f)) {
 		for (i = 0; i < f.n; i++) {
 			if (!f.v[i].name)
 				abort();
@@ -37,6 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the stripped-file names are cached by build-id: parse them for every input */
 	debugsyms__reset();
 	fuzz__loud();
-	close(fd);
+	if (elf)
+		elf_end(elf);
+	free(copy);
 	return 0;
 }

@@ -10,6 +10,13 @@ N functions, with their real names and addresses:
     mkgopclntab.py GO_BINARY OUT_SECTION [N]
 
 then: objcopy --add-section .gopclntab=OUT_SECTION ... (tests/fuzz/seeds.sh).
+
+    mkgopclntab.py --past-end OUT_ELF
+
+writes instead a whole minimal ELF whose last bytes are a .gopclntab whose
+function table ends with the section, without the end entry after it: a
+reader taking the last function's end from there reads past the section,
+and past the file (tests/fuzz/corpus_debugsyms/regress-gopclntab-past-end).
 """
 import struct
 import subprocess
@@ -54,4 +61,32 @@ def main():
         f.write(body)
 
 
-main()
+def past_end(out):
+    names = b"main.a\0"
+    nameoff = 8 + 8 * 8
+    pcln = (nameoff + len(names) + 7) & ~7
+    nfunc = 2
+    # each function's _func record is the table's first pair (funcoff 0):
+    # entryoff 0, nameoff 0 ("main.a"); no end entry after the table
+    tab = struct.pack("<IIII", 0, 0, 0x10, 0)
+    body = struct.pack("<IBBBB", 0xfffffff1, 0, 0, 1, 8)
+    body += struct.pack("<8Q", nfunc, 0, 0x401000, nameoff, pcln, pcln, pcln, pcln)
+    body += names + b"\0" * (pcln - nameoff - len(names)) + tab
+    shstr = b"\0.shstrtab\0.gopclntab\0"
+    shoff, nsec = 64, 3
+    stroff = shoff + 64 * nsec
+    secoff = stroff + len(shstr)
+    ehdr = b"\x7fELF" + bytes([2, 1, 1, 0]) + b"\0" * 8
+    ehdr += struct.pack("<HHIQQQIHHHHHH", 2, 62, 1, 0x401000, 0, shoff, 0, 64, 56, 0, 64,
+                        nsec, 1)
+    sh = b"\0" * 64
+    sh += struct.pack("<IIQQQQIIQQ", 1, 3, 0, 0, stroff, len(shstr), 0, 0, 1, 0)
+    sh += struct.pack("<IIQQQQIIQQ", 11, 1, 2, 0x500000, secoff, len(body), 0, 0, 1, 0)
+    with open(out, "wb") as f:
+        f.write(ehdr + sh + shstr + body)
+
+
+if sys.argv[1] == "--past-end":
+    past_end(sys.argv[2])
+else:
+    main()

@@ -361,11 +361,13 @@ static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 	struct capture *c = ctx;
 	struct select_opts so = c->sopts;
 	struct probe_set ps = { 0 };
+	struct capture_hold hold;
 	char link[64];
 	struct stat st;
 	char *exe = NULL;
 	int py;
 
+	capture_hold_begin(c, &hold, pid, 0, true);
 	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
 	if (stat(link, &st) || launch__pid_exe(pid, &exe))
 		goto resume;
@@ -413,7 +415,7 @@ static void follow_exec(void *ctx, uint32_t pid, const char *filename)
 	probe_set__free(&ps);
 resume:
 	free(exe);
-	tracer__resume_exec_pid(c->tr, pid);
+	capture_hold_end(&hold, "its new image");
 }
 
 /* ---------------------------------------------------------------- start */

@@ -104,6 +104,28 @@ void capture_dl_free(struct capture *c);
  */
 int capture_hand_off(struct capture *c);
 
+/*
+ * A process held at an exec or a dlopen while its new files' symbols are
+ * read and probed (holdlimit.c): never for longer than HOLD_LIMIT_MS.  The
+ * symbol work is the files' owners' to make slow (a huge debug file, an xz
+ * bomb: each has its own cap in symbols/debugsyms.c, this bounds them all);
+ * past the limit the process goes on, the work goes on, its files are
+ * probed late, and that is said on stderr.  begin arms the limit; end lets
+ * the process go unless the limit did (and then says so, naming `what`).
+ */
+#define HOLD_LIMIT_MS	3000
+struct watchdog;
+struct capture_hold {
+	struct tracer *tr;
+	pid_t pid;
+	uint32_t stopped;	/* BP_STOP_*; exec: how is looked up (tracer__resume_exec_pid) */
+	bool exec;
+	struct watchdog *w;
+};
+void capture_hold_begin(struct capture *c, struct capture_hold *h, pid_t pid, uint32_t stopped,
+			bool exec);
+void capture_hold_end(struct capture_hold *h, const char *what);
+
 /* Loads the USDT object if it is not yet (it shares the tracer's maps).  0 or -errno. */
 int capture_usdt_ensure(struct capture *c);
 /* The bpfprof.h probes of the binary at path, if it has any. */

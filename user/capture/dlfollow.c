@@ -21,7 +21,7 @@
  *
  * Only when such a pattern exists and a process is named (not -a): each
  * dlopen then costs the process one stop (a read of /proc/PID/maps and the
- * symbols of the new files).
+ * symbols of the new files), of HOLD_LIMIT_MS at most (holdlimit.c).
  */
 #include <fcntl.h>
 #include <gelf.h>
@@ -153,7 +153,7 @@ static int read_interp(const char *path, char *buf, size_t len)
 	if (fd < 0)
 		return fd;
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	for (i = 0; elf && !elf_getphdrnum(elf, &phnum) && i < phnum; i++) {
 		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_INTERP)
 			continue;
@@ -263,8 +263,10 @@ void capture_dl_follow(void *ctx, uint32_t pid, uint32_t stopped)
 	struct dlfollow *d = c->dl;
 	struct select_opts so = c->sopts;
 	struct probe_set ps = { 0 };
+	struct capture_hold hold;
 	size_t i;
 
+	capture_hold_begin(c, &hold, pid, stopped, false);
 	so.includes = d->pats;
 	so.nincludes = d->npats;
 	so.pid = pid;
@@ -285,7 +287,7 @@ void capture_dl_follow(void *ctx, uint32_t pid, uint32_t stopped)
 			d->found[i] = lib_found(c, i, pid);
 	for (i = 0; i < d->nusdts; i++)
 		follow_usdt(c, &d->usdts[i], pid);
-	tracer__resume(c->tr, pid, stopped);
+	capture_hold_end(&hold, "the files it loaded");
 }
 
 void capture_dl_finish(struct capture *c)

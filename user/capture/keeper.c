@@ -13,6 +13,7 @@
  * for struct kreply.  End of file without KOP_END is bpfprof's death.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -699,24 +700,40 @@ pid_t keeper__pid(const struct keeper *k)
 	return k ? k->pid : 0;
 }
 
+/*
+ * One request and its reply at a time: the command's thread, the drain
+ * thread and a hold's watchdog (capture/holdlimit.c) may all ask.
+ */
+static pthread_mutex_t call_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int call(struct keeper *k, int op, pid_t pid, struct kreply *rep)
 {
 	struct kmsg m = { .op = op, .pid = pid };
 	struct kreply dummy;
+	int ret;
 
 	if (!rep)
 		rep = &dummy;
-	if (send(k->sock, &m, sizeof(m), MSG_NOSIGNAL) != sizeof(m))
-		return -errno;
+	pthread_mutex_lock(&call_lock);
+	if (send(k->sock, &m, sizeof(m), MSG_NOSIGNAL) != sizeof(m)) {
+		ret = -errno;
+		goto out;
+	}
 	for (;;) {
 		ssize_t r = recv(k->sock, rep, sizeof(*rep), 0);
 
-		if (r == sizeof(*rep))
-			return (int)rep->ret;
+		if (r == sizeof(*rep)) {
+			ret = (int)rep->ret;
+			break;
+		}
 		if (r < 0 && errno == EINTR)
 			continue;
-		return r < 0 ? -errno : -EPIPE;
+		ret = r < 0 ? -errno : -EPIPE;
+		break;
 	}
+out:
+	pthread_mutex_unlock(&call_lock);
+	return ret;
 }
 
 int keeper__seize(struct keeper *k, pid_t pid, bool hold)

@@ -117,7 +117,7 @@ static int elf_file_open(const char *path, struct elf_file *f)
 	f->fd = open_binary(path, NULL);
 	if (f->fd < 0)
 		return f->fd;
-	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
 	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF || elf_getphdrnum(f->elf, &f->nph)) {
 		elf_file_close(f);
 		return -ENOEXEC;

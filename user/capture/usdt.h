@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <libelf.h>
 #include "trace.h"
 
 struct usdt_note {
@@ -28,6 +29,8 @@ struct usdt_notes {
 
 /* The probes `path` declares; 0 with none, -errno when it cannot be read. */
 int usdt__notes(const char *path, struct usdt_notes *out);
+/* The same from an open ELF (an image in memory: the fuzz target); -ENOEXEC: not ELF. */
+int usdt__notes_elf(Elf *elf, struct usdt_notes *out);
 void usdt__notes_free(struct usdt_notes *n);
 
 struct usdt_tracer;

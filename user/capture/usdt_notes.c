@@ -18,23 +18,15 @@
 /* The note type of SystemTap SDT probes in .note.stapsdt. */
 #define NT_STAPSDT 3
 
-int usdt__notes(const char *path, struct usdt_notes *out)
+int usdt__notes_elf(Elf *elf, struct usdt_notes *out)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
-	Elf *elf = NULL;
-	int fd, err = 0, is64;
+	int is64;
 
 	memset(out, 0, sizeof(*out));
-	elf_version(EV_CURRENT);
-	fd = open_binary(path, NULL);
-	if (fd < 0)
-		return fd;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx)) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx))
+		return -ENOEXEC;
 	is64 = gelf_getclass(elf) == ELFCLASS64;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
@@ -81,7 +73,22 @@ int usdt__notes(const char *path, struct usdt_notes *out)
 			n->args = xstrdup(args);
 		}
 	}
-cleanup:
+	return 0;
+}
+
+int usdt__notes(const char *path, struct usdt_notes *out)
+{
+	Elf *elf;
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	elf_version(EV_CURRENT);
+	fd = open_binary(path, NULL);
+	if (fd < 0)
+		return fd;
+	/* read, not mapped: a file its owner truncates meanwhile must not be a SIGBUS */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	err = usdt__notes_elf(elf, out);
 	elf_end(elf);
 	close(fd);
 	return err;

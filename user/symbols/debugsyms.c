@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <zlib.h>
 #include "binfile.h"
@@ -23,8 +22,33 @@
 
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
 
+/*
+ * Limits on what a debug source may cost: they are the file owner's to
+ * shape, read by root, often while a traced process is held at a dlopen.
+ * A debuglink'd file is checked by its CRC only when there is no build-id
+ * to compare, and distributions' debug files (found by build-id) are never
+ * CRC'd, so 1 GiB leaves room for any real one and bounds a sparse decoy
+ * (3 GiB cost 13 s of CPU and 3 GB); the file is read in chunks with
+ * pread (an mmap of a file its owner truncates meanwhile is a SIGBUS).
+ * The hold limit (capture/holdlimit.c) bounds the rest.  MiniDebugInfo holds the
+ * symbol table of a file's local functions: a few MB decompressed for the
+ * largest libraries; the decoder gets the memory of xz -9 and no more.
+ */
+#define DEBUGLINK_CRC_MAX	(1ull << 30)
+#define CRC_CHUNK		(1u << 20)
+#define MINIDEBUG_OUT_MAX	(64u << 20)
+#define MINIDEBUG_MEMLIMIT	(96u << 20)
+
 struct cache_ent {
-	char *key;			/* build-id, or path+size+mtime for a file without one */
+	/*
+	 * The file the names are for: its build-id ("" none) and its identity
+	 * (device, inode, size, mtime, ctime), whatever path it was opened by
+	 * (each pin of a file is another /proc/self/fd/N).  Not the build-id alone: a
+	 * user's file carrying the build-id of another must not lend that one
+	 * the names (and so the probe offsets) its own sections claim.  NULL:
+	 * an image in memory, never shared.
+	 */
+	char *key;
 	struct debug_names *names;	/* NULL: no source has names for it */
 };
 
@@ -81,7 +105,7 @@ void debugsyms__reset(void)
 	dirs = NULL;
 	ndirs = 0;
 	for (i = 0; i < ncache; i++) {
-		free(cache[i].key);
+		free(cache[i].key);	/* (NULL for an image in memory) */
 		names_free(cache[i].names);
 	}
 	free(cache);
@@ -235,8 +259,43 @@ static struct debug_names *read_symtab(Elf *elf, uint32_t source)
 }
 
 /*
+ * zlib's CRC-32 of the regular file fd of st->st_size bytes, read with pread
+ * (crc32_z: 64-bit lengths).  0, -EFBIG (over DEBUGLINK_CRC_MAX) or -EIO
+ * (shorter than it was: changed while read).
+ */
+static int file_crc(int fd, const struct stat *st, uint32_t *out)
+{
+	uint64_t size = (uint64_t)st->st_size, off = 0;
+	uLong c = crc32_z(0, Z_NULL, 0);
+	uint8_t *buf;
+	int err = 0;
+
+	if (size > DEBUGLINK_CRC_MAX)
+		return -EFBIG;
+	buf = xmalloc(CRC_CHUNK);
+	while (off < size) {
+		size_t want = size - off < CRC_CHUNK ? (size_t)(size - off) : CRC_CHUNK;
+		ssize_t got = pread(fd, buf, want, (off_t)off);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			err = -EIO;
+			break;
+		}
+		c = crc32_z(c, buf, (z_size_t)got);
+		off += (uint64_t)got;
+	}
+	free(buf);
+	*out = (uint32_t)c;
+	return err;
+}
+
+/*
  * Opens `file` as the debug file of a file with build-id `want` ("" none) or,
  * without build-ids on both sides, debuglink CRC `crc`; returns its symbols.
+ * Read with pread (ELF_C_READ), never mapped: the file may be truncated by
+ * its owner while it is read, which must end in "not used", not a SIGBUS.
  */
 static struct debug_names *try_debug_file(const char *file, const char *want, bool check_crc,
 					  uint32_t crc, uint32_t source)
@@ -254,7 +313,7 @@ static struct debug_names *try_debug_file(const char *file, const char *want, bo
 	fd = open_binary(file, &st);
 	if (fd < 0)
 		return NULL;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		goto out;
 	debugsyms__build_id(elf, have, sizeof(have));
@@ -264,15 +323,20 @@ static struct debug_names *try_debug_file(const char *file, const char *want, bo
 			goto out;
 		}
 	} else if (check_crc) {
-		void *map = st.st_size ? mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) :
-					 MAP_FAILED;
-		uLong c;
+		uint32_t c;
+		int err = file_crc(fd, &st, &c);
 
-		if (map == MAP_FAILED)
+		if (err == -EFBIG) {
+			p_warn("%s: a debug file of %llu MiB, over the %llu MiB whose CRC is checked: "
+			       "not used", file, (unsigned long long)st.st_size >> 20,
+			       DEBUGLINK_CRC_MAX >> 20);
 			goto out;
-		c = crc32(0, map, st.st_size);
-		munmap(map, st.st_size);
-		if ((uint32_t)c != crc) {
+		}
+		if (err) {
+			p_warn("%s: debug file changed while read: not used", file);
+			goto out;
+		}
+		if (c != crc) {
 			p_dbg("%s: CRC %#x, not the debuglink's %#x: not used", file, (unsigned)c,
 			      (unsigned)crc);
 			goto out;
@@ -359,7 +423,7 @@ static struct debug_names *by_debuglink(const char *path, Elf *elf, const char *
 }
 
 /* .gnu_debugdata: an xz stream holding a small ELF file with a .symtab. */
-static struct debug_names *minidebuginfo(Elf *elf)
+static struct debug_names *minidebuginfo(Elf *elf, const char *name)
 {
 	Elf_Scn *scn = find_section(elf, ".gnu_debugdata");
 	lzma_stream strm = LZMA_STREAM_INIT;
@@ -373,23 +437,31 @@ static struct debug_names *minidebuginfo(Elf *elf)
 	data = scn ? elf_rawdata(scn, NULL) : NULL;
 	if (!data || !data->d_size)
 		return NULL;
-	if (lzma_stream_decoder(&strm, UINT64_MAX, 0) != LZMA_OK)
+	if (lzma_stream_decoder(&strm, MINIDEBUG_MEMLIMIT, 0) != LZMA_OK)
 		return NULL;
 	strm.next_in = data->d_buf;
 	strm.avail_in = data->d_size;
 	do {
 		if (strm.avail_out == 0) {
-			size_t used = cap - strm.avail_out;
+			size_t used = cap;
 
-			if (cap >= (256u << 20))
+			if (cap >= MINIDEBUG_OUT_MAX)
 				break;	/* not a symbol table any more */
 			cap = cap ? cap * 2 : data->d_size * 4 + 4096;
+			if (cap > MINIDEBUG_OUT_MAX)
+				cap = MINIDEBUG_OUT_MAX;
 			buf = xrealloc(buf, cap);
 			strm.next_out = buf + used;
 			strm.avail_out = cap - used;
 		}
 		ret = lzma_code(&strm, LZMA_FINISH);
 	} while (ret == LZMA_OK);
+	if (ret == LZMA_OK)
+		p_warn(".gnu_debugdata of %s expands past %u MiB: not used", name,
+		       MINIDEBUG_OUT_MAX >> 20);
+	else if (ret == LZMA_MEMLIMIT_ERROR)
+		p_warn(".gnu_debugdata of %s needs over %u MiB to decompress: not used", name,
+		       MINIDEBUG_MEMLIMIT >> 20);
 	if (ret != LZMA_STREAM_END) {
 		p_dbg(".gnu_debugdata: xz error %d", (int)ret);
 		goto out;
@@ -451,7 +523,8 @@ static struct debug_names *gopclntab(Elf *elf)
 	/* a PIE's textStart is relocated at run time: the file holds 0 */
 	if (!textstart && text && gelf_getshdr(text, &sh))
 		textstart = sh.sh_addr;
-	if (pcln > len || nfunc > (len - pcln) / 8 || nameoff > len)
+	/* nfunc (entryoff, funcoff) pairs and the end entryoff after them */
+	if (pcln > len || len - pcln < 4 || nfunc > (len - pcln - 4) / 8 || nameoff > len)
 		return NULL;
 	dn = xcalloc(1, sizeof(*dn));
 	dn->source = SYMSRC_GOPCLNTAB;
@@ -479,34 +552,34 @@ static struct debug_names *gopclntab(Elf *elf)
 	return dn;
 }
 
-const struct debug_names *debugsyms__names(const char *path, Elf *elf)
+const struct debug_names *debugsyms__names(const char *path, Elf *elf, const struct stat *st)
 {
 	struct debug_names *dn = NULL;
-	char id[96], key[PATH_MAX + 64];
-	struct stat st;
+	char id[96], key[256];
+	const char *name = binfile__name(path);	/* beside the file, not its /proc/self/fd */
 	size_t i;
 
 	debugsyms__build_id(elf, id, sizeof(id));
-	if (*id)
-		snprintf(key, sizeof(key), "%s", id);
-	else if (!stat(path, &st))
-		snprintf(key, sizeof(key), "%s:%lld:%lld", path, (long long)st.st_size,
-			 (long long)st.st_mtime);
-	else
-		snprintf(key, sizeof(key), "%s", path);
-	for (i = 0; i < ncache; i++)
-		if (!strcmp(cache[i].key, key))
+	/* (ctime too: the owner can set mtime back after a write, not ctime) */
+	if (st)
+		snprintf(key, sizeof(key), "%s:%llu:%llu:%lld:%lld.%09ld:%lld.%09ld", id,
+			 (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+			 (long long)st->st_size, (long long)st->st_mtim.tv_sec,
+			 (long)st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec,
+			 (long)st->st_ctim.tv_nsec);
+	for (i = 0; st && i < ncache; i++)
+		if (cache[i].key && !strcmp(cache[i].key, key))
 			return cache[i].names;
 	if (*id)
 		dn = by_build_id(id);
 	if (!dn)
-		dn = by_debuglink(binfile__name(path), elf, id);	/* beside the file, not its /proc/self/fd */
+		dn = by_debuglink(name, elf, id);
 	if (!dn)
-		dn = minidebuginfo(elf);
+		dn = minidebuginfo(elf, name);
 	if (!dn)
 		dn = gopclntab(elf);
 	cache = xrealloc(cache, (ncache + 1) * sizeof(*cache));
-	cache[ncache].key = xstrdup(key);
+	cache[ncache].key = st ? xstrdup(key) : NULL;
 	cache[ncache++].names = dn;
 	return dn;
 }

@@ -12,9 +12,15 @@
  * Local files only: never debuginfod or any other network service.
  *
  * Read only when asked (a file with .symtab never is), and kept for the
- * life of the process keyed by build-id, so select and the symbolizer of
- * one recording read each source once, and a rebuilt file with a new
- * build-id is another entry.
+ * life of the process keyed by build-id and file identity (device, inode,
+ * size, mtime, ctime), so select and the symbolizer of one recording read each
+ * source once, a rebuilt file is another entry, and a file carrying another
+ * file's build-id never gets the names read for that other file.
+ *
+ * Every source is the file owner's to shape: a debuglink'd file over 1 GiB
+ * is not CRC'd (refused with a warning), and is read with pread, never
+ * mapped; MiniDebugInfo is decompressed within 96 MiB of decoder memory
+ * and to at most 64 MiB; .gopclntab reads stay inside the section.
  */
 #ifndef BPFPROF_DEBUGSYMS_H
 #define BPFPROF_DEBUGSYMS_H
@@ -60,9 +66,12 @@ void debugsyms__reset(void);
 
 /*
  * The names a debug source has for `path`, open as `elf`; NULL when none has
- * any.  Owned by the cache: never freed by the caller.
+ * any.  Owned by the cache: never freed by the caller.  st: the fstat of
+ * the descriptor elf reads (the cache key), NULL for an image in memory
+ * (elf_memory: read anew each time).
  */
-const struct debug_names *debugsyms__names(const char *path, Elf *elf);
+struct stat;
+const struct debug_names *debugsyms__names(const char *path, Elf *elf, const struct stat *st);
 
 /* The GNU build-id of elf as lowercase hex, "" when it has none; buf >= 81 bytes. */
 void debugsyms__build_id(Elf *elf, char *buf, size_t size);

@@ -57,22 +57,16 @@ static int by_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-int dwarfinfo__read(const char *path, struct dwarf_funcs *out)
+int dwarfinfo__read_elf(Elf *elf, struct dwarf_funcs *out)
 {
 	Dwarf_Off off = 0, next;
 	size_t hsize, cap = 0;
 	Dwarf *dw;
-	int fd;
 
 	memset(out, 0, sizeof(*out));
-	fd = open_binary(path, NULL);
-	if (fd < 0)
-		return fd;
-	dw = dwarf_begin(fd, DWARF_C_READ);
-	if (!dw) {
-		close(fd);
+	dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+	if (!dw)
 		return 0;	/* no debug information: nothing to say */
-	}
 	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu, die;
 		Dwarf_Files *files = NULL;
@@ -90,10 +84,31 @@ int dwarfinfo__read(const char *path, struct dwarf_funcs *out)
 		off = next;
 	}
 	dwarf_end(dw);
-	close(fd);
 	if (out->n)	/* (qsort's array must not be NULL, even empty: DWARF without a subprogram) */
 		qsort(out->v, out->n, sizeof(*out->v), by_addr);
 	return 0;
+}
+
+int dwarfinfo__read(const char *path, struct dwarf_funcs *out)
+{
+	Elf *elf;
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	fd = open_binary(path, NULL);
+	if (fd < 0)
+		return fd;
+	/*
+	 * Our own Elf, read with pread: dwarf_begin() would map the file, and
+	 * its owner truncating it meanwhile would be a SIGBUS.
+	 */
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	err = dwarfinfo__read_elf(elf, out);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
 }
 
 const struct dwarf_func *dwarfinfo__find(const struct dwarf_funcs *df, uint64_t addr)

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <libelf.h>
 
 struct dwarf_func {
 	uint64_t addr;		/* DW_AT_low_pc */
@@ -25,6 +26,8 @@ struct dwarf_funcs {
 
 /* Reads the subprograms of `path`; returns 0 (also when there is no DWARF) or -errno. */
 int dwarfinfo__read(const char *path, struct dwarf_funcs *out);
+/* The same from an open ELF (an image in memory: the fuzz target); elf stays the caller's. */
+int dwarfinfo__read_elf(Elf *elf, struct dwarf_funcs *out);
 /* The entry at addr, or NULL. */
 const struct dwarf_func *dwarfinfo__find(const struct dwarf_funcs *df, uint64_t addr);
 void dwarfinfo__free(struct dwarf_funcs *df);

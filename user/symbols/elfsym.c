@@ -15,9 +15,8 @@
 #include <sys/stat.h>
 #include <gelf.h>
 #include "debugsyms.h"
-#include "ehframe.h"
-#include "binfile.h"
 #include "elfsym.h"
+#include "elfsym_internal.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -26,30 +25,6 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 
 /* Enough bytes for every instruction pattern elfsym__classify_insn() knows. */
 #define INSN_PEEK 32	/* endbr64 (4) or a Go stack check (<= 18) + the instruction after it */
-
-/* A function symbol before alias removal; names point into libelf's string table. */
-struct cand {
-	const char *name;
-	uint64_t addr;
-	uint64_t size;
-	uint64_t offset;
-	int bind_rank;	/* 0 GLOBAL, 1 WEAK, 2 anything else: lower wins among aliases */
-	uint32_t flags;
-	uint32_t source;	/* SYMSRC_* */
-};
-
-/* Candidates being collected, and the strings made up for unnamed functions. */
-struct cands {
-	struct cand *v;
-	size_t n, cap;
-	char **owned;
-	size_t nowned;
-};
-
-/* An address range of code that may be traced (a section_is_code() section). */
-struct code_range {
-	uint64_t addr, size;
-};
 
 static const char *const startup_glue[] = {
 	"_start",
@@ -141,7 +116,7 @@ static bool section_is_code(Elf *elf, size_t shstrndx, Elf_Scn *scn)
  * GCC splits unlikely paths into "foo.cold" / "foo.cold.3": entered by a jump
  * from foo, not by a call, so there is no return address on the stack.
  */
-static bool is_cold_fragment(const char *name)
+bool elfsym_is_cold_fragment(const char *name)
 {
 	const char *p = name;
 
@@ -177,7 +152,7 @@ static int load_segments(Elf *elf, struct elf_seg **segs, size_t *nsegs)
 }
 
 /* File offset of `addr`, or -1 when no PT_LOAD maps it from the file (e.g. .bss). */
-static int64_t addr_to_offset(const struct elf_seg *segs, size_t nsegs, uint64_t addr)
+int64_t elfsym_seg_offset(const struct elf_seg *segs, size_t nsegs, uint64_t addr)
 {
 	size_t i;
 
@@ -267,7 +242,7 @@ static int cand_cmp(const void *a, const void *b)
 }
 
 /* Appends the function symbols of one symbol table section to `*cands`. */
-static void add_ifunc(struct elf_funcs *out, const char *name)
+void elfsym_add_ifunc(struct elf_funcs *out, const char *name)
 {
 	size_t i;
 
@@ -278,7 +253,7 @@ static void add_ifunc(struct elf_funcs *out, const char *name)
 	out->ifuncs[out->nifuncs++] = xstrdup(name);
 }
 
-static struct cand *new_cand(struct cands *cs)
+struct cand *elfsym_new_cand(struct cands *cs)
 {
 	if (cs->n == cs->cap) {
 		cs->cap = cs->cap ? cs->cap * 2 : 256;
@@ -315,7 +290,7 @@ static int collect_syms(Elf *elf, Elf_Scn *symscn, const bool *code_scn, size_t 
 		if (GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC && sym.st_shndx != SHN_UNDEF) {
 			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
 			if (name && *name)
-				add_ifunc(out, name);
+				elfsym_add_ifunc(out, name);
 			out->ifunc_source = source;
 			continue;
 		}
@@ -330,11 +305,11 @@ static int collect_syms(Elf *elf, Elf_Scn *symscn, const bool *code_scn, size_t 
 		name = elf_strptr(elf, shdr.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		off = addr_to_offset(segs, nsegs, sym.st_value);
+		off = elfsym_seg_offset(segs, nsegs, sym.st_value);
 		if (off < 0)
 			continue;
 
-		c = new_cand(cs);
+		c = elfsym_new_cand(cs);
 		c->source = source;
 		bind = GELF_ST_BIND(sym.st_info);
 		c->name = name;
@@ -343,7 +318,7 @@ static int collect_syms(Elf *elf, Elf_Scn *symscn, const bool *code_scn, size_t 
 		c->offset = (uint64_t)off;
 		c->bind_rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 		c->flags = bind == STB_WEAK ? ELFSYM_F_WEAK : bind == STB_LOCAL ? ELFSYM_F_LOCAL : 0;
-		if (!sym.st_size || is_cold_fragment(name))
+		if (!sym.st_size || elfsym_is_cold_fragment(name))
 			c->flags |= ELFSYM_F_NOPROBE;
 	}
 	return 0;
@@ -365,7 +340,27 @@ static char *demangle(const char *raw, uint32_t *flags)
 	return d;
 }
 
-static void fill_func(struct elf_func *f, const struct cand *c, int fd, bool x86_64)
+/* Where a function's first bytes are read from: a descriptor, or an image in memory. */
+struct bytes_src {
+	int fd;			/* -1: img */
+	const uint8_t *img;
+	size_t len;
+};
+
+static ssize_t read_bytes(const struct bytes_src *b, void *buf, size_t want, uint64_t off)
+{
+	if (b->fd >= 0)
+		return pread(b->fd, buf, want, (off_t)off);
+	if (off >= b->len)
+		return 0;
+	if (want > b->len - off)
+		want = b->len - off;
+	memcpy(buf, b->img + off, want);
+	return (ssize_t)want;
+}
+
+static void fill_func(struct elf_func *f, const struct cand *c, const struct bytes_src *b,
+		      bool x86_64)
 {
 	uint8_t code[INSN_PEEK];
 	size_t want = c->size < INSN_PEEK ? c->size : INSN_PEEK;
@@ -383,7 +378,7 @@ static void fill_func(struct elf_func *f, const struct cand *c, int fd, bool x86
 	if (!x86_64)
 		return;
 	/* only the function's own bytes: a 1-byte "ret" must not borrow its neighbour's */
-	got = pread(fd, code, want, (off_t)c->offset);
+	got = read_bytes(b, code, want, c->offset);
 	if (got > 0)
 		f->insn = elfsym__classify_insn(code, (size_t)got);
 	f->insn_next = ELFSYM_INSN_OTHER;
@@ -399,7 +394,7 @@ static void fill_func(struct elf_func *f, const struct cand *c, int fd, bool x86
 
 int64_t elfsym__addr_to_offset(const struct elf_funcs *f, uint64_t addr)
 {
-	return addr_to_offset(f->segs, f->nsegs, addr);
+	return elfsym_seg_offset(f->segs, f->nsegs, addr);
 }
 
 int elfsym__func_at(const char *path, const char *name, uint64_t addr, uint64_t offset,
@@ -407,195 +402,24 @@ int elfsym__func_at(const char *path, const char *name, uint64_t addr, uint64_t 
 {
 	struct cand c = { .name = name, .addr = addr, .size = INSN_PEEK, .offset = offset };
 	int fd = open_binary(path, NULL);
+	struct bytes_src b = { .fd = fd };
 
 	memset(out, 0, sizeof(*out));
 	if (fd < 0)
 		return fd;
-	fill_func(out, &c, fd, true);
+	fill_func(out, &c, &b, true);
 	out->size = 0;	/* unknown: no symbol */
 	out->flags |= ELFSYM_F_IFUNC;
 	close(fd);
 	return 0;
 }
 
-static bool in_code(const struct code_range *code, size_t ncode, uint64_t addr)
-{
-	size_t i;
-
-	for (i = 0; i < ncode; i++)
-		if (addr >= code[i].addr && addr - code[i].addr < code[i].size)
-			return true;
-	return false;
-}
-
 /*
- * The functions a debug source names, filtered as collect_syms() filters a
- * symbol table, by address: a debug file's section headers describe the
- * debug file (its .text is NOBITS), the code is the stripped file's.
+ * The work of elfsym__read() on elf, open from `path`: fd its descriptor and
+ * st its fstat, or fd -1 and st NULL for an image in memory (elfsym__read_elf).
  */
-static void add_debug_names(const struct debug_names *dn, const struct code_range *code,
-			    size_t ncode, const struct elf_seg *segs, size_t nsegs,
-			    struct cands *cs, struct elf_funcs *out)
-{
-	size_t i;
-
-	for (i = 0; i < dn->n; i++) {
-		const struct debug_sym *d = &dn->v[i];
-		struct cand *c;
-		int64_t off;
-
-		/* "memcpy@@GLIBC_2.14": the versioned twin of a .dynsym IFUNC, which names it */
-		if (d->type == STT_GNU_IFUNC) {
-			if (!strchr(d->name, '@'))
-				add_ifunc(out, d->name);
-			continue;
-		}
-		if (!in_code(code, ncode, d->addr))
-			continue;
-		off = addr_to_offset(segs, nsegs, d->addr);
-		if (off < 0)
-			continue;
-		c = new_cand(cs);
-		c->name = d->name;	/* the cache keeps it for the life of the process */
-		c->addr = d->addr;
-		c->size = d->size;
-		c->offset = (uint64_t)off;
-		c->bind_rank = d->bind == STB_GLOBAL ? 0 : d->bind == STB_WEAK ? 1 : 2;
-		c->flags = d->bind == STB_WEAK ? ELFSYM_F_WEAK : d->bind == STB_LOCAL ? ELFSYM_F_LOCAL : 0;
-		if (!d->size || is_cold_fragment(d->name))
-			c->flags |= ELFSYM_F_NOPROBE;
-		c->source = dn->source;
-	}
-}
-
-/* What unnamed functions of the file are called: its DT_SONAME, else its file name. */
-static void file_label(Elf *elf, const char *path, char *buf, size_t size)
-{
-	const char *base = strrchr(path, '/');
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	snprintf(buf, size, "%s", base ? base + 1 : path);
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		size_t i;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Dyn dyn;
-			const char *name;
-
-			if (!gelf_getdyn(data, i, &dyn) || dyn.d_tag != DT_SONAME)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-			if (name && *name && !strchr(name, '/'))
-				snprintf(buf, size, "%s", name);
-			return;
-		}
-	}
-}
-
-/*
- * A symbol without a size (hand-written assembly such as ld.so's _start)
- * names the code up to the next function or the end of its section: samples
- * there get its name.  `c` is sorted by address.
- */
-static void size_unsized(struct cand *c, size_t n, const struct code_range *code, size_t ncode)
-{
-	size_t i, j, k;
-
-	for (i = 0; i < n; i++) {
-		if (c[i].size)
-			continue;
-		for (j = i + 1; j < n && c[j].addr == c[i].addr; j++)
-			;
-		for (k = 0; k < ncode; k++) {
-			uint64_t end = code[k].addr + code[k].size;
-
-			if (c[i].addr < code[k].addr || c[i].addr >= end)
-				continue;
-			c[i].size = (j < n && c[j].addr < end ? c[j].addr : end) - c[i].addr;
-		}
-	}
-}
-
-static int cand_addr_cmp(const void *a, const void *b)
-{
-	const struct cand *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/*
- * A stripped file: every function with an FDE whose start no symbol of any
- * source names, and that no named function's range covers, becomes
- * FILE+0xADDR.  The entry point is start-up glue (_start).  FDEs that do not
- * start like a function name samples only (ELFSYM_F_NOPROBE).
- */
-static void add_unnamed(Elf *elf, const char *path, uint64_t entry, const struct code_range *code,
-			size_t ncode, const struct elf_seg *segs, size_t nsegs, struct cands *cs)
-{
-	struct fde_range *r = NULL;
-	size_t nr = 0, i, nsorted = cs->n, phnum;
-	bool is_program = false;
-	char label[256];
-	GElf_Phdr ph;
-
-	ehframe__funcs(elf, &r, &nr);
-	if (!nr)
-		return;
-	/* a program has an interpreter; a library's entry point (libc's) is something else */
-	for (i = 0; !elf_getphdrnum(elf, &phnum) && i < phnum; i++)
-		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP)
-			is_program = true;
-	file_label(elf, binfile__name(path), label, sizeof(label));	/* not its /proc/self/fd */
-	if (cs->n)	/* (qsort's array must not be NULL, even empty) */
-		qsort(cs->v, cs->n, sizeof(*cs->v), cand_addr_cmp);
-	for (i = 0; i < nr; i++) {
-		size_t lo = 0, hi = nsorted;
-		char name[300];
-		struct cand *c;
-		int64_t off;
-
-		/* the last named function starting at or before r[i].start */
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-
-			if (cs->v[mid].addr <= r[i].start)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo && (cs->v[lo - 1].addr == r[i].start ||
-			   r[i].start - cs->v[lo - 1].addr < cs->v[lo - 1].size))
-			continue;
-		if (!in_code(code, ncode, r[i].start) ||
-		    (off = addr_to_offset(segs, nsegs, r[i].start)) < 0)
-			continue;
-		/* the ELF entry point of a program is _start whatever the symbol tables say */
-		if (r[i].start == entry && is_program)
-			snprintf(name, sizeof(name), "_start");
-		else
-			snprintf(name, sizeof(name), "%s+0x%" PRIx64, label, r[i].start);
-		cs->owned = xrealloc(cs->owned, (cs->nowned + 1) * sizeof(*cs->owned));
-		cs->owned[cs->nowned++] = xstrdup(name);
-		c = new_cand(cs);
-		c->name = cs->owned[cs->nowned - 1];
-		c->addr = r[i].start;
-		c->size = r[i].end - r[i].start;
-		c->offset = (uint64_t)off;
-		c->bind_rank = 2;
-		c->flags = ELFSYM_F_LOCAL | ELFSYM_F_UNNAMED |
-			   (r[i].start == entry ? ELFSYM_F_STARTUP : 0) |
-			   (r[i].entry ? 0 : ELFSYM_F_NOPROBE);
-		c->source = SYMSRC_EHFRAME;
-	}
-	free(r);
-}
-
-int elfsym__read(const char *path, struct elf_funcs *out)
+static int read_elf(const char *path, Elf *elf, int fd, const struct stat *st,
+		    struct elf_funcs *out)
 {
 	struct elf_seg *segs = NULL;
 	struct cands cs = { 0 };
@@ -605,31 +429,21 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 	bool *code_scn = NULL;
 	size_t nsegs = 0, ncands = 0, ncode = 0, nscn = 0, nphdr = 0, shstrndx, i, n;
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	Elf *elf = NULL;
+	struct bytes_src bytes = { .fd = fd };
+	uint64_t file_size;
 	GElf_Ehdr ehdr;
-	struct stat st;
-	int fd = -1, err;
+	int err;
 
-	memset(out, 0, sizeof(*out));
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		p_err("%s: libelf initialisation failed: %s", path, elf_errmsg(-1));
-		return -EINVAL;
-	}
-
-	/* non-blocking: a FIFO named as a binary must not hang the open */
-	fd = open_binary(path, &st);
-	if (fd == -ENOEXEC)
-		p_err("%s: not a regular file", path);
-	if (fd < 0) {
-		err = fd;
-		goto cleanup;
-	}
-
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		p_err("%s: not an ELF file", path);
 		err = -ENOEXEC;
 		goto cleanup;
+	}
+	if (st) {
+		file_size = (uint64_t)st->st_size;
+	} else {
+		bytes.img = (const uint8_t *)elf_rawfile(elf, &bytes.len);
+		file_size = bytes.len;
 	}
 	if (!gelf_getehdr(elf, &ehdr)) {
 		p_err("%s: corrupt ELF header: %s", path, elf_errmsg(-1));
@@ -654,9 +468,9 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 	 * like one without symbols.  e_shnum is 0 only with extended numbering,
 	 * where libelf's count comes from section 0 and is the one to check.
 	 */
-	if (ehdr.e_phoff + (uint64_t)nphdr * ehdr.e_phentsize > (uint64_t)st.st_size ||
+	if (ehdr.e_phoff + (uint64_t)nphdr * ehdr.e_phentsize > file_size ||
 	    ehdr.e_shoff + (uint64_t)(ehdr.e_shnum ? ehdr.e_shnum : nscn) * ehdr.e_shentsize >
-		    (uint64_t)st.st_size) {
+		    file_size) {
 		p_err("%s: truncated ELF file", path);
 		err = -ENOEXEC;
 		goto cleanup;
@@ -712,11 +526,11 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 	}
 	/* stripped: names from the debug sources, then the functions only an FDE knows */
 	if (!symtab) {
-		const struct debug_names *dn = debugsyms__names(path, elf);
+		const struct debug_names *dn = debugsyms__names(path, elf, st);
 
 		if (dn)
-			add_debug_names(dn, code, ncode, segs, nsegs, &cs, out);
-		add_unnamed(elf, path, ehdr.e_entry, code, ncode, segs, nsegs, &cs);
+			elfsym_add_debug_names(dn, code, ncode, segs, nsegs, &cs, out);
+		elfsym_add_unnamed(elf, path, ehdr.e_entry, code, ncode, segs, nsegs, &cs);
 	}
 	cands = cs.v;
 	ncands = cs.n;
@@ -726,7 +540,7 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 	}
 
 	qsort(cands, ncands, sizeof(*cands), cand_cmp);
-	size_unsized(cands, ncands, code, ncode);
+	elfsym_size_unsized(cands, ncands, code, ncode);
 	out->v = xcalloc(ncands, sizeof(*out->v));
 	for (i = 0, n = 0; i < ncands; i++) {
 		if (n && out->v[n - 1].addr == cands[i].addr) {
@@ -745,7 +559,7 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 		}
 		name_set_next(&names);
 		name_set_add(&names, cands[i].name);
-		fill_func(&out->v[n++], &cands[i], fd, ehdr.e_machine == EM_X86_64);
+		fill_func(&out->v[n++], &cands[i], &bytes, ehdr.e_machine == EM_X86_64);
 		out->v[n - 1].source = cands[i].source;
 	}
 	out->n = n;
@@ -768,9 +582,40 @@ cleanup:
 	free(names.slot);
 	free(code_scn);
 	free(segs);
+	return err;
+}
+
+int elfsym__read_elf(const char *name, Elf *elf, struct elf_funcs *out)
+{
+	memset(out, 0, sizeof(*out));
+	return read_elf(name, elf, -1, NULL, out);
+}
+
+int elfsym__read(const char *path, struct elf_funcs *out)
+{
+	struct stat st;
+	Elf *elf;
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		p_err("%s: libelf initialisation failed: %s", path, elf_errmsg(-1));
+		return -EINVAL;
+	}
+	/* non-blocking: a FIFO named as a binary must not hang the open */
+	fd = open_binary(path, &st);
+	if (fd == -ENOEXEC)
+		p_err("%s: not a regular file", path);
+	if (fd < 0)
+		return fd;
+	/*
+	 * Read with pread, not mapped: the file is its owner's, who may truncate
+	 * it while it is read (a mapping would then be a SIGBUS).
+	 */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	err = read_elf(path, elf, fd, &st, out);
 	if (elf)
 		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	return err;
 }

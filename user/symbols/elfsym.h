@@ -109,6 +109,15 @@ struct elf_funcs {
  */
 int elfsym__read(const char *path, struct elf_funcs *out);
 
+/*
+ * The same for an image in memory (elf_memory: the fuzz targets, whose
+ * exactly-sized buffers let ASan see a read past the file): named `name`
+ * in messages; the debug sources are searched beside `name`, and their
+ * names are not cached.  elf stays the caller's.
+ */
+#include <libelf.h>
+int elfsym__read_elf(const char *name, Elf *elf, struct elf_funcs *out);
+
 /* Frees what elfsym__read() filled in and zeroes `f`; accepts a zeroed struct and NULL. */
 void elfsym__free(struct elf_funcs *f);
 

@@ -157,7 +157,7 @@ int placement__open(const char *path, const struct elf_funcs *syms, struct place
 		goto fail;
 	}
 	elf_version(EV_CURRENT);
-	pm->elf = elf_begin(pm->fd, ELF_C_READ_MMAP, NULL);
+	pm->elf = elf_begin(pm->fd, ELF_C_READ, NULL);
 	if (!pm->elf) {
 		err = -ENOEXEC;
 		goto fail;

@@ -652,7 +652,7 @@ static bool needs_unwinder(const char *exe, pid_t pid)
 	if (fd < 0)
 		return true;
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	while (elf && !need && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;

@@ -55,6 +55,9 @@ struct unwinder {
 	int arch_fd;
 	const char *vdso;	/* our vDSO: the same image as every 64-bit process's */
 	size_t vdso_len;
+	char *img_name;		/* unwinder__set_image(): a file given as an image in memory */
+	const void *img;
+	size_t img_len;
 	uint64_t counts[UNWIND_NEND];
 };
 
@@ -148,6 +151,7 @@ void unwinder__free(struct unwinder *u)
 		elf_end(u->arch_elf);
 	if (u->arch_fd >= 0)
 		close(u->arch_fd);
+	free(u->img_name);
 	free(u);
 }
 
@@ -184,15 +188,34 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 		*elfp = elf_memory(p->vdso, p->u->vdso_len);
 		return -1;
 	}
+	if (p->u->img_name && !strcmp(name, p->u->img_name)) {
+		*elfp = elf_memory((char *)p->u->img, p->u->img_len);
+		return -1;
+	}
 	snprintf(path, sizeof(path), "/proc/%u/root%s", p->pid, name);
 	fd = open_binary(path, NULL);
 	if (fd < 0) {
 		snprintf(path, sizeof(path), "%s", name);
 		fd = open_binary(path, NULL);
 	}
-	if (fd >= 0)
-		*file_name = xstrdup(path);
+	if (fd < 0)
+		return fd;
+	*file_name = xstrdup(path);
+	/*
+	 * Our Elf, read with pread (libdwfl's own would map the file): the
+	 * file's owner truncating it meanwhile must not be a SIGBUS.  libdwfl
+	 * keeps fd open with it and closes both.
+	 */
+	*elfp = elf_begin(fd, ELF_C_READ, NULL);
 	return fd;
+}
+
+void unwinder__set_image(struct unwinder *u, const char *name, const void *img, size_t len)
+{
+	free(u->img_name);
+	u->img_name = name ? xstrdup(name) : NULL;
+	u->img = img;
+	u->img_len = len;
 }
 
 /*

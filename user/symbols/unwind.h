@@ -46,6 +46,12 @@ uint32_t unwinder__unwind(struct unwinder *u, uint32_t pid, uint32_t tid, const 
 
 /* The process is gone or exec'd: drop its state. */
 void unwinder__forget(struct unwinder *u, uint32_t pid);
+/*
+ * The file mapped as `name` is read from img (len bytes, elf_memory: the fuzz
+ * target's exactly-sized copy) until unwinder__forget() of the processes
+ * mapping it; NULL: none.  img stays the caller's.
+ */
+void unwinder__set_image(struct unwinder *u, const char *name, const void *img, size_t len);
 
 /* Unwinds so far that ended in each way, and the message that explains one. */
 uint64_t unwinder__count(const struct unwinder *u, enum unwind_end end);

@@ -157,8 +157,10 @@ demo: deps
 	./bpfprof record -o demo-trace.json -- ./tests/progs/calltree
 	@echo "demo: open demo-trace.json in https://ui.perfetto.dev or chrome://tracing"
 
+# the C units, and the scripts' own tests (tests/scripts/test_*.sh)
 unit: $(UNIT_BINS)
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	$(Q)set -e; for t in tests/scripts/test_*.sh; do echo "== $$t"; bash $$t; done
 
 e2e: bpfprof progs
 	$(Q)$(PYTHON) -m pytest -q tests/e2e

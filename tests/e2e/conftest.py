@@ -5,6 +5,7 @@ Run from the repository root:  /usr/bin/python3 -m pytest -q tests/e2e
 (`make e2e` builds ./bpfprof and the programs first).
 """
 
+import contextlib
 import json
 import os
 import re
@@ -12,6 +13,7 @@ import select
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,6 +160,33 @@ def kill_bpfprof_during_a_hold(b, held, what, timeout=60):
         time.sleep(0.01)
     os.kill(b.pid, signal.SIGKILL)
     b.wait()
+
+
+NOBODY = 65534
+
+
+@contextlib.contextmanager
+def nobody_dir(prefix="bpfprof-nobody-"):
+    """A new directory (mode 0755) under /tmp holding a copy of bpfprof
+    (0755), for the tests of commands that need no privileges: they run it as
+    nobody, who cannot reach the one in the clone when the clone is under a
+    closed directory (/root is 0700 on Debian).  Yields (directory, copy)."""
+    d = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    try:
+        os.chmod(d, 0o755)
+        copy = os.path.join(d, "bpfprof")
+        shutil.copyfile(BPFPROF, copy)
+        os.chmod(copy, 0o755)
+        yield d, copy
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def as_nobody():
+    """preexec_fn: the child runs as nobody, with no groups."""
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
 
 
 DEBIAN_PYTHON = "/usr/bin/python3.11"

@@ -51,6 +51,36 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The skipped tests and why, loudly, in the last lines: a machine that
+    lacks something runs fewer tests and must say which.  With
+    BPFPROF_SKIPPED=FILE the same lines are appended to FILE (make test
+    prints it after its last run)."""
+    reasons = {}
+    for rep in terminalreporter.stats.get("skipped", []):
+        why = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+        reasons.setdefault(why.removeprefix("Skipped: "), []).append(rep.nodeid)
+    if not reasons:
+        return
+    n = sum(len(ids) for ids in reasons.values())
+    lines = []
+    for why, ids in reasons.items():
+        lines.append("%d skipped: %s" % (len(ids), why))
+        lines += ["    %s" % i for i in ids[:10]]
+        if len(ids) > 10:
+            lines.append("    ... and %d more" % (len(ids) - 10))
+    tw = terminalreporter
+    tw.write_sep("!", "%d test%s SKIPPED (%s): not run here" % (n, "s" if n > 1 else "", BPFPROF.name),
+                 red=True, bold=True)
+    for l in lines:
+        tw.write_line(l, yellow=True, bold=not l.startswith(" "))
+    path = os.environ.get("BPFPROF_SKIPPED")
+    if path:
+        with open(path, "a") as f:
+            f.write("e2e with %s:\n" % BPFPROF)
+            f.writelines("  %s\n" % l for l in lines)
+
+
 @pytest.fixture(scope="session")
 def repo():
     """The repository root (bpfprof runs with it as working directory)."""

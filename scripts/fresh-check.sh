@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
 	--rev) rev=$2; shift ;;
 	--work) work=$2; shift ;;
 	--keep) keep=1 ;;
-	-h|--help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
 	*) echo "fresh-check: unknown option $1 (--help)" >&2; exit 2 ;;
 	esac
 	shift

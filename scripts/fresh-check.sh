@@ -109,6 +109,9 @@ if compgen -G "/usr/local/share/ca-certificates/*" >/dev/null; then
 	chroot "$root" update-ca-certificates >>"$log" 2>&1
 fi
 
+# the root a mount point, as / is on a machine (unshare --propagation needs it)
+mount --bind "$root" "$root"
+mounted+=("$root")
 # what tracing needs of the kernel: /proc, /sys (its BTF, bpffs, tracefs and
 # debugfs mounts come along: rbind), /dev; rslave: nothing goes back to the host
 for m in proc sys dev; do

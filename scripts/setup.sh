@@ -58,8 +58,8 @@ pkgs_bp="libbpf-dev bpftool"
 # what `bpfprof view` draws with: Graphviz for the call graph (speedscope, from npm, below)
 pkgs_view="graphviz"
 pkgs_bench="uftrace bpftrace time"
-# procps: pgrep; python3.11-dev: tests/progs/pyembed*, pyshared
-pkgs_test="libcmocka-dev python3 python3-pytest gdb protobuf-compiler graphviz bpftrace binutils libc6-dbg xz-utils gzip sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus python3.11 python3.11-dev procps"
+# procps: pgrep; libcap2-bin: capsh; python3.11-dev: tests/progs/pyembed*, pyshared
+pkgs_test="libcmocka-dev python3 python3-pytest gdb protobuf-compiler graphviz bpftrace binutils libc6-dbg xz-utils gzip sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus python3.11 python3.11-dev procps libcap2-bin"
 if [ $want_test = 1 ] || [ $want_bench = 1 ]; then
 	# gdb, linux-perf, bpftrace and uftrace pull libdebuginfod1 and libdw1
 	pkgs_elf="$pkgs_elf libdw1 libdebuginfod1"

@@ -19,21 +19,52 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 . /etc/os-release
 codename=${VERSION_CODENAME:-bookworm}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/apt-sources.sh"
 
-# libbpf in bookworm is 1.1 (no uprobe_multi helpers); 1.4 is in backports.
+# apt-get quiet when it works; everything it said (its reason) when it fails.
+apt_run() {
+	local log rc=0
+	log=$(mktemp)
+	apt-get "$@" >"$log" 2>&1 || rc=$?
+	if [ $rc != 0 ]; then
+		cat "$log" >&2
+		echo "setup.sh: apt-get $* failed (exit $rc)" >&2
+	fi
+	rm -f "$log"
+	return $rc
+}
+
+# libbpf in bookworm is 1.1 (no uprobe_multi helpers); 1.4 is in backports,
+# added from the mirror this machine's apt sources already use for bookworm.
 bp=/etc/apt/sources.list.d/bpfprof-backports.list
-if [ "$codename" = bookworm ] && ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
-	echo "deb http://deb.debian.org/debian bookworm-backports main" > "$bp"
+if [ "$codename" = bookworm ] && ! apt_suite_uri bookworm-backports main >/dev/null; then
+	mirror=$(apt_suite_uri bookworm main) || {
+		echo "setup.sh: no 'bookworm main' entry in the apt sources to take a mirror from;" \
+			"add bookworm-backports to them by hand" >&2
+		exit 1
+	}
+	echo "deb $mirror bookworm-backports main" > "$bp"
+	echo "setup.sh: added bookworm-backports from $mirror ($bp)"
 	rm -f /var/lib/bpfprof-apt-updated
 fi
 
-pkgs_build="make gcc clang llvm pkg-config libelf-dev libdw-dev zlib1g-dev liblzma-dev systemtap-sdt-dev libmicrohttpd-dev libcapstone-dev"
+# elfutils' libraries must all come from one release (libdw1 wants libelf1 of
+# its exact version): they are installed from the suite libelf1 already came
+# from (bookworm-backports when libbpf-dev was installed from there first).
+pkgs_elf="libelf-dev libdw-dev"
+pkgs_build="make gcc g++ clang llvm pkg-config zlib1g-dev liblzma-dev systemtap-sdt-dev libmicrohttpd-dev libcapstone-dev"
 pkgs_bp="libbpf-dev bpftool"
 # what `bpfprof view` draws with: Graphviz for the call graph (speedscope, from npm, below)
 pkgs_view="graphviz"
 # real services for the governor bench (bench/services.sh): bounded load on 127.0.0.1
 pkgs_bench="uftrace bpftrace time redis-server redis-tools nginx wrk"
-pkgs_test="libcmocka-dev python3 python3-pytest gdb time protobuf-compiler graphviz bpftrace binutils libc6-dbg xz-utils gzip sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus python3.11 python3.11-dev"
+# procps: pgrep; libcap2-bin: capsh; python3.11-dev: tests/progs/pyembed*, pyshared
+pkgs_test="libcmocka-dev python3 python3-pytest gdb time protobuf-compiler graphviz bpftrace binutils libc6-dbg xz-utils gzip sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus python3.11 python3.11-dev procps libcap2-bin"
+if [ $want_test = 1 ] || [ $want_bench = 1 ]; then
+	# gdb, linux-perf, bpftrace and uftrace pull libdebuginfod1 and libdw1
+	pkgs_elf="$pkgs_elf libdw1 libdebuginfod1"
+fi
 
 missing() {
 	local p out=""
@@ -43,6 +74,15 @@ missing() {
 	echo "$out"
 }
 
+# The suite the installed libelf1 came from when apt does not take that suite
+# by default (priority < 500: bookworm-backports); nothing otherwise.
+elf_suite() {
+	apt-cache policy libelf1 2>/dev/null | awk '
+		/^ \*\*\* / { inst = 1; next }
+		/^     [^ ]/ { inst = 0 }
+		inst && $1 < 500 && $2 ~ /^[a-z+]+:/ { split($3, s, "/"); print s[1]; exit }'
+}
+
 libbpf_ok() {
 	local v
 	v=$(dpkg-query -W -f='${Version}' libbpf-dev 2>/dev/null || true)
@@ -50,19 +90,28 @@ libbpf_ok() {
 		bpftool version >/dev/null 2>&1
 }
 
+need_elf=$(missing $pkgs_elf)
 need=$(missing $pkgs_build $pkgs_view)
 [ $want_test = 1 ] && need="$need$(missing $pkgs_test)"
 [ $want_bench = 1 ] && need="$need$(missing $pkgs_bench)"
-if [ -n "$need" ] || ! libbpf_ok; then
+if [ -n "$need_elf$need" ] || ! libbpf_ok; then
 	if [ ! -e /var/lib/bpfprof-apt-updated ] || [ -n "$(find /var/lib/bpfprof-apt-updated -mmin +600 2>/dev/null)" ]; then
-		apt-get update -qq
+		apt_run update -q
 		touch /var/lib/bpfprof-apt-updated
 	fi
-	[ -n "$need" ] && apt-get install -y -qq --no-install-recommends $need
+	if [ -n "$need_elf" ]; then
+		s=$(elf_suite)
+		# every elfutils library already installed moves with them
+		[ -n "$s" ] && need_elf="$need_elf $(dpkg-query -W -f='${binary:Package} ${Status} ${source:Package}\n' \
+			2>/dev/null | awk '$4 == "installed" && $5 == "elfutils" { sub(/:.*/, "", $1); print $1 }' | xargs)"
+		[ -n "$s" ] && echo "setup.sh: elfutils from $s, as the installed libelf1"
+		apt_run install -y -q --no-install-recommends ${s:+-t "$s"} $need_elf
+	fi
+	[ -n "$need" ] && apt_run install -y -q --no-install-recommends $need
 	if ! libbpf_ok; then
 		tgt=""
 		[ "$codename" = bookworm ] && tgt="-t bookworm-backports"
-		apt-get install -y -qq --no-install-recommends $tgt $pkgs_bp
+		apt_run install -y -q --no-install-recommends $tgt $pkgs_bp
 	fi
 fi
 libbpf_ok || { echo "setup.sh: libbpf-dev >= 1.4 and bpftool are required" >&2; exit 1; }
@@ -75,8 +124,8 @@ echo "setup.sh: build dependencies ok (libbpf $(dpkg-query -W -f='${Version}' li
 clients="$(cd "$(dirname "$0")/.." && pwd)/tests/clients"
 # nodejs may come from elsewhere with its own npm: only a missing npm is installed.
 if ! command -v npm >/dev/null; then
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends npm
+	apt_run update -q
+	apt_run install -y -q --no-install-recommends npm
 fi
 if [ ! -e "$clients/node_modules/speedscope/dist/release/index.html" ]; then
 	npm ci --prefix "$clients" --no-audit --no-fund --loglevel=error

@@ -5,6 +5,7 @@ Run from the repository root:  /usr/bin/python3 -m pytest -q tests/e2e
 (`make e2e` builds ./bpfprof and the programs first).
 """
 
+import contextlib
 import json
 import os
 import re
@@ -12,6 +13,7 @@ import select
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +49,36 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if here in Path(str(item.fspath)).resolve().parents:
             item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The skipped tests and why, loudly, in the last lines: a machine that
+    lacks something runs fewer tests and must say which.  With
+    BPFPROF_SKIPPED=FILE the same lines are appended to FILE (make test
+    prints it after its last run)."""
+    reasons = {}
+    for rep in terminalreporter.stats.get("skipped", []):
+        why = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+        reasons.setdefault(why.removeprefix("Skipped: "), []).append(rep.nodeid)
+    if not reasons:
+        return
+    n = sum(len(ids) for ids in reasons.values())
+    lines = []
+    for why, ids in reasons.items():
+        lines.append("%d skipped: %s" % (len(ids), why))
+        lines += ["    %s" % i for i in ids[:10]]
+        if len(ids) > 10:
+            lines.append("    ... and %d more" % (len(ids) - 10))
+    tw = terminalreporter
+    tw.write_sep("!", "%d test%s SKIPPED (%s): not run here" % (n, "s" if n > 1 else "", BPFPROF.name),
+                 red=True, bold=True)
+    for l in lines:
+        tw.write_line(l, yellow=True, bold=not l.startswith(" "))
+    path = os.environ.get("BPFPROF_SKIPPED")
+    if path:
+        with open(path, "a") as f:
+            f.write("e2e with %s:\n" % BPFPROF)
+            f.writelines("  %s\n" % l for l in lines)
 
 
 @pytest.fixture(scope="session")
@@ -159,6 +191,33 @@ def kill_bpfprof_during_a_hold(b, held, what, timeout=60, wait=True):
     os.kill(b.pid, signal.SIGKILL)
     if wait:
         b.wait()
+
+
+NOBODY = 65534
+
+
+@contextlib.contextmanager
+def nobody_dir(prefix="bpfprof-nobody-"):
+    """A new directory (mode 0755) under /tmp holding a copy of bpfprof
+    (0755), for the tests of commands that need no privileges: they run it as
+    nobody, who cannot reach the one in the clone when the clone is under a
+    closed directory (/root is 0700 on Debian).  Yields (directory, copy)."""
+    d = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    try:
+        os.chmod(d, 0o755)
+        copy = os.path.join(d, "bpfprof")
+        shutil.copyfile(BPFPROF, copy)
+        os.chmod(copy, 0o755)
+        yield d, copy
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def as_nobody():
+    """preexec_fn: the child runs as nobody, with no groups."""
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
 
 
 DEBIAN_PYTHON = "/usr/bin/python3.11"

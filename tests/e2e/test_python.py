@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from conftest import REPO, attach_to_loop, load_trace, run_bpfprof
+from conftest import REPO, attach_to_loop, load_trace, prog_path, run_bpfprof
 from trace_util import chain, format_problems, nesting_problems, xevents
 
 PYTHON = "/usr/bin/python3.11"
@@ -161,10 +161,8 @@ def test_py_pattern_needs_python(record):
 
 
 def test_python_without_usdt_says_so(record):
-    pyenv = os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3.11")
-    if not os.access(pyenv, os.X_OK):
-        pytest.skip("no pyenv build of python3.11 here")
-    r = record(pyenv, str(PY / "recurse.py"))
+    """CPython 3.11 on a shared libpython without USDT probes (tests/progs/pyshared)."""
+    r = record(prog_path("pyshared"), str(PY / "recurse.py"))
     assert r.rc != 0 and "without USDT probes" in r.proc.stderr, r.describe()
     assert r.out is None or not r.out.exists()
 

@@ -10,6 +10,7 @@ self_us <= dur, ids are unique.
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -17,7 +18,8 @@ import uuid
 
 import pytest
 
-from conftest import BPFPROF, REPO, Run, assert_ok, load_trace, prog_path, run_bpfprof
+from conftest import (BPFPROF, NOBODY, REPO, Run, assert_ok, load_trace, nobody_dir, prog_path,
+                      run_bpfprof)
 from trace_util import (assert_nesting, chain, counts, format_problems, loss_events,
                         nesting_problems, process_names, thread_names, xevents)
 
@@ -427,17 +429,21 @@ def test_binary_without_symbols(record):
     assert sorted(c.values()) == [1, 3], c
 
 
-def test_not_root(tmp_path):
+def test_not_root():
     """Without root (nobody, no capabilities) record fails with one clear line."""
-    out = tmp_path / "t.json"
-    p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                        "--inh-caps=-all", str(BPFPROF), "record", "-o", str(out), "--",
-                        str(prog_path("exitcode"))],
-                       cwd=REPO, capture_output=True, text=True, timeout=60)
-    assert p.returncode != 0, p
-    lines = [l for l in p.stderr.splitlines() if l.strip()]
-    assert lines and lines[0].startswith("bpfprof: "), p.stderr
-    assert not out.exists()
+    with nobody_dir() as (d, exe):
+        cmd = os.path.join(d, "exitcode")
+        shutil.copy(prog_path("exitcode"), cmd)
+        out = os.path.join(d, "t.json")
+        os.chmod(d, 0o777)   # nobody could write the output: only privileges are missing
+        p = subprocess.run(["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
+                            "--clear-groups", "--inh-caps=-all", exe, "record", "-o", out,
+                            "--", cmd],
+                           cwd=d, capture_output=True, text=True, timeout=60)
+        assert p.returncode != 0, p
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        assert lines and lines[0].startswith("bpfprof: "), p.stderr
+        assert not os.path.exists(out)
 
 
 # ----------------------------------------------------------------- Ctrl-C

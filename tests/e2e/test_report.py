@@ -14,12 +14,11 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import urllib.request
 
 import pytest
 
-from conftest import BPFPROF, REPO, prog_path, run_bpfprof
+from conftest import BPFPROF, REPO, as_nobody, nobody_dir, prog_path, run_bpfprof
 
 CALLTREE_COUNTS = {"main": 1, "run": 1, "parse": 3, "compute": 5, "leaf_add": 20,
                    "leaf_mul": 10, "fib": 177, "slow_io": 1}
@@ -187,20 +186,11 @@ def test_csv(archive):
 def test_default_file_and_no_root(archive):
     """Without FILE, ./bpfprof.data; report needs no privileges (runs as nobody)."""
     # not under tmp_path: pytest's base directory is 0700, closed to nobody
-    d = tempfile.mkdtemp(prefix="bpfprof-report-")
-    try:
-        os.chmod(d, 0o755)
+    with nobody_dir("bpfprof-report-") as (d, exe):
         shutil.copy(archive, os.path.join(d, "bpfprof.data"))
         os.chmod(os.path.join(d, "bpfprof.data"), 0o644)
-        cmd = [str(BPFPROF), "report", "--format", "json"]
-        setpriv = shutil.which("setpriv")
-        if setpriv:
-            cmd = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] + cmd
-        p = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=30)
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    if setpriv and p.returncode != 0 and "Permission denied" in p.stderr:
-        pytest.skip("%s is not executable by nobody: %s" % (BPFPROF, p.stderr.strip()))
+        p = subprocess.run([exe, "report", "--format", "json"], cwd=d, capture_output=True,
+                           text=True, timeout=30, preexec_fn=as_nobody)
     assert p.returncode == 0, describe(p)
     assert {f["name"]: f["calls"] for f in json.loads(p.stdout)["functions"]} == CALLTREE_COUNTS
 

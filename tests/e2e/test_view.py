@@ -19,7 +19,6 @@ import re
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -27,7 +26,7 @@ import urllib.request
 import pytest
 from pathlib import Path
 
-from conftest import BPFPROF, REPO, prog_path, run_bpfprof
+from conftest import BPFPROF, REPO, as_nobody, nobody_dir, prog_path, run_bpfprof
 from test_record import CALLTREE_COUNTS
 
 ARTIFACTS = REPO / "tests" / "artifacts"
@@ -37,9 +36,9 @@ SPEEDSCOPE = REPO / "tests" / "clients" / "node_modules" / "speedscope" / "dist"
 class View:
     """A running `bpfprof view`; stop() sends SIGINT and returns the exit status."""
 
-    def __init__(self, path, *opts, env=None, preexec=None):
+    def __init__(self, path, *opts, env=None, preexec=None, exe=BPFPROF):
         self.proc = subprocess.Popen(
-            [str(BPFPROF), "view"] + [str(o) for o in opts] + [str(path)], cwd=REPO,
+            [str(exe), "view"] + [str(o) for o in opts] + [str(path)], cwd=REPO,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, start_new_session=True, env=env, preexec_fn=preexec)
         line = self.proc.stdout.readline()
@@ -264,26 +263,16 @@ def test_view_token_and_origin(recordings, view):
     assert v.stop() == 0
 
 
-def test_view_without_root(recordings, tmp_path, view):
+def test_view_without_root(recordings, view):
     """view needs no privileges: it runs as nobody on a world-readable copy."""
-    d = tempfile.mkdtemp(prefix="bpfprof-view-")
-    try:
-        os.chmod(d, 0o755)
+    with nobody_dir("bpfprof-view-") as (d, exe):
         copy = os.path.join(d, "calltree.bpfprof")
         shutil.copyfile(recordings["archive"], copy)
         os.chmod(copy, 0o644)
-
-        def drop():
-            os.setgroups([])
-            os.setgid(65534)
-            os.setuid(65534)
-
-        v = view(copy, env=dict(os.environ, HOME=d), preexec=drop)
+        v = view(copy, env=dict(os.environ, HOME=d), preexec=as_nobody, exe=exe)
         st, ct, body = v.get("/report.json")
         assert st == 200 and b"leaf_add" in body
         assert v.stop() == 0
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
 
 
 def test_view_bad_input(tmp_path):

@@ -35,7 +35,7 @@ PROG_CFLAGS_slowsteady := -O0
 # pyembed, pyembed_static: CPython 3.11 linked in from python3.11-dev's static
 # libraries (PIE with the -pic one and -E so extension modules find its
 # symbols; fully static and not PIE).  Left out of `progs` where
-# python3.11-dev is not installed (its tests then skip).
+# python3.11-dev is not installed (scripts/setup.sh --test installs it).
 PY311_LIBDIR := /usr/lib/python3.11/config-3.11-x86_64-linux-gnu
 PY311_LIBS := -lm -lz -lexpat -ldl -lutil
 PROG_CFLAGS_pyembed := -I/usr/include/python3.11 -Wl,-E
@@ -43,10 +43,22 @@ PROG_LDLIBS_pyembed := $(PY311_LIBDIR)/libpython3.11-pic.a $(PY311_LIBS)
 # glibc's static NSS functions warn at link time; they are not used
 PROG_CFLAGS_pyembed_static := -I/usr/include/python3.11 -static -Wl,--no-warnings
 PROG_LDLIBS_pyembed_static := $(PY311_LIBDIR)/libpython3.11.a $(PY311_LIBS)
-ifneq ($(words $(wildcard $(PY311_LIBDIR)/libpython3.11.a $(PY311_LIBDIR)/libpython3.11-pic.a /usr/include/python3.11/Python.h)),3)
-PROG_BINS := $(filter-out tests/progs/pyembed tests/progs/pyembed_static,$(PROG_BINS))
+# pyshared: the same on a shared libpython without USDT probes (pyshared.c)
+PY311_SO := /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0
+PYSHARED_SO := tests/progs/pyshared.d/libpython3.11.so.1.0
+PROG_CFLAGS_pyshared := -I/usr/include/python3.11 -Wl,-rpath,'$$ORIGIN/pyshared.d'
+PROG_LDLIBS_pyshared := $(PYSHARED_SO)
+ifneq ($(words $(wildcard $(PY311_LIBDIR)/libpython3.11.a $(PY311_LIBDIR)/libpython3.11-pic.a /usr/include/python3.11/Python.h $(PY311_SO))),4)
+PROG_BINS := $(filter-out tests/progs/pyembed tests/progs/pyembed_static tests/progs/pyshared,$(PROG_BINS))
+else
+PROG_BINS += $(PYSHARED_SO)
 endif
-tests/progs/pyembed_static: tests/progs/pyembed.c
+tests/progs/pyembed_static tests/progs/pyshared: tests/progs/pyembed.c
+tests/progs/pyshared: $(PYSHARED_SO)
+$(PYSHARED_SO): $(PY311_SO)
+	$(call msg,OBJCOPY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)objcopy --remove-section=.note.stapsdt $< $@
 
 # plugins: links libstdc++ without using it (the exception support, and bpfprof's
 # keeper, apply); its two plugins are the same source built as shared objects

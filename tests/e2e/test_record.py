@@ -446,6 +446,21 @@ def test_not_root():
         assert not os.path.exists(out)
 
 
+def test_sudo_user_with_library_patterns(tmp_path, monkeypatch):
+    """Under sudo the command runs as the invoking user, and with -F LIB:GLOB
+    (dlopen following) too.  The user's groups are looked up before the fork:
+    the child's initgroups() dlopened NSS modules and was held at the dynamic
+    linker's hook while bpfprof still waited for the launch, for ever."""
+    monkeypatch.setenv("SUDO_UID", str(NOBODY))
+    monkeypatch.setenv("SUDO_GID", str(NOBODY))
+    out = tmp_path / "t.json"
+    p = run_bpfprof(["record", "-o", out, "-F", "libc.so*:geteuid", "--", "/usr/bin/id", "-u"])
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "%d\n" % NOBODY, p.stdout
+    ev = xevents(load_trace(out))
+    assert counts(ev)["geteuid"] >= 1, counts(ev)
+
+
 # ----------------------------------------------------------------- Ctrl-C
 
 def test_sigint_writes_trace(tmp_path):

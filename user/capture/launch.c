@@ -100,29 +100,82 @@ int launch__resolve_file(const char *name, char **path)
 	return *path ? 0 : -errno;
 }
 
-/* In the child: become the user who ran sudo, unless --as-root. */
-static int drop_privileges(void)
+/*
+ * Who the command runs as: the user who ran sudo, unless --as-root.  Looked
+ * up in bpfprof before the fork: the user and group databases go through
+ * NSS, which dlopens its modules, and a child that dlopened while bpfprof
+ * waits for it at the launch hold would be held at the dynamic linker's
+ * _dl_debug_state (dlopen following, -F LIB:GLOB) with nobody to let it go.
+ * The child only calls setgroups, setgid and setuid.
+ */
+struct run_as {
+	bool drop;
+	uid_t uid;
+	gid_t gid;
+	int ngroups;
+	gid_t *groups;
+	char *home, *name;
+};
+
+static void run_as__free(struct run_as *ra)
+{
+	free(ra->groups);
+	free(ra->home);
+	free(ra->name);
+	memset(ra, 0, sizeof(*ra));
+}
+
+static int run_as__lookup(struct run_as *ra)
 {
 	const char *suid = getenv("SUDO_UID"), *sgid = getenv("SUDO_GID");
 	struct passwd *pw;
-	uid_t uid;
-	gid_t gid;
+	int n = 32;
 
+	memset(ra, 0, sizeof(*ra));
 	if (getuid() != 0 || !suid || !sgid)
 		return 0;
-	uid = strtoul(suid, NULL, 10);
-	gid = strtoul(sgid, NULL, 10);
-	if (uid == 0)
+	ra->uid = strtoul(suid, NULL, 10);
+	ra->gid = strtoul(sgid, NULL, 10);
+	if (ra->uid == 0)
 		return 0;
-	pw = getpwuid(uid);
-	if (pw ? initgroups(pw->pw_name, gid) : setgroups(0, NULL))
+	ra->drop = true;
+	pw = getpwuid(ra->uid);
+	if (!pw)
+		return 0;	/* no such user in the database: no supplementary groups */
+	ra->name = strdup(pw->pw_name);
+	ra->home = strdup(pw->pw_dir);
+	if (!ra->name || !ra->home)
+		return -ENOMEM;
+	for (;;) {
+		gid_t *g = realloc(ra->groups, n * sizeof(*g));
+		int got = n;
+
+		if (!g)
+			return -ENOMEM;
+		ra->groups = g;
+		if (getgrouplist(ra->name, ra->gid, g, &got) >= 0) {
+			ra->ngroups = got;
+			return 0;
+		}
+		if (got <= n)
+			got = n * 2;
+		if (got > 65536)
+			return -E2BIG;
+		n = got;
+	}
+}
+
+/* In the child: no lookups, no allocation. */
+static int run_as__become(const struct run_as *ra)
+{
+	if (!ra->drop)
+		return 0;
+	if (setgroups(ra->ngroups, ra->groups) || setgid(ra->gid) || setuid(ra->uid))
 		return -errno;
-	if (setgid(gid) || setuid(uid))
-		return -errno;
-	if (pw) {
-		setenv("HOME", pw->pw_dir, 1);
-		setenv("USER", pw->pw_name, 1);
-		setenv("LOGNAME", pw->pw_name, 1);
+	if (ra->name) {
+		setenv("HOME", ra->home, 1);
+		setenv("USER", ra->name, 1);
+		setenv("LOGNAME", ra->name, 1);
 	}
 	return 0;
 }
@@ -197,12 +250,18 @@ int launch__targets(const pid_t *pids, size_t n, char **exe)
 int launch__start(struct launch *l, char *path, char *const argv[], bool as_root)
 {
 	int hold[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	struct run_as ra = { 0 };
 	pid_t pid;
 	int err;
 
 	memset(l, 0, sizeof(*l));
 	l->release_fd = l->err_fd = -1;
 	l->path = path;
+	if (!as_root) {
+		err = run_as__lookup(&ra);
+		if (err)
+			goto cleanup;
+	}
 	if (pipe2(hold, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
 		err = -errno;
 		goto cleanup;
@@ -228,8 +287,7 @@ int launch__start(struct launch *l, char *path, char *const argv[], bool as_root
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (read(hold[0], &c, 1) != 1)
 			_exit(127);	/* bpfprof gave up: never run untraced */
-		if (!as_root)
-			e = drop_privileges();
+		e = run_as__become(&ra);
 		/* The parent-death signal must not outlive the hold (and is reset by setuid). */
 		prctl(PR_SET_PDEATHSIG, 0);
 		if (!e) {
@@ -246,8 +304,10 @@ int launch__start(struct launch *l, char *path, char *const argv[], bool as_root
 	l->pid = pid;
 	l->release_fd = hold[1];
 	l->err_fd = errp[0];
+	run_as__free(&ra);
 	return 0;
 cleanup:
+	run_as__free(&ra);
 	if (hold[0] >= 0) {
 		close(hold[0]);
 		close(hold[1]);

@@ -317,7 +317,7 @@ static int dot_end(struct exporter *e, const struct bp_session *s)
 		fprintf(f, "\tf%zu [label=\"", i);
 		dot_str(f, session__func_name(s, i));
 		if (i < s->nfuncs && s->funcs[i].flags & BP_FUNC_DROPPED)
-			fprintf(f, "\\n%s", BP_DROPPED_SUFFIX + 1);	/* counts up to the drop */
+			fprintf(f, "\\n%s", &BP_DROPPED_SUFFIX[1]);	/* counts up to the drop */
 		fprintf(f, "\\n%" PRIu64 " call%s\\ntotal %s\\nself %s\"", fs[i].calls,
 			fs[i].calls == 1 ? "" : "s", fmt_duration(fs[i].total, t1, sizeof(t1)),
 			fmt_duration(fs[i].self, t2, sizeof(t2)));

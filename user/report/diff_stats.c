@@ -216,7 +216,8 @@ void diff_calls_runs(struct diff *d)
 	d->rows = xcalloc(d->ngf ? d->ngf : 1, sizeof(*d->rows));
 	c = xcalloc(d->ngf ? d->ngf : 1, sizeof(*c));
 	w = xcalloc(d->ngf ? d->ngf : 1, sizeof(*w));
-	tmp = xcalloc(d->ngf ? d->ngf : 1, sizeof(*tmp));
+	/* per function below, and the weights of a function's runs (2 * maxr) here */
+	tmp = xcalloc(d->ngf > 2 * (size_t)maxr ? d->ngf : 2 * (size_t)maxr + 1, sizeof(*tmp));
 	vals = xcalloc(2 * (size_t)maxr, sizeof(*vals));
 	x = xcalloc(maxr, sizeof(*x));
 	y = xcalloc(maxr, sizeof(*y));

@@ -269,6 +269,14 @@ static int decode_event(struct archive_reader *r, struct bp_event *ev)
 	case ARCHIVE_EV_ANNOT:
 		ev->kind = BP_EV_ANNOT;
 		err = decode_annot(r, p, len, &ev->annot);
+		/*
+		 * The function table was written as functions appeared, before
+		 * the governor dropped any: its drop (value = the function)
+		 * marks it here, as the live session was marked.
+		 */
+		if (!err && ev->annot.kind == BP_ANNOT_DROP && ev->annot.value >= 0 &&
+		    (uint64_t)ev->annot.value < r->s->nfuncs)
+			r->s->funcs[ev->annot.value].flags |= BP_FUNC_DROPPED;
 		break;
 	default:
 		/* A kind from a newer writer: its length lets us step over it. */

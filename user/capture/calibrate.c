@@ -18,6 +18,7 @@
 #include "capture/trace.h"
 #include "decode/decode.h"
 #include "symbols/select.h"
+#include "base/away.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -233,9 +234,23 @@ static struct py_tracer *releasing_py;
 
 static void *release_fn(void *tr)
 {
+	struct away a = { .pid = -1 };
+	int *fds = NULL;
+	size_t n = tr ? tracer__link_fds(tr, &fds) : 0;
+
+	/*
+	 * The uprobe links' last close happens in a child (base/away.h): a
+	 * thread blocked in it would hold up bpfprof's exit under load.  The
+	 * child is not waited for: it ends alone, reaped as bpfprof's other
+	 * children are or by init.
+	 */
+	if (n && !away__start(&a, fds, n))
+		tracer__disown(tr);
+	free(fds);
 	calpy__free(releasing_py);
 	releasing_py = NULL;
 	tracer__free(tr);
+	away__finish(&a);
 	return NULL;
 }
 

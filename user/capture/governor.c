@@ -16,6 +16,7 @@
 #include "bpf/events.h"
 #include "decode/decode.h"
 #include "symbols/select.h"
+#include "base/away.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -357,9 +358,37 @@ static void destroy_links(struct bpf_link **links, size_t n)
 	free(links);
 }
 
-static void *destroy_one(void *link)
+/*
+ * The link's last close happens in a child (base/away.h): a re-link thread
+ * blocked in it would hold up bpfprof's exit (serve's SIGTERM, record's end)
+ * for as long as the grace period lasts.  This one waits for the child,
+ * and gives up once the governor is closing (the child finishes alone).
+ */
+struct gov_destroy {
+	struct governor *g;
+	struct bpf_link *link;
+};
+
+static void *destroy_one(void *arg)
 {
-	bpf_link__destroy(link);
+	struct gov_destroy *d = arg;
+	struct away a;
+	int fd = bpf_link__fd(d->link);
+	bool closing = false;
+
+	if (fd < 0 || away__start(&a, &fd, 1)) {
+		bpf_link__destroy(d->link);
+		free(d);
+		return NULL;
+	}
+	bpf_link__destroy(d->link);	/* our copy: the child's is the last */
+	away__finish(&a);
+	while (away__wait(&a, 20) && !closing) {
+		pthread_mutex_lock(&d->g->lock);
+		closing = d->g->closing;
+		pthread_mutex_unlock(&d->g->lock);
+	}
+	free(d);
 	return NULL;
 }
 
@@ -379,6 +408,7 @@ static void *reap(void *arg)
 	struct governor *g = rp->g;
 	pthread_t th[GOV_REAP_THREADS];
 	bool started[GOV_REAP_THREADS] = { false };
+	struct gov_destroy *dd;
 	size_t i, j, k, n = 0;
 
 	for (i = 0; i < rp->ndoomed; i++) {
@@ -386,9 +416,12 @@ static void *reap(void *arg)
 			k = n++ % GOV_REAP_THREADS;
 			if (n > GOV_REAP_THREADS && started[k])
 				pthread_join(th[k], NULL);
-			started[k] = !pthread_create(&th[k], NULL, destroy_one, rp->doomed[i].links[j]);
+			dd = xcalloc(1, sizeof(*dd));
+			dd->g = g;
+			dd->link = rp->doomed[i].links[j];
+			started[k] = !pthread_create(&th[k], NULL, destroy_one, dd);
 			if (!started[k])
-				bpf_link__destroy(rp->doomed[i].links[j]);
+				destroy_one(dd);
 		}
 		free(rp->doomed[i].links);
 	}

@@ -168,6 +168,8 @@ size_t tracer__keep_fds(const struct tracer *t, int *fds, size_t max);
  * descriptor: tracer__free() then only closes its own.
  */
 void tracer__disown(struct tracer *t);
+/* The descriptors of the tracer's uprobe links, into a new array (*fds); how many. */
+size_t tracer__link_fds(const struct tracer *t, int **fds);
 /* In bpfprof-release: tracer__free() removes the links without holding the targets. */
 void tracer__in_background(struct tracer *t);
 void tracer__free(struct tracer *t);

@@ -13,6 +13,7 @@
 #include "symbols/binfile.h"
 #include "skel/trace.skel.h"
 #include "base/log.h"
+#include "base/util.h"
 #include "model/session.h"
 #include "trace.h"
 #include "keeper.h"
@@ -161,6 +162,17 @@ size_t tracer__keep_fds(const struct tracer *t, int *fds, size_t max)
 		fds[n++] = keeper__fd(t->keeper);
 	if (t->guard && n < max)
 		fds[n++] = keeper__fd(t->guard);
+	return n;
+}
+
+size_t tracer__link_fds(const struct tracer *t, int **fds)
+{
+	size_t i, n = 0;
+
+	*fds = xcalloc(t->nlinks ? t->nlinks : 1, sizeof(**fds));
+	for (i = 0; i < t->nlinks; i++)
+		if (t->links[i] && bpf_link__fd(t->links[i]) >= 0)
+			(*fds)[n++] = bpf_link__fd(t->links[i]);
 	return n;
 }
 

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Descriptors whose last close is slow, closed away from bpfprof.
+ *
+ * The last close of a uprobe link waits for the uprobes' grace periods:
+ * seconds under load, and for as long as a traced thread keeps a return
+ * probe pending while it calls on.  A thread of bpfprof's blocked there
+ * also holds up bpfprof's exit (a process ends when its last thread does),
+ * which no signal cuts short.  away__start forks a child that holds a copy
+ * of the descriptors and nothing else; bpfprof then closes its own copies
+ * (no longer the last ones: instant), and away__finish lets the child close
+ * them, which is where the wait happens.
+ */
+#ifndef BPFPROF_BASE_AWAY_H
+#define BPFPROF_BASE_AWAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct away {
+	pid_t pid;
+	int go;		/* write end: its close lets the child close its copies */
+	int pidfd;	/* the child's, to wait with a timeout */
+};
+
+/*
+ * Forks the child that holds fds[0..n).  0, or -errno (nothing forked: the
+ * caller closes them itself, the slow way).
+ */
+int away__start(struct away *a, const int *fds, size_t n);
+/* To be called once the caller's own copies are closed: the child closes its. */
+void away__finish(struct away *a);
+/*
+ * Waits up to timeout_ms for the child to be done (the descriptors'
+ * release over): 0 when it is (or there was none), -ETIMEDOUT.  Waiting
+ * here, unlike in a close, lets the caller give up, and bpfprof exit.
+ */
+int away__wait(struct away *a, int timeout_ms);
+
+#endif

@@ -181,3 +181,16 @@ int parse_count(const char *opt, const char *arg, unsigned long min, unsigned lo
 	*out = v;
 	return 0;
 }
+
+void stdio_to_null(void)
+{
+	int null = open("/dev/null", O_RDWR);
+
+	if (null < 0)
+		return;
+	dup2(null, 0);
+	dup2(null, 1);
+	dup2(null, 2);
+	if (null > 2)
+		close(null);
+}

@@ -28,6 +28,8 @@ int parse_count(const char *opt, const char *arg, unsigned long min, unsigned lo
 void strv_push(char ***arr, size_t *n, const char *s);
 /* Removes dir and the files in it (a private temporary directory; "" is nothing). */
 void remove_tmpdir(const char *dir);
+/* Standard input, output and error on /dev/null (a process that outlives its caller's terminal). */
+void stdio_to_null(void);
 
 /*
  * Binary search, written once: the number of leading elements of a sorted

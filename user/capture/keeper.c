@@ -34,6 +34,7 @@
 #include "skel/trace.skel.h"
 #include "bpf/events.h"
 #include "base/log.h"
+#include "base/util.h"
 #include "base/pidfd.h"
 #include "keeper.h"
 
@@ -581,7 +582,7 @@ static void close_others(const int *keep, size_t nkeep)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *de;
-	int null, dfd = d ? dirfd(d) : -1;
+	int dfd = d ? dirfd(d) : -1;
 
 	while (d && (de = readdir(d))) {
 		int fd = atoi(de->d_name);
@@ -595,14 +596,7 @@ static void close_others(const int *keep, size_t nkeep)
 	}
 	if (d)
 		closedir(d);
-	null = open("/dev/null", O_RDWR);
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-		if (null > 2)
-			close(null);
-	}
+	stdio_to_null();
 }
 
 /*

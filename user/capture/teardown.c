@@ -38,7 +38,7 @@ static void keep_only(const int *keep, size_t nkeep)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *de;
-	int null, dfd = d ? dirfd(d) : -1;
+	int dfd = d ? dirfd(d) : -1;
 
 	while (d && (de = readdir(d))) {
 		char path[64], target[64];
@@ -60,14 +60,7 @@ static void keep_only(const int *keep, size_t nkeep)
 	}
 	if (d)
 		closedir(d);
-	null = open("/dev/null", O_RDWR);
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-		if (null > 2)
-			close(null);
-	}
+	stdio_to_null();
 }
 
 static uint64_t mono_ms(void)

@@ -179,6 +179,7 @@ static __always_inline bool gov_accept(__u64 cookie)
 /* The kernel keeps at most this many pending return instances per thread. */
 #define MAX_RETURN_INSTANCES BP_UNWIND_SLOTS
 #define SIGSTOP 19
+#define SIGCONT 18
 #define PT_PTRACED 0x1
 
 static __always_inline unsigned long trampoline_vaddr(struct task_struct *t)
@@ -217,18 +218,23 @@ static __always_inline __u32 hold_for_keeper(__u32 kind, __u64 sp)
 }
 
 /*
- * Stops the current process whole (SIGSTOP), noted in sig_stops first: the
- * fallback where no keeper holds the thread.  BP_STOP_SIGNAL, or
- * BP_STOP_NONE when it could not (the process then runs on).
+ * Stops the current process whole (SIGSTOP), then notes it in sig_stops:
+ * the fallback where no keeper holds the thread.  In that order: whoever
+ * sees the entry (the loader, the guard) and sends SIGCONT finds the stop
+ * already queued, and a SIGCONT discards a queued stop; the other way round,
+ * a SIGCONT sent between the two went before the stop, which then held the
+ * process with nobody to let it go (the guard, continuing in a loop while
+ * a killed bpfprof's links went: 1 run in 3 of test_dlfollow's kill test).
+ * BP_STOP_SIGNAL, or BP_STOP_NONE when it could not (the process runs on).
  */
 static __always_inline __u32 stop_process(__u64 ts)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	if (bpf_map_update_elem(&sig_stops, &tgid, &ts, BPF_ANY))
+	if (bpf_send_signal(SIGSTOP))
 		return BP_STOP_NONE;
-	if (bpf_send_signal(SIGSTOP)) {
-		bpf_map_delete_elem(&sig_stops, &tgid);
+	if (bpf_map_update_elem(&sig_stops, &tgid, &ts, BPF_ANY)) {
+		bpf_send_signal(SIGCONT);	/* unlisted: nobody would continue it */
 		return BP_STOP_NONE;
 	}
 	return BP_STOP_SIGNAL;

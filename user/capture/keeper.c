@@ -458,11 +458,20 @@ static void continue_stopped(void)
 		int fd = pidfd_of((pid_t)keys[i]);
 		__u64 ts;
 
-		if (fd >= 0 && !bpf_map_lookup_elem(K.stops_fd, &keys[i], &ts))
+		/*
+		 * The entry goes before the SIGCONT: once continued, the process
+		 * may stop again at once and list itself anew, an entry that must
+		 * stay for the next round of this loop.
+		 */
+		if (fd < 0) {
+			bpf_map_delete_elem(K.stops_fd, &keys[i]);
+			continue;
+		}
+		if (!bpf_map_lookup_elem(K.stops_fd, &keys[i], &ts)) {
+			bpf_map_delete_elem(K.stops_fd, &keys[i]);
 			pidfd_signal(fd, SIGCONT);
-		if (fd >= 0)
-			close(fd);
-		bpf_map_delete_elem(K.stops_fd, &keys[i]);
+		}
+		close(fd);
 	}
 	free(keys);
 }

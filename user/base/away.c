@@ -105,3 +105,11 @@ int away__wait(struct away *a, int timeout_ms)
 	a->pid = -1;
 	return 0;
 }
+
+void away__leave(struct away *a)
+{
+	if (a->pidfd >= 0)
+		close(a->pidfd);
+	a->pidfd = -1;
+	a->pid = -1;
+}

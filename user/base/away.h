@@ -37,5 +37,7 @@ void away__finish(struct away *a);
  * here, unlike in a close, lets the caller give up, and bpfprof exit.
  */
 int away__wait(struct away *a, int timeout_ms);
+/* Not waited for: the child ends alone (reaped by waitpid(-1) or by init); its pidfd is closed. */
+void away__leave(struct away *a);
 
 #endif

@@ -251,6 +251,7 @@ static void *release_fn(void *tr)
 	releasing_py = NULL;
 	tracer__free(tr);
 	away__finish(&a);
+	away__leave(&a);
 	return NULL;
 }
 

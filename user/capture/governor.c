@@ -388,6 +388,7 @@ static void *destroy_one(void *arg)
 		closing = d->g->closing;
 		pthread_mutex_unlock(&d->g->lock);
 	}
+	away__leave(&a);	/* given up: its pidfd is not kept */
 	free(d);
 	return NULL;
 }

@@ -70,9 +70,9 @@ __u32 keeper_tgid;
 
 /*
  * Processes stopped whole with SIGSTOP at an exec or a dlopen (no keeper
- * holds them): tgid -> the time of the stop.  Written before the signal;
- * the loader deletes the entry after its SIGCONT, task_exit when the
- * process dies (its pid may then be anyone's).  If bpfprof dies first,
+ * holds them): tgid -> the time of the stop.  Written after the signal is
+ * queued; the entry goes when a SIGCONT reaches the process (cont_sent
+ * below), and when the process dies (its pid may then be anyone's).  If bpfprof dies first,
  * its keeper (or guard) continues every process still listed, so that none
  * is left stopped.  Preallocated, like `holds`.
  */
@@ -601,6 +601,27 @@ int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
  */
 __u64 exited_cpu_ns;
 
+/*
+ * A SIGCONT to a process listed in sig_stops: its stop is over, the entry
+ * goes.  Here, not in the loader after its SIGCONT: this tracepoint runs
+ * with the target's signal lock held, and the target cannot leave its stop,
+ * run on and stop again (listing itself anew) before the lock is dropped.
+ * The loader's lookup-then-delete after the SIGCONT could delete that next
+ * stop's entry, and nobody then continued it (test_dlfollow's loop of 300
+ * dlopens, held for ever in about 1 run of 10 under load).
+ */
+SEC("tp_btf/signal_generate")
+int BPF_PROG(cont_sent, int sig, struct kernel_siginfo *info, struct task_struct *task)
+{
+	__u32 tgid;
+
+	if (sig != SIGCONT)
+		return 0;
+	tgid = BPF_CORE_READ(task, tgid);
+	bpf_map_delete_elem(&sig_stops, &tgid);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(task_exit, struct task_struct *p)
 {
@@ -760,8 +781,70 @@ static __always_inline void emit_wakeup(__u16 kind, __u64 who, __u64 other, __u6
 }
 
 /*
+ * Per CPU: how many interrupt-side handlers (a device interrupt, a softirq,
+ * an hrtimer's callback) are running now.  A wakeup done by one of them (a
+ * sleep's timer expiring, a packet arriving) was not caused by the thread it
+ * happened to interrupt.  The kernel's preempt count would say the same, but
+ * it is reached only through kallsyms' data symbols, which many kernels
+ * (CONFIG_KALLSYMS_ALL=n) do not list.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s32);
+} irq_depth SEC(".maps");
+
+static __always_inline int irq_depth_add(int d)
+{
+	__u32 zero = 0;
+	__s32 *n = bpf_map_lookup_elem(&irq_depth, &zero);
+
+	/* an exit whose entry ran before we attached leaves the count at 0 */
+	if (n && (d > 0 || *n > 0))
+		*n += d;
+	return 0;
+}
+
+/*
+ * No interrupt handler spans a context switch: the count is 0 at every one.
+ * Resetting it there heals a count left high by an entry whose exit ran
+ * before its program was attached (or was skipped as a nested BPF run).
+ */
+static __always_inline void irq_depth_reset(void)
+{
+	__u32 zero = 0;
+	__s32 *n = bpf_map_lookup_elem(&irq_depth, &zero);
+
+	if (n)
+		*n = 0;
+}
+
+static __always_inline bool in_interrupt_ctx(void)
+{
+	__u32 zero = 0;
+	__s32 *n = bpf_map_lookup_elem(&irq_depth, &zero);
+
+	return n && *n > 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(wake_irq_in) { return irq_depth_add(1); }
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(wake_irq_out) { return irq_depth_add(-1); }
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(wake_softirq_in) { return irq_depth_add(1); }
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(wake_softirq_out) { return irq_depth_add(-1); }
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(wake_hrtimer_in) { return irq_depth_add(1); }
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(wake_hrtimer_out) { return irq_depth_add(-1); }
+
+/*
  * sched_waking runs in the waker's context (sched_wakeup may run on the
  * wakee's CPU, in an interrupt): the waker's current call is the cause.
+ * A wakeup from an interrupt has no waker among the traced threads.
  */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(wake_waking, struct task_struct *p)
@@ -771,7 +854,7 @@ int BPF_PROG(wake_waking, struct task_struct *p)
 	struct waking w;
 
 	if (!wakeups || !is_traced(waker >> 32) || !is_member(BPF_CORE_READ(p, tgid)) ||
-	    wakee_tid == (__u32)waker)
+	    wakee_tid == (__u32)waker || in_interrupt_ctx())
 		return 0;
 	w.waker = waker;
 	w.ts = bpf_ktime_get_ns();
@@ -789,6 +872,7 @@ int BPF_PROG(wake_running, bool preempt, struct task_struct *prev, struct task_s
 
 	if (!wakeups)
 		return 0;
+	irq_depth_reset();
 	w = bpf_map_lookup_elem(&wakings, &tid);
 	if (!w)
 		return 0;

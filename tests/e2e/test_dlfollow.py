@@ -196,10 +196,6 @@ def test_plugins_by_file_name_attach(tmp_path):
     assert len(loaded_lines(err, t.pid)) == 2, err
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known defect (session 7 note, to fix first): under load (two CPU hogs) the target is "
-    "left held at a dlopen in about 1 run of 2 since the pidfd stop handling of issue 27 "
-    "(the safeopen branch's binary alone shows it); 300 rounds, each held"))
 def test_plugins_loop_exact(record):
     """300 dlopen/dlclose rounds of the same file: probed once, every call
     of every round traced (12 per round: ctor, init, 5 work, 5 leaf)."""

@@ -827,6 +827,8 @@ void capture__hand_off(struct capture *c)
 
 void capture__free(struct capture *c)
 {
+	int go = -1;
+
 	if (!c)
 		return;
 	if (c->launching && c->l.pid > 0 && c->l.release_fd >= 0)
@@ -835,7 +837,7 @@ void capture__free(struct capture *c)
 	if (c->tr)
 		tracer__pause(c->tr);
 	governor__release(c->gov);	/* its links are detached with the tracer's */
-	if (c->tr && c->hand_off && capture_hand_off(c))
+	if (c->tr && c->hand_off && (go = capture_hand_off(c)) < 0)
 		p_dbg("cannot fork bpfprof-release: the probes are removed here");
 	sampler__free(c->smp);
 	usdt__free(c->usd);
@@ -854,4 +856,6 @@ void capture__free(struct capture *c)
 	free(c->lost_now);
 	free(c->exe);
 	free(c);
+	if (go >= 0)
+		close(go);	/* bpfprof's copies are closed: bpfprof-release may remove the links */
 }

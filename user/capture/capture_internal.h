@@ -100,7 +100,9 @@ void capture_dl_free(struct capture *c);
 /*
  * Forks bpfprof-release (teardown.c), which removes the probes (and ends the
  * keeper or guard) while bpfprof only closes its descriptors and exits.
- * 0, or -errno (nothing forked: bpfprof removes them itself).
+ * The write end of a pipe, which the caller closes once all its own
+ * descriptors are closed (bpfprof-release waits for that), or -errno
+ * (nothing forked: bpfprof removes them itself).
  */
 int capture_hand_off(struct capture *c);
 

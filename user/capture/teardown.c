@@ -87,10 +87,17 @@ static void log_release(size_t nlinks, uint64_t ms)
 	fclose(f);
 }
 
-/* bpfprof-release: removes everything and ends. */
-static void __attribute__((noreturn)) release_main(struct capture *c, size_t nlinks)
+/*
+ * bpfprof-release: removes everything and ends.  It starts once bpfprof has
+ * closed its own copies (`go` reads EOF): a link's grace period is paid by
+ * whoever drops its last reference, and that must be this process, never
+ * bpfprof (under load, bpfprof sat a minute in synchronize_srcu after its
+ * output was written when this process closed its copies first).
+ */
+static void __attribute__((noreturn)) release_main(struct capture *c, size_t nlinks, int go)
 {
-	uint64_t t0 = mono_ms();
+	uint64_t t0;
+	char ch;
 
 	setsid();	/* out of the terminal's and the caller's process group */
 	prctl(PR_SET_NAME, "bpfprof-release");
@@ -98,6 +105,10 @@ static void __attribute__((noreturn)) release_main(struct capture *c, size_t nli
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
+	while (read(go, &ch, 1) < 0 && errno == EINTR)
+		;
+	close(go);
+	t0 = mono_ms();
 	sampler__free(c->smp);
 	usdt__free(c->usd);
 	pycap__free(c->py);
@@ -110,26 +121,33 @@ static void __attribute__((noreturn)) release_main(struct capture *c, size_t nli
 int capture_hand_off(struct capture *c)
 {
 	size_t made, uprobe, other, nkeep;
-	int keep[4];
+	int keep[5], go[2];
 	pid_t pid;
 
 	tracer__release_targets(c->tr);	/* threads bpfprof holds with ptrace are bpfprof's to let go */
 	tracer__count_links(c->tr, &made, &uprobe, &other);
 	nkeep = tracer__keep_fds(c->tr, keep, 4);
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	keep[nkeep++] = go[0];
 	/*
 	 * No fflush(NULL) first: every output is complete and closed by now, and
 	 * the child never flushes what it inherits (it ends with _exit).
 	 */
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		close(go[0]);
+		close(go[1]);
 		return -errno;
-	if (pid == 0) {
-		keep_only(keep, nkeep);
-		release_main(c, uprobe + other);
 	}
+	if (pid == 0) {
+		keep_only(keep, nkeep);	/* go[1] too: a pipe */
+		release_main(c, uprobe + other, go[0]);
+	}
+	close(go[0]);
 	p_dbg("links: %zu made over the run; %zu uprobe links (one grace period each, "
 	      "overlapped) and %zu others left to bpfprof-release (pid %d)", made, uprobe, other,
 	      (int)pid);
 	tracer__disown(c->tr);
-	return 0;
+	return go[1];
 }

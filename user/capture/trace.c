@@ -84,6 +84,7 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 	size_t rb_size = 4096;
 	int err;
 
+	pthread_mutex_init(&t->stop_lock, NULL);
 	t->fn = fn;
 	t->ctx = ctx;
 	t->args = opts->args;
@@ -103,6 +104,12 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 	/* not even loaded when off: they would run on every context switch */
 	bpf_program__set_autoload(t->skel->progs.wake_waking, opts->wakeups);
 	bpf_program__set_autoload(t->skel->progs.wake_running, opts->wakeups);
+	bpf_program__set_autoload(t->skel->progs.wake_irq_in, opts->wakeups);
+	bpf_program__set_autoload(t->skel->progs.wake_irq_out, opts->wakeups);
+	bpf_program__set_autoload(t->skel->progs.wake_softirq_in, opts->wakeups);
+	bpf_program__set_autoload(t->skel->progs.wake_softirq_out, opts->wakeups);
+	bpf_program__set_autoload(t->skel->progs.wake_hrtimer_in, opts->wakeups);
+	bpf_program__set_autoload(t->skel->progs.wake_hrtimer_out, opts->wakeups);
 	/* the kernel wants a power of two of pages */
 	while (rb_size < opts->buffer_size)
 		rb_size <<= 1;
@@ -707,6 +714,7 @@ void tracer__free(struct tracer *t)
 	if (t->bits)
 		munmap(t->bits, sizeof(*t->bits));
 	tracer__forget_stops(t);
+	pthread_mutex_destroy(&t->stop_lock);
 	trace_bpf__destroy(t->skel);
 	free(t);
 }

@@ -8,6 +8,7 @@
 #ifndef BPFPROF_TRACE_INTERNAL_H
 #define BPFPROF_TRACE_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +49,7 @@ struct tracer {
 	struct keeper *guard;	/* without a keeper: one that only continues (tracer__start_guard) */
 	struct stop_fd *stop_fds;	/* pidfds of processes stopped whole (trace_stops.c) */
 	size_t nstop_fds;
+	pthread_mutex_t stop_lock;	/* stop_fds: the hold watchdog's thread too */
 	size_t nmade;		/* links made over the run (governor's included) */
 	bool disowned;		/* tracer__disown(): bpfprof-release removes the links */
 	bool background;	/* tracer__in_background(): this is bpfprof-release */

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,26 +65,33 @@ void tracer__note_stop(struct tracer *t, const struct bp_rec_exec *r)
 	fd = pidfd_of_stop(t, pid, r->h.ts, 0);
 	if (fd < 0)
 		return;		/* gone already: nothing to continue */
+	pthread_mutex_lock(&t->stop_lock);
 	t->stop_fds = xrealloc(t->stop_fds, (t->nstop_fds + 1) * sizeof(*t->stop_fds));
 	t->stop_fds[t->nstop_fds].pid = pid;
 	t->stop_fds[t->nstop_fds].fd = fd;
 	t->nstop_fds++;
+	pthread_mutex_unlock(&t->stop_lock);
 }
 
-/* The pidfd taken at pid's stop (removed from the list), or -1. */
+/*
+ * The pidfd taken at pid's stop (removed from the list), or -1.  Locked:
+ * a hold's watchdog (capture/holdlimit.c) resumes from a thread of its own.
+ */
 static int take_stop_fd(struct tracer *t, pid_t pid)
 {
 	size_t i;
-	int fd;
+	int fd = -1;
 
+	pthread_mutex_lock(&t->stop_lock);
 	for (i = 0; i < t->nstop_fds; i++) {
 		if (t->stop_fds[i].pid != pid)
 			continue;
 		fd = t->stop_fds[i].fd;
 		t->stop_fds[i] = t->stop_fds[--t->nstop_fds];
-		return fd;
+		break;
 	}
-	return -1;
+	pthread_mutex_unlock(&t->stop_lock);
+	return fd;
 }
 
 void tracer__forget_stops(struct tracer *t)
@@ -146,25 +154,21 @@ void tracer__restore_unwind(struct tracer *t, const struct bp_rec_unwind *r)
 
 /*
  * SIGCONT to a process stopped whole at an exec or a dlopen; its sig_stops
- * entry goes (bpf/trace.bpf.c), unless a stop after this SIGCONT wrote it.
- * Through the pidfd taken at the stop, else one taken now if the stop is
+ * entry goes as the signal is sent (bpf/trace.bpf.c).  Through the pidfd taken at the stop, else one taken now if the stop is
  * still listed: never to a pid number alone.
  */
 static void continue_process(struct tracer *t, pid_t pid)
 {
-	int mfd = bpf_map__fd(t->skel->maps.sig_stops), fd;
-	__u64 since = now_ns(CLOCK_MONOTONIC), ts;
-	__u32 key = pid;
+	int fd;
 
 	fd = take_stop_fd(t, pid);
 	if (fd < 0)
-		fd = pidfd_of_stop(t, pid, 0, since);
+		fd = pidfd_of_stop(t, pid, 0, now_ns(CLOCK_MONOTONIC));
 	if (fd >= 0) {
+		/* the entry goes with this SIGCONT (cont_sent, bpf/trace.bpf.c) */
 		pidfd_signal(fd, SIGCONT);
 		close(fd);
 	}
-	if (!bpf_map_lookup_elem(mfd, &key, &ts) && ts <= since)
-		bpf_map_delete_elem(mfd, &key);
 }
 
 void tracer__resume(struct tracer *t, pid_t pid, uint32_t stopped)

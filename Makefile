@@ -4,6 +4,7 @@
 #   make deps       install build dependencies (Debian; adds bookworm-backports)
 #   make demo       deps + build + trace the bundled demo program
 #   make test       deps + build + unit tests + end-to-end tests (root)
+#   make check-layers  the layer rule (scripts/check-layers.sh; part of make unit)
 #   make bench      overhead and throughput figures
 #   V=1             show full commands
 
@@ -77,7 +78,8 @@ PROG_BINS  := $(basename $(PROG_SRCS))
 .DELETE_ON_ERROR:
 # the BPF objects are intermediates of the skeletons: keep them (no rebuild on every make)
 .SECONDARY: $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS)) $(SKELS)
-.PHONY: FORCE all deps test-deps bench-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke
+.PHONY: FORCE all deps test-deps bench-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke \
+	check-layers
 
 all: $(BPFPROF_BIN) progs $(OUTPUT)/bench/repeat_archive
 
@@ -157,8 +159,14 @@ demo: deps
 	./bpfprof record -o demo-trace.json -- ./tests/progs/calltree
 	@echo "demo: open demo-trace.json in https://ui.perfetto.dev or chrome://tracing"
 
-# the C units, and the scripts' own tests (tests/scripts/test_*.sh)
-unit: $(UNIT_BINS)
+# Layers use only the layers below them: their includes and, in the objects,
+# the symbols they take from each other (the matrix: scripts/check-layers.sh).
+check-layers: $(USER_OBJS)
+	$(call msg,CHECK,layers)
+	$(Q)bash scripts/check-layers.sh -o $(OUTPUT)
+
+# the layer rule, the C units, and the scripts' own tests (tests/scripts/test_*.sh)
+unit: $(UNIT_BINS) check-layers
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	$(Q)set -e; for t in tests/scripts/test_*.sh; do echo "== $$t"; bash $$t; done
 

@@ -131,7 +131,7 @@ int cmd_report(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	/* the report applies --pid/--tid itself (the same rules: model/filter.h) */
-	err = replay__report(path, NULL, &s, rep);
+	err = report__read(rep, path, NULL, &s, NULL);
 	if (err)
 		goto cleanup;	/* the reader or the report said why, in one line */
 	err = report__print(rep, &s, stdout);

@@ -113,11 +113,16 @@ $(FLAGS_STAMP): FORCE
 FORCE:
 
 # Userspace objects, one folder per layer (user/<layer>/x.c -> .output/user/<layer>/x.o).
-# They may include skeletons: generate them all first.
-$(OUTPUT)/user/%.o: user/%.c $(SKELS) $(FLAGS_STAMP)
+$(OUTPUT)/user/%.o: user/%.c $(FLAGS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+# Only an object that includes a skeleton ("skel/x.skel.h") waits for it (the
+# rest need no clang, bpftool or vmlinux.h): "user/capture/sample.c:skel/sample.skel.h"
+# from grep becomes ".output/user/capture/sample.o: skel/sample.skel.h".
+SKEL_DEPS := $(shell grep -oH '"skel/[a-z_0-9]*\.skel\.h"' $(USER_SRCS) | tr -d '"')
+$(foreach d,$(SKEL_DEPS),$(eval $(OUTPUT)/$(subst .c:,.o: ,$(d))))
 
 # view's page is built into the binary (.incbin): -MMD does not see it.
 $(OUTPUT)/user/web/view.o: user/web/view-page.html user/web/diff-page.html user/web/page.css
@@ -131,15 +136,22 @@ $(BPFPROF_BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# Unit tests: cmocka, linked against everything but main, and the helpers they
-# share (tests/unit/helpers.c: not a test itself, UNIT_SRCS is test_*.c).
+# Unit tests: cmocka, and the helpers they share (tests/unit/helpers.c: not a
+# test itself, UNIT_SRCS is test_*.c).  Linked against every layer but the live
+# ones (capture/, cmd/: BPF skeletons), which only a test that includes one of
+# their headers gets too.
 UNIT_HELPERS := $(OUTPUT)/tests/helpers.o
+LIVE_OBJS  := $(filter $(OUTPUT)/user/capture/% $(OUTPUT)/user/cmd/%,$(LIB_OBJS))
+CORE_OBJS  := $(filter-out $(LIVE_OBJS),$(LIB_OBJS))
+UNIT_LIVE  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,\
+		$(shell grep -l '^#include "\(capture\|cmd\)/' $(UNIT_SRCS)))
 $(UNIT_HELPERS): tests/unit/helpers.c $(FLAGS_STAMP) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
-$(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(LIB_OBJS) | $(OUTPUT)/tests
+$(UNIT_LIVE): $(LIVE_OBJS)
+$(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(CORE_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(UNIT_HELPERS) $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(filter %.o,$^) $(LDLIBS) -lcmocka -o $@
 
 # Test target programs: known behaviour, frame pointers, no inlining so every
 # function in the source is a real call.  Per-program flags in tests/progs/flags.mk.

@@ -256,18 +256,8 @@ static void merge_tables(struct merge *g, struct input *in, const struct bp_sess
 	for (i = 0; s->lost_per_cpu && i < s->ncpus; i++)
 		m->lost_per_cpu[i] += s->lost_per_cpu[i];
 	m->lost_total += s->lost_total;
-	m->nrecords += s->nrecords;
-	m->ncalls += s->ncalls;
-	m->nunfinished += s->nunfinished;
-	m->nno_entry += s->nno_entry;
-	m->nunwound += s->nunwound;
-	m->nno_retprobe += s->nno_retprobe;
-	m->nexceptions += s->nexceptions;
-	m->nsamples += s->nsamples;
-	m->noffcpu += s->noffcpu;
-	m->ntruncated += s->ntruncated;
-	for (i = 0; i < 4; i++)
-		m->nedges[i] += s->nedges[i];
+	for (i = 0; i < SESSION_NCOUNTERS; i++)
+		m->counters[i] += s->counters[i];
 	if (s->duration + in->shift > m->duration)
 		m->duration = s->duration + in->shift;
 	if (idx == 0) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * report: read a .bpfprof archive and print the per-function table and the
- * call tree (user/report.c).  Needs no privileges: it only reads a file.
+ * call tree (user/report/).  Needs no privileges: it only reads a file.
  */
 #include <errno.h>
 #include <getopt.h>

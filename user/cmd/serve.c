@@ -4,7 +4,7 @@
  * (libmicrohttpd, loopback by default):
  *
  *   /metrics               per (process, function) aggregates in the
- *                          Prometheus text format (user/metrics.c)
+ *                          Prometheus text format (user/web/metrics.c)
  *   /capture?ms=N&format=F the calls of the next N ms as a trace file,
  *                          through the exporter F (chrome by default)
  *

@@ -32,6 +32,7 @@
 #include "fuzz_util.h"
 #include "archive/format.h"
 #include "archive/replay.h"
+#include "exporters/exporter.h"
 #include "report/diff.h"
 #include "report/report.h"
 

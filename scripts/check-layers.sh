@@ -9,11 +9,11 @@
 #   cmd → capture, web → report, exporters → archive, decode → symbols → model → base
 #
 # Layers on one step (capture and web, report and exporters, archive and
-# decode) do not use each other.  The matrix below is that chain written out:
-# each folder and the folders it may use.  Two more folders are not layers:
-# bpf/ (the records the BPF programs write: bpf/events.h, read by the
-# layers named in its row) and skel/ (the generated BPF skeletons, for the
-# BPF objects' owner alone).
+# decode) do not use each other.  The matrix below is that chain written
+# out: each folder and the folders it may use; a new folder needs its row.
+# Two folders are not layers, and only the rows that name them may use them:
+# bpf/ (the records the BPF programs write, bpf/events.h) and skel/ (the
+# generated BPF skeletons, for the BPF objects' owner).
 #
 # Checked, for every file of user/<layer>/ and exporters/:
 #   - each #include "folder/x.h" names a folder its row allows;
@@ -32,11 +32,11 @@ declare -A MAY=(
 	[model]="base"
 	[symbols]="model base bpf"
 	[decode]="symbols model base bpf"
-	[archive]="model base"
-	[exporters]="archive model base"
-	[report]="archive model base"
-	[capture]="decode symbols model base bpf skel"
-	[web]="report exporters archive model base"
+	[archive]="symbols model base"
+	[exporters]="archive decode symbols model base"
+	[report]="archive decode symbols model base"
+	[capture]="report exporters archive decode symbols model base bpf skel"
+	[web]="report exporters archive decode symbols model base"
 	[cmd]="capture web report exporters archive decode symbols model base"
 )
 

@@ -12,37 +12,81 @@
 #include "capture/governor.h"
 #include "symbols/debugsyms.h"
 
+/* The capture group's parsers (options.h, OPTS_CAPTURE_ROWS): 0 or nonzero (printed). */
+static int cap_pid(struct capture_opts *co, const char *arg)
+{
+	return parse_pids(arg, &co->pids, &co->npids);
+}
+
+static int cap_function(struct capture_opts *co, const char *arg)
+{
+	strv_push(&co->includes, &co->nincludes, arg);
+	return 0;
+}
+
+static int cap_exclude(struct capture_opts *co, const char *arg)
+{
+	strv_push(&co->excludes, &co->nexcludes, arg);
+	return 0;
+}
+
+static int cap_buffer_size(struct capture_opts *co, const char *arg)
+{
+	return parse_buffer_size(arg, &co->buffer_size);
+}
+
+static int cap_no_follow(struct capture_opts *co, const char *arg)
+{
+	co->no_follow = true;
+	return 0;
+}
+
+static int cap_no_skip_endbr(struct capture_opts *co, const char *arg)
+{
+	co->no_skip_endbr = true;
+	return 0;
+}
+
+static int cap_debug_dir(struct capture_opts *co, const char *arg)
+{
+	debugsyms__add_dir(arg);
+	return 0;
+}
+
+static int cap_no_compensation(struct capture_opts *co, const char *arg)
+{
+	co->no_compensation = true;
+	return 0;
+}
+
+static int cap_compensate(struct capture_opts *co, const char *arg)
+{
+	co->no_compensation = false;
+	return 0;
+}
+
+static int cap_max_overhead(struct capture_opts *co, const char *arg)
+{
+	return governor__parse_limit(arg, &co->max_overhead);
+}
+
+static const struct capture_row {
+	int val;
+	int (*take)(struct capture_opts *co, const char *arg);
+	const char *help;
+} capture_rows[] = {
+#define CAPTURE_ROW(name, has_arg, val, take, help)	{ val, take, help },
+	OPTS_CAPTURE_ROWS(CAPTURE_ROW)
+#undef CAPTURE_ROW
+};
+
 static int take_capture(struct capture_opts *co, int c, const char *arg)
 {
-	switch (c) {
-	case 'p':
-		return parse_pids(arg, &co->pids, &co->npids);
-	case 'F':
-		strv_push(&co->includes, &co->nincludes, arg);
-		return 0;
-	case 'N':
-		strv_push(&co->excludes, &co->nexcludes, arg);
-		return 0;
-	case OPT_BUFFER:
-		return parse_buffer_size(arg, &co->buffer_size);
-	case OPT_NO_FOLLOW:
-		co->no_follow = true;
-		return 0;
-	case OPT_NO_SKIP_ENDBR:
-		co->no_skip_endbr = true;
-		return 0;
-	case OPT_DEBUG_DIR:
-		debugsyms__add_dir(arg);
-		return 0;
-	case OPT_NO_COMP:
-		co->no_compensation = true;
-		return 0;
-	case OPT_COMP:
-		co->no_compensation = false;
-		return 0;
-	case OPT_MAX_OVH:
-		return governor__parse_limit(arg, &co->max_overhead);
-	}
+	size_t i;
+
+	for (i = 0; i < sizeof(capture_rows) / sizeof(capture_rows[0]); i++)
+		if (capture_rows[i].val == c)
+			return capture_rows[i].take(co, arg);
 	return -ENOENT;
 }
 
@@ -149,32 +193,19 @@ const struct exporter_ops *opts__output(const struct cmd_opts *o)
 
 void opts__capture_help(FILE *f, const char *buffer_default, const char *overhead_default)
 {
-	fprintf(f,
-		"  -F, --function GLOB    trace functions of the main executable matching GLOB\n"
-		"  -F LIB:GLOB            ... of the ELF files whose file name matches LIB\n"
-		"                         (libraries, also dlopen'd later, and the executable),\n"
-		"                         e.g. -F 'libc.so*:malloc'\n"
-		"  -F py:[FILE:]QUALNAME  Python functions of a CPython target, e.g.\n"
-		"                         -F 'py:handle_*', -F 'py:app.py:Server.*'\n"
-		"  -N, --exclude [LIB:|py:]GLOB  do not trace these (wins over -F)\n"
-		"                         default: every function of the main executable;\n"
-		"                         for CPython (python3.11), its Python functions\n"
-		"      --buffer-size SIZE ring buffer size (default %s; more = fewer losses)\n"
-		"      --no-follow        do not trace processes forked by the targets\n"
-		"      --no-skip-endbr    probe each function's first instruction, not the first\n"
-		"                         emulated one past endbr64 or a harmless prefix\n"
-		"      --compensate       take the probes' own cost (measured on this machine) out\n"
-		"                         of every call and its parents; default: the raw clock\n"
-		"                         (--no-compensation)\n"
-		"      --max-overhead PCT keep the probes' estimated slowdown of the traced\n"
-		"                         processes under PCT percent (100: at most twice as\n"
-		"                         slow) by dropping first the functions whose calls\n"
-		"                         last about their probe's own cost; they are named in\n"
-		"                         the summary, /metrics and every output\n"
-		"                         (default: %s; 'off': exact)\n"
-		"      --debug-dir DIR    also look for debug files (names for stripped\n"
-		"                         binaries) in DIR, as in /usr/lib/debug; repeatable\n",
-		buffer_default, overhead_default);
+	size_t i;
+
+	for (i = 0; i < sizeof(capture_rows) / sizeof(capture_rows[0]); i++) {
+		const struct capture_row *r = &capture_rows[i];
+
+		/* the rows' own text (options.h): %s only where a default is shown */
+		if (r->val == OPT_BUFFER)
+			fprintf(f, r->help, buffer_default);
+		else if (r->val == OPT_MAX_OVH)
+			fprintf(f, r->help, overhead_default);
+		else if (r->help)
+			fputs(r->help, f);
+	}
 }
 
 void opts__common_help(FILE *f)

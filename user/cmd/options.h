@@ -38,18 +38,52 @@ enum {
 #define OPTS_OUTPUT_LONGOPTS \
 	{ "output", required_argument, NULL, 'o' }, \
 	{ "format", required_argument, NULL, OPT_FORMAT }
-/* What the probes trace and how: record, attach, serve. */
-#define OPTS_CAPTURE_LONGOPTS \
-	{ "pid", required_argument, NULL, 'p' }, \
-	{ "function", required_argument, NULL, 'F' }, \
-	{ "exclude", required_argument, NULL, 'N' }, \
-	{ "buffer-size", required_argument, NULL, OPT_BUFFER }, \
-	{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW }, \
-	{ "no-skip-endbr", no_argument, NULL, OPT_NO_SKIP_ENDBR }, \
-	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR }, \
-	{ "no-compensation", no_argument, NULL, OPT_NO_COMP }, \
-	{ "compensate", no_argument, NULL, OPT_COMP }, \
-	{ "max-overhead", required_argument, NULL, OPT_MAX_OVH }
+/*
+ * What the probes trace and how (record, attach, serve), as data: one row an
+ * option, X(long name, getopt's argument kind, value: a short letter or an
+ * OPT_*, the function that parses it (options.c), its --help lines: NULL
+ * where the command describes it).  getopt's rows (OPTS_CAPTURE_LONGOPTS),
+ * the parsing (opts__take) and the help (opts__capture_help, in this
+ * order) all come from these rows.  Help that shows a default takes it as
+ * its %s: the command's buffer size, its --max-overhead.
+ */
+#define OPTS_CAPTURE_ROWS(X) \
+	X("function", required_argument, 'F', cap_function, \
+	  "  -F, --function GLOB    trace functions of the main executable matching GLOB\n" \
+	  "  -F LIB:GLOB            ... of the ELF files whose file name matches LIB\n" \
+	  "                         (libraries, also dlopen'd later, and the executable),\n" \
+	  "                         e.g. -F 'libc.so*:malloc'\n" \
+	  "  -F py:[FILE:]QUALNAME  Python functions of a CPython target, e.g.\n" \
+	  "                         -F 'py:handle_*', -F 'py:app.py:Server.*'\n") \
+	X("exclude", required_argument, 'N', cap_exclude, \
+	  "  -N, --exclude [LIB:|py:]GLOB  do not trace these (wins over -F)\n" \
+	  "                         default: every function of the main executable;\n" \
+	  "                         for CPython (python3.11), its Python functions\n") \
+	X("buffer-size", required_argument, OPT_BUFFER, cap_buffer_size, \
+	  "      --buffer-size SIZE ring buffer size (default %s; more = fewer losses)\n") \
+	X("no-follow", no_argument, OPT_NO_FOLLOW, cap_no_follow, \
+	  "      --no-follow        do not trace processes forked by the targets\n") \
+	X("no-skip-endbr", no_argument, OPT_NO_SKIP_ENDBR, cap_no_skip_endbr, \
+	  "      --no-skip-endbr    probe each function's first instruction, not the first\n" \
+	  "                         emulated one past endbr64 or a harmless prefix\n") \
+	X("compensate", no_argument, OPT_COMP, cap_compensate, \
+	  "      --compensate       take the probes' own cost (measured on this machine) out\n" \
+	  "                         of every call and its parents; default: the raw clock\n" \
+	  "                         (--no-compensation)\n") \
+	X("no-compensation", no_argument, OPT_NO_COMP, cap_no_compensation, NULL) \
+	X("max-overhead", required_argument, OPT_MAX_OVH, cap_max_overhead, \
+	  "      --max-overhead PCT keep the probes' estimated slowdown of the traced\n" \
+	  "                         processes under PCT percent (100: at most twice as\n" \
+	  "                         slow) by dropping first the functions whose calls\n" \
+	  "                         last about their probe's own cost; they are named in\n" \
+	  "                         the summary, /metrics and every output\n" \
+	  "                         (default: %s; 'off': exact)\n") \
+	X("debug-dir", required_argument, OPT_DEBUG_DIR, cap_debug_dir, \
+	  "      --debug-dir DIR    also look for debug files (names for stripped\n" \
+	  "                         binaries) in DIR, as in /usr/lib/debug; repeatable\n") \
+	X("pid", required_argument, 'p', cap_pid, NULL)
+#define OPTS_ROW_LONGOPT(name, has_arg, val, take, help)	{ name, has_arg, NULL, val },
+#define OPTS_CAPTURE_LONGOPTS	OPTS_CAPTURE_ROWS(OPTS_ROW_LONGOPT)
 /* Which events of a recording: convert. */
 #define OPTS_FILTER_LONGOPTS \
 	{ "min-time", required_argument, NULL, OPT_MIN_TIME }, \

@@ -176,7 +176,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	       OPT_NO_WAKEUPS, OPT_DEPS, OPT_GATED, OPT_STACK, OPT_STACK_SIZE };
 	static const struct option longopts[] = {
 		OPTS_OUTPUT_LONGOPTS,
-		OPTS_CAPTURE_LONGOPTS,
+		OPTS_CAPTURE_LONGOPTS
 		{ "min-time", required_argument, NULL, OPT_MIN_TIME },
 		{ "sample", optional_argument, NULL, OPT_SAMPLE },
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },

@@ -657,7 +657,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
 	enum { OPT_TOP = OPT_OWN, OPT_CAPTURE_LIMIT };
 	static const struct option longopts[] = {
-		OPTS_CAPTURE_LONGOPTS,
+		OPTS_CAPTURE_LONGOPTS
 		{ "listen", required_argument, NULL, 'l' },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "capture-limit", required_argument, NULL, OPT_CAPTURE_LIMIT },

@@ -458,10 +458,7 @@ static int record_main(int argc, char **argv, bool attach)
 	}
 	err = run(&o);
 out:
-	free(o.co.includes);
-	free(o.co.excludes);
-	free(o.co.usdts);
-	free(o.co.pids);
+	opts__capture_free(&o.co);
 	return err;
 }
 

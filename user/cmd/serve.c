@@ -724,8 +724,6 @@ int cmd_serve(int argc, char **argv)
 		err = err > 0 ? 0 : 2;
 	else
 		err = run(&o);
-	free(o.co.pids);
-	free(o.co.includes);
-	free(o.co.excludes);
+	opts__capture_free(&o.co);
 	return err;
 }

@@ -86,7 +86,7 @@ int cmd_diff(int argc, char **argv)
 		/* the gate */
 		OPT_ARG("fail-above", OPT_FAIL_ABOVE), OPT_ARG("min-total", OPT_MIN_TOTAL),
 		/* what is printed */
-		OPTS_SIZE_LONGOPTS, OPT_FLAG("no-paths", OPT_NO_PATHS), OPT_FLAG("all-paths", OPT_ALL_PATHS),
+		OPTS_SIZE_LONGOPTS OPT_FLAG("no-paths", OPT_NO_PATHS), OPT_FLAG("all-paths", OPT_ALL_PATHS),
 		OPT_FLAG("help", 'h'),
 		{ NULL },
 	};

@@ -27,8 +27,8 @@ static void usage(FILE *f, const char *cmd)
 int cmd_merge(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		OPTS_OUTPUT_LONGOPTS,
-		OPTS_COMMON_LONGOPTS,
+		OPTS_OUTPUT_LONGOPTS
+		OPTS_COMMON_LONGOPTS
 		{ NULL },
 	};
 	struct cmd_opts o = { .cmd = "merge", .usage = usage };

@@ -29,23 +29,34 @@ enum {
 #define OPT_ARG(name, val)	{ name, required_argument, NULL, val }
 #define OPT_FLAG(name, val)	{ name, no_argument, NULL, val }
 
-/* -q -v -h: every command. */
-#define OPTS_COMMON_LONGOPTS \
-	{ "quiet", no_argument, NULL, 'q' }, \
-	{ "verbose", no_argument, NULL, 'v' }, \
-	{ "help", no_argument, NULL, 'h' }
-/* -o and --format: commands that write one output. */
-#define OPTS_OUTPUT_LONGOPTS \
-	{ "output", required_argument, NULL, 'o' }, \
-	{ "format", required_argument, NULL, OPT_FORMAT }
 /*
- * What the probes trace and how (record, attach, serve), as data: one row an
- * option, X(long name, getopt's argument kind, value: a short letter or an
- * OPT_*, the function that parses it (options.c), its --help lines: NULL
- * where the command describes it).  getopt's rows (OPTS_CAPTURE_LONGOPTS),
- * the parsing (opts__take) and the help (opts__capture_help, in this
- * order) all come from these rows.  Help that shows a default takes it as
- * its %s: the command's buffer size, its --max-overhead.
+ * The shared groups as data: one row an option, X(long name, getopt's
+ * argument kind, value: a short letter or an OPT_*, the function that parses
+ * it (options.c), its --help lines: NULL where each command describes it in
+ * its own layout).  getopt's rows (OPTS_<GROUP>_LONGOPTS, in a command's
+ * table), the parsing (opts__take: every row of that value, until one takes
+ * it) and the shared help (opts__capture_help, opts__common_help, in the
+ * rows' order) all come from these rows.  A parser leaves an option whose
+ * group the command did not ask for (cmd_opts) to the next row.
+ */
+/* -q -v -h: every command. */
+#define OPTS_COMMON_ROWS(X) \
+	X("quiet", no_argument, 'q', take_quiet, \
+	  "  -q, --quiet            no summary\n") \
+	X("verbose", no_argument, 'v', take_verbose, \
+	  "  -v, --verbose          more messages (twice: libbpf debug)\n") \
+	X("help", no_argument, 'h', take_help, \
+	  "  -h, --help             this help\n")
+/* -o and --format: commands that write one output. */
+#define OPTS_OUTPUT_ROWS(X) \
+	X("output", required_argument, 'o', take_output, NULL) \
+	X("format", required_argument, OPT_FORMAT, take_format, NULL)
+/* --partial: commands that read a recording. */
+#define OPTS_READ_ROWS(X) \
+	X("partial", no_argument, OPT_PARTIAL, take_partial, NULL)
+/*
+ * What the probes trace and how: record, attach, serve.  Help that shows a
+ * default takes it as its %s: the command's buffer size, its --max-overhead.
  */
 #define OPTS_CAPTURE_ROWS(X) \
 	X("function", required_argument, 'F', cap_function, \
@@ -82,18 +93,24 @@ enum {
 	  "      --debug-dir DIR    also look for debug files (names for stripped\n" \
 	  "                         binaries) in DIR, as in /usr/lib/debug; repeatable\n") \
 	X("pid", required_argument, 'p', cap_pid, NULL)
-#define OPTS_ROW_LONGOPT(name, has_arg, val, take, help)	{ name, has_arg, NULL, val },
-#define OPTS_CAPTURE_LONGOPTS	OPTS_CAPTURE_ROWS(OPTS_ROW_LONGOPT)
-/* Which events of a recording: convert. */
-#define OPTS_FILTER_LONGOPTS \
-	{ "min-time", required_argument, NULL, OPT_MIN_TIME }, \
-	{ "pid", required_argument, NULL, 'p' }, \
-	{ "tid", required_argument, NULL, 't' }
-
+/* Which events of a recording: convert (and --min-time alone: record). */
+#define OPTS_FILTER_ROWS(X) \
+	X("min-time", required_argument, OPT_MIN_TIME, take_min_time, NULL) \
+	X("pid", required_argument, 'p', take_filter_pid, NULL) \
+	X("tid", required_argument, 't', take_filter_tid, NULL)
 /* How much of a table and a tree to print: report, diff. */
-#define OPTS_SIZE_LONGOPTS \
-	{ "top", required_argument, NULL, 'n' }, \
-	{ "depth", required_argument, NULL, OPT_DEPTH }
+#define OPTS_SIZE_ROWS(X) \
+	X("top", required_argument, 'n', take_top, NULL) \
+	X("depth", required_argument, OPT_DEPTH, take_depth, NULL)
+
+/* getopt_long's rows of a group, each followed by a comma. */
+#define OPTS_ROW_LONGOPT(name, has_arg, val, take, help)	{ name, has_arg, NULL, val },
+#define OPTS_COMMON_LONGOPTS	OPTS_COMMON_ROWS(OPTS_ROW_LONGOPT)
+#define OPTS_OUTPUT_LONGOPTS	OPTS_OUTPUT_ROWS(OPTS_ROW_LONGOPT)
+#define OPTS_READ_LONGOPTS	OPTS_READ_ROWS(OPTS_ROW_LONGOPT)
+#define OPTS_CAPTURE_LONGOPTS	OPTS_CAPTURE_ROWS(OPTS_ROW_LONGOPT)
+#define OPTS_FILTER_LONGOPTS	OPTS_FILTER_ROWS(OPTS_ROW_LONGOPT)
+#define OPTS_SIZE_LONGOPTS	OPTS_SIZE_ROWS(OPTS_ROW_LONGOPT)
 
 struct cmd_opts {
 	const char *cmd;		/* "record", ...: named in messages */

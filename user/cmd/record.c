@@ -175,7 +175,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	enum { OPT_AS_ROOT = OPT_OWN, OPT_ARGS, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS,
 	       OPT_NO_WAKEUPS, OPT_DEPS, OPT_GATED, OPT_STACK, OPT_STACK_SIZE };
 	static const struct option longopts[] = {
-		OPTS_OUTPUT_LONGOPTS,
+		OPTS_OUTPUT_LONGOPTS
 		OPTS_CAPTURE_LONGOPTS
 		{ "min-time", required_argument, NULL, OPT_MIN_TIME },
 		{ "sample", optional_argument, NULL, OPT_SAMPLE },
@@ -191,7 +191,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "gated", no_argument, NULL, OPT_GATED },
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		{ "duration", required_argument, NULL, 'd' },
-		OPTS_COMMON_LONGOPTS,
+		OPTS_COMMON_LONGOPTS
 		{ NULL },
 	};
 	struct capture_opts *co = &o->co;

@@ -55,9 +55,9 @@ int cmd_report(int argc, char **argv)
 {
 	enum { OPT_NO_TREE = OPT_OWN, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS };
 	static const struct option longopts[] = {
-		OPT_FLAG("partial", OPT_PARTIAL), OPT_ARG("format", OPT_FORMAT),
+		OPTS_READ_LONGOPTS OPT_ARG("format", OPT_FORMAT),
 		/* which rows */
-		OPT_ARG("sort", 's'), OPTS_SIZE_LONGOPTS, OPT_ARG("pid", 'p'), OPT_ARG("tid", 't'),
+		OPT_ARG("sort", 's'), OPTS_SIZE_LONGOPTS OPT_ARG("pid", 'p'), OPT_ARG("tid", 't'),
 		/* which views */
 		OPT_FLAG("no-tree", OPT_NO_TREE), OPT_FLAG("tree-only", OPT_TREE_ONLY),
 		OPT_FLAG("edges", OPT_EDGES), OPT_FLAG("marks", OPT_MARKS),

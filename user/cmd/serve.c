@@ -661,7 +661,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "capture-limit", required_argument, NULL, OPT_CAPTURE_LIMIT },
-		OPTS_COMMON_LONGOPTS,
+		OPTS_COMMON_LONGOPTS
 		{ NULL },
 	};
 	const char *listen = DEFAULT_LISTEN;

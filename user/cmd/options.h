@@ -133,7 +133,7 @@ struct cmd_opts {
 int opts__take(struct cmd_opts *o, int c, char **argv);
 /* The buffer size is the capture's default when none is given. */
 void opts__capture_defaults(struct capture_opts *co, uint64_t buffer_size);
-/* Frees what the capture group's parsers allocated (-p, -F, -N, -U). */
+/* Frees the lists of the capture options: -p, -F, -N, and record's -U. */
 void opts__capture_free(struct capture_opts *co);
 
 /* An output is needed: -o given, and a format (--format or the name) known. */

@@ -4,6 +4,7 @@
 #   make deps       install build dependencies (Debian; adds bookworm-backports)
 #   make demo       deps + build + trace the bundled demo program
 #   make test       deps + build + unit tests + end-to-end tests (root)
+#   make check-layers  the layer rule (scripts/check-layers.sh; part of make unit)
 #   make bench      overhead and throughput figures
 #   V=1             show full commands
 
@@ -77,7 +78,8 @@ PROG_BINS  := $(basename $(PROG_SRCS))
 .DELETE_ON_ERROR:
 # the BPF objects are intermediates of the skeletons: keep them (no rebuild on every make)
 .SECONDARY: $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS)) $(SKELS)
-.PHONY: FORCE all deps test-deps bench-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke
+.PHONY: FORCE all deps test-deps bench-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke \
+	check-layers
 
 all: $(BPFPROF_BIN) progs $(OUTPUT)/bench/repeat_archive
 
@@ -111,11 +113,16 @@ $(FLAGS_STAMP): FORCE
 FORCE:
 
 # Userspace objects, one folder per layer (user/<layer>/x.c -> .output/user/<layer>/x.o).
-# They may include skeletons: generate them all first.
-$(OUTPUT)/user/%.o: user/%.c $(SKELS) $(FLAGS_STAMP)
+$(OUTPUT)/user/%.o: user/%.c $(FLAGS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+# Only an object that includes a skeleton ("skel/x.skel.h") waits for it (the
+# rest need no clang, bpftool or vmlinux.h): "user/capture/sample.c:skel/sample.skel.h"
+# from grep becomes ".output/user/capture/sample.o: skel/sample.skel.h".
+SKEL_DEPS := $(shell grep -oH '"skel/[a-z_0-9]*\.skel\.h"' $(USER_SRCS) | tr -d '"')
+$(foreach d,$(SKEL_DEPS),$(eval $(OUTPUT)/$(subst .c:,.o: ,$(d))))
 
 # view's page is built into the binary (.incbin): -MMD does not see it.
 $(OUTPUT)/user/web/view.o: user/web/view-page.html user/web/diff-page.html user/web/page.css
@@ -129,15 +136,22 @@ $(BPFPROF_BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# Unit tests: cmocka, linked against everything but main, and the helpers they
-# share (tests/unit/helpers.c: not a test itself, UNIT_SRCS is test_*.c).
+# Unit tests: cmocka, and the helpers they share (tests/unit/helpers.c: not a
+# test itself, UNIT_SRCS is test_*.c).  Linked against every layer but the live
+# ones (capture/, cmd/: BPF skeletons), which only a test that includes one of
+# their headers gets too.
 UNIT_HELPERS := $(OUTPUT)/tests/helpers.o
+LIVE_OBJS  := $(filter $(OUTPUT)/user/capture/% $(OUTPUT)/user/cmd/%,$(LIB_OBJS))
+CORE_OBJS  := $(filter-out $(LIVE_OBJS),$(LIB_OBJS))
+UNIT_LIVE  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,\
+		$(shell grep -l '^#include "\(capture\|cmd\)/' $(UNIT_SRCS)))
 $(UNIT_HELPERS): tests/unit/helpers.c $(FLAGS_STAMP) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
-$(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(LIB_OBJS) | $(OUTPUT)/tests
+$(UNIT_LIVE): $(LIVE_OBJS)
+$(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_HELPERS) $(CORE_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(UNIT_HELPERS) $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(filter %.o,$^) $(LDLIBS) -lcmocka -o $@
 
 # Test target programs: known behaviour, frame pointers, no inlining so every
 # function in the source is a real call.  Per-program flags in tests/progs/flags.mk.
@@ -157,8 +171,14 @@ demo: deps
 	./bpfprof record -o demo-trace.json -- ./tests/progs/calltree
 	@echo "demo: open demo-trace.json in https://ui.perfetto.dev or chrome://tracing"
 
-# the C units, and the scripts' own tests (tests/scripts/test_*.sh)
-unit: $(UNIT_BINS)
+# Layers use only the layers below them: their includes and, in the objects,
+# the symbols they take from each other (the matrix: scripts/check-layers.sh).
+check-layers: $(USER_OBJS)
+	$(call msg,CHECK,layers)
+	$(Q)bash scripts/check-layers.sh -o $(OUTPUT)
+
+# the layer rule, the C units, and the scripts' own tests (tests/scripts/test_*.sh)
+unit: $(UNIT_BINS) check-layers
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	$(Q)set -e; for t in tests/scripts/test_*.sh; do echo "== $$t"; bash $$t; done
 

@@ -79,11 +79,23 @@ static __always_inline bool is_member(__u32 tgid)
 	return trace_all || bpf_map_lookup_elem(&tgids, &tgid);
 }
 
-/* A record's header: its type, no flags, this CPU, now, the current thread. */
-static __always_inline void rec_hdr(struct bp_rec_hdr *h, __u16 type, __u32 cpu, __u64 pid_tgid)
+/* A record's header (events.h: every record starts with one), stamped at ts. */
+static __always_inline void rec_hdr_at(struct bp_rec_hdr *h, __u16 type, __u16 flags, __u32 cpu,
+				       __u64 pid_tgid, __u64 ts)
 {
 	h->type = type;
-	h->flags = 0;
+	h->flags = flags;
+	h->cpu = cpu;
+	h->ts = ts;
+	h->pid_tgid = pid_tgid;
+}
+
+/* ... stamped now (the clock read between the stores, as the records always were). */
+static __always_inline void rec_hdr(struct bp_rec_hdr *h, __u16 type, __u16 flags, __u32 cpu,
+				    __u64 pid_tgid)
+{
+	h->type = type;
+	h->flags = flags;
 	h->cpu = cpu;
 	h->ts = bpf_ktime_get_ns();
 	h->pid_tgid = pid_tgid;
@@ -148,11 +160,8 @@ static __always_inline void batch_send(struct bp_rec_batch *b, __u32 n, __u32 cp
 		n = BP_BATCH_RECS;
 	if (!n)
 		return;
-	b->h.type = BP_REC_BATCH;
-	b->h.flags = 0;
-	b->h.cpu = cpu;
-	b->h.ts = b->r[(n - 1) & (BP_BATCH_RECS - 1)].h.ts;
-	b->h.pid_tgid = 0;
+	/* stamped with its last call's time */
+	rec_hdr_at(&b->h, BP_REC_BATCH, 0, cpu, 0, b->r[(n - 1) & (BP_BATCH_RECS - 1)].h.ts);
 	b->n = n;
 	if (bpf_ringbuf_output(&rb, b, sizeof(*b) - (BP_BATCH_RECS - n) * sizeof(b->r[0]),
 			       BPF_RB_NO_WAKEUP))

@@ -141,11 +141,7 @@ int py_probe(struct pt_regs *ctx)
 		count_lost(cpu);
 		return 0;
 	}
-	r->h.type = BP_REC_PY;
-	r->h.flags = kind;
-	r->h.cpu = cpu;
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.pid_tgid = id;
+	rec_hdr(&r->h, BP_REC_PY, kind, cpu, id);
 	r->code = code;
 	r->frame = frame;
 	r->previous = previous;

@@ -94,7 +94,7 @@ static __always_inline void name_code(const struct bp_py_cfg *c, __u32 tgid, __u
 		count_lost(cpu);
 		return;
 	}
-	rec_hdr(&r->h, BP_REC_PYCODE, cpu, id);
+	rec_hdr(&r->h, BP_REC_PYCODE, 0, cpu, id);
 	r->code = code;
 	r->firstlineno = now.line;
 	r->flags = 0;

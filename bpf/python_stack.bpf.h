@@ -69,11 +69,8 @@ static __always_inline void py_stack_emit(__u64 pid_tgid, __u32 cpu)
 		n = i + 1;
 		frame = rd64(frame + p->off.frame_previous);
 	}
-	r->h.type = BP_REC_PYSTACK;
-	r->h.flags = frame && n == BP_PY_MAX_FRAMES ? BP_PYSTACK_CUT : 0;
-	r->h.cpu = cpu;
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.pid_tgid = pid_tgid;
+	rec_hdr(&r->h, BP_REC_PYSTACK, frame && n == BP_PY_MAX_FRAMES ? BP_PYSTACK_CUT : 0, cpu,
+		pid_tgid);
 	r->n = n;
 	r->pad = 0;
 	if (bpf_ringbuf_output(&rb, r, offsetof(struct bp_rec_pystack, frames) +

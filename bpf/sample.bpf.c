@@ -210,11 +210,7 @@ static __always_inline int emit_stack(void *ctx, __u64 pid_tgid, __u16 flags, __
 		return 0;
 	py_stack_emit(pid_tgid, cpu);	/* a CPython thread's frames, just before its stack */
 	r = &b->s;
-	r->h.type = BP_REC_SAMPLE;
-	r->h.flags = flags;
-	r->h.cpu = cpu;
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.pid_tgid = pid_tgid;
+	rec_hdr(&r->h, BP_REC_SAMPLE, flags, cpu, pid_tgid);
 	r->period = period;
 	bpf_get_current_comm(&r->comm, sizeof(r->comm));
 	if (fp_user) {
@@ -293,11 +289,8 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 		now = bpf_ktime_get_ns();
 		r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 		if (r) {
-			r->h.type = BP_REC_SWITCH;
-			r->h.flags = 0;
-			r->h.cpu = cpu;
-			r->h.ts = now;
-			r->h.pid_tgid = (__u64)BPF_CORE_READ(next, tgid) << 32 | next_tid;
+			rec_hdr_at(&r->h, BP_REC_SWITCH, 0, cpu,
+				   (__u64)BPF_CORE_READ(next, tgid) << 32 | next_tid, now);
 			r->blocked_ns = now - *start;
 			bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 		} else {

@@ -254,14 +254,24 @@ static __always_inline void maybe_rearm(__u64 id, unsigned long sp)
 static __always_inline void fill_call(struct bp_rec_call *r, struct pt_regs *ctx, __u16 type,
 				      __u64 id, __u32 cpu)
 {
-	r->h.type = type;
-	r->h.flags = 0;
-	r->h.cpu = cpu;
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.pid_tgid = id;
+	rec_hdr(&r->h, type, 0, cpu, id);
 	r->func_id = (__u32)bpf_get_attach_cookie(ctx);	/* the governor's bits above */
 	r->pad = 0;
 	r->sp = PT_REGS_SP(ctx);
+}
+
+/*
+ * What every call probe does first: false when the call is not recorded (not
+ * a traced process, or its function dropped by the governor); at an entry,
+ * the frames an exception left without their trampolines are re-armed.
+ */
+static __always_inline bool call_accept(struct pt_regs *ctx, __u64 id, bool entry)
+{
+	if (!is_traced(id >> 32) || !gov_accept(bpf_get_attach_cookie(ctx)))
+		return false;
+	if (entry)
+		maybe_rearm(id, PT_REGS_SP(ctx));
+	return true;
 }
 
 static __always_inline int emit_call(struct pt_regs *ctx, __u16 type)
@@ -272,10 +282,8 @@ static __always_inline int emit_call(struct pt_regs *ctx, __u16 type)
 	struct bp_rec_call *r;
 	__u32 n;
 
-	if (!is_traced(id >> 32) || !gov_accept(bpf_get_attach_cookie(ctx)))
+	if (!call_accept(ctx, id, type == BP_REC_ENTRY))
 		return 0;
-	if (type == BP_REC_ENTRY)
-		maybe_rearm(id, PT_REGS_SP(ctx));
 	b = batch_get();
 	if (b) {
 		n = BP_ONCE(b->n) & (BP_BATCH_RECS - 1);
@@ -316,10 +324,8 @@ static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct bp_rec_call_args *r;
 
-	if (!is_traced(id >> 32) || !gov_accept(bpf_get_attach_cookie(ctx)))
+	if (!call_accept(ctx, id, type == BP_REC_ENTRY_ARGS))
 		return 0;
-	if (type == BP_REC_ENTRY_ARGS)
-		maybe_rearm(id, PT_REGS_SP(ctx));
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
 		count_lost(cpu);
@@ -454,7 +460,7 @@ static __always_inline int unwind_hold(__u16 type, __u64 id, unsigned long sp,
 		stopped = BP_STOP_SIGNAL;
 	if (!r)
 		return stopped;
-	rec_hdr(&r->h, type, cpu, id);
+	rec_hdr(&r->h, type, 0, cpu, id);
 	r->sp = sp;
 	r->trampoline = w.tramp;
 	r->stopped = stopped;
@@ -556,11 +562,7 @@ static __always_inline struct bp_rec_task *task_rec(__u16 type, struct task_stru
 		count_lost(cpu);
 		return NULL;
 	}
-	r->h.type = type;
-	r->h.flags = 0;
-	r->h.cpu = cpu;
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.pid_tgid = task_id(t);
+	rec_hdr(&r->h, type, 0, cpu, task_id(t));
 	r->parent_pid_tgid = 0;
 	return r;
 }
@@ -700,11 +702,7 @@ int BPF_PROG(task_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 		count_lost(cpu);
 		return 0;
 	}
-	r->h.type = BP_REC_EXEC;
-	r->h.flags = 0;
-	r->h.cpu = cpu;
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.pid_tgid = task_id(p);
+	rec_hdr(&r->h, BP_REC_EXEC, 0, cpu, task_id(p));
 	r->old_tid = old_pid;
 	/*
 	 * The new image's functions are not probed yet: stop the process before
@@ -746,7 +744,7 @@ int BPF_KPROBE(dl_state)
 		count_lost(cpu);
 		return 0;
 	}
-	rec_hdr(&r->h, BP_REC_DLOPEN, cpu, id);
+	rec_hdr(&r->h, BP_REC_DLOPEN, 0, cpu, id);
 	r->old_tid = 0;
 	r->filename[0] = 0;
 	r->stopped = BP_STOP_NONE;
@@ -770,11 +768,7 @@ static __always_inline void emit_wakeup(__u16 kind, __u64 who, __u64 other, __u6
 		count_lost(cpu);
 		return;
 	}
-	r->h.type = BP_REC_WAKEUP;
-	r->h.flags = kind;
-	r->h.cpu = cpu;
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.pid_tgid = who;
+	rec_hdr(&r->h, BP_REC_WAKEUP, kind, cpu, who);
 	r->other = other;
 	r->waking_ts = waking_ts;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);

@@ -82,11 +82,7 @@ int usdt_probe(struct pt_regs *ctx)
 		count_lost(cpu);
 		return 0;
 	}
-	r->h.type = BP_REC_USDT;
-	r->h.flags = kind;
-	r->h.cpu = cpu;
-	r->h.ts = bpf_ktime_get_ns();
-	r->h.pid_tgid = id;
+	rec_hdr(&r->h, BP_REC_USDT, kind, cpu, id);
 	r->cookie = cookie;
 	r->sp = PT_REGS_SP(ctx);
 	r->s0[0] = 0;

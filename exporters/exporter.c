@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/safeopen.h"
 #include "exporter.h"
+#include "archive/replay.h"
 
 const struct exporter_ops *const exporter_table[] = {
 	&chrome_exporter,
@@ -337,4 +338,34 @@ const struct exporter_ops *exporter__choose(const char *format, const char *path
 			p_err("cannot tell the format of '%s' from its name: use --format", path);
 	}
 	return ops;
+}
+
+int exporter__sink_begin(void *sink, struct bp_session *s)
+{
+	struct exporter_sink *x = sink;
+
+	return exporter__new(x->ops, x->out, s, &x->e);
+}
+
+int exporter__sink_event(void *sink, const struct bp_session *s, const struct bp_event *ev)
+{
+	struct exporter_sink *x = sink;
+
+	return exporter__event(x->e, s, ev);
+}
+
+int exporter__replay(const char *path, const struct event_filter *f, const struct exporter_ops *ops,
+		     const char *out, uint64_t *nkept)
+{
+	struct exporter_sink x = { .ops = ops, .out = out };
+	struct bp_session s;
+	int err;
+
+	session__init(&s);
+	err = replay__run(path, f, &s, exporter__sink_begin, exporter__sink_event, &x, nkept);
+	if (!err)
+		err = exporter__finish(x.e, &s);
+	exporter__free(x.e);
+	session__free(&s);
+	return err;
 }

@@ -68,6 +68,26 @@ uint64_t exporter__bytes(struct exporter *e);
 /* Frees; removes the temporary file if exporter__finish() did not succeed. */
 void exporter__free(struct exporter *e);
 /*
+ * An exporter as the sink of the replay loop (archive/replay.h) or of a
+ * merge (archive/merge.h): begin opens it to `out` on the tables known at
+ * the start (*e), event writes one event.  The caller finishes and frees e.
+ */
+struct exporter_sink {
+	const struct exporter_ops *ops;
+	const char *out;
+	struct exporter *e;
+};
+int exporter__sink_begin(void *sink, struct bp_session *s);
+int exporter__sink_event(void *sink, const struct bp_session *s, const struct bp_event *ev);
+/*
+ * The recording at `path`, through the filter f (may be NULL), written by
+ * exporter `ops` to `out`; *nkept (may be NULL): the events written.  0 or
+ * -errno (printed).
+ */
+struct event_filter;
+int exporter__replay(const char *path, const struct event_filter *f, const struct exporter_ops *ops,
+		     const char *out, uint64_t *nkept);
+/*
  * Removes the temporaries BASE.tmp.PID.XXXXXX in the directory dfd of
  * bpfprofs that died, but the newest archive among them: the crash copy of
  * a recording (stale.c).

@@ -21,12 +21,12 @@
 #include <unistd.h>
 #include "base/log.h"
 #include "exporter.h"
+#include "archive/format.h"
 
-/* "\x89BPFPROF": the archive's first bytes (user/archive/format.h) */
+/* Starts with the archive's magic. */
 static bool is_archive(int dfd, const char *name)
 {
-	static const char magic[8] = "\x89" "BPFPROF";
-	char b[sizeof(magic)];
+	char b[ARCHIVE_MAGIC_LEN];
 	bool yes = false;
 	FILE *f;
 	int fd;
@@ -39,7 +39,7 @@ static bool is_archive(int dfd, const char *name)
 		close(fd);
 		return false;
 	}
-	yes = fread(b, 1, sizeof(b), f) == sizeof(b) && !memcmp(b, magic, sizeof(b));
+	yes = fread(b, 1, sizeof(b), f) == sizeof(b) && !memcmp(b, ARCHIVE_MAGIC, sizeof(b));
 	fclose(f);
 	return yes;
 }

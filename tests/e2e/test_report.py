@@ -1,9 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """`bpfprof report` end to end: record tests/progs/calltree into an archive,
 then check the report's numbers against the facts calltree.c documents.
-
-Needs the archive exporter (`record -o X.bpfprof`); skipped with the reason
-when this build has none.
 """
 
 import csv
@@ -22,19 +19,6 @@ from conftest import BPFPROF, REPO, as_nobody, nobody_dir, prog_path, run_bpfpro
 
 CALLTREE_COUNTS = {"main": 1, "run": 1, "parse": 3, "compute": 5, "leaf_add": 20,
                    "leaf_mul": 10, "fib": 177, "slow_io": 1}
-
-
-def _has_archive_format():
-    try:
-        p = subprocess.run([str(BPFPROF), "record", "--help"], capture_output=True, text=True,
-                           timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "archive" in p.stdout
-
-
-pytestmark = pytest.mark.skipif(not _has_archive_format(),
-                                reason="this bpfprof has no archive exporter (record -o X.bpfprof)")
 
 
 def describe(p):

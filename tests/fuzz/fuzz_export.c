@@ -32,6 +32,7 @@
 #include "fuzz_util.h"
 #include "archive/format.h"
 #include "archive/replay.h"
+#include "exporters/exporter.h"
 #include "report/diff.h"
 #include "report/report.h"
 
@@ -96,7 +97,7 @@ static void report(const char *path, uint64_t h)
 	session__init(&s);
 	if (report__new(&o, &rep))
 		abort();
-	if (!replay__report(path, NULL, &s, rep))
+	if (!report__read(rep, path, NULL, &s, NULL))
 		report__print(rep, &s, sink);
 	report__free(rep);
 	session__free(&s);
@@ -124,7 +125,7 @@ static void diff(char *path, uint64_t h)
 	pn[0] = pn[1] = paths[1];
 	if (diff__new(&o, &d))
 		abort();
-	if (!replay__diff(d, pb, runs, pn, runs) && !diff__compute(d)) {
+	if (!diff__read(d, pb, runs, pn, runs) && !diff__compute(d)) {
 		diff__print(d, sink);
 		if (o.fail_above >= 0 && diff__mode(d) == DIFF_CALLS)
 			diff__gate(d, sink);
@@ -155,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(copy);
 	fuzz__quiet();
 	for (i = 0; exporter_table[i]; i++)
-		(void)replay__export(path, NULL, exporter_table[i], "-", NULL);
+		(void)exporter__replay(path, NULL, exporter_table[i], "-", NULL);
 	report(path, h);
 	diff(path, h >> 32);
 	fuzz__loud();

@@ -13,6 +13,19 @@
 #include <unistd.h>
 #include "helpers.h"
 
+/*
+ * UNIT_FILTER=PATTERN runs only the cases whose name matches it (cmocka's
+ * patterns: * and ?), in whichever unit binary: set before main() runs its
+ * group.
+ */
+__attribute__((constructor)) static void unit__filter_from_env(void)
+{
+	const char *p = getenv("UNIT_FILTER");
+
+	if (p && *p)
+		cmocka_set_test_filter(p);
+}
+
 int unit__mkdtemp(char *dir, char *path, size_t path_len, const char *tag, const char *file)
 {
 	/* dir is 64 bytes in every fixture: the tags are short words */

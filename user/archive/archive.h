@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The .bpfprof archive: one recording (session tables + decoded event
- * stream), written streaming by the "archive" exporter and read streaming
- * here.  The byte layout is documented in writer.c.
+ * stream), written streaming (archive_writer__*, the "archive" output
+ * format) and read streaming.  The byte layout is documented in writer.c.
  *
  * Reading never trusts the file: every length is bounded, every index is
  * checked against its table, and a corrupt, truncated or hostile file gives
@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "model/session.h"
 
 struct archive_reader;
@@ -48,5 +49,21 @@ void archive__accept_unfinished(bool on);
 
 /* True when the file starts with the archive magic. */
 int archive__probe(const char *path);
+
+/*
+ * The writer (writer.c), streaming to `out`: the file header at once, then
+ * the tables as events need them, an events block at a time (flushed, so a
+ * killed bpfprof leaves every complete block readable), and at
+ * archive_writer__end() the final tables and the END section.  Every call
+ * returns 0 or -errno (of the write that failed); nothing is printed.  The
+ * "archive" output format (exporters/archive.c) is this writer.
+ */
+struct archive_writer;
+/* *w is NULL on error. */
+int archive_writer__new(FILE *out, struct archive_writer **w);
+int archive_writer__event(struct archive_writer *w, const struct bp_session *s,
+			  const struct bp_event *ev);
+int archive_writer__end(struct archive_writer *w, const struct bp_session *s);
+void archive_writer__free(struct archive_writer *w);
 
 #endif

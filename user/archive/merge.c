@@ -28,7 +28,6 @@
 #include "archive.h"
 #include "merge.h"
 #include "replay.h"
-#include "exporters/exporter.h"
 #include "base/log.h"
 #include "model/session.h"
 
@@ -257,18 +256,8 @@ static void merge_tables(struct merge *g, struct input *in, const struct bp_sess
 	for (i = 0; s->lost_per_cpu && i < s->ncpus; i++)
 		m->lost_per_cpu[i] += s->lost_per_cpu[i];
 	m->lost_total += s->lost_total;
-	m->nrecords += s->nrecords;
-	m->ncalls += s->ncalls;
-	m->nunfinished += s->nunfinished;
-	m->nno_entry += s->nno_entry;
-	m->nunwound += s->nunwound;
-	m->nno_retprobe += s->nno_retprobe;
-	m->nexceptions += s->nexceptions;
-	m->nsamples += s->nsamples;
-	m->noffcpu += s->noffcpu;
-	m->ntruncated += s->ntruncated;
-	for (i = 0; i < 4; i++)
-		m->nedges[i] += s->nedges[i];
+	for (i = 0; i < SESSION_NCOUNTERS; i++)
+		m->counters[i] += s->counters[i];
 	if (s->duration + in->shift > m->duration)
 		m->duration = s->duration + in->shift;
 	if (idx == 0) {
@@ -344,7 +333,8 @@ cleanup:
 struct pass2_ctx {
 	struct merge *g;
 	struct input *in;
-	struct exporter *e;
+	replay_fn fn;
+	void *ctx;
 	uint64_t id_base, top;
 };
 
@@ -416,12 +406,13 @@ static int remap_event(void *ctx, const struct bp_session *s, const struct bp_ev
 		an->pid = map_id(g, in, an->pid);
 		an->tid = map_id(g, in, an->tid);
 	}
-	return exporter__event(x->e, &g->m, &ev);
+	return x->fn(x->ctx, &g->m, &ev);
 }
 
-static int pass2(struct merge *g, struct input *in, struct exporter *e, uint64_t *id_base)
+static int pass2(struct merge *g, struct input *in, replay_fn fn, void *ctx, uint64_t *id_base)
 {
-	struct pass2_ctx x = { .g = g, .in = in, .e = e, .id_base = *id_base, .top = *id_base };
+	struct pass2_ctx x = { .g = g, .in = in, .fn = fn, .ctx = ctx, .id_base = *id_base,
+			       .top = *id_base };
 	struct bp_session s;
 	int err;
 
@@ -433,11 +424,10 @@ static int pass2(struct merge *g, struct input *in, struct exporter *e, uint64_t
 	return err;
 }
 
-int merge__run(const char *const *paths, size_t n, const struct exporter_ops *ops,
-	       const char *output)
+int merge__run(const char *const *paths, size_t n, struct bp_session *s,
+	       int (*begin)(void *ctx, struct bp_session *s), replay_fn fn, void *ctx)
 {
 	struct merge g = { 0 };
-	struct exporter *e = NULL;
 	uint64_t id_base = 0;
 	size_t i;
 	int err;
@@ -450,15 +440,10 @@ int merge__run(const char *const *paths, size_t n, const struct exporter_ops *op
 	err = pass1(&g);
 	if (err)
 		goto cleanup;
-	err = exporter__new(ops, output, &g.m, &e);
-	if (err)
-		goto cleanup;
+	err = begin ? begin(ctx, &g.m) : 0;
 	for (i = 0; i < g.nin && !err; i++)
-		err = pass2(&g, &g.in[i], e, &id_base);
-	if (!err)
-		err = exporter__finish(e, &g.m);
+		err = pass2(&g, &g.in[i], fn, ctx, &id_base);
 cleanup:
-	exporter__free(e);
 	for (i = 0; i < g.nin; i++) {
 		free(g.in[i].host);
 		free(g.in[i].funcmap);
@@ -468,6 +453,6 @@ cleanup:
 	free(g.in);
 	free(g.fhash);
 	idmap_free(&g.used);
-	session__free(&g.m);
+	*s = g.m;
 	return err;
 }

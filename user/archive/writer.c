@@ -79,8 +79,8 @@
 #include <string.h>
 #include <time.h>
 #include <zlib.h>
+#include "archive.h"
 #include "format.h"
-#include "exporters/exporter.h"
 #include "base/log.h"
 
 /* A growable byte buffer for one section's payload. */
@@ -89,7 +89,8 @@ struct abuf {
 	size_t len, cap;
 };
 
-struct archive_priv {
+struct archive_writer {
+	FILE *out;
 	uint32_t crc;		/* of every byte written so far */
 	uint64_t nsections;
 	uint64_t nevents;
@@ -177,20 +178,18 @@ static void put_varint(struct abuf *b, uint64_t v)
 	b->len += varint_put(room(b, 10), v);
 }
 
-static int write_raw(struct exporter *e, const void *p, size_t n)
+static int write_raw(struct archive_writer *a, const void *p, size_t n)
 {
-	struct archive_priv *a = e->priv;
 
-	if (n && fwrite(p, 1, n, e->out) != n)
+	if (n && fwrite(p, 1, n, a->out) != n)
 		return errno ? -errno : -EIO;
 	a->crc = crc32(a->crc, p, n);
 	return 0;
 }
 
-static int write_section(struct exporter *e, uint32_t type, uint32_t flags, const void *payload,
+static int write_section(struct archive_writer *a, uint32_t type, uint32_t flags, const void *payload,
 			 size_t len)
 {
-	struct archive_priv *a = e->priv;
 	unsigned char hdr[ARCHIVE_SEC_HDR_LEN];
 	int i, err;
 
@@ -200,9 +199,9 @@ static int write_section(struct exporter *e, uint32_t type, uint32_t flags, cons
 	}
 	for (i = 0; i < 8; i++)
 		hdr[8 + i] = (uint64_t)len >> (8 * i);
-	err = write_raw(e, hdr, sizeof(hdr));
+	err = write_raw(a, hdr, sizeof(hdr));
 	if (!err)
-		err = write_raw(e, payload, len);
+		err = write_raw(a, payload, len);
 	a->nsections++;
 	return err;
 }
@@ -216,9 +215,8 @@ static void table_start(struct abuf *b, size_t first, size_t count, uint32_t fix
 	put_u32(b, 0);
 }
 
-static int write_header(struct exporter *e, const struct bp_session *s)
+static int write_header(struct archive_writer *a, const struct bp_session *s)
 {
-	struct archive_priv *a = e->priv;
 	struct abuf *b = &a->tab;
 
 	b->len = 0;
@@ -229,13 +227,12 @@ static int write_header(struct exporter *e, const struct bp_session *s)
 	put_str(b, s->hostname);
 	put_str(b, s->kernel);
 	a->header_done = true;
-	return write_section(e, ARCHIVE_SEC_HEADER, 0, b->p, b->len);
+	return write_section(a, ARCHIVE_SEC_HEADER, 0, b->p, b->len);
 }
 
 /* The table entries added since the last call: before a block that may use them. */
-static int write_table_deltas(struct exporter *e, const struct bp_session *s)
+static int write_table_deltas(struct archive_writer *a, const struct bp_session *s)
 {
-	struct archive_priv *a = e->priv;
 	struct abuf *b = &a->tab;
 	size_t i;
 	int err;
@@ -244,7 +241,7 @@ static int write_table_deltas(struct exporter *e, const struct bp_session *s)
 		table_start(b, a->nmodules, s->nmodules - a->nmodules, ARCHIVE_MODULE_FIXED);
 		for (i = a->nmodules; i < s->nmodules; i++)
 			put_str(b, s->modules[i].path);
-		err = write_section(e, ARCHIVE_SEC_MODULES, 0, b->p, b->len);
+		err = write_section(a, ARCHIVE_SEC_MODULES, 0, b->p, b->len);
 		if (err)
 			return err;
 		a->nmodules = s->nmodules;
@@ -264,7 +261,7 @@ static int write_table_deltas(struct exporter *e, const struct bp_session *s)
 			put_str(b, f->name);
 			put_str(b, f->file);
 		}
-		err = write_section(e, ARCHIVE_SEC_FUNCS, 0, b->p, b->len);
+		err = write_section(a, ARCHIVE_SEC_FUNCS, 0, b->p, b->len);
 		if (err)
 			return err;
 		a->nfuncs = s->nfuncs;
@@ -278,7 +275,7 @@ static int write_table_deltas(struct exporter *e, const struct bp_session *s)
 			put_u32(b, s->paths[i].parent);
 			put_u32(b, s->paths[i].func);
 		}
-		err = write_section(e, ARCHIVE_SEC_PATHS, 0, b->p, b->len);
+		err = write_section(a, ARCHIVE_SEC_PATHS, 0, b->p, b->len);
 		if (err)
 			return err;
 		a->npaths = s->npaths;
@@ -286,20 +283,19 @@ static int write_table_deltas(struct exporter *e, const struct bp_session *s)
 	return 0;
 }
 
-static int flush_block(struct exporter *e, const struct bp_session *s)
+static int flush_block(struct archive_writer *a, const struct bp_session *s)
 {
-	struct archive_priv *a = e->priv;
 	struct abuf *z = &a->tab;
 	uLongf zlen;
 	uint32_t flags = ARCHIVE_SEC_ZLIB;
 	int err;
 
 	if (!a->header_done) {
-		err = write_header(e, s);
+		err = write_header(a, s);
 		if (err)
 			return err;
 	}
-	err = write_table_deltas(e, s);
+	err = write_table_deltas(a, s);
 	if (err || !a->blk_events)
 		return err;
 
@@ -316,9 +312,9 @@ static int flush_block(struct exporter *e, const struct bp_session *s)
 		flags = 0;
 		put_bytes(z, a->blk.p, a->blk.len);
 	}
-	err = write_section(e, ARCHIVE_SEC_EVENTS, flags, z->p, z->len);
+	err = write_section(a, ARCHIVE_SEC_EVENTS, flags, z->p, z->len);
 	/* Into the file now, not when stdio's buffer fills: see BLOCK_MAX_AGE_NS. */
-	if (!err && fflush(e->out))
+	if (!err && fflush(a->out))
 		err = errno ? -errno : -EIO;
 	a->flushed_ns = mono_ns();
 	a->blk.len = 0;
@@ -327,10 +323,13 @@ static int flush_block(struct exporter *e, const struct bp_session *s)
 	return err;
 }
 
-static int archive_begin(struct exporter *e, const struct bp_session *s)
+int archive_writer__new(FILE *out, struct archive_writer **w)
 {
-	struct archive_priv *a = e->priv;
+	struct archive_writer *a = xcalloc(1, sizeof(*a));
 	unsigned char hdr[ARCHIVE_FILE_HDR_LEN] = { 0 };
+	int err;
+
+	a->out = out;
 
 	memcpy(hdr, ARCHIVE_MAGIC, ARCHIVE_MAGIC_LEN);
 	hdr[8] = ARCHIVE_MAJOR & 0xff;
@@ -338,7 +337,13 @@ static int archive_begin(struct exporter *e, const struct bp_session *s)
 	hdr[10] = ARCHIVE_MINOR & 0xff;
 	hdr[11] = ARCHIVE_MINOR >> 8;
 	a->crc = crc32(0, NULL, 0);
-	return write_raw(e, hdr, sizeof(hdr));
+	err = write_raw(a, hdr, sizeof(hdr));
+	if (err) {
+		archive_writer__free(a);
+		a = NULL;
+	}
+	*w = a;
+	return err;
 }
 
 static void put_bytes_str(struct abuf *b, const char *s);
@@ -352,7 +357,7 @@ static void put_varints(struct abuf *b, const uint64_t *v, size_t n)
 		put_varint(b, v[i]);
 }
 
-static void encode_call(struct archive_priv *a, const struct bp_call *c, struct abuf *b)
+static void encode_call(struct archive_writer *a, const struct bp_call *c, struct abuf *b)
 {
 	const uint64_t v[] = {
 		zigzag((int64_t)(c->id - a->prev.id)), c->parent_id ? c->id - c->parent_id : 0,
@@ -397,7 +402,7 @@ static void put_bytes_str(struct abuf *b, const char *s)
 	put_bytes(b, s, n);
 }
 
-static void encode_annot(struct archive_priv *a, const struct bp_annot *an, struct abuf *b)
+static void encode_annot(struct archive_writer *a, const struct bp_annot *an, struct abuf *b)
 {
 	const uint64_t v[] = {
 		zigzag((int64_t)(an->ts - a->prev.ts)), an->pid, an->tid, an->kind, an->call,
@@ -418,7 +423,7 @@ static void encode_annot(struct archive_priv *a, const struct bp_annot *an, stru
 	a->prev.ts = an->ts;
 }
 
-static void encode_loss(struct archive_priv *a, const struct bp_loss *l, struct abuf *b)
+static void encode_loss(struct archive_writer *a, const struct bp_loss *l, struct abuf *b)
 {
 	const uint64_t v[] = { zigzag((int64_t)(l->ts - a->prev.ts)), l->count, l->cpu };
 
@@ -426,7 +431,7 @@ static void encode_loss(struct archive_priv *a, const struct bp_loss *l, struct 
 	a->prev.ts = l->ts;
 }
 
-static void encode_sample(struct archive_priv *a, const struct bp_sample *sm, struct abuf *b)
+static void encode_sample(struct archive_writer *a, const struct bp_sample *sm, struct abuf *b)
 {
 	const uint64_t v[] = {
 		zigzag((int64_t)(sm->ts - a->prev.ts)), sm->weight,
@@ -440,7 +445,7 @@ static void encode_sample(struct archive_priv *a, const struct bp_sample *sm, st
 	a->prev.tid = sm->tid;
 }
 
-static void encode_edge(struct archive_priv *a, const struct bp_edge *ed, struct abuf *b)
+static void encode_edge(struct archive_writer *a, const struct bp_edge *ed, struct abuf *b)
 {
 	const uint64_t v[] = {
 		ed->kind, ed->src_call, ed->dst_call, zigzag((int64_t)(ed->src_ts - a->prev.ts)),
@@ -452,9 +457,8 @@ static void encode_edge(struct archive_priv *a, const struct bp_edge *ed, struct
 	a->prev.ts = ed->src_ts;
 }
 
-static int archive_event(struct exporter *e, const struct bp_session *s, const struct bp_event *ev)
+int archive_writer__event(struct archive_writer *a, const struct bp_session *s, const struct bp_event *ev)
 {
-	struct archive_priv *a = e->priv;
 	struct abuf *tmp = &a->ev;
 	uint32_t kind;
 
@@ -490,7 +494,7 @@ static int archive_event(struct exporter *e, const struct bp_session *s, const s
 	a->blk_events++;
 	a->nevents++;
 	if (a->blk.len >= ARCHIVE_BLOCK_TARGET)
-		return flush_block(e, s);
+		return flush_block(a, s);
 	/* the clock every 256 events: ~0.1 ns an event */
 	if (!(a->blk_events & 255) || a->blk_events == 1) {
 		uint64_t now = mono_ns();
@@ -498,20 +502,19 @@ static int archive_event(struct exporter *e, const struct bp_session *s, const s
 		if (!a->flushed_ns)
 			a->flushed_ns = now;
 		else if (now - a->flushed_ns >= BLOCK_MAX_AGE_NS)
-			return flush_block(e, s);
+			return flush_block(a, s);
 	}
 	return 0;
 }
 
-static int archive_end(struct exporter *e, const struct bp_session *s)
+int archive_writer__end(struct archive_writer *a, const struct bp_session *s)
 {
 	const uint64_t *const counters[ARCHIVE_NCOUNTERS] = ARCHIVE_COUNTERS(s);
-	struct archive_priv *a = e->priv;
 	struct abuf *b = &a->tab;
 	size_t i;
 	int err;
 
-	err = flush_block(e, s);
+	err = flush_block(a, s);
 	if (err)
 		return err;
 
@@ -527,7 +530,7 @@ static int archive_end(struct exporter *e, const struct bp_session *s)
 		put_u32(b, 0);
 		put_bytes(b, t->name, sizeof(t->name));
 	}
-	err = write_section(e, ARCHIVE_SEC_THREADS, 0, b->p, b->len);
+	err = write_section(a, ARCHIVE_SEC_THREADS, 0, b->p, b->len);
 	if (err)
 		return err;
 
@@ -537,7 +540,7 @@ static int archive_end(struct exporter *e, const struct bp_session *s)
 		put_u32(b, s->procs[i].ppid);
 		put_str(b, s->procs[i].name);
 	}
-	err = write_section(e, ARCHIVE_SEC_PROCS, 0, b->p, b->len);
+	err = write_section(a, ARCHIVE_SEC_PROCS, 0, b->p, b->len);
 	if (err)
 		return err;
 
@@ -547,7 +550,7 @@ static int archive_end(struct exporter *e, const struct bp_session *s)
 	put_u32(b, 0);
 	for (i = 0; s->lost_per_cpu && i < s->ncpus; i++)
 		put_u64(b, s->lost_per_cpu[i]);
-	err = write_section(e, ARCHIVE_SEC_LOSSES, 0, b->p, b->len);
+	err = write_section(a, ARCHIVE_SEC_LOSSES, 0, b->p, b->len);
 	if (err)
 		return err;
 
@@ -557,7 +560,7 @@ static int archive_end(struct exporter *e, const struct bp_session *s)
 	for (i = 0; i < ARCHIVE_NCOUNTERS; i++)
 		put_u64(b, *counters[i]);
 	put_str(b, s->timing);	/* 1.2: how durations were measured (NULL: the raw clock) */
-	err = write_section(e, ARCHIVE_SEC_COUNTERS, 0, b->p, b->len);
+	err = write_section(a, ARCHIVE_SEC_COUNTERS, 0, b->p, b->len);
 	if (err)
 		return err;
 
@@ -567,27 +570,15 @@ static int archive_end(struct exporter *e, const struct bp_session *s)
 	put_u64(b, a->nevents);
 	put_u32(b, a->crc);
 	put_u32(b, 0);
-	return write_section(e, ARCHIVE_SEC_END, 0, b->p, b->len);
+	return write_section(a, ARCHIVE_SEC_END, 0, b->p, b->len);
 }
 
-static void archive_free(struct exporter *e)
+void archive_writer__free(struct archive_writer *a)
 {
-	struct archive_priv *a = e->priv;
-
 	if (!a)
 		return;
 	free(a->blk.p);
 	free(a->tab.p);
 	free(a->ev.p);
+	free(a);
 }
-
-const struct exporter_ops archive_exporter = {
-	.name = "archive",
-	.suffix = ".bpfprof",
-	.help = "bpfprof archive (convert, merge, report read it)",
-	.priv_size = sizeof(struct archive_priv),
-	.begin = archive_begin,
-	.event = archive_event,
-	.end = archive_end,
-	.free = archive_free,
-};

@@ -52,10 +52,10 @@ static void usage(FILE *f, const char *cmd)
 static int parse_args(int argc, char **argv, struct convert_opts *o)
 {
 	static const struct option longopts[] = {
-		OPTS_OUTPUT_LONGOPTS,
-		OPTS_FILTER_LONGOPTS,
-		{ "partial", no_argument, NULL, OPT_PARTIAL },
-		OPTS_COMMON_LONGOPTS,
+		OPTS_OUTPUT_LONGOPTS
+		OPTS_FILTER_LONGOPTS
+		OPTS_READ_LONGOPTS
+		OPTS_COMMON_LONGOPTS
 		{ NULL },
 	};
 	int c, err;
@@ -85,7 +85,7 @@ static int convert(const struct convert_opts *o)
 	uint64_t nout = 0;
 	int err;
 
-	err = replay__export(o->input, &o->filter, o->ops, o->cmd.output, &nout);
+	err = exporter__replay(o->input, &o->filter, o->ops, o->cmd.output, &nout);
 	if (!err && strcmp(o->cmd.output, "-"))
 		p_info("wrote %s (%" PRIu64 " events)", o->cmd.output, nout);
 	return err;

@@ -86,7 +86,7 @@ int cmd_diff(int argc, char **argv)
 		/* the gate */
 		OPT_ARG("fail-above", OPT_FAIL_ABOVE), OPT_ARG("min-total", OPT_MIN_TOTAL),
 		/* what is printed */
-		OPTS_SIZE_LONGOPTS, OPT_FLAG("no-paths", OPT_NO_PATHS), OPT_FLAG("all-paths", OPT_ALL_PATHS),
+		OPTS_SIZE_LONGOPTS OPT_FLAG("no-paths", OPT_NO_PATHS), OPT_FLAG("all-paths", OPT_ALL_PATHS),
 		OPT_FLAG("help", 'h'),
 		{ NULL },
 	};
@@ -218,7 +218,7 @@ int cmd_diff(int argc, char **argv)
 	err = diff__new(&o, &d);
 	if (err)
 		goto cleanup;
-	err = replay__diff(d, files[0], nfiles[0], files[1], nfiles[1]);
+	err = diff__read(d, files[0], nfiles[0], files[1], nfiles[1]);
 	if (err) {
 		err = -EIO;	/* printed; a bad file is exit 1, not a usage error */
 		goto cleanup;

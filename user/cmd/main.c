@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * bpfprof: eBPF function tracer and profiler.  The command table lives here
- * and nowhere else; each command is in user/cmd-<name>.c.
+ * and nowhere else; each command is in user/cmd/<name>.c.
  */
 #include <errno.h>
 #include <stdbool.h>

@@ -27,12 +27,13 @@ static void usage(FILE *f, const char *cmd)
 int cmd_merge(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		OPTS_OUTPUT_LONGOPTS,
-		OPTS_COMMON_LONGOPTS,
+		OPTS_OUTPUT_LONGOPTS
+		OPTS_COMMON_LONGOPTS
 		{ NULL },
 	};
 	struct cmd_opts o = { .cmd = "merge", .usage = usage };
-	const struct exporter_ops *ops;
+	struct exporter_sink x = { 0 };
+	struct bp_session s;
 	int c, err;
 
 	opterr = 0;
@@ -41,14 +42,20 @@ int cmd_merge(int argc, char **argv)
 		if (err)
 			return err > 0 ? 0 : 2;
 	}
-	ops = opts__output(&o);
-	if (!ops)
+	x.ops = opts__output(&o);
+	if (!x.ops)
 		return 2;
+	x.out = o.output;
 	if (optind >= argc) {
 		p_err("merge needs at least one archive");
 		return 2;
 	}
-	err = merge__run((const char *const *)argv + optind, argc - optind, ops, o.output);
+	err = merge__run((const char *const *)argv + optind, argc - optind, &s,
+			 exporter__sink_begin, exporter__sink_event, &x);
+	if (!err)
+		err = exporter__finish(x.e, &s);
+	exporter__free(x.e);
+	session__free(&s);
 	if (!err && strcmp(o.output, "-"))
 		p_info("merged %d recordings into %s", argc - optind, o.output);
 	return err ? 1 : 0;

@@ -2,6 +2,7 @@
 /* The options several commands share (options.h). */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cmds.h"
 #include "options.h"
@@ -12,42 +13,124 @@
 #include "capture/governor.h"
 #include "symbols/debugsyms.h"
 
-static int take_capture(struct capture_opts *co, int c, const char *arg)
+/*
+ * The parsers of the rows (options.h): 0, OPTS_HELP, -EINVAL (printed), or
+ * -ENOENT when the command did not ask for the option's group.
+ */
+static int take_quiet(struct cmd_opts *o, const char *arg)
 {
-	switch (c) {
-	case 'p':
-		return parse_pids(arg, &co->pids, &co->npids);
-	case 'F':
-		strv_push(&co->includes, &co->nincludes, arg);
-		return 0;
-	case 'N':
-		strv_push(&co->excludes, &co->nexcludes, arg);
-		return 0;
-	case OPT_BUFFER:
-		return parse_buffer_size(arg, &co->buffer_size);
-	case OPT_NO_FOLLOW:
-		co->no_follow = true;
-		return 0;
-	case OPT_NO_SKIP_ENDBR:
-		co->no_skip_endbr = true;
-		return 0;
-	case OPT_DEBUG_DIR:
-		debugsyms__add_dir(arg);
-		return 0;
-	case OPT_NO_COMP:
-		co->no_compensation = true;
-		return 0;
-	case OPT_COMP:
-		co->no_compensation = false;
-		return 0;
-	case OPT_MAX_OVH:
-		return governor__parse_limit(arg, &co->max_overhead);
-	}
-	return -ENOENT;
+	quiet = true;
+	return 0;
 }
 
-static int take_min_time(const char *arg, uint64_t *min_time)
+static int take_verbose(struct cmd_opts *o, const char *arg)
 {
+	verbose++;
+	return 0;
+}
+
+static int take_help(struct cmd_opts *o, const char *arg)
+{
+	o->usage(stdout, o->cmd);
+	return OPTS_HELP;
+}
+
+static int take_output(struct cmd_opts *o, const char *arg)
+{
+	o->output = arg;
+	return 0;
+}
+
+static int take_format(struct cmd_opts *o, const char *arg)
+{
+	o->format = arg;
+	return 0;
+}
+
+static int take_partial(struct cmd_opts *o, const char *arg)
+{
+	archive__accept_unfinished(true);
+	return 0;
+}
+
+/* The capture group, when the command has one; its parsers' errors are printed. */
+#define CAPTURE_OR_ENOENT(o)	do { if (!(o)->capture) return -ENOENT; } while (0)
+#define EINVAL_IF(err)		((err) ? -EINVAL : 0)
+
+static int cap_pid(struct cmd_opts *o, const char *arg)
+{
+	CAPTURE_OR_ENOENT(o);
+	return EINVAL_IF(parse_pids(arg, &o->capture->pids, &o->capture->npids));
+}
+
+static int cap_function(struct cmd_opts *o, const char *arg)
+{
+	CAPTURE_OR_ENOENT(o);
+	strv_push(&o->capture->includes, &o->capture->nincludes, arg);
+	return 0;
+}
+
+static int cap_exclude(struct cmd_opts *o, const char *arg)
+{
+	CAPTURE_OR_ENOENT(o);
+	strv_push(&o->capture->excludes, &o->capture->nexcludes, arg);
+	return 0;
+}
+
+static int cap_buffer_size(struct cmd_opts *o, const char *arg)
+{
+	CAPTURE_OR_ENOENT(o);
+	return EINVAL_IF(parse_buffer_size(arg, &o->capture->buffer_size));
+}
+
+static int cap_no_follow(struct cmd_opts *o, const char *arg)
+{
+	CAPTURE_OR_ENOENT(o);
+	o->capture->no_follow = true;
+	return 0;
+}
+
+static int cap_no_skip_endbr(struct cmd_opts *o, const char *arg)
+{
+	CAPTURE_OR_ENOENT(o);
+	o->capture->no_skip_endbr = true;
+	return 0;
+}
+
+static int cap_debug_dir(struct cmd_opts *o, const char *arg)
+{
+	CAPTURE_OR_ENOENT(o);
+	debugsyms__add_dir(arg);
+	return 0;
+}
+
+static int cap_no_compensation(struct cmd_opts *o, const char *arg)
+{
+	CAPTURE_OR_ENOENT(o);
+	o->capture->no_compensation = true;
+	return 0;
+}
+
+static int cap_compensate(struct cmd_opts *o, const char *arg)
+{
+	CAPTURE_OR_ENOENT(o);
+	o->capture->no_compensation = false;
+	return 0;
+}
+
+static int cap_max_overhead(struct cmd_opts *o, const char *arg)
+{
+	CAPTURE_OR_ENOENT(o);
+	return EINVAL_IF(governor__parse_limit(arg, &o->capture->max_overhead));
+}
+
+/* --min-time: into the filter group's filter, or alone (record) */
+static int take_min_time(struct cmd_opts *o, const char *arg)
+{
+	uint64_t *min_time = o->filter ? &o->filter->min_time : o->min_time;
+
+	if (!min_time)
+		return -ENOENT;
 	if (parse_duration(arg, min_time)) {
 		p_err("invalid --min-time '%s' (e.g. 100us, 2ms)", arg);
 		return -EINVAL;
@@ -55,33 +138,66 @@ static int take_min_time(const char *arg, uint64_t *min_time)
 	return 0;
 }
 
-static int take_filter(struct event_filter *f, int c, const char *arg)
+static int take_filter_pid(struct cmd_opts *o, const char *arg)
 {
-	switch (c) {
-	case OPT_MIN_TIME:
-		return take_min_time(arg, &f->min_time);
-	case 'p':
-		return parse_ids("--pid", arg, &f->pids, &f->npids);
-	case 't':
-		return parse_ids("--tid", arg, &f->tids, &f->ntids);
-	}
-	return -ENOENT;
+	if (!o->filter)
+		return -ENOENT;
+	return EINVAL_IF(parse_ids("--pid", arg, &o->filter->pids, &o->filter->npids));
 }
+
+static int take_filter_tid(struct cmd_opts *o, const char *arg)
+{
+	if (!o->filter)
+		return -ENOENT;
+	return EINVAL_IF(parse_ids("--tid", arg, &o->filter->tids, &o->filter->ntids));
+}
+
+static int take_top(struct cmd_opts *o, const char *arg)
+{
+	unsigned long v;
+	int err;
+
+	if (!o->top)
+		return -ENOENT;
+	err = parse_count("--top", arg, 0, SIZE_MAX, &v);
+	*o->top = v;
+	return err;
+}
+
+static int take_depth(struct cmd_opts *o, const char *arg)
+{
+	unsigned long v;
+	int err;
+
+	if (!o->depth)
+		return -ENOENT;
+	err = parse_count("--depth", arg, 0, UINT32_MAX, &v);
+	*o->depth = v;
+	return err;
+}
+
+struct opt_row {
+	int val;
+	int (*take)(struct cmd_opts *o, const char *arg);
+	const char *help;
+};
+
+#define ROW(name, has_arg, val, take, help)	{ val, take, help },
+static const struct opt_row common_rows[] = { OPTS_COMMON_ROWS(ROW) { 0 } };
+static const struct opt_row capture_rows[] = { OPTS_CAPTURE_ROWS(ROW) { 0 } };
+/* every row, in the order a value is offered to them ('p': capture first, then filter) */
+static const struct opt_row all_rows[] = {
+	OPTS_COMMON_ROWS(ROW) OPTS_OUTPUT_ROWS(ROW) OPTS_READ_ROWS(ROW)
+	OPTS_CAPTURE_ROWS(ROW) OPTS_FILTER_ROWS(ROW) OPTS_SIZE_ROWS(ROW) { 0 }
+};
+#undef ROW
 
 int opts__take(struct cmd_opts *o, int c, char **argv)
 {
+	const struct opt_row *r;
 	int err;
 
 	switch (c) {
-	case 'q':
-		quiet = true;
-		return 0;
-	case 'v':
-		verbose++;
-		return 0;
-	case 'h':
-		o->usage(stdout, o->cmd);
-		return OPTS_HELP;
 	case ':':
 		p_err("option '%s' needs a value (see 'bpfprof %s --help')", argv[optind - 1],
 		      o->cmd);
@@ -93,41 +209,13 @@ int opts__take(struct cmd_opts *o, int c, char **argv)
 			p_err("unknown option '%s' (see 'bpfprof %s --help')", argv[optind - 1],
 			      o->cmd);
 		return -EINVAL;
-	case 'o':
-		o->output = optarg;
-		return 0;
-	case OPT_FORMAT:
-		o->format = optarg;
-		return 0;
-	case OPT_PARTIAL:
-		archive__accept_unfinished(true);
-		return 0;
 	}
-	if (o->capture) {
-		err = take_capture(o->capture, c, optarg);
+	for (r = all_rows; r->take; r++) {
+		if (r->val != c)
+			continue;
+		err = r->take(o, optarg);
 		if (err != -ENOENT)
-			return err ? -EINVAL : 0;
-	}
-	if (o->filter) {
-		err = take_filter(o->filter, c, optarg);
-		if (err != -ENOENT)
-			return err ? -EINVAL : 0;
-	}
-	if (o->min_time && c == OPT_MIN_TIME)
-		return take_min_time(optarg, o->min_time);
-	if (o->top && c == 'n') {
-		unsigned long v;
-
-		err = parse_count("--top", optarg, 0, SIZE_MAX, &v);
-		*o->top = v;
-		return err;
-	}
-	if (o->depth && c == OPT_DEPTH) {
-		unsigned long v;
-
-		err = parse_count("--depth", optarg, 0, UINT32_MAX, &v);
-		*o->depth = v;
-		return err;
+			return err;
 	}
 	return -ENOENT;
 }
@@ -136,6 +224,14 @@ void opts__capture_defaults(struct capture_opts *co, uint64_t buffer_size)
 {
 	co->buffer_size = buffer_size;
 	co->no_compensation = true;	/* the raw clock unless --compensate (README) */
+}
+
+void opts__capture_free(struct capture_opts *co)
+{
+	free(co->pids);
+	free(co->includes);
+	free(co->excludes);
+	free(co->usdts);
 }
 
 const struct exporter_ops *opts__output(const struct cmd_opts *o)
@@ -149,39 +245,25 @@ const struct exporter_ops *opts__output(const struct cmd_opts *o)
 
 void opts__capture_help(FILE *f, const char *buffer_default, const char *overhead_default)
 {
-	fprintf(f,
-		"  -F, --function GLOB    trace functions of the main executable matching GLOB\n"
-		"  -F LIB:GLOB            ... of the ELF files whose file name matches LIB\n"
-		"                         (libraries, also dlopen'd later, and the executable),\n"
-		"                         e.g. -F 'libc.so*:malloc'\n"
-		"  -F py:[FILE:]QUALNAME  Python functions of a CPython target, e.g.\n"
-		"                         -F 'py:handle_*', -F 'py:app.py:Server.*'\n"
-		"  -N, --exclude [LIB:|py:]GLOB  do not trace these (wins over -F)\n"
-		"                         default: every function of the main executable;\n"
-		"                         for CPython (python3.11), its Python functions\n"
-		"      --buffer-size SIZE ring buffer size (default %s; more = fewer losses)\n"
-		"      --no-follow        do not trace processes forked by the targets\n"
-		"      --no-skip-endbr    probe each function's first instruction, not the first\n"
-		"                         emulated one past endbr64 or a harmless prefix\n"
-		"      --compensate       take the probes' own cost (measured on this machine) out\n"
-		"                         of every call and its parents; default: the raw clock\n"
-		"                         (--no-compensation)\n"
-		"      --max-overhead PCT keep the probes' estimated slowdown of the traced\n"
-		"                         processes under PCT percent (100: at most twice as\n"
-		"                         slow) by dropping first the functions whose calls\n"
-		"                         last about their probe's own cost; they are named in\n"
-		"                         the summary, /metrics and every output\n"
-		"                         (default: %s; 'off': exact)\n"
-		"      --debug-dir DIR    also look for debug files (names for stripped\n"
-		"                         binaries) in DIR, as in /usr/lib/debug; repeatable\n",
-		buffer_default, overhead_default);
+	const struct opt_row *r;
+
+	for (r = capture_rows; r->take; r++) {
+		/* the rows' own text (options.h): %s only where a default is shown */
+		if (r->val == OPT_BUFFER)
+			fprintf(f, r->help, buffer_default);
+		else if (r->val == OPT_MAX_OVH)
+			fprintf(f, r->help, overhead_default);
+		else if (r->help)
+			fputs(r->help, f);
+	}
 }
 
 void opts__common_help(FILE *f)
 {
-	fprintf(f, "  -q, --quiet            no summary\n"
-		   "  -v, --verbose          more messages (twice: libbpf debug)\n"
-		   "  -h, --help             this help\n");
+	const struct opt_row *r;
+
+	for (r = common_rows; r->take; r++)
+		fputs(r->help, f);
 }
 
 void opts__formats_help(FILE *f)

@@ -29,37 +29,88 @@ enum {
 #define OPT_ARG(name, val)	{ name, required_argument, NULL, val }
 #define OPT_FLAG(name, val)	{ name, no_argument, NULL, val }
 
+/*
+ * The shared groups as data: one row an option, X(long name, getopt's
+ * argument kind, value: a short letter or an OPT_*, the function that parses
+ * it (options.c), its --help lines: NULL where each command describes it in
+ * its own layout).  getopt's rows (OPTS_<GROUP>_LONGOPTS, in a command's
+ * table), the parsing (opts__take: every row of that value, until one takes
+ * it) and the shared help (opts__capture_help, opts__common_help, in the
+ * rows' order) all come from these rows.  A parser leaves an option whose
+ * group the command did not ask for (cmd_opts) to the next row.
+ */
 /* -q -v -h: every command. */
-#define OPTS_COMMON_LONGOPTS \
-	{ "quiet", no_argument, NULL, 'q' }, \
-	{ "verbose", no_argument, NULL, 'v' }, \
-	{ "help", no_argument, NULL, 'h' }
+#define OPTS_COMMON_ROWS(X) \
+	X("quiet", no_argument, 'q', take_quiet, \
+	  "  -q, --quiet            no summary\n") \
+	X("verbose", no_argument, 'v', take_verbose, \
+	  "  -v, --verbose          more messages (twice: libbpf debug)\n") \
+	X("help", no_argument, 'h', take_help, \
+	  "  -h, --help             this help\n")
 /* -o and --format: commands that write one output. */
-#define OPTS_OUTPUT_LONGOPTS \
-	{ "output", required_argument, NULL, 'o' }, \
-	{ "format", required_argument, NULL, OPT_FORMAT }
-/* What the probes trace and how: record, attach, serve. */
-#define OPTS_CAPTURE_LONGOPTS \
-	{ "pid", required_argument, NULL, 'p' }, \
-	{ "function", required_argument, NULL, 'F' }, \
-	{ "exclude", required_argument, NULL, 'N' }, \
-	{ "buffer-size", required_argument, NULL, OPT_BUFFER }, \
-	{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW }, \
-	{ "no-skip-endbr", no_argument, NULL, OPT_NO_SKIP_ENDBR }, \
-	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR }, \
-	{ "no-compensation", no_argument, NULL, OPT_NO_COMP }, \
-	{ "compensate", no_argument, NULL, OPT_COMP }, \
-	{ "max-overhead", required_argument, NULL, OPT_MAX_OVH }
-/* Which events of a recording: convert. */
-#define OPTS_FILTER_LONGOPTS \
-	{ "min-time", required_argument, NULL, OPT_MIN_TIME }, \
-	{ "pid", required_argument, NULL, 'p' }, \
-	{ "tid", required_argument, NULL, 't' }
-
+#define OPTS_OUTPUT_ROWS(X) \
+	X("output", required_argument, 'o', take_output, NULL) \
+	X("format", required_argument, OPT_FORMAT, take_format, NULL)
+/* --partial: commands that read a recording. */
+#define OPTS_READ_ROWS(X) \
+	X("partial", no_argument, OPT_PARTIAL, take_partial, NULL)
+/*
+ * What the probes trace and how: record, attach, serve.  Help that shows a
+ * default takes it as its %s: the command's buffer size, its --max-overhead.
+ */
+#define OPTS_CAPTURE_ROWS(X) \
+	X("function", required_argument, 'F', cap_function, \
+	  "  -F, --function GLOB    trace functions of the main executable matching GLOB\n" \
+	  "  -F LIB:GLOB            ... of the ELF files whose file name matches LIB\n" \
+	  "                         (libraries, also dlopen'd later, and the executable),\n" \
+	  "                         e.g. -F 'libc.so*:malloc'\n" \
+	  "  -F py:[FILE:]QUALNAME  Python functions of a CPython target, e.g.\n" \
+	  "                         -F 'py:handle_*', -F 'py:app.py:Server.*'\n") \
+	X("exclude", required_argument, 'N', cap_exclude, \
+	  "  -N, --exclude [LIB:|py:]GLOB  do not trace these (wins over -F)\n" \
+	  "                         default: every function of the main executable;\n" \
+	  "                         for CPython (python3.11), its Python functions\n") \
+	X("buffer-size", required_argument, OPT_BUFFER, cap_buffer_size, \
+	  "      --buffer-size SIZE ring buffer size (default %s; more = fewer losses)\n") \
+	X("no-follow", no_argument, OPT_NO_FOLLOW, cap_no_follow, \
+	  "      --no-follow        do not trace processes forked by the targets\n") \
+	X("no-skip-endbr", no_argument, OPT_NO_SKIP_ENDBR, cap_no_skip_endbr, \
+	  "      --no-skip-endbr    probe each function's first instruction, not the first\n" \
+	  "                         emulated one past endbr64 or a harmless prefix\n") \
+	X("compensate", no_argument, OPT_COMP, cap_compensate, \
+	  "      --compensate       take the probes' own cost (measured on this machine) out\n" \
+	  "                         of every call and its parents; default: the raw clock\n" \
+	  "                         (--no-compensation)\n") \
+	X("no-compensation", no_argument, OPT_NO_COMP, cap_no_compensation, NULL) \
+	X("max-overhead", required_argument, OPT_MAX_OVH, cap_max_overhead, \
+	  "      --max-overhead PCT keep the probes' estimated slowdown of the traced\n" \
+	  "                         processes under PCT percent (100: at most twice as\n" \
+	  "                         slow) by dropping first the functions whose calls\n" \
+	  "                         last about their probe's own cost; they are named in\n" \
+	  "                         the summary, /metrics and every output\n" \
+	  "                         (default: %s; 'off': exact)\n") \
+	X("debug-dir", required_argument, OPT_DEBUG_DIR, cap_debug_dir, \
+	  "      --debug-dir DIR    also look for debug files (names for stripped\n" \
+	  "                         binaries) in DIR, as in /usr/lib/debug; repeatable\n") \
+	X("pid", required_argument, 'p', cap_pid, NULL)
+/* Which events of a recording: convert (and --min-time alone: record). */
+#define OPTS_FILTER_ROWS(X) \
+	X("min-time", required_argument, OPT_MIN_TIME, take_min_time, NULL) \
+	X("pid", required_argument, 'p', take_filter_pid, NULL) \
+	X("tid", required_argument, 't', take_filter_tid, NULL)
 /* How much of a table and a tree to print: report, diff. */
-#define OPTS_SIZE_LONGOPTS \
-	{ "top", required_argument, NULL, 'n' }, \
-	{ "depth", required_argument, NULL, OPT_DEPTH }
+#define OPTS_SIZE_ROWS(X) \
+	X("top", required_argument, 'n', take_top, NULL) \
+	X("depth", required_argument, OPT_DEPTH, take_depth, NULL)
+
+/* getopt_long's rows of a group, each followed by a comma. */
+#define OPTS_ROW_LONGOPT(name, has_arg, val, take, help)	{ name, has_arg, NULL, val },
+#define OPTS_COMMON_LONGOPTS	OPTS_COMMON_ROWS(OPTS_ROW_LONGOPT)
+#define OPTS_OUTPUT_LONGOPTS	OPTS_OUTPUT_ROWS(OPTS_ROW_LONGOPT)
+#define OPTS_READ_LONGOPTS	OPTS_READ_ROWS(OPTS_ROW_LONGOPT)
+#define OPTS_CAPTURE_LONGOPTS	OPTS_CAPTURE_ROWS(OPTS_ROW_LONGOPT)
+#define OPTS_FILTER_LONGOPTS	OPTS_FILTER_ROWS(OPTS_ROW_LONGOPT)
+#define OPTS_SIZE_LONGOPTS	OPTS_SIZE_ROWS(OPTS_ROW_LONGOPT)
 
 struct cmd_opts {
 	const char *cmd;		/* "record", ...: named in messages */
@@ -82,6 +133,8 @@ struct cmd_opts {
 int opts__take(struct cmd_opts *o, int c, char **argv);
 /* The buffer size is the capture's default when none is given. */
 void opts__capture_defaults(struct capture_opts *co, uint64_t buffer_size);
+/* Frees the lists of the capture options: -p, -F, -N, and record's -U. */
+void opts__capture_free(struct capture_opts *co);
 
 /* An output is needed: -o given, and a format (--format or the name) known. */
 const struct exporter_ops *opts__output(const struct cmd_opts *o);

@@ -175,8 +175,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	enum { OPT_AS_ROOT = OPT_OWN, OPT_ARGS, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS,
 	       OPT_NO_WAKEUPS, OPT_DEPS, OPT_GATED, OPT_STACK, OPT_STACK_SIZE };
 	static const struct option longopts[] = {
-		OPTS_OUTPUT_LONGOPTS,
-		OPTS_CAPTURE_LONGOPTS,
+		OPTS_OUTPUT_LONGOPTS
+		OPTS_CAPTURE_LONGOPTS
 		{ "min-time", required_argument, NULL, OPT_MIN_TIME },
 		{ "sample", optional_argument, NULL, OPT_SAMPLE },
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
@@ -191,7 +191,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "gated", no_argument, NULL, OPT_GATED },
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		{ "duration", required_argument, NULL, 'd' },
-		OPTS_COMMON_LONGOPTS,
+		OPTS_COMMON_LONGOPTS
 		{ NULL },
 	};
 	struct capture_opts *co = &o->co;
@@ -458,10 +458,7 @@ static int record_main(int argc, char **argv, bool attach)
 	}
 	err = run(&o);
 out:
-	free(o.co.includes);
-	free(o.co.excludes);
-	free(o.co.usdts);
-	free(o.co.pids);
+	opts__capture_free(&o.co);
 	return err;
 }
 

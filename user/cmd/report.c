@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * report: read a .bpfprof archive and print the per-function table and the
- * call tree (user/report.c).  Needs no privileges: it only reads a file.
+ * call tree (user/report/).  Needs no privileges: it only reads a file.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -55,9 +55,9 @@ int cmd_report(int argc, char **argv)
 {
 	enum { OPT_NO_TREE = OPT_OWN, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS };
 	static const struct option longopts[] = {
-		OPT_FLAG("partial", OPT_PARTIAL), OPT_ARG("format", OPT_FORMAT),
+		OPTS_READ_LONGOPTS OPT_ARG("format", OPT_FORMAT),
 		/* which rows */
-		OPT_ARG("sort", 's'), OPTS_SIZE_LONGOPTS, OPT_ARG("pid", 'p'), OPT_ARG("tid", 't'),
+		OPT_ARG("sort", 's'), OPTS_SIZE_LONGOPTS OPT_ARG("pid", 'p'), OPT_ARG("tid", 't'),
 		/* which views */
 		OPT_FLAG("no-tree", OPT_NO_TREE), OPT_FLAG("tree-only", OPT_TREE_ONLY),
 		OPT_FLAG("edges", OPT_EDGES), OPT_FLAG("marks", OPT_MARKS),
@@ -131,7 +131,7 @@ int cmd_report(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	/* the report applies --pid/--tid itself (the same rules: model/filter.h) */
-	err = replay__report(path, NULL, &s, rep);
+	err = report__read(rep, path, NULL, &s, NULL);
 	if (err)
 		goto cleanup;	/* the reader or the report said why, in one line */
 	err = report__print(rep, &s, stdout);

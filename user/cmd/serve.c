@@ -4,7 +4,7 @@
  * (libmicrohttpd, loopback by default):
  *
  *   /metrics               per (process, function) aggregates in the
- *                          Prometheus text format (user/metrics.c)
+ *                          Prometheus text format (user/web/metrics.c)
  *   /capture?ms=N&format=F the calls of the next N ms as a trace file,
  *                          through the exporter F (chrome by default)
  *
@@ -657,11 +657,11 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
 	enum { OPT_TOP = OPT_OWN, OPT_CAPTURE_LIMIT };
 	static const struct option longopts[] = {
-		OPTS_CAPTURE_LONGOPTS,
+		OPTS_CAPTURE_LONGOPTS
 		{ "listen", required_argument, NULL, 'l' },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "capture-limit", required_argument, NULL, OPT_CAPTURE_LIMIT },
-		OPTS_COMMON_LONGOPTS,
+		OPTS_COMMON_LONGOPTS
 		{ NULL },
 	};
 	const char *listen = DEFAULT_LISTEN;
@@ -724,8 +724,6 @@ int cmd_serve(int argc, char **argv)
 		err = err > 0 ? 0 : 2;
 	else
 		err = run(&o);
-	free(o.co.pids);
-	free(o.co.includes);
-	free(o.co.excludes);
+	opts__capture_free(&o.co);
 	return err;
 }

@@ -76,9 +76,9 @@ void decoder__set_python_hooks(struct decoder *d, decoder_py_proc_fn proc,
 			       decoder_py_namer_fn namer, void *ctx);
 /* One ring buffer record.  Returns 0, -EINVAL for a malformed record, or the sink's error. */
 int decoder__feed(struct decoder *d, const void *rec, size_t size);
-/* `count` records were lost on `cpu`: emits a loss marker at the latest time seen. */
 /* Threads with decoder state (seen, not exited). */
 size_t decoder__nthreads(const struct decoder *d);
+/* `count` records were lost on `cpu`: emits a loss marker at the latest time seen. */
 int decoder__loss(struct decoder *d, uint32_t cpu, uint64_t count);
 /*
  * The overhead governor dropped func: its open frames whose return will not

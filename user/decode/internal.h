@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The decoder's own state and the functions its files share (decode.c: the
- * shadow stacks and the one record switch; tasks.c, edges.c, annot.c: what
- * the switch hands them).  Not for use outside user/decode/.
+ * shadow stacks and the one record switch; tasks.c, edges.c, annot.c,
+ * python.c: what the switch hands them).  Not for use outside user/decode/.
  */
 #ifndef BPFPROF_DECODE_INTERNAL_H
 #define BPFPROF_DECODE_INTERNAL_H

@@ -82,6 +82,9 @@ struct bp_path {
 	uint32_t func;
 };
 
+/* The decoder's counters in a session (nrecords .. nannots below). */
+#define SESSION_NCOUNTERS	15
+
 struct bp_session {
 	/* header */
 	char *cmdline;		/* the traced command, or "attach PID" */
@@ -120,20 +123,33 @@ struct bp_session {
 	uint64_t *lost_per_cpu;
 	size_t ncpus;
 
-	/* counters filled by the decoder */
-	uint64_t nrecords;
-	uint64_t ncalls;
-	uint64_t nunfinished;	/* calls closed at thread exit / end of recording */
-	uint64_t nno_entry;	/* returns whose entry was not seen */
-	uint64_t nunwound;	/* frames skipped by longjmp/exceptions */
-	uint64_t nno_retprobe;	/* frames too deep for a return probe */
-	uint64_t nexceptions;	/* entries into the exception unwinder */
-	uint64_t nsamples;	/* cpu samples */
-	uint64_t noffcpu;	/* off-cpu intervals */
-	uint64_t ntruncated;	/* samples whose user stack is cut short */
-	uint64_t nedges[4];	/* per BP_EDGE_* kind */
-	uint64_t nannots;	/* marks, events, probes */
+	/*
+	 * Counters filled by the decoder, each a count: two recordings' add
+	 * up (merge sums `counters[]`, this very list: a counter added here
+	 * is summed with no more code; SESSION_NCOUNTERS follows).
+	 */
+	union {
+		struct {
+			uint64_t nrecords;
+			uint64_t ncalls;
+			uint64_t nunfinished;	/* calls closed at thread exit / end of recording */
+			uint64_t nno_entry;	/* returns whose entry was not seen */
+			uint64_t nunwound;	/* frames skipped by longjmp/exceptions */
+			uint64_t nno_retprobe;	/* frames too deep for a return probe */
+			uint64_t nexceptions;	/* entries into the exception unwinder */
+			uint64_t nsamples;	/* cpu samples */
+			uint64_t noffcpu;	/* off-cpu intervals */
+			uint64_t ntruncated;	/* samples whose user stack is cut short */
+			uint64_t nedges[4];	/* per BP_EDGE_* kind */
+			uint64_t nannots;	/* marks, events, probes */
+		};
+		uint64_t counters[SESSION_NCOUNTERS];
+	};
 };
+/* counters[] is the whole list above, no more, no less */
+_Static_assert(offsetof(struct bp_session, nannots) + sizeof(uint64_t) ==
+	       offsetof(struct bp_session, counters) + sizeof(((struct bp_session *)0)->counters),
+	       "SESSION_NCOUNTERS is not the number of the session's counters");
 
 /* call flags */
 #define BP_CALL_UNFINISHED	0x1	/* no return seen: closed at the thread's last time */

@@ -104,6 +104,12 @@ size_t diff__gate(struct diff *d, FILE *f);
 /* Which mode diff__compute() chose. */
 enum diff_mode diff__mode(const struct diff *d);
 void diff__free(struct diff *d);
+/*
+ * Recordings into the two sides (read.c): base[0..nbase) the base side's,
+ * new[0..nnew) the new side's (one recording each, or several runs each),
+ * the two sides read at once in two threads.  0 or -errno (printed).
+ */
+int diff__read(struct diff *d, char **base, size_t nbase, char **new, size_t nnew);
 
 /* "5", "5%", "0.5%" -> 0.05, 0.005; 0 or -EINVAL (negative, not a number). */
 int diff__parse_pct(const char *arg, double *out);

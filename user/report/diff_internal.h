@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The comparison's state, shared by diff.c (reading both sides, the
- * statistics) and diff_print.c (the outputs).  Not for use outside user/report/.
+ * The comparison's state, shared by diff.c (the two sides' tables),
+ * diff_stats.c (their statistics) and diff_print.c (the outputs).  Not for
+ * use outside user/report/.
  */
 #ifndef BPFPROF_DIFF_INTERNAL_H
 #define BPFPROF_DIFF_INTERNAL_H

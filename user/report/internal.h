@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The report's aggregate tables, shared by the aggregation (report.c) and
- * the printing (print.c).  Not for use outside user/report/.
+ * The report's aggregate tables, shared by the aggregation (report.c), the
+ * printing (print.c) and the functions the governor dropped (drops.c).  Not
+ * for use outside user/report/.
  */
 #ifndef BPFPROF_REPORT_INTERNAL_H
 #define BPFPROF_REPORT_INTERNAL_H

@@ -23,6 +23,8 @@
 #include "model/session.h"
 
 struct report;
+struct event_filter;
+struct replay_progress;
 
 enum report_format {
 	REPORT_PRETTY,		/* aligned columns, human units */
@@ -63,6 +65,14 @@ int report__print(struct report *r, const struct bp_session *s, FILE *f);
 /* The `top` functions by total time, pretty, no header: record's summary. */
 void report__print_summary(struct report *r, const struct bp_session *s, FILE *f, size_t top);
 void report__free(struct report *r);
+/*
+ * The recording at `path` aggregated into rep through the replay loop
+ * (read.c), telling pr (may be NULL) how far it has gone; s holds the
+ * tables for report__print().  0, -EINVAL for an event naming an unknown
+ * function (printed), or the reader's -errno (printed).
+ */
+int report__read(struct report *rep, const char *path, const struct event_filter *f,
+		 struct bp_session *s, const struct replay_progress *pr);
 
 /* "total" -> REPORT_SORT_TOTAL ...; 0 or -EINVAL. */
 int report__parse_sort(const char *name, enum report_sort *out);

@@ -242,7 +242,7 @@ int view_make_report(struct view_ctx *v)
 	err = report__new(&ro, &rep);
 	if (err)
 		goto cleanup;
-	err = replay__report_progress(v->file, NULL, &s, rep, &pr);
+	err = report__read(rep, v->file, NULL, &s, &pr);
 	if (err)
 		goto cleanup;
 	progress_done(&pg, s.ncalls);
@@ -277,7 +277,7 @@ int view_make_diff(struct view_ctx *v)
 	o.all_paths = true;
 	err = diff__new(&o, &d);
 	if (!err)
-		err = replay__diff(d, paths, 1, paths + 1, 1);
+		err = diff__read(d, paths, 1, paths + 1, 1);
 	if (!err)
 		err = diff__compute(d);
 	if (err)
@@ -298,7 +298,7 @@ cleanup:
 /* Replays the archive into `ops`, written to `path`.  0 or -errno (printed). */
 static int convert(const struct view_ctx *v, const struct exporter_ops *ops, const char *path)
 {
-	return replay__export(v->file, NULL, ops, path, NULL);
+	return exporter__replay(v->file, NULL, ops, path, NULL);
 }
 
 /*

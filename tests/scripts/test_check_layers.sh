@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# scripts/check-layers.sh passes on the tree as it is, and fails on an upward
+# include or a private header planted in a copy of it (make unit).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+check() {		# WANT(0|1) WHAT [GREP]: the check on $tmp/tree
+	local rc out
+	out=$(bash "$root/scripts/check-layers.sh" -C "$tmp/tree" 2>&1)
+	rc=$?
+	if [ "$rc" != "$1" ] || { [ -n "${3:-}" ] && ! grep -qF -- "$3" <<<"$out"; }; then
+		echo "FAIL ($2): exit $rc, want $1; output:" >&2
+		echo "$out" >&2
+		fails=$((fails + 1))
+	fi
+}
+
+fresh() {
+	rm -rf "$tmp/tree"
+	mkdir -p "$tmp/tree"
+	cp -r "$root/user" "$root/exporters" "$tmp/tree/"
+}
+
+fresh
+check 0 "the tree as it is"
+
+# archive/ may not include report/ (report reads through the archive's replay loop)
+fresh
+sed -i '0,/#include "archive.h"/s//#include "archive.h"\n#include "report\/report.h"/' \
+	"$tmp/tree/user/archive/replay.c"
+check 1 "planted upward include" 'archive may not include report/report.h'
+
+# base/ is the ground: it includes no layer
+fresh
+echo '#include "model/session.h"' >> "$tmp/tree/user/base/util.h"
+check 1 "base includes model" 'base may not include model/session.h'
+
+# a folder's internal.h is its own
+fresh
+echo '#include "decode/internal.h"' >> "$tmp/tree/user/capture/capture.c"
+check 1 "another folder's internal.h" 'includes decode/internal.h, private to decode/'
+
+# a folder that is not in the matrix
+fresh
+mkdir "$tmp/tree/user/newlayer" && echo 'int x;' > "$tmp/tree/user/newlayer/x.c"
+check 1 "a folder without a row" "folder 'newlayer' has no row"
+
+[ "$fails" = 0 ] && echo "test_check_layers: ok"
+exit $((fails > 0))

@@ -151,7 +151,9 @@ def test_usdt_probe_of_a_debian_library_matches_bpftrace(record):
         assert r.rc == 0, r.describe()
     finally:
         os.killpg(bt.pid, signal.SIGINT)
-        out, _ = bt.communicate(timeout=30)
+        # bpftrace removes its probes before printing: each removal waits for
+        # the uprobes' grace period, tens of seconds on a loaded machine
+        out, _ = bt.communicate(timeout=180)
     m = re.search(r"@n: (\d+)", out)
     assert m, out
     probes = [e for e in by_cat(r.trace, "usdt") if e["name"] == "libstdcxx:throw"]

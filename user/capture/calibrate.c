@@ -26,7 +26,10 @@
  * The functions the helper calls.  Their first instruction decides the
  * path: push (emulated), mov (single-stepped: nothing is placed here, the
  * probes go on the entries), the 5-byte nop; the reference is the push one's
- * twin, never probed.
+ * twin, never probed.  bpfprof_cal_outer (emulated) calls the emulated one
+ * and returns: the inner return's timestamp to its own is the return
+ * probe's whole cost (the tail, T in decode/compensate.h), 2 instructions
+ * apart.
  */
 asm(".text\n"
     ".globl bpfprof_cal_emulated\n.type bpfprof_cal_emulated,@function\n.p2align 4\n"
@@ -38,6 +41,9 @@ asm(".text\n"
     ".globl bpfprof_cal_nop5\n.type bpfprof_cal_nop5,@function\n.p2align 4\n"
     "bpfprof_cal_nop5:\n\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\tret\n"
     ".size bpfprof_cal_nop5, .-bpfprof_cal_nop5\n"
+    ".globl bpfprof_cal_outer\n.type bpfprof_cal_outer,@function\n.p2align 4\n"
+    "bpfprof_cal_outer:\n\tpush %rbp\n\tcall bpfprof_cal_emulated\n\tpop %rbp\n\tret\n"
+    ".size bpfprof_cal_outer, .-bpfprof_cal_outer\n"
     ".globl bpfprof_cal_ref\n.type bpfprof_cal_ref,@function\n.p2align 4\n"
     "bpfprof_cal_ref:\n\tpush %rbp\n\tpop %rbp\n\tret\n"
     ".size bpfprof_cal_ref, .-bpfprof_cal_ref\n");
@@ -45,6 +51,7 @@ asm(".text\n"
 #define CAL_CALLS	100	/* per path and round: ~3 ms single-stepped on the slow VM */
 #define CAL_WARMUP	30	/* first calls, not measured: the kernel maps its XOL page, optimises nop5 */
 #define CAL_ROUNDS	5
+#define CAL_OUTER	PP_PYTHON	/* the session's function id of bpfprof_cal_outer (Python has none) */
 #define CACHE_DIR	"/run/bpfprof"
 #define CACHE_FILE	CACHE_DIR "/calibration"
 #define CACHE_MAX_AGE	3600
@@ -53,6 +60,7 @@ asm(".text\n"
 static const struct probe_costs fallback = {
 	.total_ns = { 7500, 23000, 3000, 13000 },
 	.inside_ns = { 3700, 11500, 1500, 6500 },
+	.exit_ns = 1500,
 };
 
 static void (*const cal_fn[PP_NPATHS])(void) = {
@@ -125,8 +133,8 @@ static void __attribute__((noreturn)) helper(int go, int res)
 
 		sched_setscheduler(0, SCHED_FIFO, &sp);	/* best effort (see cpu_ns) */
 	}
-	for (p = 0; p < PP_NPATHS; p++) {
-		fn = cal_fn[p];
+	for (p = 0; p <= PP_NPATHS; p++) {
+		fn = p < PP_NPATHS ? cal_fn[p] : bpfprof_cal_outer;
 		for (i = 0; i < CAL_WARMUP; i++)
 			fn();
 	}
@@ -147,6 +155,9 @@ static void __attribute__((noreturn)) helper(int go, int res)
 			cr.v[r][p][0] = (double)(t1 - t0) / CAL_CALLS;
 			cr.v[r][p][1] = (double)(t2 - t1) / CAL_CALLS;
 		}
+		fn = bpfprof_cal_outer;
+		for (i = 0; i < CAL_CALLS; i++)
+			fn();
 	}
 	if (write(res, &cr, sizeof(cr)) != (ssize_t)sizeof(cr))
 		_exit(1);
@@ -182,6 +193,9 @@ static int self_offset(const void *addr, char *path, size_t len, unsigned long *
 struct cal_sink {
 	double dur[PP_NPATHS][CAL_CALLS * CAL_ROUNDS];
 	uint64_t n[PP_NPATHS];
+	double tail[CAL_CALLS * CAL_ROUNDS];	/* inner return -> outer return */
+	uint64_t ntail;
+	uint64_t inner_begin, inner_end;	/* the last emulated call */
 	uint64_t from;		/* calls before (session time) are the warm-up */
 	uint64_t t0;		/* the session's t0 */
 	uint64_t py_begin;	/* the Python call open (raw ts), 0: none */
@@ -199,10 +213,19 @@ static int on_event(void *ctx, const struct bp_event *ev)
 {
 	struct cal_sink *cs = ctx;
 
-	if (ev->kind == BP_EV_CALL && ev->call.func < PP_PYTHON &&
-	    !(ev->call.flags & (BP_CALL_UNFINISHED | BP_CALL_UNWOUND | BP_CALL_NO_ENTRY |
-				 BP_CALL_ENTRY_LOST)))
+	if (ev->kind != BP_EV_CALL || (ev->call.flags & (BP_CALL_UNFINISHED | BP_CALL_UNWOUND |
+							  BP_CALL_NO_ENTRY | BP_CALL_ENTRY_LOST)))
+		return 0;
+	if (ev->call.func < PP_PYTHON)
 		sink_add(cs, ev->call.func, ev->call.begin, ev->call.end);
+	if (ev->call.func == PP_EMULATED) {
+		cs->inner_begin = ev->call.begin;
+		cs->inner_end = ev->call.end;
+	} else if (ev->call.func == CAL_OUTER && ev->call.begin >= cs->from &&
+		   cs->inner_begin > ev->call.begin && cs->inner_end < ev->call.end &&
+		   cs->ntail < CAL_CALLS * CAL_ROUNDS) {
+		cs->tail[cs->ntail++] = (double)(ev->call.end - cs->inner_end);
+	}
 	return 0;
 }
 
@@ -290,8 +313,8 @@ static int measure(struct probe_costs *out)
 	struct decoder *dec = NULL;
 	struct tracer *tr = NULL;
 	struct py_tracer *py = NULL;
-	unsigned long offs[PP_NPATHS];
-	uint64_t cookies[PP_NPATHS], refused[PP_NPATHS];
+	unsigned long offs[PP_NPATHS + 1];
+	uint64_t refused[PP_NPATHS + 1];
 	size_t nrefused = 0;
 	char path[4097], other[4097];
 	int go[2] = { -1, -1 }, res[2] = { -1, -1 }, err, py_err = -ENOENT, p, r, status;
@@ -306,11 +329,17 @@ static int measure(struct probe_costs *out)
 			err = -EINVAL;
 			goto cleanup;
 		}
-		cookies[p] = p;
 	}
+	/* the native paths' functions, then bpfprof_cal_outer as CAL_OUTER */
+	err = self_offset((const void *)bpfprof_cal_outer, other, sizeof(other), &offs[PP_NPATHS]);
+	if (!err && strcmp(other, path))
+		err = -EINVAL;
+	if (err)
+		goto cleanup;
 	session__add_module(&s, path);
-	for (p = 0; p < PP_PYTHON; p++) {
-		struct bp_func f = { .name = (char *)calibrate__path_name(p), .nparams = -1 };
+	for (p = 0; p <= PP_PYTHON; p++) {
+		struct bp_func f = { .name = p < PP_PYTHON ? (char *)calibrate__path_name(p) :
+							   (char *)"outer", .nparams = -1 };
 
 		session__add_func(&s, &f);
 	}
@@ -341,8 +370,19 @@ static int measure(struct probe_costs *out)
 	close(res[1]);
 	go[0] = res[1] = -1;
 	err = tracer__add_pid(tr, child);
-	if (!err)
-		err = tracer__attach(tr, path, offs, cookies, PP_PYTHON, false, refused, &nrefused);
+	if (!err) {
+		/* the native paths and the outer function, cookies = the session's ids */
+		unsigned long o4[PP_PYTHON + 1];
+		uint64_t c4[PP_PYTHON + 1];
+
+		for (p = 0; p < PP_PYTHON; p++) {
+			o4[p] = offs[p];
+			c4[p] = (uint64_t)p;
+		}
+		o4[CAL_OUTER] = offs[PP_NPATHS];
+		c4[CAL_OUTER] = CAL_OUTER;
+		err = tracer__attach(tr, path, o4, c4, PP_PYTHON + 1, false, refused, &nrefused);
+	}
 	if (!err && nrefused)
 		err = -ENOTSUP;
 	if (err)
@@ -400,6 +440,14 @@ static int measure(struct probe_costs *out)
 		    (tot[CAL_ROUNDS - 1] - tot[0]) / tot[CAL_ROUNDS / 2] > out->spread)
 			out->spread = (tot[CAL_ROUNDS - 1] - tot[0]) / tot[CAL_ROUNDS / 2];
 	}
+	if (cs->ntail >= CAL_CALLS * CAL_ROUNDS / 2) {
+		qsort(cs->tail, cs->ntail, sizeof(double), cmp_double);
+		out->exit_ns = cs->tail[cs->ntail / 2];
+	} else {
+		out->exit_ns = fallback.exit_ns;
+	}
+	if (out->exit_ns > out->total_ns[PP_EMULATED])
+		out->exit_ns = out->total_ns[PP_EMULATED];
 	out->measured = true;
 	err = 0;
 cleanup:
@@ -448,9 +496,10 @@ static bool read_cache(struct probe_costs *out)
 	if (fgets(fkey, sizeof(fkey), f) && fgets(line, sizeof(line), f)) {
 		fkey[strcspn(fkey, "\n")] = '\0';
 		ok = !strcmp(fkey, key) &&
-		     sscanf(line, "%lld %lf %lf %lf %lf %lf %lf %lf %lf %lf", &when, &c.total_ns[0],
+		     sscanf(line, "%lld %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf", &when, &c.total_ns[0],
 			    &c.inside_ns[0], &c.total_ns[1], &c.inside_ns[1], &c.total_ns[2],
-			    &c.inside_ns[2], &c.total_ns[3], &c.inside_ns[3], &c.spread) == 10 &&
+			    &c.inside_ns[2], &c.total_ns[3], &c.inside_ns[3], &c.spread,
+			    &c.exit_ns) == 11 &&
 		     time(NULL) - when >= 0 && time(NULL) - when < CACHE_MAX_AGE;
 	}
 	fclose(f);
@@ -480,9 +529,10 @@ static void write_cache(const struct probe_costs *c)
 		return;
 	}
 	cache_key(key, sizeof(key));
-	fprintf(f, "%s\n%lld %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.3f\n", key,
+	fprintf(f, "%s\n%lld %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.3f %.1f\n", key,
 		(long long)time(NULL), c->total_ns[0], c->inside_ns[0], c->total_ns[1], c->inside_ns[1],
-		c->total_ns[2], c->inside_ns[2], c->total_ns[3], c->inside_ns[3], c->spread);
+		c->total_ns[2], c->inside_ns[2], c->total_ns[3], c->inside_ns[3], c->spread,
+		c->exit_ns);
 	if (fclose(f) || rename(tmp, CACHE_FILE))
 		unlink(tmp);
 }
@@ -502,8 +552,10 @@ void calibrate__run(struct probe_costs *out, bool fresh)
 		return;
 	}
 	p_dbg("probe costs here, ns per call (total/inside): emulated %.0f/%.0f, single-step "
-	      "%.0f/%.0f, nop5 %.0f/%.0f, Python %.0f/%.0f (spread %.0f%%)", out->total_ns[0],
+	      "%.0f/%.0f, nop5 %.0f/%.0f, Python %.0f/%.0f, return probe %.0f (spread %.0f%%)",
+	      out->total_ns[0],
 	      out->inside_ns[0], out->total_ns[1], out->inside_ns[1], out->total_ns[2],
-	      out->inside_ns[2], out->total_ns[3], out->inside_ns[3], 100 * out->spread);
+	      out->inside_ns[2], out->total_ns[3], out->inside_ns[3], out->exit_ns,
+	      100 * out->spread);
 	write_cache(out);
 }

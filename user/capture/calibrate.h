@@ -34,6 +34,7 @@ struct probe_costs {
 	bool cached;		/* read from /run/bpfprof/calibration */
 	double total_ns[PP_NPATHS];
 	double inside_ns[PP_NPATHS];
+	double exit_ns;		/* the return probe alone (any path): its whole cost */
 	double spread;		/* largest relative difference between the rounds, 0..1 */
 };
 
@@ -54,6 +55,7 @@ void bpfprof_cal_emulated(void);
 void bpfprof_cal_step(void);
 void bpfprof_cal_nop5(void);
 void bpfprof_cal_ref(void);
+void bpfprof_cal_outer(void);
 void bpfprof_cal_py(void);
 
 /*

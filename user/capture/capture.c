@@ -799,6 +799,8 @@ int capture__finish(struct capture *c)
 	if (err)
 		return err;
 	c->s->duration = now_ns(CLOCK_MONOTONIC) - c->s->t0;
+	if (c->ovh)
+		overhead__compensate_end(c->ovh, c->dec, c->s);
 	capture_dl_finish(c);
 	overhead__summary(c->ovh, c->s->duration);
 	c->hand_off = true;	/* everything is drained: bpfprof-release removes the probes */

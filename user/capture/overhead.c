@@ -481,21 +481,41 @@ static unsigned path_index(const struct bp_func *f)
 
 void overhead__compensate(struct overhead *ov, struct decoder *dec, struct bp_session *s)
 {
-	struct comp_costs cc = { .path = path_index };
-	char buf[512];
+	struct comp_costs cc = { .path = path_index, .adapt = true };
 	int k;
 
 	for (k = 0; k < PP_NPATHS && k < COMP_NPATHS; k++) {
 		cc.total_ns[k] = ov->pc.total_ns[k];
 		cc.inside_ns[k] = ov->pc.inside_ns[k];
 	}
+	cc.exit_ns = ov->pc.exit_ns;
 	decoder__compensate(dec, &cc);
-	snprintf(buf, sizeof(buf), "compensated%s: per call %.0f ns inside, %.0f ns per traced "
-		 "child (emulated); %.0f / %.0f (single-step); %.0f / %.0f (nop5)",
-		 ov->pc.measured ? "" : " (not measured here: development VM figures)",
-		 ov->pc.inside_ns[PP_EMULATED], ov->pc.total_ns[PP_EMULATED],
-		 ov->pc.inside_ns[PP_SINGLE_STEP], ov->pc.total_ns[PP_SINGLE_STEP],
-		 ov->pc.inside_ns[PP_NOP5], ov->pc.total_ns[PP_NOP5]);
+	overhead__compensate_end(ov, dec, s);
+}
+
+void overhead__compensate_end(struct overhead *ov, struct decoder *dec, struct bp_session *s)
+{
+	struct comp_costs in;
+	uint32_t pid;
+	char buf[768];
+	int n;
+
+	if (!decoder__comp_in_use(dec, &in, &pid))
+		return;
+	n = snprintf(buf, sizeof(buf), "compensated: calibrated%s: per call %.0f ns inside, %.0f ns "
+		     "per traced child (emulated); %.0f / %.0f (single-step); %.0f / %.0f (nop5); "
+		     "return probe %.0f",
+		     ov->pc.measured ? "" : " (not measured here: development VM figures)",
+		     ov->pc.inside_ns[PP_EMULATED], ov->pc.total_ns[PP_EMULATED],
+		     ov->pc.inside_ns[PP_SINGLE_STEP], ov->pc.total_ns[PP_SINGLE_STEP],
+		     ov->pc.inside_ns[PP_NOP5], ov->pc.total_ns[PP_NOP5], ov->pc.exit_ns);
+	if (pid && n > 0 && (size_t)n < sizeof(buf))
+		snprintf(buf + n, sizeof(buf) - (size_t)n, "; measured in the recording (pid %u, "
+			 "the most calls): %.0f / %.0f (emulated); %.0f / %.0f (single-step); "
+			 "%.0f / %.0f (nop5); return probe %.0f", pid, in.inside_ns[PP_EMULATED],
+			 in.total_ns[PP_EMULATED], in.inside_ns[PP_SINGLE_STEP],
+			 in.total_ns[PP_SINGLE_STEP], in.inside_ns[PP_NOP5], in.total_ns[PP_NOP5],
+			 in.exit_ns);
 	free(s->timing);
 	s->timing = xstrdup(buf);
 }

@@ -56,6 +56,11 @@ double overhead__factor(double cost_ns, double base_ns);
  */
 struct decoder;
 void overhead__compensate(struct overhead *ov, struct decoder *dec, struct bp_session *s);
+/*
+ * At the end (after decoder__finish): s->timing says the figures in use,
+ * the calibration's and those measured in the recording (compensate.h).
+ */
+void overhead__compensate_end(struct overhead *ov, struct decoder *dec, struct bp_session *s);
 /* Counts one decoded event (calls only). */
 void overhead__event(struct overhead *ov, const struct bp_event *ev);
 /* now: ns since the session's t0.  Warns once when the estimate passes half of it. */

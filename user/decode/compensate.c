@@ -7,8 +7,31 @@
 #include "bpf/events.h"
 #include "base/log.h"
 
+/* The kinds of interval measured per process: L per native path, G per native path, T. */
+#define COMP_NATIVE	3
+enum { K_LEAF = 0, K_GAP = COMP_NATIVE, K_TAIL = 2 * COMP_NATIVE, K_N };
+
+/* One kind's last intervals and their low quantile. */
+struct comp_est {
+	float ring[COMP_WINDOW];
+	uint32_t n;		/* seen so far */
+	double q;		/* the floor cluster's median (floor_cluster), once n >= COMP_MIN_SAMPLES */
+};
+
+/* A process: its intervals (shared by its threads). */
+struct comp_proc {
+	uint32_t pid;
+	uint32_t refs;		/* threads pointing here */
+	uint64_t seen;		/* intervals of all kinds */
+	struct comp_est e[K_N];
+};
+
 struct comp_thread {
 	uint32_t tid;		/* 0: empty */
+	uint8_t lkind;		/* its last native event: 0 none (or not usable), 1 entry, 2 exit */
+	uint32_t lfunc;
+	uint64_t lraw;		/* its raw timestamp */
+	struct comp_proc *proc;
 	double debt;		/* ns of probe work on this thread so far */
 	uint64_t last;		/* its latest virtual time: the clock never runs back */
 	bool seen;
@@ -21,6 +44,9 @@ struct compensator {
 	struct comp_costs c;
 	struct comp_thread *tab;	/* open addressing by tid */
 	size_t cap, used;
+	struct comp_proc **procs;	/* open addressing by pid */
+	size_t pcap, pused;
+	struct comp_proc *gone;		/* of the processes gone, the one with the most intervals */
 	double debt;
 };
 
@@ -32,13 +58,21 @@ struct compensator *compensator__new(const struct bp_session *s, const struct co
 	k->c = *c;
 	k->cap = 64;
 	k->tab = xcalloc(k->cap, sizeof(*k->tab));
+	k->pcap = 16;
+	k->procs = xcalloc(k->pcap, sizeof(*k->procs));
 	return k;
 }
 
 void compensator__free(struct compensator *k)
 {
+	size_t i;
+
 	if (!k)
 		return;
+	for (i = 0; i < k->pcap; i++)
+		free(k->procs[i]);
+	free(k->procs);
+	free(k->gone);
 	free(k->tab);
 	free(k);
 }
@@ -46,6 +80,71 @@ void compensator__free(struct compensator *k)
 double compensator__debt_ns(const struct compensator *k)
 {
 	return k ? k->debt : 0;
+}
+
+static size_t proc_home(const struct compensator *k, uint32_t pid)
+{
+	return (pid * 2654435761u) & (k->pcap - 1);
+}
+
+static struct comp_proc *proc_get(struct compensator *k, uint32_t pid)
+{
+	size_t i;
+
+	if ((k->pused + 1) * 2 > k->pcap) {
+		struct comp_proc **old = k->procs;
+		size_t n = k->pcap, j;
+
+		k->pcap *= 2;
+		k->procs = xcalloc(k->pcap, sizeof(*k->procs));
+		for (j = 0; j < n; j++) {
+			if (!old[j])
+				continue;
+			for (i = proc_home(k, old[j]->pid); k->procs[i]; i = (i + 1) & (k->pcap - 1))
+				;
+			k->procs[i] = old[j];
+		}
+		free(old);
+	}
+	for (i = proc_home(k, pid); k->procs[i] && k->procs[i]->pid != pid; i = (i + 1) & (k->pcap - 1))
+		;
+	if (!k->procs[i]) {
+		k->procs[i] = xcalloc(1, sizeof(**k->procs));
+		k->procs[i]->pid = pid;
+		k->pused++;
+	}
+	return k->procs[i];
+}
+
+/* A process no thread points to any more goes (backward-shift deletion, as for threads). */
+static void proc_put(struct compensator *k, struct comp_proc *p)
+{
+	size_t mask = k->pcap - 1, i, j;
+
+	if (!p || --p->refs)
+		return;
+	for (i = proc_home(k, p->pid); k->procs[i] != p; i = (i + 1) & mask)
+		;
+	for (j = i;;) {
+		size_t home;
+
+		j = (j + 1) & mask;
+		if (!k->procs[j])
+			break;
+		home = proc_home(k, k->procs[j]->pid);
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		k->procs[i] = k->procs[j];
+		i = j;
+	}
+	k->procs[i] = NULL;
+	k->pused--;
+	if (!k->gone || p->seen > k->gone->seen) {
+		free(k->gone);
+		k->gone = p;
+	} else {
+		free(p);
+	}
 }
 
 static struct comp_thread *thread(struct compensator *k, uint32_t tid)
@@ -87,6 +186,7 @@ void compensator__forget(struct compensator *k, uint32_t tid)
 		;
 	if (!k->tab[i].tid)
 		return;
+	proc_put(k, k->tab[i].proc);
 	/* backward-shift deletion: the probe chains behind it stay unbroken */
 	for (j = i;;) {
 		size_t home;
@@ -127,6 +227,132 @@ static uint64_t shift(struct compensator *k, struct comp_thread *t, uint64_t ts,
 	return vts;
 }
 
+/*
+ * The typical interval of the cluster at the floor: the median of those
+ * within COMP_CLUSTER of the low quantile (the near-empty spans' usual
+ * cost; the low quantile alone reads a little under it, and the spans with
+ * work or with the CPU taken away lie above the band).
+ */
+static double floor_cluster(const float *ring, size_t m)
+{
+	float v[COMP_WINDOW], x;
+	size_t i, j, c;
+	double band;
+
+	for (i = 0; i < m; i++) {
+		x = ring[i];
+		for (j = i; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+	band = v[(size_t)(COMP_QUANTILE * (double)m)] * COMP_CLUSTER;
+	for (c = 0; c < m && v[c] <= band; c++)
+		;
+	return v[c / 2];
+}
+
+static void est_add(struct comp_est *e, uint64_t v)
+{
+	size_t m;
+
+	e->ring[e->n % COMP_WINDOW] = (float)v;
+	e->n++;
+	if (e->n < COMP_MIN_SAMPLES || (e->n % 16 && e->n != COMP_MIN_SAMPLES))
+		return;
+	m = e->n < COMP_WINDOW ? e->n : COMP_WINDOW;
+	e->q = floor_cluster(e->ring, m);
+}
+
+/* The figure of kind kind for process pr: its own once it has enough, else the calibration's. */
+static double figure(const struct compensator *k, const struct comp_proc *pr, int kind, double prior)
+{
+	const struct comp_est *e = pr ? &pr->e[kind] : NULL;
+
+	if (!k->c.adapt || !e || e->n < COMP_MIN_SAMPLES)
+		return prior;
+	return e->q < COMP_ADAPT_CAP * prior ? e->q : COMP_ADAPT_CAP * prior;
+}
+
+/* The calibrated return probe cost (T), or a share of the total when it was not measured. */
+static double exit_prior(const struct compensator *k, unsigned p)
+{
+	double x = k->c.exit_ns > 0 ? k->c.exit_ns : k->c.total_ns[p] / 2;
+
+	return x < k->c.total_ns[p] ? x : k->c.total_ns[p];
+}
+
+/* L, G, T of path p for process pr (see compensate.h). */
+static void figures(const struct compensator *k, const struct comp_proc *pr, unsigned p, double *l,
+		    double *g, double *t)
+{
+	double x = exit_prior(k, p);
+
+	*l = figure(k, pr, K_LEAF + (int)p, k->c.inside_ns[p]);
+	*g = figure(k, pr, K_GAP + (int)p, k->c.total_ns[p] - k->c.inside_ns[p]);
+	*t = figure(k, pr, K_TAIL, x);
+}
+
+/* A native entry or exit: its interval from the thread's last one is measured, then the hit charged. */
+static uint64_t native(struct compensator *k, const struct bp_rec_call *call, uint64_t ts, unsigned p)
+{
+	bool entry = call->h.type == BP_REC_ENTRY || call->h.type == BP_REC_ENTRY_ARGS;
+	struct comp_thread *t = thread(k, (uint32_t)call->h.pid_tgid);
+	double l, g, x, ae, be;
+
+	if (!t->proc) {
+		t->proc = proc_get(k, (uint32_t)(call->h.pid_tgid >> 32));
+		t->proc->refs++;
+	}
+	if (k->c.adapt && t->lkind && ts >= t->lraw) {
+		uint64_t d = ts - t->lraw;
+		int kind = -1;
+
+		if (t->lkind == 1 && !entry && t->lfunc == call->func_id)
+			kind = K_LEAF + (int)p;
+		else if (t->lkind == 2)
+			kind = entry ? K_GAP + (int)p : K_TAIL;
+		if (kind >= 0) {
+			est_add(&t->proc->e[kind], d);
+			t->proc->seen++;
+		}
+	}
+	t->lkind = entry ? 1 : 2;
+	t->lfunc = call->func_id;
+	t->lraw = ts;
+	figures(k, t->proc, p, &l, &g, &x);
+	ae = l - x / 2 > 0 ? l - x / 2 : 0;
+	be = g - x / 2 > 0 ? g - x / 2 : 0;
+	if (entry)
+		return shift(k, t, ts, be, ae);
+	return shift(k, t, ts, x / 2, x / 2);
+}
+
+void compensator__in_use(const struct compensator *k, struct comp_costs *out, uint32_t *pid)
+{
+	const struct comp_proc *best = k->gone && k->gone->seen >= COMP_MIN_SAMPLES ? k->gone : NULL;
+	unsigned p;
+	size_t i;
+
+	*out = k->c;
+	out->path = NULL;
+	*pid = 0;
+	for (i = 0; k->c.adapt && i < k->pcap; i++)
+		if (k->procs[i] && k->procs[i]->seen >= COMP_MIN_SAMPLES &&
+		    (!best || k->procs[i]->seen > best->seen))
+			best = k->procs[i];
+	for (p = 0; p < COMP_NATIVE; p++) {
+		double l, g, x;
+
+		figures(k, best, p, &l, &g, &x);
+		out->inside_ns[p] = l;
+		out->total_ns[p] = l + g;
+		if (!p)
+			out->exit_ns = x;
+	}
+	if (best)
+		*pid = best->pid;
+}
+
 uint64_t compensator__ts(struct compensator *k, const void *rec, uint64_t ts)
 {
 	const struct bp_rec_hdr *h = rec;
@@ -144,9 +370,13 @@ uint64_t compensator__ts(struct compensator *k, const void *rec, uint64_t ts)
 			p = k->c.path(&k->s->funcs[call->func_id]);
 		if (p >= COMP_NPATHS)
 			p = 0;
+		if (p < COMP_NATIVE)
+			return native(k, call, ts, p);
+		/* a native record of a Python-path function: halves of the calibrated figures */
 		in = k->c.inside_ns[p];
 		out = k->c.total_ns[p] - in;
 		t = thread(k, (uint32_t)h->pid_tgid);
+		t->lkind = 0;
 		if (h->type == BP_REC_ENTRY || h->type == BP_REC_ENTRY_ARGS)
 			return shift(k, t, ts, out / 2, in / 2);
 		return shift(k, t, ts, in / 2, out / 2);
@@ -155,10 +385,12 @@ uint64_t compensator__ts(struct compensator *k, const void *rec, uint64_t ts)
 		/*
 		 * One probe hit: a Python call's start or end is half of its
 		 * measured cost; a USDT hit (bpfprof.h's: a 1-byte nop,
-		 * emulated) half an emulated call's
+		 * emulated) half an emulated call's.  The interval around it
+		 * holds its cost: not one of the native kinds.
 		 */
 		p = h->type == BP_REC_PY && k->c.total_ns[COMP_PATH_PYTHON] > 0 ? COMP_PATH_PYTHON : 0;
 		t = thread(k, (uint32_t)h->pid_tgid);
+		t->lkind = 0;
 		return shift(k, t, ts, k->c.total_ns[p] / 4, k->c.total_ns[p] / 4);
 	case BP_REC_SAMPLE:
 	case BP_REC_USTACK:

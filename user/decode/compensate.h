@@ -16,23 +16,53 @@
  * archive keeps how much was taken per thread out of its last timestamp
  * (see README).
  *
- * The cost model, per path: total = entry + return probe; inside = the part
- * between the entry's and the return's timestamps, split half before the
- * return's timestamp, half after the entry's; the rest (total - inside) half
- * before the entry's timestamp and half after the return's.
+ * The cost model.  A probe hit's work falls partly before its timestamp,
+ * partly after; the clock between two consecutive native events of a thread
+ * holds one hit's "after" and the next one's "before".  Four intervals occur:
+ * entry -> exit of the same call (a leaf: L = the entry's after + the
+ * return's before, the call's inside bias), exit -> entry (a sibling gap:
+ * G = the return's after + the entry's before), exit -> exit (a tail:
+ * T = the return probe's whole cost) and entry -> entry (L + G - T).  The
+ * return probe is the same uretprobe on every path: T does not depend on
+ * it; the entry's L and G do.  How one hit's work splits around its own
+ * timestamp cannot be seen in any interval (it moves every event of the
+ * thread by the same amount): the return probe's is taken as halves.
+ * Per path: total (L + G) = entry + return probe, inside = L.
+ *
+ * Measured against the machine's state at the time: the same function's
+ * probe cost differs between processes by up to ~35% on a VM (the address
+ * space, the caches, the hypervisor), more than between the calibration's
+ * rounds.  With `adapt`, each process's own tightest intervals replace the
+ * calibration as they come: per process and kind (L and G per path, T), a
+ * low quantile (COMP_QUANTILE) of its last COMP_WINDOW intervals of that
+ * kind, the median of those within COMP_CLUSTER of their low quantile
+ * (COMP_QUANTILE), used once COMP_MIN_SAMPLES were seen.  Every interval is
+ * the probe cost plus the code between the two events (never less), so the
+ * cluster at the low end is the cost where the program has near-empty spans
+ * (a tiny leaf, two calls in a row); a program without any would make it an
+ * overestimate: it is held to at most COMP_ADAPT_CAP times the calibrated
+ * figure.
  */
 #ifndef BPFPROF_COMPENSATE_H
 #define BPFPROF_COMPENSATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "model/session.h"
 
 #define COMP_NPATHS	4
 #define COMP_PATH_PYTHON	3	/* a Python call (calibrate.h PP_PYTHON): two probe hits */
+#define COMP_WINDOW		64	/* intervals per process and kind kept */
+#define COMP_MIN_SAMPLES	16	/* before the calibration gives way */
+#define COMP_QUANTILE		0.1
+#define COMP_CLUSTER		1.15	/* the band above the low quantile: the floor's cluster */
+#define COMP_ADAPT_CAP		1.5
 
 struct comp_costs {
 	double total_ns[COMP_NPATHS];
 	double inside_ns[COMP_NPATHS];
+	double exit_ns;		/* the return probe's whole cost (T), any path */
+	bool adapt;		/* per process, from its own intervals (see above) */
 	/* the probe path of a function, 0 .. COMP_NPATHS - 1 (calibrate__path) */
 	unsigned (*path)(const struct bp_func *f);
 };
@@ -49,6 +79,12 @@ void compensator__forget(struct compensator *c, uint32_t tid);
  * by it.  rec is the raw record (bpf/events.h); records of no thread pass.
  */
 uint64_t compensator__ts(struct compensator *c, const void *rec, uint64_t ts);
+/*
+ * The figures in use at the end for the process with the most intervals
+ * seen (out->path is not set; *pid: that process, 0: none adapted, the
+ * calibration's figures).
+ */
+void compensator__in_use(const struct compensator *c, struct comp_costs *out, uint32_t *pid);
 /* ns taken out of all threads' clocks so far (the estimate of the probes' cost). */
 double compensator__debt_ns(const struct compensator *c);
 

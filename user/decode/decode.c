@@ -71,6 +71,14 @@ void decoder__compensate(struct decoder *d, const struct comp_costs *c)
 	d->comp = c ? compensator__new(d->s, c) : NULL;
 }
 
+bool decoder__comp_in_use(const struct decoder *d, struct comp_costs *out, uint32_t *pid)
+{
+	if (!d || !d->comp)
+		return false;
+	compensator__in_use(d->comp, out, pid);
+	return true;
+}
+
 double decoder__compensated_ns(const struct decoder *d)
 {
 	return compensator__debt_ns(d->comp);

@@ -96,10 +96,156 @@ static void test_parent_and_children(void **state)
 	session__free(&s);
 }
 
+/*
+ * The return probe apart: a parent whose last child returns right before it
+ * does (a tail: exit -> exit, the return probe's whole cost T apart).  With
+ * T calibrated at 600 of a 3000 ns call, the tail of 650 ns is 50 ns of the
+ * parent's code; as halves of the total (the model before T), 1500 ns would
+ * be taken there and the parent's exit held at its child's + 10 ns.
+ */
+static void test_return_probe_apart(void **state)
+{
+	struct comp_costs cc = { .total_ns = { 3000, 3000 }, .inside_ns = { 1000, 1000 },
+				 .exit_ns = 600, .path = path_of };
+	struct bp_func parent = { .name = "parent", .nparams = -1 };
+	struct bp_func child = { .name = "child", .nparams = -1 };
+	struct bp_session s;
+	struct decoder *d = NULL;
+	uint64_t t = 1000000;
+
+	session__init(&s);
+	s.t0 = 0;
+	session__add_module(&s, "/x");
+	session__add_func(&s, &parent);
+	session__add_func(&s, &child);
+	ngot = 0;
+	assert_int_equal(decoder__new(&s, sink, NULL, &d), 0);
+	decoder__compensate(d, &cc);
+	/* parent: entry; 5000 of work and the child's entry (2000: G); child 1000 + 300 of work */
+	feed(d, BP_REC_ENTRY, 0, t, 0x1000);
+	feed(d, BP_REC_ENTRY, 1, t + 7000, 0xf00);
+	feed(d, BP_REC_EXIT, 1, t + 8300, 0xf00);
+	feed(d, BP_REC_EXIT, 0, t + 8950, 0x1000);
+	assert_int_equal(decoder__finish(d), 0);
+	assert_int_equal(ngot, 2);
+	assert_int_equal(got[0].end - got[0].begin, 300);
+	/* 8950 - its inside 1000 - the child's 3000 */
+	assert_int_equal(got[1].end - got[1].begin, 4950);
+	/* the tail is the parent's 50 ns of code, not the 10 ns floor */
+	assert_int_equal(got[1].end - got[0].end, 50);
+	decoder__free(d);
+	session__free(&s);
+}
+
+/* One parent (func 0) with `n` empty children (func 1) at the probes' L, G, T, then `rest` ns to the next. */
+static uint64_t empty_family(struct decoder *d, uint64_t t, int n, uint64_t l, uint64_t g, uint64_t x,
+			     uint64_t rest)
+{
+	int i;
+
+	feed(d, BP_REC_ENTRY, 0, t, 0x1000);
+	t += 5000;
+	for (i = 0; i < n; i++) {
+		feed(d, BP_REC_ENTRY, 1, t, 0xf00);
+		t += l + (uint64_t)(i % 3);	/* a few ns of noise */
+		feed(d, BP_REC_EXIT, 1, t, 0xf00);
+		t += i + 1 < n ? g : x;
+	}
+	feed(d, BP_REC_EXIT, 0, t, 0x1000);
+	return t + rest;
+}
+
+/*
+ * Measured in the recording: a process whose probes cost L 2000, G 1200,
+ * T 800 (total 3200, inside 2000) where the calibration said 1500 / 1000 /
+ * 600.  Twenty parents of two empty children each give it enough intervals
+ * of every kind; a parent whose child works is then timed with them.
+ */
+static void test_adapt(void **state)
+{
+	struct comp_costs cc = { .total_ns = { 2500, 2500 }, .inside_ns = { 1500, 1500 },
+				 .exit_ns = 600, .path = path_of, .adapt = true };
+	struct bp_func parent = { .name = "parent", .nparams = -1 };
+	struct bp_func child = { .name = "child", .nparams = -1 };
+	struct comp_costs in;
+	struct bp_session s;
+	struct decoder *d = NULL;
+	uint64_t t = 1000000;
+	uint32_t pid;
+	int i;
+
+	session__init(&s);
+	s.t0 = 0;
+	session__add_module(&s, "/x");
+	session__add_func(&s, &parent);
+	session__add_func(&s, &child);
+	ngot = 0;
+	assert_int_equal(decoder__new(&s, sink, NULL, &d), 0);
+	decoder__compensate(d, &cc);
+	for (i = 0; i < 20; i++)
+		t = empty_family(d, t, 2, 2000, 1200, 800, 10000);
+	/* the parent: 300 ns of its own, its entry and the child's (H = L + G - T), 700 in the child, 40 after */
+	ngot = 0;
+	feed(d, BP_REC_ENTRY, 0, t, 0x1000);
+	feed(d, BP_REC_ENTRY, 1, t + 300 + 2400, 0xf00);
+	feed(d, BP_REC_EXIT, 1, t + 2700 + 2700, 0xf00);
+	feed(d, BP_REC_EXIT, 0, t + 5400 + 840, 0x1000);
+	assert_int_equal(decoder__finish(d), 0);
+	assert_int_equal(ngot, 2);
+	assert_true(got[0].end - got[0].begin >= 698 && got[0].end - got[0].begin <= 700);
+	/* raw 6240 - its inside 2000 - the child's 3200 */
+	assert_true(got[1].end - got[1].begin >= 1038 && got[1].end - got[1].begin <= 1040);
+	assert_true(decoder__comp_in_use(d, &in, &pid));
+	assert_int_equal(pid, TID);
+	assert_true(in.inside_ns[0] >= 2000 && in.inside_ns[0] <= 2002);
+	assert_true(in.total_ns[0] >= 3200 && in.total_ns[0] <= 3202);
+	assert_true(in.exit_ns > 799 && in.exit_ns < 801);
+	decoder__free(d);
+	session__free(&s);
+}
+
+/*
+ * A program without near-empty spans: its intervals are the probe cost plus
+ * work; the figures taken from them stop at COMP_ADAPT_CAP x the calibration.
+ */
+static void test_adapt_cap(void **state)
+{
+	struct comp_costs cc = { .total_ns = { 2000, 2000 }, .inside_ns = { 1000, 1000 },
+				 .exit_ns = 500, .path = path_of, .adapt = true };
+	struct bp_func parent = { .name = "parent", .nparams = -1 };
+	struct bp_func child = { .name = "child", .nparams = -1 };
+	struct comp_costs in;
+	struct bp_session s;
+	struct decoder *d = NULL;
+	uint64_t t = 1000000;
+	uint32_t pid;
+	int i;
+
+	session__init(&s);
+	s.t0 = 0;
+	session__add_module(&s, "/x");
+	session__add_func(&s, &parent);
+	session__add_func(&s, &child);
+	assert_int_equal(decoder__new(&s, sink, NULL, &d), 0);
+	decoder__compensate(d, &cc);
+	for (i = 0; i < 20; i++)
+		t = empty_family(d, t, 2, 9000, 9000, 9000, 10000);
+	assert_int_equal(decoder__finish(d), 0);
+	assert_true(decoder__comp_in_use(d, &in, &pid));
+	assert_true(in.inside_ns[0] > 1499 && in.inside_ns[0] < 1501);
+	assert_true(in.total_ns[0] > 2999 && in.total_ns[0] < 3001);
+	assert_true(in.exit_ns > 749 && in.exit_ns < 751);
+	decoder__free(d);
+	session__free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parent_and_children),
+		cmocka_unit_test(test_return_probe_apart),
+		cmocka_unit_test(test_adapt),
+		cmocka_unit_test(test_adapt_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -172,6 +172,7 @@ static void test_adapt(void **state)
 	struct decoder *d = NULL;
 	uint64_t t = 1000000;
 	uint32_t pid;
+	unsigned mask;
 	int i;
 
 	session__init(&s);
@@ -195,8 +196,9 @@ static void test_adapt(void **state)
 	assert_true(got[0].end - got[0].begin >= 698 && got[0].end - got[0].begin <= 700);
 	/* raw 6240 - its inside 2000 - the child's 3200 */
 	assert_true(got[1].end - got[1].begin >= 1038 && got[1].end - got[1].begin <= 1040);
-	assert_true(decoder__comp_in_use(d, &in, &pid));
+	assert_true(decoder__comp_in_use(d, &in, &pid, &mask));
 	assert_int_equal(pid, TID);
+	assert_int_equal(mask, 1u | 8u);	/* path 0 and the return probe */
 	assert_true(in.inside_ns[0] >= 2000 && in.inside_ns[0] <= 2002);
 	assert_true(in.total_ns[0] >= 3200 && in.total_ns[0] <= 3202);
 	assert_true(in.exit_ns > 799 && in.exit_ns < 801);
@@ -219,6 +221,7 @@ static void test_adapt_cap(void **state)
 	struct decoder *d = NULL;
 	uint64_t t = 1000000;
 	uint32_t pid;
+	unsigned mask;
 	int i;
 
 	session__init(&s);
@@ -231,7 +234,7 @@ static void test_adapt_cap(void **state)
 	for (i = 0; i < 20; i++)
 		t = empty_family(d, t, 2, 9000, 9000, 9000, 10000);
 	assert_int_equal(decoder__finish(d), 0);
-	assert_true(decoder__comp_in_use(d, &in, &pid));
+	assert_true(decoder__comp_in_use(d, &in, &pid, &mask));
 	assert_true(in.inside_ns[0] > 1499 && in.inside_ns[0] < 1501);
 	assert_true(in.total_ns[0] > 2999 && in.total_ns[0] < 3001);
 	assert_true(in.exit_ns > 749 && in.exit_ns < 751);

@@ -497,25 +497,34 @@ void overhead__compensate_end(struct overhead *ov, struct decoder *dec, struct b
 {
 	struct comp_costs in;
 	uint32_t pid;
+	unsigned mask, p;
+	size_t n;
 	char buf[768];
-	int n;
 
-	if (!decoder__comp_in_use(dec, &in, &pid))
+	if (!decoder__comp_in_use(dec, &in, &pid, &mask))
 		return;
-	n = snprintf(buf, sizeof(buf), "compensated: calibrated%s: per call %.0f ns inside, %.0f ns "
-		     "per traced child (emulated); %.0f / %.0f (single-step); %.0f / %.0f (nop5); "
-		     "return probe %.0f",
-		     ov->pc.measured ? "" : " (not measured here: development VM figures)",
-		     ov->pc.inside_ns[PP_EMULATED], ov->pc.total_ns[PP_EMULATED],
-		     ov->pc.inside_ns[PP_SINGLE_STEP], ov->pc.total_ns[PP_SINGLE_STEP],
-		     ov->pc.inside_ns[PP_NOP5], ov->pc.total_ns[PP_NOP5], ov->pc.exit_ns);
-	if (pid && n > 0 && (size_t)n < sizeof(buf))
-		snprintf(buf + n, sizeof(buf) - (size_t)n, "; measured in the recording (pid %u, "
-			 "the most calls): %.0f / %.0f (emulated); %.0f / %.0f (single-step); "
-			 "%.0f / %.0f (nop5); return probe %.0f", pid, in.inside_ns[PP_EMULATED],
-			 in.total_ns[PP_EMULATED], in.inside_ns[PP_SINGLE_STEP],
-			 in.total_ns[PP_SINGLE_STEP], in.inside_ns[PP_NOP5], in.total_ns[PP_NOP5],
-			 in.exit_ns);
+	snprintf(buf, sizeof(buf), "compensated%s: per call %.0f ns inside, %.0f ns per traced "
+		 "child (emulated); %.0f / %.0f (single-step); %.0f / %.0f (nop5); return probe "
+		 "%.0f ns (calibrated)",
+		 ov->pc.measured ? "" : " (not measured here: development VM figures)",
+		 ov->pc.inside_ns[PP_EMULATED], ov->pc.total_ns[PP_EMULATED],
+		 ov->pc.inside_ns[PP_SINGLE_STEP], ov->pc.total_ns[PP_SINGLE_STEP],
+		 ov->pc.inside_ns[PP_NOP5], ov->pc.total_ns[PP_NOP5], ov->pc.exit_ns);
+	/* what the process with the most calls showed itself (compensate.h), where it did */
+	for (p = 0; mask && p <= PP_NOP5; p++) {
+		n = strlen(buf);
+		if (p == 0)
+			snprintf(buf + n, sizeof(buf) - n, "; measured in the recording (pid %u):", pid);
+		n = strlen(buf);
+		if (mask & (1u << p))
+			snprintf(buf + n, sizeof(buf) - n, " %.0f / %.0f (%s);", in.inside_ns[p],
+				 in.total_ns[p], calibrate__path_name((enum probe_path_kind)p));
+	}
+	n = strlen(buf);
+	if (mask & COMP_IN_USE_RETURN)
+		snprintf(buf + n, sizeof(buf) - n, " return probe %.0f ns", in.exit_ns);
+	else if (mask && n && buf[n - 1] == ';')
+		buf[n - 1] = '\0';
 	free(s->timing);
 	s->timing = xstrdup(buf);
 }

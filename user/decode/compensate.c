@@ -327,7 +327,8 @@ static uint64_t native(struct compensator *k, const struct bp_rec_call *call, ui
 	return shift(k, t, ts, x / 2, x / 2);
 }
 
-void compensator__in_use(const struct compensator *k, struct comp_costs *out, uint32_t *pid)
+void compensator__in_use(const struct compensator *k, struct comp_costs *out, uint32_t *pid,
+			 unsigned *mask)
 {
 	const struct comp_proc *best = k->gone && k->gone->seen >= COMP_MIN_SAMPLES ? k->gone : NULL;
 	unsigned p;
@@ -336,6 +337,7 @@ void compensator__in_use(const struct compensator *k, struct comp_costs *out, ui
 	*out = k->c;
 	out->path = NULL;
 	*pid = 0;
+	*mask = 0;
 	for (i = 0; k->c.adapt && i < k->pcap; i++)
 		if (k->procs[i] && k->procs[i]->seen >= COMP_MIN_SAMPLES &&
 		    (!best || k->procs[i]->seen > best->seen))
@@ -348,7 +350,12 @@ void compensator__in_use(const struct compensator *k, struct comp_costs *out, ui
 		out->total_ns[p] = l + g;
 		if (!p)
 			out->exit_ns = x;
+		if (best && best->e[K_LEAF + p].n >= COMP_MIN_SAMPLES &&
+		    best->e[K_GAP + p].n >= COMP_MIN_SAMPLES)
+			*mask |= 1u << p;
 	}
+	if (best && best->e[K_TAIL].n >= COMP_MIN_SAMPLES)
+		*mask |= COMP_IN_USE_RETURN;
 	if (best)
 		*pid = best->pid;
 }

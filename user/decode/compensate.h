@@ -82,9 +82,12 @@ uint64_t compensator__ts(struct compensator *c, const void *rec, uint64_t ts);
 /*
  * The figures in use at the end for the process with the most intervals
  * seen (out->path is not set; *pid: that process, 0: none adapted, the
- * calibration's figures).
+ * calibration's figures).  *mask: bit p set when path p's L and G are the
+ * process's own, COMP_IN_USE_RETURN when its T is.
  */
-void compensator__in_use(const struct compensator *c, struct comp_costs *out, uint32_t *pid);
+#define COMP_IN_USE_RETURN	(1u << 3)
+void compensator__in_use(const struct compensator *c, struct comp_costs *out, uint32_t *pid,
+			 unsigned *mask);
 /* ns taken out of all threads' clocks so far (the estimate of the probes' cost). */
 double compensator__debt_ns(const struct compensator *c);
 

@@ -71,11 +71,12 @@ void decoder__compensate(struct decoder *d, const struct comp_costs *c)
 	d->comp = c ? compensator__new(d->s, c) : NULL;
 }
 
-bool decoder__comp_in_use(const struct decoder *d, struct comp_costs *out, uint32_t *pid)
+bool decoder__comp_in_use(const struct decoder *d, struct comp_costs *out, uint32_t *pid,
+			  unsigned *mask)
 {
 	if (!d || !d->comp)
 		return false;
-	compensator__in_use(d->comp, out, pid);
+	compensator__in_use(d->comp, out, pid, mask);
 	return true;
 }
 

@@ -62,7 +62,8 @@ void decoder__set_python_filter(struct decoder *d, char **inc, size_t ninc, char
 struct comp_costs;
 void decoder__compensate(struct decoder *d, const struct comp_costs *c);
 /* The compensation's figures in use (compensator__in_use); false: no compensation. */
-bool decoder__comp_in_use(const struct decoder *d, struct comp_costs *out, uint32_t *pid);
+bool decoder__comp_in_use(const struct decoder *d, struct comp_costs *out, uint32_t *pid,
+			  unsigned *mask);
 /* ns taken out so far, all threads. */
 double decoder__compensated_ns(const struct decoder *d);
 /*

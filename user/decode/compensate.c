@@ -227,6 +227,36 @@ static uint64_t shift(struct compensator *k, struct comp_thread *t, uint64_t ts,
 	return vts;
 }
 
+/* The kk-th smallest (0-based) of v[0..n), kk < n; v is reordered (quickselect, Lomuto). */
+static float select_kth(float *v, size_t n, size_t kk)
+{
+	size_t lo = 0, hi = n - 1, i, st;
+	float piv, x;
+
+	while (lo < hi) {
+		x = v[(lo + hi) / 2];
+		v[(lo + hi) / 2] = v[hi];
+		v[hi] = x;
+		piv = x;
+		for (st = lo, i = lo; i < hi; i++) {
+			if (v[i] < piv) {
+				x = v[i];
+				v[i] = v[st];
+				v[st++] = x;
+			}
+		}
+		v[hi] = v[st];
+		v[st] = piv;
+		if (kk == st)
+			return v[st];
+		if (kk < st)
+			hi = st - 1;
+		else
+			lo = st + 1;
+	}
+	return v[kk];
+}
+
 /*
  * The typical interval of the cluster at the floor: the median of those
  * within COMP_CLUSTER of the low quantile (the near-empty spans' usual
@@ -235,20 +265,16 @@ static uint64_t shift(struct compensator *k, struct comp_thread *t, uint64_t ts,
  */
 static double floor_cluster(const float *ring, size_t m)
 {
-	float v[COMP_WINDOW], x;
-	size_t i, j, c;
+	float v[COMP_WINDOW];
+	size_t i, c;
 	double band;
 
-	for (i = 0; i < m; i++) {
-		x = ring[i];
-		for (j = i; j > 0 && v[j - 1] > x; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
-	}
-	band = v[(size_t)(COMP_QUANTILE * (double)m)] * COMP_CLUSTER;
-	for (c = 0; c < m && v[c] <= band; c++)
-		;
-	return v[c / 2];
+	memcpy(v, ring, m * sizeof(*v));
+	band = select_kth(v, m, (size_t)(COMP_QUANTILE * (double)m)) * COMP_CLUSTER;
+	for (c = 0, i = 0; i < m; i++)
+		if (v[i] <= band)
+			v[c++] = v[i];
+	return select_kth(v, c, c / 2);
 }
 
 static void est_add(struct comp_est *e, uint64_t v)
@@ -257,7 +283,7 @@ static void est_add(struct comp_est *e, uint64_t v)
 
 	e->ring[e->n % COMP_WINDOW] = (float)v;
 	e->n++;
-	if (e->n < COMP_MIN_SAMPLES || (e->n % 16 && e->n != COMP_MIN_SAMPLES))
+	if (e->n < COMP_MIN_SAMPLES || (e->n % COMP_REFRESH && e->n != COMP_MIN_SAMPLES))
 		return;
 	m = e->n < COMP_WINDOW ? e->n : COMP_WINDOW;
 	e->q = floor_cluster(e->ring, m);

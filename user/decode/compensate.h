@@ -54,6 +54,7 @@
 #define COMP_PATH_PYTHON	3	/* a Python call (calibrate.h PP_PYTHON): two probe hits */
 #define COMP_WINDOW		64	/* intervals per process and kind kept */
 #define COMP_MIN_SAMPLES	16	/* before the calibration gives way */
+#define COMP_REFRESH		32	/* the figure is computed again every this many intervals */
 #define COMP_QUANTILE		0.1
 #define COMP_CLUSTER		1.15	/* the band above the low quantile: the floor's cluster */
 #define COMP_ADAPT_CAP		1.5

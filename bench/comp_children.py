@@ -31,7 +31,13 @@ BIN = os.environ.get("BPFPROF", os.path.join(REPO, "bpfprof"))
 ratios = []
 with tempfile.TemporaryDirectory() as d:
     out = os.path.join(d, "comp.json")
+    def cache():
+        try:
+            return open("/run/bpfprof/calibration").read()
+        except OSError:
+            return ""
     for i in range(int(runs)):
+        before = cache()
         r = subprocess.run([BIN, "record", "-o", out, "-F", "parent", "-F", "leaf",
                             "--compensate", "--", os.path.join(REPO, "tests/progs/compcost"), "30", "rt",
                             leaves, work], capture_output=True, text=True)
@@ -45,9 +51,10 @@ with tempfile.TemporaryDirectory() as d:
         leaf = statistics.median(e["dur"] * 1000 for e in ev if e["name"] == "leaf")
         u, t = int(m.group(1)), int(m.group(2))
         print("run %d: untraced %d ns, traced %d ns (program's clock), compensated %.0f ns = %.2fx "
-              "untraced; leaf %.0f ns; stalled %d/%d; rt=%s; load %s" %
+              "untraced; leaf %.0f ns; stalled %d/%d; rt=%s; load %s; %s" %
               (i + 1, u, t, par, par / u, leaf, sum(x > min(pd) + 10000 for x in pd), len(pd), m.group(3),
-               open("/proc/loadavg").read().split()[0]))
+               open("/proc/loadavg").read().split()[0],
+               "calibrated now" if cache() != before else "cached calibration"))
         cal = re.search(r"durations compensated[^\n]*", r.stderr)
         if cal:
             print("  " + cal.group(0))

@@ -78,8 +78,9 @@ enum {
 	  "      --no-skip-endbr    probe each function's first instruction, not the first\n" \
 	  "                         emulated one past endbr64 or a harmless prefix\n") \
 	X("compensate", no_argument, OPT_COMP, cap_compensate, \
-	  "      --compensate       take the probes' own cost (measured on this machine) out\n" \
-	  "                         of every call and its parents; default: the raw clock\n" \
+	  "      --compensate       take the probes' own cost out of every call and its\n" \
+	  "                         parents (calibrated, then measured in each traced\n" \
+	  "                         process as it runs); default: the raw clock\n" \
 	  "                         (--no-compensation)\n") \
 	X("no-compensation", no_argument, OPT_NO_COMP, cap_no_compensation, NULL) \
 	X("max-overhead", required_argument, OPT_MAX_OVH, cap_max_overhead, \

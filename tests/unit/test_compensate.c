@@ -242,6 +242,99 @@ static void test_adapt_cap(void **state)
 	session__free(&s);
 }
 
+/* The parents' (func 0) compensated durations, in order. */
+static uint64_t pdur[64];
+static size_t npdur;
+
+static int parent_sink(void *ctx, const struct bp_event *ev)
+{
+	if (ev->kind == BP_EV_CALL && ev->call.func == 0 && npdur < 64)
+		pdur[npdur++] = ev->call.end - ev->call.begin;
+	return 0;
+}
+
+/*
+ * Batch flushes: the hit of a full batch's last record also sends the
+ * batch, 500 ns after its timestamp here.  Forty parents of 10 empty
+ * children (22 records each) come in full batches of 64 as the BPF side
+ * sends them; every other hit costs exactly the calibration (L 1000, G 2000,
+ * T 600).  Once 4 flushes were measured, a parent whose calls hold one
+ * reads its 3000 ns of work like the others.
+ */
+static void test_batch_flush(void **state)
+{
+	struct comp_costs cc = { .total_ns = { 3000, 3000 }, .inside_ns = { 1000, 1000 },
+				 .exit_ns = 600, .path = path_of, .adapt = true };
+	struct bp_func parent = { .name = "parent", .nparams = -1 };
+	struct bp_func child = { .name = "child", .nparams = -1 };
+	static struct bp_rec_batch b;
+	struct comp_costs in;
+	struct bp_session s;
+	struct decoder *d = NULL;
+	uint64_t t = 1000000, ival[22];
+	uint16_t type[22];
+	uint32_t func[22], pid;
+	unsigned mask;
+	size_t nrec = 0, i;
+	int fam, k;
+
+	/* one family: the intervals before each record (parent's entry: after main's 5000 of work) */
+	type[0] = BP_REC_ENTRY, func[0] = 0, ival[0] = 2000 + 5000;
+	for (k = 0; k < 10; k++) {
+		type[1 + 2 * k] = BP_REC_ENTRY, func[1 + 2 * k] = 1;
+		ival[1 + 2 * k] = k ? 2000 : 1000 + 2000 - 600 + 3000;	/* G, or H + the parent's work */
+		type[2 + 2 * k] = BP_REC_EXIT, func[2 + 2 * k] = 1, ival[2 + 2 * k] = 1000;
+	}
+	type[21] = BP_REC_EXIT, func[21] = 0, ival[21] = 600;
+	session__init(&s);
+	s.t0 = 0;
+	session__add_module(&s, "/x");
+	session__add_func(&s, &parent);
+	session__add_func(&s, &child);
+	npdur = 0;
+	assert_int_equal(decoder__new(&s, parent_sink, NULL, &d), 0);
+	decoder__compensate(d, &cc);
+	memset(&b, 0, sizeof(b));
+	b.h.type = BP_REC_BATCH;
+	for (fam = 0; fam < 40; fam++) {
+		for (k = 0; k < 22; k++, nrec++) {
+			struct bp_rec_call *r = &b.r[b.n++];
+
+			t += ival[k] + (nrec && nrec % BP_BATCH_RECS == 0 ? 500 : 0);
+			*r = (struct bp_rec_call){ .h = { .type = type[k], .ts = t,
+							  .pid_tgid = (uint64_t)TID << 32 | TID },
+						   .func_id = func[k], .sp = func[k] ? 0xf00 : 0x1000 };
+			if (b.n == BP_BATCH_RECS) {
+				b.h.ts = t;
+				assert_int_equal(decoder__feed(d, &b, sizeof(b)), 0);
+				b.n = 0;
+			}
+		}
+	}
+	b.h.ts = t;
+	assert_int_equal(decoder__feed(d, &b, sizeof(b)), 0);	/* a partial batch: no flush of its hit */
+	assert_int_equal(decoder__finish(d), 0);
+	assert_int_equal(npdur, 40);
+	assert_true(decoder__comp_in_use(d, &in, &pid, &mask));
+	assert_true(mask & COMP_IN_USE_FLUSH);
+	assert_true(in.flush_ns > 499 && in.flush_ns < 501);
+	/*
+	 * Every parent reads the same (its 3000 ns of work, and 10 ns per
+	 * event of its empty children: the floor) once the flushes are
+	 * charged: 880 records, 13 flushes, the first 4 (records 63, 127,
+	 * 191, 255: parents 2, 5, 8, 11) measured, from the 5th (record 319,
+	 * parent 14) on charged.
+	 */
+	assert_true(pdur[0] >= 3000 && pdur[0] <= 3000 + 22 * 10);
+	for (i = 12; i < 40; i++)
+		assert_int_equal(pdur[i], pdur[0]);
+	/* before, the parents that held a flush read more */
+	for (i = 0; i < 12; i++)
+		assert_true(i % 3 == 2 ? pdur[i] > pdur[0] + 250 : pdur[i] == pdur[0]);
+	decoder__free(d);
+	session__free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_return_probe_apart),
 		cmocka_unit_test(test_adapt),
 		cmocka_unit_test(test_adapt_cap),
+		cmocka_unit_test(test_batch_flush),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

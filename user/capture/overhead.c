@@ -522,8 +522,12 @@ void overhead__compensate_end(struct overhead *ov, struct decoder *dec, struct b
 	}
 	n = strlen(buf);
 	if (mask & COMP_IN_USE_RETURN)
-		snprintf(buf + n, sizeof(buf) - n, " return probe %.0f ns", in.exit_ns);
-	else if (mask && n && buf[n - 1] == ';')
+		snprintf(buf + n, sizeof(buf) - n, " return probe %.0f ns;", in.exit_ns);
+	n = strlen(buf);
+	if (mask & COMP_IN_USE_FLUSH)
+		snprintf(buf + n, sizeof(buf) - n, " batch flush %.0f ns;", in.flush_ns);
+	n = strlen(buf);
+	if (mask && n && buf[n - 1] == ';')
 		buf[n - 1] = '\0';
 	free(s->timing);
 	s->timing = xstrdup(buf);

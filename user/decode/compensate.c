@@ -7,9 +7,12 @@
 #include "bpf/events.h"
 #include "base/log.h"
 
-/* The kinds of interval measured per process: L per native path, G per native path, T. */
+/*
+ * The kinds of interval measured per process: L per native path, G per
+ * native path, T; and what a batch flush adds to the interval after it.
+ */
 #define COMP_NATIVE	3
-enum { K_LEAF = 0, K_GAP = COMP_NATIVE, K_TAIL = 2 * COMP_NATIVE, K_N };
+enum { K_LEAF = 0, K_GAP = COMP_NATIVE, K_TAIL = 2 * COMP_NATIVE, K_FLUSH, K_N };
 
 /* One kind's last intervals and their low quantile. */
 struct comp_est {
@@ -31,6 +34,7 @@ struct comp_thread {
 	uint8_t lkind;		/* its last native event: 0 none (or not usable), 1 entry, 2 exit */
 	uint32_t lfunc;
 	uint64_t lraw;		/* its raw timestamp */
+	bool lflush;		/* that hit also sent its CPU's batch (compensator__batch_last) */
 	struct comp_proc *proc;
 	double debt;		/* ns of probe work on this thread so far */
 	uint64_t last;		/* its latest virtual time: the clock never runs back */
@@ -47,6 +51,7 @@ struct compensator {
 	struct comp_proc **procs;	/* open addressing by pid */
 	size_t pcap, pused;
 	struct comp_proc *gone;		/* of the processes gone, the one with the most intervals */
+	bool flusher;			/* the next record's hit sent its batch */
 	double debt;
 };
 
@@ -289,6 +294,43 @@ static void est_add(struct comp_est *e, uint64_t v)
 	e->q = floor_cluster(e->ring, m);
 }
 
+/*
+ * A flush's cost: what the intervals after flushing hits had over their
+ * kind's figure.  Their COMP_FLUSH_QUANTILE (the flushes that fell in
+ * near-empty spans; the others also hold the program's code), from
+ * COMP_FLUSH_MIN of them on: one hit in BP_BATCH_RECS flushes.
+ */
+static void flush_add(struct comp_est *e, double excess)
+{
+	float v[COMP_WINDOW];
+	size_t m;
+
+	e->ring[e->n % COMP_WINDOW] = excess > 0 ? (float)excess : 0;
+	e->n++;
+	if (e->n < COMP_FLUSH_MIN)
+		return;
+	m = e->n < COMP_WINDOW ? e->n : COMP_WINDOW;
+	memcpy(v, e->ring, m * sizeof(*v));
+	e->q = select_kth(v, m, (size_t)(COMP_FLUSH_QUANTILE * (double)m));
+}
+
+void compensator__batch_last(struct compensator *k)
+{
+	if (k)
+		k->flusher = true;
+}
+
+/* What a flush adds to its hit here: 0 until measured, at most the calibrated inside part. */
+static double flush_cost(const struct compensator *k, const struct comp_proc *pr)
+{
+	const struct comp_est *e = pr ? &pr->e[K_FLUSH] : NULL;
+	double cap = k->c.inside_ns[0];
+
+	if (!k->c.adapt || !e || e->n < COMP_FLUSH_MIN)
+		return 0;
+	return e->q < cap ? e->q : cap;
+}
+
 /* The figure of kind kind for process pr: its own once it has enough, else the calibration's. */
 static double figure(const struct compensator *k, const struct comp_proc *pr, int kind, double prior)
 {
@@ -323,21 +365,28 @@ static uint64_t native(struct compensator *k, const struct bp_rec_call *call, ui
 {
 	bool entry = call->h.type == BP_REC_ENTRY || call->h.type == BP_REC_ENTRY_ARGS;
 	struct comp_thread *t = thread(k, (uint32_t)call->h.pid_tgid);
-	double l, g, x, ae, be;
+	double l, g, x, ae, be, fl;
 
 	if (!t->proc) {
 		t->proc = proc_get(k, (uint32_t)(call->h.pid_tgid >> 32));
 		t->proc->refs++;
 	}
+	figures(k, t->proc, p, &l, &g, &x);
 	if (k->c.adapt && t->lkind && ts >= t->lraw) {
 		uint64_t d = ts - t->lraw;
 		int kind = -1;
+		double fig = 0;
 
-		if (t->lkind == 1 && !entry && t->lfunc == call->func_id)
+		if (t->lkind == 1 && !entry && t->lfunc == call->func_id) {
 			kind = K_LEAF + (int)p;
-		else if (t->lkind == 2)
+			fig = l;
+		} else if (t->lkind == 2) {
 			kind = entry ? K_GAP + (int)p : K_TAIL;
-		if (kind >= 0) {
+			fig = entry ? g : x;
+		}
+		if (kind >= 0 && t->lflush) {
+			flush_add(&t->proc->e[K_FLUSH], (double)d - fig);
+		} else if (kind >= 0) {
 			est_add(&t->proc->e[kind], d);
 			t->proc->seen++;
 		}
@@ -345,12 +394,14 @@ static uint64_t native(struct compensator *k, const struct bp_rec_call *call, ui
 	t->lkind = entry ? 1 : 2;
 	t->lfunc = call->func_id;
 	t->lraw = ts;
-	figures(k, t->proc, p, &l, &g, &x);
+	t->lflush = k->flusher;
+	k->flusher = false;
+	fl = t->lflush ? flush_cost(k, t->proc) : 0;
 	ae = l - x / 2 > 0 ? l - x / 2 : 0;
 	be = g - x / 2 > 0 ? g - x / 2 : 0;
 	if (entry)
-		return shift(k, t, ts, be, ae);
-	return shift(k, t, ts, x / 2, x / 2);
+		return shift(k, t, ts, be, ae + fl);
+	return shift(k, t, ts, x / 2, x / 2 + fl);
 }
 
 void compensator__in_use(const struct compensator *k, struct comp_costs *out, uint32_t *pid,
@@ -382,6 +433,9 @@ void compensator__in_use(const struct compensator *k, struct comp_costs *out, ui
 	}
 	if (best && best->e[K_TAIL].n >= COMP_MIN_SAMPLES)
 		*mask |= COMP_IN_USE_RETURN;
+	out->flush_ns = flush_cost(k, best);
+	if (best && best->e[K_FLUSH].n >= COMP_FLUSH_MIN)
+		*mask |= COMP_IN_USE_FLUSH;
 	if (best)
 		*pid = best->pid;
 }
@@ -410,6 +464,7 @@ uint64_t compensator__ts(struct compensator *k, const void *rec, uint64_t ts)
 		out = k->c.total_ns[p] - in;
 		t = thread(k, (uint32_t)h->pid_tgid);
 		t->lkind = 0;
+		k->flusher = false;
 		if (h->type == BP_REC_ENTRY || h->type == BP_REC_ENTRY_ARGS)
 			return shift(k, t, ts, out / 2, in / 2);
 		return shift(k, t, ts, in / 2, out / 2);

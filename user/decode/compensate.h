@@ -58,11 +58,14 @@
 #define COMP_QUANTILE		0.1
 #define COMP_CLUSTER		1.15	/* the band above the low quantile: the floor's cluster */
 #define COMP_ADAPT_CAP		1.5
+#define COMP_FLUSH_MIN		4	/* flushes measured before one is charged */
+#define COMP_FLUSH_QUANTILE	0.25
 
 struct comp_costs {
 	double total_ns[COMP_NPATHS];
 	double inside_ns[COMP_NPATHS];
 	double exit_ns;		/* the return probe's whole cost (T), any path */
+	double flush_ns;	/* compensator__in_use: what a batch flush adds to its hit */
 	bool adapt;		/* per process, from its own intervals (see above) */
 	/* the probe path of a function, 0 .. COMP_NPATHS - 1 (calibrate__path) */
 	unsigned (*path)(const struct bp_func *f);
@@ -81,12 +84,22 @@ void compensator__forget(struct compensator *c, uint32_t tid);
  */
 uint64_t compensator__ts(struct compensator *c, const void *rec, uint64_t ts);
 /*
+ * The next record fed (of the decoder's batch) is the last of a full
+ * batch: its hit also sent the batch to the ring buffer, after its
+ * timestamp (bpf/trace.bpf.c).  That extra is measured per process (what
+ * the interval after such a hit has over its kind's figure, a low
+ * quantile) and added to the flushing hit's cost.
+ */
+void compensator__batch_last(struct compensator *c);
+/*
  * The figures in use at the end for the process with the most intervals
  * seen (out->path is not set; *pid: that process, 0: none adapted, the
  * calibration's figures).  *mask: bit p set when path p's L and G are the
- * process's own, COMP_IN_USE_RETURN when its T is.
+ * process's own, COMP_IN_USE_RETURN when its T is, COMP_IN_USE_FLUSH when
+ * its flush cost is.
  */
 #define COMP_IN_USE_RETURN	(1u << 3)
+#define COMP_IN_USE_FLUSH	(1u << 4)
 void compensator__in_use(const struct compensator *c, struct comp_costs *out, uint32_t *pid,
 			 unsigned *mask);
 /* ns taken out of all threads' clocks so far (the estimate of the probes' cost). */

@@ -548,6 +548,9 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		for (i = 0; i < b->n; i++) {
 			if (b->r[i].h.type != BP_REC_ENTRY && b->r[i].h.type != BP_REC_EXIT)
 				return -EINVAL;
+			/* a full batch was sent by its last record's hit (compensate.h) */
+			if (d->comp && b->n == BP_BATCH_RECS && i + 1 == b->n)
+				compensator__batch_last(d->comp);
 			err = decoder__feed(d, &b->r[i], sizeof(b->r[i]));
 			if (err)
 				return err;

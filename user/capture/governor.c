@@ -308,14 +308,24 @@ static void say_futile(struct governor *g, double factor)
 	       "(--sample)" : "");
 }
 
-static void decide(struct governor *g, uint64_t now, double base, double irr)
+/*
+ * irr: what the Python probe's hits on dropped functions cost in the window
+ * (they stay: the probe sits in the interpreter loop); going: what old links
+ * of dropped native functions cost until their removal took them out (a
+ * matter of seconds: counted in the estimate, but no reason to drop more).
+ */
+static bool decide(struct governor *g, uint64_t now, double base, double irr, double going)
 {
 	struct gov_cand *c;
 	double cost = 0, allowed, factor, window_s = (now - g->w_start) / 1e9;
 	size_t nc = 0, i, ndrop = 0, npy = 0;
-	bool futile;
+	bool futile, unsure;
 	uint32_t f;
 
+	double all = base;
+
+	/* decided as if the links being removed were gone: their time out of the CPU time too */
+	base = base - going > base * OVERHEAD_MIN_UNTRACED ? base - going : base * OVERHEAD_MIN_UNTRACED;
 	c = xcalloc(g->cap ? g->cap : 1, sizeof(*c));
 	for (f = 0; f < g->cap && f < g->s->nfuncs; f++) {
 		double per, mid;
@@ -332,7 +342,8 @@ static void decide(struct governor *g, uint64_t now, double base, double irr)
 		c[nc].cost = g->calls_w[f] * per;
 		c[nc].distortion = per / (mid > 1 ? mid : 1);
 		c[nc].score = per / (per + mid);
-		if (g->self_w[f] + g->calls_w[f] < g->dur_w[f])
+		c[nc].caller = g->self_w[f] + g->calls_w[f] < g->dur_w[f];
+		if (c[nc].caller)
 			c[nc].score *= GOV_CALLER_WEIGHT;	/* its calls had traced callees */
 		cost += c[nc++].cost;
 	}
@@ -345,31 +356,47 @@ static void decide(struct governor *g, uint64_t now, double base, double irr)
 	allowed = base * g->limit / (1 + g->limit) - irr;
 	futile = allowed <= 0;
 	p_dbg("governor: window %.3f s, CPU %.3f s, probes %.3f s (%.3f s on dropped Python "
-	      "calls): %.2fx slower (limit %.2fx)", window_s, base / 1e9, (cost + irr) / 1e9,
-	      irr / 1e9, 1 + factor, 1 + g->limit);
+	      "calls, %.3f s on links of dropped functions being removed): %.2fx slower (limit "
+	      "%.2fx)", window_s, all / 1e9, (cost + irr + going) / 1e9, irr / 1e9, going / 1e9,
+	      1 + overhead__factor(cost + irr + going, all), 1 + g->limit);
+	/*
+	 * The probes took all the CPU time measured, or more: calls decoded
+	 * late (bpfprof waited for a CPU) counted against a window they did
+	 * not happen in, or a probe cost measured on a busier machine than
+	 * now (a cost on the wall clock, against CPU time).  Once something
+	 * was dropped, such a window goes on into the next (at most
+	 * GOV_SPAN_MAX_NS); still so, only what tells nothing is dropped.
+	 */
+	unsure = g->ndropped && cost + irr >= base * (1 - OVERHEAD_MIN_UNTRACED);
+	if (unsure && now - g->w_start < GOV_SPAN_MAX_NS) {
+		free(c);
+		return false;
+	}
 	if (factor > g->limit && futile && !g->py_futile)
 		say_futile(g, factor);
 	if (factor <= g->limit || !nc) {
 		free(c);
-		return;
+		return true;
 	}
 	for (i = 0; i < nc; i++)
 		c[i].negligible = c[i].cost < (cost - allowed) * GOV_NEGLIGIBLE;
 	qsort(c, nc, sizeof(*c), by_score);
 	for (i = 0; i < nc && cost > allowed; i++) {
-		/* past the limit whatever goes: only what tells nothing */
-		if (futile && c[i].distortion < 1)
-			break;
+		/* past the limit whatever goes, or not known: only what tells nothing */
+		if ((futile || unsure) && c[i].distortion * (c[i].caller ? GOV_CALLER_WEIGHT : 1) < 1)
+			continue;
 		g->dropped[c[i].func] = 1;
+		g->ndropped++;
 		cost -= c[i].cost;
 		npy += !g->group_of[c[i].func];
 		ndrop++;
 	}
 	/* the moment the kept functions' new links took over (phase X) */
-	if (gov_relink(g, c, ndrop) || npy)
-		announce(g, c, ndrop, now_ns(CLOCK_MONOTONIC) - g->s->t0,
+	if (ndrop && (gov_relink(g, c, i) || npy))
+		announce(g, c, i, now_ns(CLOCK_MONOTONIC) - g->s->t0,
 			 window_s > 0 ? window_s : 1e-9, factor);
 	free(c);
+	return true;
 }
 
 /*
@@ -412,6 +439,7 @@ static void new_window(struct governor *g, uint64_t now)
 	g->started = true;
 	g->w_start = now;
 	g->cpu_start = overhead__cpu_ns(g->ov);
+	g->irr_w = g->going_w = 0;
 	memset(g->calls_w, 0, g->cap * sizeof(*g->calls_w));
 	memset(g->dur_w, 0, g->cap * sizeof(*g->dur_w));
 	memset(g->self_w, 0, g->cap * sizeof(*g->self_w));
@@ -447,8 +475,10 @@ void governor__check(struct governor *g, uint64_t now)
 	} else {
 		base = (double)(now - g->w_start);
 	}
-	decide(g, now, base, py_irreducible(g) + links_irreducible(g));
-	new_window(g, now);
+	g->irr_w += py_irreducible(g);
+	g->going_w += links_irreducible(g);
+	if (decide(g, now, base, g->irr_w, g->going_w))
+		new_window(g, now);
 }
 
 void governor__release(struct governor *g)

@@ -38,6 +38,8 @@
  * a hit whose new-link handler ran before the re-link's word change and
  * whose old-link handler after it is the only one that needs X.
  */
+/* A window whose estimate cannot be (see decide()) goes on into the next ones, this long at most. */
+#define GOV_SPAN_MAX_NS		2000000000ull
 #define GOV_X_NS		200000000ull
 
 struct gov_group {
@@ -65,6 +67,7 @@ struct gov_cand {
 	double cost, score;
 	double distortion;	/* probe cost per call / compensated median inclusive time */
 	bool negligible;	/* its cost is next to nothing against the excess */
+	bool caller;		/* its calls had traced callees */
 };
 
 struct governor {
@@ -100,6 +103,8 @@ struct governor {
 	bool py_futile;		/* said: the probes of dropped Python calls alone pass the limit */
 	uint64_t dropped_hits_w;	/* tracer__gov_dropped_hits() when the window began */
 	bool closing;		/* governor__release(): the words are the tracer's to forget */
+	size_t ndropped;	/* functions dropped so far */
+	double irr_w, going_w;	/* py_irreducible(), links_irreducible() in the window */
 	/* old links given to the closer (base/closer.h), their groups in phase X until GOV_X_NS */
 	struct closer closer;
 	struct gov_doomed *xs;

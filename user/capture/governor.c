@@ -162,8 +162,8 @@ int governor__attach_set(struct governor *g, const struct probe_set *ps)
 /* Counted and droppable: a function of a group, or a Python function with governor__set_python. */
 static bool governed(const struct governor *g, uint32_t f)
 {
-	return g->group_of[f] ||
-	       (g->py && f < g->s->nfuncs && g->s->funcs[f].flags & BP_FUNC_PYTHON);
+	return g->group_of[f] || (g->py && !g->py_detached && f < g->s->nfuncs &&
+				  g->s->funcs[f].flags & BP_FUNC_PYTHON);
 }
 
 static void py_drop_code(void *ctx, uint32_t pid, uint64_t code)
@@ -244,7 +244,7 @@ static int by_score(const void *a, const void *b)
 
 /* The annotations and the line on stderr: what went, when, how often it was called. */
 static void announce(struct governor *g, const struct gov_cand *c, size_t n, uint64_t now,
-		     double window_s, double factor)
+		     double window_s, double factor, bool quiet)
 {
 	struct bp_annot a = { .kind = BP_ANNOT_DROP, .nargs = 4 };
 	double pct = 100 * factor;
@@ -276,7 +276,7 @@ static void announce(struct governor *g, const struct gov_cand *c, size_t n, uin
 					"probe %.2gx its time)", len ? ", " : "", name,
 					(double)a.args[0], c[i].distortion);
 	}
-	if (len)
+	if (len && !quiet)
 		p_info("--max-overhead %.0f%% (at most %.2gx slower): the probes made %s about "
 		       "%.*fx slower; no longer tracing %s", g->limit * 100, 1 + g->limit,
 		       overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0, 1 + factor, names);
@@ -314,6 +314,38 @@ static void say_futile(struct governor *g, double factor)
  * of dropped native functions cost until their removal took them out (a
  * matter of seconds: counted in the estimate, but no reason to drop more).
  */
+/*
+ * CPython's function probes sit in the interpreter loop: a dropped Python
+ * function is only filtered out in BPF, its calls still trap.  When those
+ * traps alone pass the limit, the probes go: every Python function not
+ * dropped yet is named dropped now (stderr, the stream's annotations, so
+ * the archive, report, /metrics and every format), and the interpreter
+ * runs without probes; where its time goes is then for sampling to say.
+ */
+static void py_fallback(struct governor *g, uint64_t now, double window_s, double factor)
+{
+	struct gov_cand *c = xcalloc(g->s->nfuncs ? g->s->nfuncs : 1, sizeof(*c));
+	size_t n = 0;
+	uint32_t f;
+
+	pycap__detach(g->py, &g->closer);
+	g->py_detached = true;
+	for (f = 0; f < g->s->nfuncs && f < g->cap; f++) {
+		if (!(g->s->funcs[f].flags & BP_FUNC_PYTHON) || g->dropped[f])
+			continue;
+		g->dropped[f] = 1;
+		g->ndropped++;
+		c[n++].func = f;
+	}
+	p_info("--max-overhead %.0f%%: CPython's probes fire for every Python call, dropped "
+	       "functions' too, and those alone made %s about %.*fx slower: the Python probes "
+	       "are detached, no Python call is traced from now on (%zu more functions named "
+	       "dropped); for where its time goes, sample (--sample)", g->limit * 100,
+	       overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0, 1 + factor, n);
+	announce(g, c, n, now, window_s, factor, true);
+	free(c);
+}
+
 static bool decide(struct governor *g, uint64_t now, double base, double irr, double going)
 {
 	struct gov_cand *c;
@@ -372,6 +404,12 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 		free(c);
 		return false;
 	}
+	if (factor > g->limit && futile && g->py && !g->py_detached && irr > 0) {
+		py_fallback(g, now_ns(CLOCK_MONOTONIC) - g->s->t0, window_s > 0 ? window_s : 1e-9,
+			    factor);
+		free(c);
+		return true;
+	}
 	if (factor > g->limit && futile && !g->py_futile)
 		say_futile(g, factor);
 	if (factor <= g->limit || !nc) {
@@ -394,7 +432,7 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 	/* the moment the kept functions' new links took over (phase X) */
 	if (ndrop && (gov_relink(g, c, i) || npy))
 		announce(g, c, i, now_ns(CLOCK_MONOTONIC) - g->s->t0,
-			 window_s > 0 ? window_s : 1e-9, factor);
+			 window_s > 0 ? window_s : 1e-9, factor, false);
 	free(c);
 	return true;
 }

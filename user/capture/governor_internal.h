@@ -100,6 +100,7 @@ struct governor {
 	/* Python calls (governor__set_python): dropped per code object in BPF */
 	struct py_capture *py;
 	uint64_t py_filtered_w;	/* the filtered hits when the window began */
+	bool py_detached;	/* the Python probes are gone (py_fallback()) */
 	bool py_futile;		/* said: the probes of dropped Python calls alone pass the limit */
 	uint64_t dropped_hits_w;	/* tracer__gov_dropped_hits() when the window began */
 	bool closing;		/* governor__release(): the words are the tracer's to forget */

@@ -349,7 +349,7 @@ static void py_fallback(struct governor *g, uint64_t now, double window_s, doubl
 static bool decide(struct governor *g, uint64_t now, double base, double irr, double going)
 {
 	struct gov_cand *c;
-	double cost = 0, allowed, factor, window_s = (now - g->w_start) / 1e9;
+	double cost = 0, allowed, factor, said, window_s = (now - g->w_start) / 1e9;
 	size_t nc = 0, i, ndrop = 0, npy = 0;
 	bool futile, unsure;
 	uint32_t f;
@@ -404,14 +404,16 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 		free(c);
 		return false;
 	}
+	/* what is said: the estimate against all the CPU time measured */
+	said = overhead__factor(cost + irr + going, all);
 	if (factor > g->limit && futile && g->py && !g->py_detached && irr > 0) {
 		py_fallback(g, now_ns(CLOCK_MONOTONIC) - g->s->t0, window_s > 0 ? window_s : 1e-9,
-			    factor);
+			    said);
 		free(c);
 		return true;
 	}
 	if (factor > g->limit && futile && !g->py_futile)
-		say_futile(g, factor);
+		say_futile(g, said);
 	if (factor <= g->limit || !nc) {
 		free(c);
 		return true;
@@ -432,7 +434,7 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 	/* the moment the kept functions' new links took over (phase X) */
 	if (ndrop && (gov_relink(g, c, i) || npy))
 		announce(g, c, i, now_ns(CLOCK_MONOTONIC) - g->s->t0,
-			 window_s > 0 ? window_s : 1e-9, factor, false);
+			 window_s > 0 ? window_s : 1e-9, said, false);
 	free(c);
 	return true;
 }

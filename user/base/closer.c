@@ -132,7 +132,12 @@ void closer__stop(struct closer *c)
 	if (c->sock >= 0)
 		close(c->sock);
 	c->sock = -1;
+	/*
+	 * Not waited for: its forks can wait long for the kernel's dup_mmap_sem
+	 * (every uprobe removal on the machine takes it), and bpfprof's exit
+	 * must not.  It ends at the EOF; reaped by capture's waitpid(-1) or init.
+	 */
 	if (c->pid > 0)
-		waitpid(c->pid, NULL, 0);	/* it only forks: quick */
+		waitpid(c->pid, NULL, WNOHANG);
 	c->pid = -1;
 }

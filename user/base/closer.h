@@ -35,7 +35,7 @@ int closer__start(struct closer *c);
  * one any more).  0, or -errno: the caller's close is the last.
  */
 int closer__give(struct closer *c, int fd);
-/* Stops taking descriptors: the closer ends once those given are closing. */
+/* Stops taking descriptors: the closer ends once those given are closing (not waited for). */
 void closer__stop(struct closer *c);
 
 #endif

@@ -142,7 +142,12 @@ static __noinline int gov_slow(__u64 cookie, __u32 w)
 	__u32 *m;
 
 	if (!old1) {
-		/* A: a link being made */
+		/*
+		 * A: a link being made; or an old link still there after X
+		 * (its removal is under way): it records nothing
+		 */
+		if (bpf_map_lookup_elem(&gov_dropped, &func))
+			__sync_fetch_and_add(&gov_dropped_hits, 1);
 		m = bpf_task_storage_get(&gov_marks, task, 0, 0);
 		if (m)
 			*m = 0;

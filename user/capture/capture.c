@@ -613,6 +613,13 @@ int capture__start(struct capture *c)
 	}
 	if (!err && c->smp)
 		err = sampler__attach(c->smp);
+	if (!err && !o->all && !o->sample_hz && !o->nincludes && c->exe && !c->python &&
+	    c->ps.nfuncs) {
+		struct shared_maps maps;
+
+		tracer__shared_maps(c->tr, &maps);
+		where__new(&maps, &c->where);	/* best effort: only a hint */
+	}
 	tracer__release_targets(c->tr);
 	if (err)
 		return err;
@@ -803,6 +810,7 @@ int capture__finish(struct capture *c)
 		overhead__compensate_end(c->ovh, c->dec, c->s);
 	capture_dl_finish(c);
 	overhead__summary(c->ovh, c->s->duration);
+	where__hint(c->where, c->exe, c->s);
 	c->hand_off = true;	/* everything is drained: bpfprof-release removes the probes */
 	return 0;
 }
@@ -842,6 +850,7 @@ void capture__free(struct capture *c)
 	if (c->tr && c->hand_off && (go = capture_hand_off(c)) < 0)
 		p_dbg("cannot fork bpfprof-release: the probes are removed here");
 	sampler__free(c->smp);
+	where__free(c->where);
 	usdt__free(c->usd);
 	pycap__free(c->py);
 	tracer__free(c->tr);

@@ -29,6 +29,7 @@
 #include "base/util.h"
 #include "capture/overhead.h"
 #include "capture/governor.h"
+#include "capture/where.h"
 #include "symbols/placement.h"
 #include "symbols/select.h"
 #include "symbols/symbolize.h"
@@ -46,6 +47,7 @@ struct capture {
 	struct decoder *dec;
 	struct tracer *tr;
 	struct sampler *smp;
+	struct where *where;	/* the thin-executable hint's counts (where.h) */
 	struct symbolizer *sym;
 	struct usdt_tracer *usd;	/* loaded on first need (usdt_ensure) */
 	struct usdt_opts uopts;

@@ -20,99 +20,7 @@
 #include "base/log.h"
 #include "base/util.h"
 
-/* Functions per group: a drop re-registers the group's kept functions, so small groups. */
-#define GOV_GROUP_SIZE		16
-/*
- * A module of at most this many functions gets one group per function: a
- * drop then leaves the others of the module free to be dropped at once
- * (a group whose old links are still going cannot move again, and a small
- * program's few functions are usually all hot together).
- */
-#define GOV_SINGLES_MAX		256
-/* Log2 buckets of call durations per function, for the median (see decide()). */
-#define GOV_HBUCKETS		40
-/* A window in which the target used less CPU than GOV_MIN_CPU_NS is given up after this. */
-#define GOV_WINDOW_MAX_NS	10000000000ull
-/*
- * A function whose probe cost in the window is under this share of the
- * excess is dropped only after the others: dropping it would lose its
- * information for next to nothing.
- */
-#define GOV_NEGLIGIBLE		0.001
-/* A function whose calls had traced callees ranks as if its distortion were this much less. */
-#define GOV_CALLER_WEIGHT	0.5
-/* Old links destroyed side by side (see reap()). */
-#define GOV_REAP_THREADS	32
-
-struct gov_group {
-	const char *path;	/* the module's file (g->paths) */
-	bool entry_only;
-	uint32_t *funcs;	/* the function ids traced through it */
-	unsigned long *offsets;
-	size_t n;
-	uint16_t gen;		/* of its current links */
-	struct bpf_link **links;
-	size_t nlinks;
-};
-
-/* The old links of one re-linked group, destroyed by the re-link thread. */
-struct gov_doomed {
-	uint32_t group;
-	uint16_t gen;		/* the group's new generation: stable once they are gone */
-	struct bpf_link **links;
-	size_t nlinks;
-};
-
-struct gov_cand {
-	uint32_t func;
-	double cost, score;
-	double distortion;	/* probe cost per call / compensated median inclusive time */
-	bool negligible;	/* its cost is next to nothing against the excess */
-};
-
-struct governor {
-	double limit;		/* overhead allowed, a fraction (1.0: 100%) */
-	struct bp_session *s;
-	struct tracer *tr;
-	struct overhead *ov;
-	struct decoder *dec;
-	uint32_t *words;	/* gov_groups of the BPF side, mapped */
-	int dropped_fd;
-	struct gov_group *groups;	/* [0] unused: group 0 is every ungoverned probe */
-	size_t ngroups;
-	char **paths;
-	size_t npaths;
-	/* per function id */
-	uint32_t *group_of;	/* 0: not governed */
-	uint64_t *calls, *calls_w, *dur_w;	/* all calls; calls and ns in the window */
-	uint64_t *self_w;	/* ns in the window less traced callees' */
-	uint32_t **hist_w;	/* per function, lazily: GOV_HBUCKETS log2 buckets of durations */
-	uint8_t *dropped;
-	size_t cap;
-	/* the window */
-	bool started;
-	uint64_t w_start, cpu_start;
-	/* re-links whose old links are still going (see reap()) */
-	struct gov_reap **reaps;
-	size_t nreaps;
-	uint8_t *busy;		/* per group: in phase X, not to be re-linked again yet */
-	pthread_mutex_t lock;	/* closing, and the words once closing */
-	/* Python calls (governor__set_python): dropped per code object in BPF */
-	struct py_capture *py;
-	uint64_t py_filtered_w;	/* the filtered hits when the window began */
-	bool py_futile;		/* said: the probes of dropped Python calls alone pass the limit */
-	uint64_t dropped_hits_w;	/* tracer__gov_dropped_hits() when the window began */
-	bool closing;		/* governor__release(): the words are the tracer's to forget */
-};
-
-/* One re-link's old links, destroyed by a thread of its own. */
-struct gov_reap {
-	struct governor *g;
-	struct gov_doomed *doomed;
-	size_t ndoomed;
-	pthread_t thread;
-	atomic_bool done;
-};
+#include "capture/governor_internal.h"
 
 int governor__parse_limit(const char *arg, double *pct)
 {
@@ -175,40 +83,10 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 	g->groups = xcalloc(1, sizeof(*g->groups));
 	g->busy = xcalloc(BP_GOV_GROUPS, sizeof(*g->busy));
 	pthread_mutex_init(&g->lock, NULL);
+	if (closer__start(&g->closer))
+		p_dbg("governor: no closer process: old links are removed by threads");
 	overhead__set_governed(ov);
 	return g;
-}
-
-/* Attaches grp's functions with its generation in the cookies; refused ones leave the group. */
-static int link_group(struct governor *g, uint32_t gi, struct gov_group *grp, uint16_t gen,
-		      struct bpf_link ***links, size_t *nlinks, uint64_t *refused, size_t *nrefused)
-{
-	uint64_t *cookies = xcalloc(grp->n ? grp->n : 1, sizeof(*cookies));
-	size_t i, j, k;
-	int err;
-
-	for (i = 0; i < grp->n; i++)
-		cookies[i] = grp->funcs[i] | (uint64_t)gi << BP_GOV_GROUP_SHIFT |
-			     (uint64_t)gen << BP_GOV_GEN_SHIFT;
-	*nrefused = 0;
-	err = tracer__attach_owned(g->tr, grp->path, grp->offsets, cookies, grp->n, grp->entry_only,
-				   refused, nrefused, links, nlinks);
-	free(cookies);
-	for (k = 0; !err && k < *nrefused; k++) {
-		uint32_t f = (uint32_t)refused[k];
-
-		refused[k] = f;	/* the function id alone, for the warning */
-		for (i = j = 0; i < grp->n; i++) {
-			if (grp->funcs[i] == f)
-				continue;
-			grp->funcs[j] = grp->funcs[i];
-			grp->offsets[j++] = grp->offsets[i];
-		}
-		grp->n = j;
-		if (f < g->cap)
-			g->group_of[f] = 0;
-	}
-	return err;
 }
 
 int governor__attach_module(struct governor *g, const struct probe_module *pm)
@@ -254,7 +132,7 @@ int governor__attach_module(struct governor *g, const struct probe_module *pm)
 		}
 		g->ngroups++;
 		/* generation 0: the group's word is 0 already */
-		err = link_group(g, gi, grp, 0, &grp->links, &grp->nlinks, refused, &nr);
+		err = gov_link_group(g, gi, grp, 0, &grp->links, &grp->nlinks, refused, &nr);
 		memcpy(ref_all + nref, refused, nr * sizeof(*refused));
 		nref += nr;
 	}
@@ -284,8 +162,8 @@ int governor__attach_set(struct governor *g, const struct probe_set *ps)
 /* Counted and droppable: a function of a group, or a Python function with governor__set_python. */
 static bool governed(const struct governor *g, uint32_t f)
 {
-	return g->group_of[f] ||
-	       (g->py && f < g->s->nfuncs && g->s->funcs[f].flags & BP_FUNC_PYTHON);
+	return g->group_of[f] || (g->py && !g->py_detached && f < g->s->nfuncs &&
+				  g->s->funcs[f].flags & BP_FUNC_PYTHON);
 }
 
 static void py_drop_code(void *ctx, uint32_t pid, uint64_t code)
@@ -350,207 +228,6 @@ static double median_w(const struct governor *g, uint32_t f)
 	return (double)(1ull << (GOV_HBUCKETS - 1));
 }
 
-static void destroy_links(struct bpf_link **links, size_t n)
-{
-	/* made return, entry, return, entry...: backwards, each entry link before its return link */
-	while (n)
-		bpf_link__destroy(links[--n]);
-	free(links);
-}
-
-/*
- * The link's last close happens in a child (base/away.h): a re-link thread
- * blocked in it would hold up bpfprof's exit (serve's SIGTERM, record's end)
- * for as long as the grace period lasts.  This one waits for the child,
- * and gives up once the governor is closing (the child finishes alone).
- */
-struct gov_destroy {
-	struct governor *g;
-	struct bpf_link *link;
-};
-
-static void *destroy_one(void *arg)
-{
-	struct gov_destroy *d = arg;
-	struct away a;
-	int fd = bpf_link__fd(d->link);
-	bool closing = false;
-
-	if (fd < 0 || away__start(&a, &fd, 1)) {
-		bpf_link__destroy(d->link);
-		free(d);
-		return NULL;
-	}
-	bpf_link__destroy(d->link);	/* our copy: the child's is the last */
-	away__finish(&a);
-	while (away__wait(&a, 20) && !closing) {
-		pthread_mutex_lock(&d->g->lock);
-		closing = d->g->closing;
-		pthread_mutex_unlock(&d->g->lock);
-	}
-	away__leave(&a);	/* given up: its pidfd is not kept */
-	free(d);
-	return NULL;
-}
-
-/*
- * The old links go, then the groups' words become their new generation
- * alone: the end of phase X.  Each destroy takes the link's probes out at
- * once but then waits for an SRCU grace period, which a thread inside a
- * traced call holds (as long as that call lasts, when its callees keep
- * re-arming the kernel's lease timer).  A dropped function's probe stays
- * while any link still has it, so the links are destroyed side by side,
- * not one after the other: the entry link's wait would keep the return
- * link's probes (and their cost) in.
- */
-static void *reap(void *arg)
-{
-	struct gov_reap *rp = arg;
-	struct governor *g = rp->g;
-	pthread_t th[GOV_REAP_THREADS];
-	bool started[GOV_REAP_THREADS] = { false };
-	struct gov_destroy *dd;
-	size_t i, j, k, n = 0;
-
-	for (i = 0; i < rp->ndoomed; i++) {
-		for (j = 0; j < rp->doomed[i].nlinks; j++) {
-			k = n++ % GOV_REAP_THREADS;
-			if (n > GOV_REAP_THREADS && started[k])
-				pthread_join(th[k], NULL);
-			dd = xcalloc(1, sizeof(*dd));
-			dd->g = g;
-			dd->link = rp->doomed[i].links[j];
-			started[k] = !pthread_create(&th[k], NULL, destroy_one, dd);
-			if (!started[k])
-				destroy_one(dd);
-		}
-		free(rp->doomed[i].links);
-	}
-	for (k = 0; k < n && k < GOV_REAP_THREADS; k++)
-		if (started[k])
-			pthread_join(th[k], NULL);
-	pthread_mutex_lock(&g->lock);
-	for (i = 0; i < rp->ndoomed; i++) {
-		if (!g->closing)
-			__atomic_store_n(&g->words[rp->doomed[i].group],
-					 BP_GOV_WORD(rp->doomed[i].gen, 0), __ATOMIC_SEQ_CST);
-		__atomic_store_n(&g->busy[rp->doomed[i].group], 0, __ATOMIC_SEQ_CST);
-	}
-	pthread_mutex_unlock(&g->lock);
-	atomic_store(&rp->done, true);
-	return NULL;
-}
-
-/* Joins the re-link threads that are done (all: wait for each). */
-static void join_reaps(struct governor *g, bool all)
-{
-	size_t i, j;
-
-	for (i = j = 0; i < g->nreaps; i++) {
-		struct gov_reap *rp = g->reaps[i];
-
-		if (!all && !atomic_load(&rp->done)) {
-			g->reaps[j++] = rp;
-			continue;
-		}
-		pthread_join(rp->thread, NULL);
-		free(rp->doomed);
-		free(rp);
-	}
-	g->nreaps = j;
-}
-
-/*
- * Re-creates the links of every group holding a function marked in
- * g->dropped without them (phase A), moves those groups to phase X, and
- * hands the old links to the re-link thread.  A group whose new links
- * cannot be made keeps its old ones, and its functions are not dropped.
- * Returns how many groups moved.
- */
-static size_t relink(struct governor *g, const struct gov_cand *c, size_t nc)
-{
-	struct gov_doomed *d = xcalloc(nc ? nc : 1, sizeof(*d));
-	struct gov_reap *rp;
-	size_t nd = 0, i, j, k;
-
-	for (i = 0; i < nc; i++) {
-		uint32_t gi = g->group_of[c[i].func];
-		struct gov_group *grp = &g->groups[gi], ng = *grp;
-		uint64_t *refused;
-		size_t nref = 0;
-		int err;
-
-		if (!gi)
-			continue;	/* a Python function: no links of its own */
-		for (k = 0; k < nd && d[k].group != gi; k++)
-			;
-		if (k < nd)
-			continue;	/* done with an earlier function of the same group */
-		ng.funcs = xcalloc(grp->n ? grp->n : 1, sizeof(*ng.funcs));
-		ng.offsets = xcalloc(grp->n ? grp->n : 1, sizeof(*ng.offsets));
-		for (j = ng.n = 0; j < grp->n; j++) {
-			if (g->dropped[grp->funcs[j]])
-				continue;
-			ng.funcs[ng.n] = grp->funcs[j];
-			ng.offsets[ng.n++] = grp->offsets[j];
-		}
-		ng.gen = (grp->gen + 1) & BP_GOV_GEN_MASK;
-		ng.links = NULL;
-		ng.nlinks = 0;
-		refused = xcalloc(ng.n ? ng.n : 1, sizeof(*refused));
-		/* A: the new links record nothing yet (the word still names the old generation) */
-		err = ng.n ? link_group(g, gi, &ng, ng.gen, &ng.links, &ng.nlinks, refused, &nref) : 0;
-		free(refused);
-		if (err) {
-			p_warn("--max-overhead: cannot re-link %zu functions of %s: %s; none of them "
-			       "is dropped", ng.n, grp->path, strerror(-err));
-			for (j = 0; j < grp->n; j++)
-				g->dropped[grp->funcs[j]] = 0;
-			free(ng.funcs);
-			free(ng.offsets);
-			continue;
-		}
-		for (j = 0; j < grp->n; j++) {
-			__u32 key = grp->funcs[j];
-			__u8 one = 1;
-
-			if (g->dropped[key] && bpf_map_update_elem(g->dropped_fd, &key, &one, BPF_ANY))
-				p_dbg("governor: cannot mark function %u dropped: %s", key,
-				      strerror(errno));
-		}
-		g->busy[gi] = 1;
-		d[nd].group = gi;
-		d[nd].gen = ng.gen;
-		d[nd].links = grp->links;
-		d[nd].nlinks = grp->nlinks;
-		nd++;
-		/* X: both generations; the new one records, the old one only what the new missed */
-		__atomic_store_n(&g->words[gi], BP_GOV_WORD(ng.gen, grp->gen + 1), __ATOMIC_SEQ_CST);
-		free(grp->funcs);
-		free(grp->offsets);
-		*grp = ng;
-	}
-	if (!nd) {
-		free(d);
-		return 0;
-	}
-	rp = xcalloc(1, sizeof(*rp));
-	rp->g = g;
-	rp->doomed = d;
-	rp->ndoomed = nd;
-	atomic_init(&rp->done, false);
-	if (pthread_create(&rp->thread, NULL, reap, rp)) {
-		p_dbg("governor: no thread: removing the old links here");
-		reap(rp);
-		free(d);
-		free(rp);
-		return nd;
-	}
-	g->reaps = xrealloc(g->reaps, (g->nreaps + 1) * sizeof(*g->reaps));
-	g->reaps[g->nreaps++] = rp;
-	return nd;
-}
-
 /* Most distorted first; what costs next to nothing last; then the costlier first. */
 static int by_score(const void *a, const void *b)
 {
@@ -567,7 +244,7 @@ static int by_score(const void *a, const void *b)
 
 /* The annotations and the line on stderr: what went, when, how often it was called. */
 static void announce(struct governor *g, const struct gov_cand *c, size_t n, uint64_t now,
-		     double window_s, double factor)
+		     double window_s, double factor, bool quiet)
 {
 	struct bp_annot a = { .kind = BP_ANNOT_DROP, .nargs = 4 };
 	double pct = 100 * factor;
@@ -599,7 +276,7 @@ static void announce(struct governor *g, const struct gov_cand *c, size_t n, uin
 					"probe %.2gx its time)", len ? ", " : "", name,
 					(double)a.args[0], c[i].distortion);
 	}
-	if (len)
+	if (len && !quiet)
 		p_info("--max-overhead %.0f%% (at most %.2gx slower): the probes made %s about "
 		       "%.*fx slower; no longer tracing %s", g->limit * 100, 1 + g->limit,
 		       overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0, 1 + factor, names);
@@ -631,14 +308,56 @@ static void say_futile(struct governor *g, double factor)
 	       "(--sample)" : "");
 }
 
-static void decide(struct governor *g, uint64_t now, double base, double irr)
+/*
+ * irr: what the Python probe's hits on dropped functions cost in the window
+ * (they stay: the probe sits in the interpreter loop); going: what old links
+ * of dropped native functions cost until their removal took them out (a
+ * matter of seconds: counted in the estimate, but no reason to drop more).
+ */
+/*
+ * CPython's function probes sit in the interpreter loop: a dropped Python
+ * function is only filtered out in BPF, its calls still trap.  When those
+ * traps alone pass the limit, the probes go: every Python function not
+ * dropped yet is named dropped now (stderr, the stream's annotations, so
+ * the archive, report, /metrics and every format), and the interpreter
+ * runs without probes; where its time goes is then for sampling to say.
+ */
+static void py_fallback(struct governor *g, uint64_t now, double window_s, double factor)
 {
-	struct gov_cand *c;
-	double cost = 0, allowed, factor, window_s = (now - g->w_start) / 1e9;
-	size_t nc = 0, i, ndrop = 0, npy = 0;
-	bool futile;
+	struct gov_cand *c = xcalloc(g->s->nfuncs ? g->s->nfuncs : 1, sizeof(*c));
+	size_t n = 0;
 	uint32_t f;
 
+	pycap__detach(g->py, &g->closer);
+	g->py_detached = true;
+	for (f = 0; f < g->s->nfuncs && f < g->cap; f++) {
+		if (!(g->s->funcs[f].flags & BP_FUNC_PYTHON) || g->dropped[f])
+			continue;
+		g->dropped[f] = 1;
+		g->ndropped++;
+		c[n++].func = f;
+	}
+	p_info("--max-overhead %.0f%%: CPython's probes fire for every Python call, dropped "
+	       "functions' too, and those alone made %s about %.*fx slower: the Python probes "
+	       "are detached, no Python call is traced from now on (%zu more functions named "
+	       "dropped); for where its time goes, sample (--sample)", g->limit * 100,
+	       overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0, 1 + factor, n);
+	announce(g, c, n, now, window_s, factor, true);
+	free(c);
+}
+
+static bool decide(struct governor *g, uint64_t now, double base, double irr, double going)
+{
+	struct gov_cand *c;
+	double cost = 0, allowed, factor, said, window_s = (now - g->w_start) / 1e9;
+	size_t nc = 0, i, ndrop = 0, npy = 0;
+	bool futile, unsure;
+	uint32_t f;
+
+	double all = base;
+
+	/* decided as if the links being removed were gone: their time out of the CPU time too */
+	base = base - going > base * OVERHEAD_MIN_UNTRACED ? base - going : base * OVERHEAD_MIN_UNTRACED;
 	c = xcalloc(g->cap ? g->cap : 1, sizeof(*c));
 	for (f = 0; f < g->cap && f < g->s->nfuncs; f++) {
 		double per, mid;
@@ -655,7 +374,8 @@ static void decide(struct governor *g, uint64_t now, double base, double irr)
 		c[nc].cost = g->calls_w[f] * per;
 		c[nc].distortion = per / (mid > 1 ? mid : 1);
 		c[nc].score = per / (per + mid);
-		if (g->self_w[f] + g->calls_w[f] < g->dur_w[f])
+		c[nc].caller = g->self_w[f] + g->calls_w[f] < g->dur_w[f];
+		if (c[nc].caller)
 			c[nc].score *= GOV_CALLER_WEIGHT;	/* its calls had traced callees */
 		cost += c[nc++].cost;
 	}
@@ -668,31 +388,55 @@ static void decide(struct governor *g, uint64_t now, double base, double irr)
 	allowed = base * g->limit / (1 + g->limit) - irr;
 	futile = allowed <= 0;
 	p_dbg("governor: window %.3f s, CPU %.3f s, probes %.3f s (%.3f s on dropped Python "
-	      "calls): %.2fx slower (limit %.2fx)", window_s, base / 1e9, (cost + irr) / 1e9,
-	      irr / 1e9, 1 + factor, 1 + g->limit);
+	      "calls, %.3f s on links of dropped functions being removed): %.2fx slower (limit "
+	      "%.2fx)", window_s, all / 1e9, (cost + irr + going) / 1e9, irr / 1e9, going / 1e9,
+	      1 + overhead__factor(cost + irr + going, all), 1 + g->limit);
+	/*
+	 * The probes took all the CPU time measured, or more: calls decoded
+	 * late (bpfprof waited for a CPU) counted against a window they did
+	 * not happen in, or a probe cost measured on a busier machine than
+	 * now (a cost on the wall clock, against CPU time).  Once something
+	 * was dropped, such a window goes on into the next (at most
+	 * GOV_SPAN_MAX_NS); still so, only what tells nothing is dropped.
+	 */
+	unsure = g->ndropped && cost + irr >= base * (1 - OVERHEAD_MIN_UNTRACED);
+	if (unsure && now - g->w_start < GOV_SPAN_MAX_NS) {
+		free(c);
+		return false;
+	}
+	/* what is said: the estimate against all the CPU time measured */
+	said = overhead__factor(cost + irr + going, all);
+	if (factor > g->limit && futile && g->py && !g->py_detached && irr > 0) {
+		py_fallback(g, now_ns(CLOCK_MONOTONIC) - g->s->t0, window_s > 0 ? window_s : 1e-9,
+			    said);
+		free(c);
+		return true;
+	}
 	if (factor > g->limit && futile && !g->py_futile)
-		say_futile(g, factor);
+		say_futile(g, said);
 	if (factor <= g->limit || !nc) {
 		free(c);
-		return;
+		return true;
 	}
 	for (i = 0; i < nc; i++)
 		c[i].negligible = c[i].cost < (cost - allowed) * GOV_NEGLIGIBLE;
 	qsort(c, nc, sizeof(*c), by_score);
 	for (i = 0; i < nc && cost > allowed; i++) {
-		/* past the limit whatever goes: only what tells nothing */
-		if (futile && c[i].distortion < 1)
-			break;
+		/* past the limit whatever goes, or not known: only what tells nothing */
+		if ((futile || unsure) && c[i].distortion * (c[i].caller ? GOV_CALLER_WEIGHT : 1) < 1)
+			continue;
 		g->dropped[c[i].func] = 1;
+		g->ndropped++;
 		cost -= c[i].cost;
 		npy += !g->group_of[c[i].func];
 		ndrop++;
 	}
 	/* the moment the kept functions' new links took over (phase X) */
-	if (relink(g, c, ndrop) || npy)
-		announce(g, c, ndrop, now_ns(CLOCK_MONOTONIC) - g->s->t0,
-			 window_s > 0 ? window_s : 1e-9, factor);
+	if (ndrop && (gov_relink(g, c, i) || npy))
+		announce(g, c, i, now_ns(CLOCK_MONOTONIC) - g->s->t0,
+			 window_s > 0 ? window_s : 1e-9, said, false);
 	free(c);
+	return true;
 }
 
 /*
@@ -735,6 +479,7 @@ static void new_window(struct governor *g, uint64_t now)
 	g->started = true;
 	g->w_start = now;
 	g->cpu_start = overhead__cpu_ns(g->ov);
+	g->irr_w = g->going_w = 0;
 	memset(g->calls_w, 0, g->cap * sizeof(*g->calls_w));
 	memset(g->dur_w, 0, g->cap * sizeof(*g->dur_w));
 	memset(g->self_w, 0, g->cap * sizeof(*g->self_w));
@@ -750,7 +495,8 @@ void governor__check(struct governor *g, uint64_t now)
 
 	if (!g)
 		return;
-	join_reaps(g, false);
+	gov_join_reaps(g, false);
+	gov_end_x(g, false);
 	if (!g->started) {
 		new_window(g, now);
 		return;
@@ -769,8 +515,10 @@ void governor__check(struct governor *g, uint64_t now)
 	} else {
 		base = (double)(now - g->w_start);
 	}
-	decide(g, now, base, py_irreducible(g) + links_irreducible(g));
-	new_window(g, now);
+	g->irr_w += py_irreducible(g);
+	g->going_w += links_irreducible(g);
+	if (decide(g, now, base, g->irr_w, g->going_w))
+		new_window(g, now);
 }
 
 void governor__release(struct governor *g)
@@ -797,12 +545,14 @@ void governor__free(struct governor *g)
 
 	if (!g)
 		return;
-	join_reaps(g, true);
+	gov_join_reaps(g, true);
 	free(g->reaps);
+	free(g->xs);
+	closer__stop(&g->closer);
 	free(g->busy);
 	pthread_mutex_destroy(&g->lock);
 	for (i = 1; i < g->ngroups; i++) {
-		destroy_links(g->groups[i].links, g->groups[i].nlinks);
+		gov_destroy_links(g->groups[i].links, g->groups[i].nlinks);
 		free(g->groups[i].funcs);
 		free(g->groups[i].offsets);
 	}

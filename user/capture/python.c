@@ -34,6 +34,7 @@
 #include "symbols/select.h"
 #include "python.h"
 #include "usdt.h"
+#include "base/closer.h"
 
 struct py_tracer {
 	struct python_bpf *skel;
@@ -176,6 +177,21 @@ uint64_t python__lost(struct py_tracer *p, uint64_t *per_cpu, size_t ncpu)
 		sum += v;
 	}
 	return sum;
+}
+
+void python__detach(struct py_tracer *p, struct closer *cl)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nlinks; i++) {
+		/* the closer's close is the last (a grace period to wait for); else ours */
+		if (cl && closer__give(cl, bpf_link__fd(p->links[i])))
+			p_dbg("no closer for the Python probes: removing them here");
+		bpf_link__destroy(p->links[i]);
+	}
+	p->nlinks = 0;	/* the paths stay: an image detached is not attached again */
 }
 
 void python__pause(struct py_tracer *p)
@@ -340,6 +356,12 @@ bool pycap__traced(const struct py_capture *pc)
 uint64_t pycap__misses(struct py_capture *pc)
 {
 	return pc && pc->tr ? python__misses(pc->tr) : 0;
+}
+
+void pycap__detach(struct py_capture *pc, struct closer *cl)
+{
+	if (pc && pc->tr)
+		python__detach(pc->tr, cl);
 }
 
 void pycap__pause(struct py_capture *pc)

@@ -68,6 +68,12 @@ int python__drop_code(struct py_tracer *p, uint32_t pid, uint64_t code);
 /* Probe hits of dropped code objects, not recorded. */
 uint64_t python__filtered(struct py_tracer *p);
 uint64_t python__lost(struct py_tracer *p, uint64_t *per_cpu, size_t ncpu);
+/*
+ * Takes the interpreters' probes out (their links to cl, base/closer.h, or
+ * closed here without one): no Python call is recorded or costs any more.
+ */
+struct closer;
+void python__detach(struct py_tracer *p, struct closer *cl);
 void python__pause(struct py_tracer *p);
 void python__free(struct py_tracer *p);
 
@@ -110,6 +116,8 @@ int pycap__drop_code(struct py_capture *pc, uint32_t pid, uint64_t code);
 uint64_t pycap__filtered(struct py_capture *pc);
 /* Are Python calls traced (probes attached)? */
 bool pycap__traced(const struct py_capture *pc);
+/* python__detach() of pc's interpreters. */
+void pycap__detach(struct py_capture *pc, struct closer *cl);
 void pycap__pause(struct py_capture *pc);
 void pycap__free(struct py_capture *pc);
 struct sampler;

@@ -88,7 +88,9 @@ enum {
 	  "                         processes under PCT percent (100: at most twice as\n" \
 	  "                         slow) by dropping first the functions whose calls\n" \
 	  "                         last about their probe's own cost; they are named in\n" \
-	  "                         the summary, /metrics and every output\n" \
+	  "                         the summary, /metrics and every output (CPython's\n" \
+	  "                         probes, which fire for dropped functions too, are\n" \
+	  "                         detached when they alone pass the limit)\n" \
 	  "                         (default: %s; 'off': exact)\n") \
 	X("debug-dir", required_argument, OPT_DEBUG_DIR, cap_debug_dir, \
 	  "      --debug-dir DIR    also look for debug files (names for stripped\n" \

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The governor's state, shared by governor.c (deciding) and governor_links.c (re-linking). */
+#ifndef BPFPROF_GOVERNOR_INTERNAL_H
+#define BPFPROF_GOVERNOR_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "base/closer.h"
+#include "model/session.h"
+
+/* Functions per group: a drop re-registers the group's kept functions, so small groups. */
+#define GOV_GROUP_SIZE		16
+/*
+ * A module of at most this many functions gets one group per function: a
+ * drop then leaves the others of the module free to be dropped at once
+ * (a group whose old links are still going cannot move again, and a small
+ * program's few functions are usually all hot together).
+ */
+#define GOV_SINGLES_MAX		256
+/* Log2 buckets of call durations per function, for the median (see decide()). */
+#define GOV_HBUCKETS		40
+/* A window in which the target used less CPU than GOV_MIN_CPU_NS is given up after this. */
+#define GOV_WINDOW_MAX_NS	10000000000ull
+/*
+ * A function whose probe cost in the window is under this share of the
+ * excess is dropped only after the others: dropping it would lose its
+ * information for next to nothing.
+ */
+#define GOV_NEGLIGIBLE		0.001
+/* A function whose calls had traced callees ranks as if its distortion were this much less. */
+#define GOV_CALLER_WEIGHT	0.5
+/* Old links destroyed side by side (see reap()). */
+#define GOV_REAP_THREADS	32
+/*
+ * Phase X of a group whose old links went to the closer lasts this long:
+ * a hit whose new-link handler ran before the re-link's word change and
+ * whose old-link handler after it is the only one that needs X.
+ */
+/* A window whose estimate cannot be (see decide()) goes on into the next ones, this long at most. */
+#define GOV_SPAN_MAX_NS		2000000000ull
+#define GOV_X_NS		200000000ull
+
+struct gov_group {
+	const char *path;	/* the module's file (g->paths) */
+	bool entry_only;
+	uint32_t *funcs;	/* the function ids traced through it */
+	unsigned long *offsets;
+	size_t n;
+	uint16_t gen;		/* of its current links */
+	struct bpf_link **links;
+	size_t nlinks;
+};
+
+/* The old links of one re-linked group, destroyed by the re-link thread. */
+struct gov_doomed {
+	uint32_t group;
+	uint16_t gen;		/* the group's new generation: stable once they are gone */
+	struct bpf_link **links;
+	size_t nlinks;
+	uint64_t since;		/* CLOCK_MONOTONIC ns of the re-link (with the closer) */
+};
+
+struct gov_cand {
+	uint32_t func;
+	double cost, score;
+	double distortion;	/* probe cost per call / compensated median inclusive time */
+	bool negligible;	/* its cost is next to nothing against the excess */
+	bool caller;		/* its calls had traced callees */
+};
+
+struct governor {
+	double limit;		/* overhead allowed, a fraction (1.0: 100%) */
+	struct bp_session *s;
+	struct tracer *tr;
+	struct overhead *ov;
+	struct decoder *dec;
+	uint32_t *words;	/* gov_groups of the BPF side, mapped */
+	int dropped_fd;
+	struct gov_group *groups;	/* [0] unused: group 0 is every ungoverned probe */
+	size_t ngroups;
+	char **paths;
+	size_t npaths;
+	/* per function id */
+	uint32_t *group_of;	/* 0: not governed */
+	uint64_t *calls, *calls_w, *dur_w;	/* all calls; calls and ns in the window */
+	uint64_t *self_w;	/* ns in the window less traced callees' */
+	uint32_t **hist_w;	/* per function, lazily: GOV_HBUCKETS log2 buckets of durations */
+	uint8_t *dropped;
+	size_t cap;
+	/* the window */
+	bool started;
+	uint64_t w_start, cpu_start;
+	/* re-links whose old links are still going (see reap()) */
+	struct gov_reap **reaps;
+	size_t nreaps;
+	uint8_t *busy;		/* per group: in phase X, not to be re-linked again yet */
+	pthread_mutex_t lock;	/* closing, and the words once closing */
+	/* Python calls (governor__set_python): dropped per code object in BPF */
+	struct py_capture *py;
+	uint64_t py_filtered_w;	/* the filtered hits when the window began */
+	bool py_detached;	/* the Python probes are gone (py_fallback()) */
+	bool py_futile;		/* said: the probes of dropped Python calls alone pass the limit */
+	uint64_t dropped_hits_w;	/* tracer__gov_dropped_hits() when the window began */
+	bool closing;		/* governor__release(): the words are the tracer's to forget */
+	size_t ndropped;	/* functions dropped so far */
+	double irr_w, going_w;	/* py_irreducible(), links_irreducible() in the window */
+	/* old links given to the closer (base/closer.h), their groups in phase X until GOV_X_NS */
+	struct closer closer;
+	struct gov_doomed *xs;
+	size_t nxs;
+};
+
+/* One re-link's old links, destroyed by a thread of its own. */
+struct gov_reap {
+	struct governor *g;
+	struct gov_doomed *doomed;
+	size_t ndoomed;
+	pthread_t thread;
+	atomic_bool done;
+};
+
+/* governor_links.c */
+int gov_link_group(struct governor *g, uint32_t gi, struct gov_group *grp, uint16_t gen,
+		   struct bpf_link ***links, size_t *nlinks, uint64_t *refused, size_t *nrefused);
+void gov_destroy_links(struct bpf_link **links, size_t n);
+void gov_join_reaps(struct governor *g, bool all);
+/* Ends phase X of the groups re-linked GOV_X_NS ago or more (all: every one). */
+void gov_end_x(struct governor *g, bool all);
+size_t gov_relink(struct governor *g, const struct gov_cand *c, size_t nc);
+
+#endif

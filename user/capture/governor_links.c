@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The governor's links: made per group, re-made without dropped functions (governor.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "capture/governor.h"
+#include "capture/overhead.h"
+#include "capture/trace.h"
+#include "capture/python.h"
+#include "bpf/events.h"
+#include "decode/decode.h"
+#include "symbols/select.h"
+#include "base/away.h"
+#include "base/log.h"
+#include "base/util.h"
+
+#include "capture/governor_internal.h"
+
+/* Attaches grp's functions with its generation in the cookies; refused ones leave the group. */
+int gov_link_group(struct governor *g, uint32_t gi, struct gov_group *grp, uint16_t gen,
+		      struct bpf_link ***links, size_t *nlinks, uint64_t *refused, size_t *nrefused)
+{
+	uint64_t *cookies = xcalloc(grp->n ? grp->n : 1, sizeof(*cookies));
+	size_t i, j, k;
+	int err;
+
+	for (i = 0; i < grp->n; i++)
+		cookies[i] = grp->funcs[i] | (uint64_t)gi << BP_GOV_GROUP_SHIFT |
+			     (uint64_t)gen << BP_GOV_GEN_SHIFT;
+	*nrefused = 0;
+	err = tracer__attach_owned(g->tr, grp->path, grp->offsets, cookies, grp->n, grp->entry_only,
+				   refused, nrefused, links, nlinks);
+	free(cookies);
+	for (k = 0; !err && k < *nrefused; k++) {
+		uint32_t f = (uint32_t)refused[k];
+
+		refused[k] = f;	/* the function id alone, for the warning */
+		for (i = j = 0; i < grp->n; i++) {
+			if (grp->funcs[i] == f)
+				continue;
+			grp->funcs[j] = grp->funcs[i];
+			grp->offsets[j++] = grp->offsets[i];
+		}
+		grp->n = j;
+		if (f < g->cap)
+			g->group_of[f] = 0;
+	}
+	return err;
+}
+
+void gov_destroy_links(struct bpf_link **links, size_t n)
+{
+	/* made return, entry, return, entry...: backwards, each entry link before its return link */
+	while (n)
+		bpf_link__destroy(links[--n]);
+	free(links);
+}
+
+/*
+ * The link's last close happens in a child (base/away.h): a re-link thread
+ * blocked in it would hold up bpfprof's exit (serve's SIGTERM, record's end)
+ * for as long as the grace period lasts.  This one waits for the child,
+ * and gives up once the governor is closing (the child finishes alone).
+ */
+struct gov_destroy {
+	struct governor *g;
+	struct bpf_link *link;
+};
+
+static void *destroy_one(void *arg)
+{
+	struct gov_destroy *d = arg;
+	struct away a;
+	int fd = bpf_link__fd(d->link);
+	bool closing = false;
+
+	if (fd < 0 || away__start(&a, &fd, 1)) {
+		bpf_link__destroy(d->link);
+		free(d);
+		return NULL;
+	}
+	bpf_link__destroy(d->link);	/* our copy: the child's is the last */
+	away__finish(&a);
+	while (away__wait(&a, 20) && !closing) {
+		pthread_mutex_lock(&d->g->lock);
+		closing = d->g->closing;
+		pthread_mutex_unlock(&d->g->lock);
+	}
+	away__leave(&a);	/* given up: its pidfd is not kept */
+	free(d);
+	return NULL;
+}
+
+/*
+ * The old links go, then the groups' words become their new generation
+ * alone: the end of phase X.  Each destroy takes the link's probes out at
+ * once but then waits for an SRCU grace period, which a thread inside a
+ * traced call holds (as long as that call lasts, when its callees keep
+ * re-arming the kernel's lease timer).  A dropped function's probe stays
+ * while any link still has it, so the links are destroyed side by side,
+ * not one after the other: the entry link's wait would keep the return
+ * link's probes (and their cost) in.
+ */
+static void *reap(void *arg)
+{
+	struct gov_reap *rp = arg;
+	struct governor *g = rp->g;
+	pthread_t th[GOV_REAP_THREADS];
+	bool started[GOV_REAP_THREADS] = { false };
+	struct gov_destroy *dd;
+	size_t i, j, k, n = 0;
+
+	for (i = 0; i < rp->ndoomed; i++) {
+		for (j = 0; j < rp->doomed[i].nlinks; j++) {
+			k = n++ % GOV_REAP_THREADS;
+			if (n > GOV_REAP_THREADS && started[k])
+				pthread_join(th[k], NULL);
+			dd = xcalloc(1, sizeof(*dd));
+			dd->g = g;
+			dd->link = rp->doomed[i].links[j];
+			started[k] = !pthread_create(&th[k], NULL, destroy_one, dd);
+			if (!started[k])
+				destroy_one(dd);
+		}
+		free(rp->doomed[i].links);
+	}
+	for (k = 0; k < n && k < GOV_REAP_THREADS; k++)
+		if (started[k])
+			pthread_join(th[k], NULL);
+	pthread_mutex_lock(&g->lock);
+	for (i = 0; i < rp->ndoomed; i++) {
+		if (!g->closing)
+			__atomic_store_n(&g->words[rp->doomed[i].group],
+					 BP_GOV_WORD(rp->doomed[i].gen, 0), __ATOMIC_SEQ_CST);
+		__atomic_store_n(&g->busy[rp->doomed[i].group], 0, __ATOMIC_SEQ_CST);
+	}
+	pthread_mutex_unlock(&g->lock);
+	atomic_store(&rp->done, true);
+	return NULL;
+}
+
+/* Joins the re-link threads that are done (all: wait for each). */
+void gov_join_reaps(struct governor *g, bool all)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < g->nreaps; i++) {
+		struct gov_reap *rp = g->reaps[i];
+
+		if (!all && !atomic_load(&rp->done)) {
+			g->reaps[j++] = rp;
+			continue;
+		}
+		pthread_join(rp->thread, NULL);
+		free(rp->doomed);
+		free(rp);
+	}
+	g->nreaps = j;
+}
+
+/*
+ * Gives the old links of the doomed groups to the closer (base/closer.h):
+ * their probes go as soon as its process for each closes it, whatever the
+ * grace period that follows.  Those groups stay in phase X for GOV_X_NS
+ * (gov_end_x); that they need not wait for the links' removal to end it:
+ * once the word names the new generation alone, an old link that is still
+ * there records nothing (trace.bpf.c gov_slow), and a return whose entry
+ * went through it reaches the new link's return probe.  Moves the groups
+ * done to the front of d; returns how many (those left go to a re-link
+ * thread, the slow way).
+ */
+static size_t give_away(struct governor *g, struct gov_doomed *d, size_t nd)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	size_t i, j, n = 0;
+
+	for (i = 0; i < nd && g->closer.sock >= 0; i++) {
+		struct gov_doomed t;
+
+		for (j = d[i].nlinks; j; j--) {
+			/* backwards as gov_destroy_links: each entry link before its return link */
+			if (closer__give(&g->closer, bpf_link__fd(d[i].links[j - 1])))
+				break;
+			bpf_link__destroy(d[i].links[j - 1]);	/* our copy: the closer's is the last */
+		}
+		d[i].nlinks = j;
+		if (j)
+			continue;	/* the rest the slow way */
+		free(d[i].links);
+		d[i].links = NULL;
+		d[i].since = now;
+		g->xs = xrealloc(g->xs, (g->nxs + 1) * sizeof(*g->xs));
+		g->xs[g->nxs++] = d[i];
+		t = d[n];
+		d[n++] = d[i];
+		d[i] = t;
+	}
+	return n;
+}
+
+void gov_end_x(struct governor *g, bool all)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	size_t i, j;
+
+	pthread_mutex_lock(&g->lock);
+	for (i = j = 0; i < g->nxs; i++) {
+		struct gov_doomed *x = &g->xs[i];
+
+		if (!all && now - x->since < GOV_X_NS) {
+			g->xs[j++] = *x;
+			continue;
+		}
+		if (!g->closing)
+			__atomic_store_n(&g->words[x->group], BP_GOV_WORD(x->gen, 0),
+					 __ATOMIC_SEQ_CST);
+		__atomic_store_n(&g->busy[x->group], 0, __ATOMIC_SEQ_CST);
+	}
+	g->nxs = j;
+	pthread_mutex_unlock(&g->lock);
+}
+
+/*
+ * Re-creates the links of every group holding a function marked in
+ * g->dropped without them (phase A), moves those groups to phase X, and
+ * hands the old links to the re-link thread.  A group whose new links
+ * cannot be made keeps its old ones, and its functions are not dropped.
+ * Returns how many groups moved.
+ */
+size_t gov_relink(struct governor *g, const struct gov_cand *c, size_t nc)
+{
+	struct gov_doomed *d = xcalloc(nc ? nc : 1, sizeof(*d));
+	struct gov_reap *rp;
+	size_t nd = 0, nx, i, j, k;
+
+	for (i = 0; i < nc; i++) {
+		uint32_t gi = g->group_of[c[i].func];
+		struct gov_group *grp = &g->groups[gi], ng = *grp;
+		uint64_t *refused;
+		size_t nref = 0;
+		int err;
+
+		if (!gi)
+			continue;	/* a Python function: no links of its own */
+		for (k = 0; k < nd && d[k].group != gi; k++)
+			;
+		if (k < nd)
+			continue;	/* done with an earlier function of the same group */
+		ng.funcs = xcalloc(grp->n ? grp->n : 1, sizeof(*ng.funcs));
+		ng.offsets = xcalloc(grp->n ? grp->n : 1, sizeof(*ng.offsets));
+		for (j = ng.n = 0; j < grp->n; j++) {
+			if (g->dropped[grp->funcs[j]])
+				continue;
+			ng.funcs[ng.n] = grp->funcs[j];
+			ng.offsets[ng.n++] = grp->offsets[j];
+		}
+		ng.gen = (grp->gen + 1) & BP_GOV_GEN_MASK;
+		ng.links = NULL;
+		ng.nlinks = 0;
+		refused = xcalloc(ng.n ? ng.n : 1, sizeof(*refused));
+		/* A: the new links record nothing yet (the word still names the old generation) */
+		err = ng.n ? gov_link_group(g, gi, &ng, ng.gen, &ng.links, &ng.nlinks, refused, &nref) : 0;
+		free(refused);
+		if (err) {
+			p_warn("--max-overhead: cannot re-link %zu functions of %s: %s; none of them "
+			       "is dropped", ng.n, grp->path, strerror(-err));
+			for (j = 0; j < grp->n; j++)
+				g->dropped[grp->funcs[j]] = 0;
+			free(ng.funcs);
+			free(ng.offsets);
+			continue;
+		}
+		for (j = 0; j < grp->n; j++) {
+			__u32 key = grp->funcs[j];
+			__u8 one = 1;
+
+			if (g->dropped[key] && bpf_map_update_elem(g->dropped_fd, &key, &one, BPF_ANY))
+				p_dbg("governor: cannot mark function %u dropped: %s", key,
+				      strerror(errno));
+		}
+		g->busy[gi] = 1;
+		d[nd].group = gi;
+		d[nd].gen = ng.gen;
+		d[nd].links = grp->links;
+		d[nd].nlinks = grp->nlinks;
+		nd++;
+		/* X: both generations; the new one records, the old one only what the new missed */
+		__atomic_store_n(&g->words[gi], BP_GOV_WORD(ng.gen, grp->gen + 1), __ATOMIC_SEQ_CST);
+		free(grp->funcs);
+		free(grp->offsets);
+		*grp = ng;
+	}
+	nx = give_away(g, d, nd);
+	if (nx == nd) {
+		free(d);
+		return nd;
+	}
+	memmove(d, d + nx, (nd - nx) * sizeof(*d));
+	nd -= nx;
+	rp = xcalloc(1, sizeof(*rp));
+	rp->g = g;
+	rp->doomed = d;
+	rp->ndoomed = nd;
+	atomic_init(&rp->done, false);
+	if (pthread_create(&rp->thread, NULL, reap, rp)) {
+		p_dbg("governor: no thread: removing the old links here");
+		reap(rp);
+		free(d);
+		free(rp);
+		return nd;
+	}
+	g->reaps = xrealloc(g->reaps, (g->nreaps + 1) * sizeof(*g->reaps));
+	g->reaps[g->nreaps++] = rp;
+	return nd;
+}

@@ -142,7 +142,9 @@ class Bpftrace:
         """SIGINT; returns ({prepare variant: n}, steps) from the printed maps."""
         self.p.send_signal(signal.SIGINT)
         try:
-            out, err = self.p.communicate(timeout=60)
+            # its probes go before it prints, each after the uprobes' grace
+            # period: tens of seconds on a loaded machine
+            out, err = self.p.communicate(timeout=180)
         except subprocess.TimeoutExpired:
             self.kill()
             pytest.fail("bpftrace did not stop on SIGINT")

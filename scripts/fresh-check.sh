@@ -82,6 +82,9 @@ fi
 
 name=$where$([ $backports = 1 ] && echo -bp || true)
 root=$(mktemp -d "$work/$name.XXXXXX")
+# mktemp -d makes it 0700: as /, it would let no user but root reach a file
+# (every test run as nobody failed on it: "libc.so.6: Permission denied")
+chmod 755 "$root"
 log=$root.log
 : >"$log"
 mounted=()

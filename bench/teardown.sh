@@ -77,6 +77,8 @@ if [ $LOAD = 1 ]; then
 	load_pids+=($load_bp)
 	pids+=("${load_pids[@]}")
 	sleep 2
+	# its busy too: a SIGKILLed bpfprof leaves its target running, traced
+	pids+=($(cat "/proc/$load_bp/task/$load_bp/children" 2>/dev/null || true))
 fi
 
 for r in $(seq "$RUNS"); do
@@ -100,8 +102,9 @@ for r in $(seq "$RUNS"); do
 	"$T/floor" -t "$T/many" 'fn_*' -- "$T/many" >"$T/fo.$r" 2>"$T/fe.$r" &
 	fl=$!
 	pids+=($fl)
-	for i in $(seq $((FLOOR_WAIT_S * 100))); do
-		[ -e "/proc/$fl" ] && [ "$(state "$fl")" != Z ] || break
+	t0=$(now)
+	while [ -e "/proc/$fl" ] && [ "$(state "$fl")" != Z ] &&
+		[ $(ms "$t0" "$(now)") -lt $((FLOOR_WAIT_S * 1000)) ]; do
 		sleep 0.01
 	done
 	if [ -e "/proc/$fl" ] && [ "$(state "$fl")" != Z ]; then

@@ -151,7 +151,11 @@ for r in $(seq "$RUNS"); do
 		grep -q ready "$T/ko" && break
 		sleep 0.05
 	done
-	sh=$(cut -d' ' -f1 "/proc/$kb/task/$kb/children")
+	# the shell: bpfprof's other children (guard, bpfprof-release) may come first
+	sh=""
+	for c in $(cat "/proc/$kb/task/$kb/children"); do
+		[ "$(cat "/proc/$c/comm" 2>/dev/null)" = sh ] && sh=$c && break
+	done
 	kill -STOP "$kb"
 	touch "$T/go"
 	held=""

@@ -4,7 +4,8 @@
 # a debootstrap'ed root with only git, make, sudo and ca-certificates (and this
 # machine's own CA certificates, which its network may need), the repository
 # cloned into it, then `make demo` and `make test` run there as root with a bare
-# environment (env -i; bash -l sets PATH as a login does).
+# environment (env -i; bash -l sets PATH as a login does), the root as the / of
+# a mount namespace of their own (pivot_root, not chroot: paths as on a machine).
 #
 #   scripts/fresh-check.sh [options]
 #     --where root|tmp     clone under /root (mode 0700, the default) or under /tmp
@@ -82,6 +83,9 @@ fi
 
 name=$where$([ $backports = 1 ] && echo -bp || true)
 root=$(mktemp -d "$work/$name.XXXXXX")
+# mktemp -d makes it 0700: as /, it would let no user but root reach a file
+# (every test run as nobody failed on it: "libc.so.6: Permission denied")
+chmod 755 "$root"
 log=$root.log
 : >"$log"
 mounted=()
@@ -131,12 +135,24 @@ git clone -q --no-local "$here" "$root$clone" >>"$log" 2>&1
 git -C "$root$clone" checkout -q --detach "$commit" >>"$log" 2>&1
 chmod 700 "$root/root"
 
+# in_root COMMAND...: COMMAND with the root as the / of a mount namespace of
+# its own (pivot_root), not a chroot: a process there that makes another mount
+# namespace (unshare -m) sees its files under the same paths, as on a machine
+# (under a chroot, the kernel names them by the host's paths)
+in_root() {
+	unshare --mount --propagation private -- /bin/sh -c '
+		cd "$1" && mkdir -p .host && pivot_root . .host || exit 125
+		shift
+		umount -l /.host && rmdir /.host || exit 125
+		exec "$@"' in_root "$root" "$@"
+}
+
 run() {	# run NAME COMMAND: COMMAND in the root, bare environment, timed, logged
 	local what=$1 cmd=$2 t0 rc
 	t0=$(date +%s)
 	echo "== $what: $cmd" >>"$log"
 	set +e
-	chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb /bin/bash -l -c "$cmd" >>"$log" 2>&1
+	in_root /usr/bin/env -i HOME=/root TERM=dumb /bin/bash -l -c "$cmd" >>"$log" 2>&1
 	rc=$?
 	set -e
 	printf 'fresh-check: %-28s %s in %ds\n' "$what" "$([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)")" \

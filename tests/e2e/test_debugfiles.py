@@ -75,7 +75,13 @@ def user_program(user, home, name, *ldflags):
     """The user's calltree, built with -g and ldflags: (unstripped, stripped) paths."""
     plain = os.path.join(home, name + ".plain")
     prog = os.path.join(home, name)
-    as_user(user, "cc", "-O1", "-g", "-fno-inline", *ldflags, SRC, "-o", plain)
+    # the user's own copy of the source and its header: the clone's may be
+    # closed to it (/root is 0700 on Debian)
+    src = os.path.join(home, name + ".c")
+    for f, to in ((SRC, src), (SRC.parent / "progs.h", os.path.join(home, "progs.h"))):
+        shutil.copyfile(f, to)
+        os.chmod(to, 0o644)
+    as_user(user, "cc", "-O1", "-g", "-fno-inline", *ldflags, src, "-o", plain)
     as_user(user, "cp", plain, prog)
     as_user(user, "strip", prog)
     return plain, prog

@@ -15,8 +15,10 @@ only bound a hang.
 
 import os
 import pwd
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -27,8 +29,20 @@ from test_serve import procs, read_line, start_serve  # noqa: F401 (procs: a fix
 from test_view import View
 
 HOSTILE = "bpfprof-hostile"
-SLOWCLIENTS = REPO / "tests" / "e2e" / "slowclients.py"
 ATTACK_S = 150          # the attack's bound: longer than every wait below
+
+
+@pytest.fixture(scope="module")
+def slowclients():
+    """A copy of tests/e2e/slowclients.py the hostile user can read: the
+    clone's may be closed to it (/root is 0700 on Debian)."""
+    d = tempfile.mkdtemp(prefix="bpfprof-slowclients-", dir="/tmp")
+    os.chmod(d, 0o755)
+    copy = os.path.join(d, "slowclients.py")
+    shutil.copyfile(REPO / "tests" / "e2e" / "slowclients.py", copy)
+    os.chmod(copy, 0o644)
+    yield copy
+    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +64,9 @@ def as_user(uid):
     return drop
 
 
-def attack(procs, uid, port, nconn):
+def attack(procs, slowclients, uid, port, nconn):
     """slowclients.py as `uid` against `port`, once its connections are open."""
-    a = procs.start([sys.executable, SLOWCLIENTS, port, nconn, ATTACK_S], text=True,
+    a = procs.start([sys.executable, slowclients, port, nconn, ATTACK_S], text=True,
                     preexec_fn=as_user(uid))
     read_line(a, r"^ready")
     time.sleep(2)       # let the server take them (accept) before root's client comes
@@ -72,25 +86,25 @@ def get_while_attacked(a, url):
     return status, body
 
 
-def test_serve_metrics_answer_under_slow_clients(procs, hostile_uid):
+def test_serve_metrics_answer_under_slow_clients(procs, slowclients, hostile_uid):
     c = procs.start([prog_path("counter"), 100], stdin=subprocess.PIPE, text=True)
     pid = int(read_line(c, r"^counter: pid=(\d+)").split("=")[1])
     s, base = start_serve(procs, pid, "-q")
-    a = attack(procs, hostile_uid, int(base.rsplit(":", 1)[1]), 80)
+    a = attack(procs, slowclients, hostile_uid, int(base.rsplit(":", 1)[1]), 80)
     for _ in range(3):
         status, body = get_while_attacked(a, base + "/metrics")
         assert status == 200 and b"bpfprof_" in body, body[:300]
     assert s.poll() is None
 
 
-def test_view_page_answers_under_slow_clients(procs, hostile_uid, tmp_path):
+def test_view_page_answers_under_slow_clients(procs, slowclients, hostile_uid, tmp_path):
     rec = tmp_path / "calltree.bpfprof"
     r = run_bpfprof(["record", "-q", "-o", rec, "--", prog_path("calltree")])
     assert r.returncode == 0 and rec.exists(), r.stderr
     v = View(rec)
     try:
         port = int(v.url.split(":")[2].split("/")[0])
-        a = attack(procs, hostile_uid, port, 80)
+        a = attack(procs, slowclients, hostile_uid, port, 80)
         status, body = get_while_attacked(a, v.url)
         assert status == 200 and b"<html" in body.lower(), body[:300]
         status, body = get_while_attacked(a, v.url + "info.json")
@@ -99,14 +113,14 @@ def test_view_page_answers_under_slow_clients(procs, hostile_uid, tmp_path):
         v.kill()
 
 
-def test_slow_request_is_cut(procs, hostile_uid):
+def test_slow_request_is_cut(procs, slowclients, hostile_uid):
     """One connection dripping a byte a second is closed by the server (10 s
     after it opened), though it is never idle long enough for the idle
     timeout (120 s).  Before: it stayed open for the whole attack."""
     c = procs.start([prog_path("counter"), 100], stdin=subprocess.PIPE, text=True)
     pid = int(read_line(c, r"^counter: pid=(\d+)").split("=")[1])
     s, base = start_serve(procs, pid, "-q")
-    a = procs.start([sys.executable, SLOWCLIENTS, int(base.rsplit(":", 1)[1]), 1, 60,
+    a = procs.start([sys.executable, slowclients, int(base.rsplit(":", 1)[1]), 1, 60,
                      "--until-closed"], text=True, preexec_fn=as_user(hostile_uid))
     try:
         out, err = a.communicate(timeout=120)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "capture/calibrate.h"
 #include "bpf/events.h"
+#include "capture/python.h"
 #include "capture/trace.h"
 #include "decode/decode.h"
 #include "symbols/select.h"
@@ -262,12 +263,15 @@ static void *release_fn(void *tr)
 	size_t n = tr ? tracer__link_fds(tr, &fds) : 0;
 
 	/*
-	 * The uprobe links' last close happens in a child (base/away.h): a
-	 * thread blocked in it would hold up bpfprof's exit under load.  The
-	 * child is not waited for: it ends alone, reaped as bpfprof's other
-	 * children are or by init.
+	 * The uprobe links' last close happens in a child (base/away.h), the
+	 * Python probes' as the others': a thread blocked in it would hold up
+	 * bpfprof's exit (calibrate__join) as long as the grace periods take,
+	 * for ever while a thread elsewhere keeps a return probe pending and
+	 * calls on.  The child is not waited for: it ends alone, reaped as
+	 * bpfprof's other children are or by init.
 	 */
-	if (n && !away__start(&a, fds, n))
+	n = python__link_fds(releasing_py, &fds, n);
+	if (n && !away__start(&a, fds, n) && tr)
 		tracer__disown(tr);
 	free(fds);
 	calpy__free(releasing_py);

@@ -215,6 +215,19 @@ void python__free(struct py_tracer *p)
 	free(p);
 }
 
+size_t python__link_fds(const struct py_tracer *p, int **fds, size_t n)
+{
+	size_t i;
+
+	if (!p || !p->nlinks)
+		return n;
+	*fds = xrealloc(*fds, (n + p->nlinks) * sizeof(**fds));
+	for (i = 0; i < p->nlinks; i++)
+		if (p->links[i] && bpf_link__fd(p->links[i]) >= 0)
+			(*fds)[n++] = bpf_link__fd(p->links[i]);
+	return n;
+}
+
 struct py_capture {
 	struct py_proc_entry {
 		uint32_t pid;

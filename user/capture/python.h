@@ -76,6 +76,11 @@ struct closer;
 void python__detach(struct py_tracer *p, struct closer *cl);
 void python__pause(struct py_tracer *p);
 void python__free(struct py_tracer *p);
+/*
+ * Appends its links' descriptors to *fds (n so far, grown), for their last
+ * close in another process (base/away.h).  Returns the new count.
+ */
+size_t python__link_fds(const struct py_tracer *p, int **fds, size_t n);
 
 /* A CPython version bpfprof knows the struct layout of (python_image.c). */
 struct py_version {

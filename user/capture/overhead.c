@@ -375,6 +375,8 @@ void overhead__check(struct overhead *ov, uint64_t now)
 	}
 	if (ov->warned || ov->governed || now < OVERHEAD_WARN_AFTER_NS)
 		return;
+	if (ov->cpu_ns && (ov->cpu_ns < OVERHEAD_WARN_MIN_CPU_NS || ov->cost_ns > ov->cpu_ns))
+		return;
 	base = ov->cpu_ns ? (double)ov->cpu_ns : (double)now;
 	if (ov->cost_ns * 2 < base)
 		return;

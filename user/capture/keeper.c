@@ -74,6 +74,7 @@ static struct {
 	struct trace_bpf *skel;
 	int holds_fd;
 	int stops_fd;		/* sig_stops: processes stopped whole (bpf/trace.bpf.c) */
+	int parent_fd;		/* bpfprof's pidfd: readable once all its threads are gone */
 	long options;
 	struct kthread *v;
 	size_t n;
@@ -489,6 +490,24 @@ static void continue_stopped(void)
  * bpfprof is really gone.  Only then are the return addresses put back: no
  * return probe can arm one again.
  */
+/*
+ * bpfprof has no thread left: its links are gone.  Not getppid(): a thread
+ * of bpfprof's that has passed its exit is no parent to reparent to, so we
+ * are given to init as soon as the thread that forked us exits, while
+ * another may still be releasing the last links (the descriptors go with
+ * the last thread to drop the table): continued then, a process met a link
+ * still there at its next dlopen and stayed stopped (test_dlfollow's kill
+ * test, 2 runs in 12).  A pidfd polls readable once the whole group exited.
+ */
+static bool parent_gone(pid_t parent)
+{
+	struct pollfd p = { .fd = K.parent_fd, .events = POLLIN };
+
+	if (K.parent_fd < 0)
+		return getppid() != parent;
+	return poll(&p, 1, 0) > 0;
+}
+
 static void finish(pid_t parent)
 {
 	uint64_t end = now_ms() + DEATH_WAIT_MS;
@@ -503,7 +522,7 @@ static void finish(pid_t parent)
 				resume(&K.v[i]);
 			}
 		continue_stopped();
-		if (!parent || getppid() != parent || now_ms() >= end)
+		if (!parent || parent_gone(parent) || now_ms() >= end)
 			break;
 		usleep(2000);
 	}
@@ -685,6 +704,7 @@ int keeper__start(struct trace_bpf *skel, const char *name, const int *keep_fds,
 		K.skel = skel;
 		K.holds_fd = bpf_map__fd(skel->maps.holds);
 		K.stops_fd = bpf_map__fd(skel->maps.sig_stops);
+		K.parent_fd = getppid() == parent ? pidfd_of(parent) : -1;
 		K.options = PTRACE_O_TRACECLONE |
 			    (follow_forks ? PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK : 0);
 		keeper_main(sv[1], parent);

@@ -154,7 +154,8 @@ void tracer__restore_unwind(struct tracer *t, const struct bp_rec_unwind *r)
 
 /*
  * SIGCONT to a process stopped whole at an exec or a dlopen; its sig_stops
- * entry goes as the signal is sent (bpf/trace.bpf.c).  Through the pidfd taken at the stop, else one taken now if the stop is
+ * entry goes as the signal is sent (bpf/trace.bpf.c).  Through the pidfd
+ * taken at the stop, else one taken now if the stop is
  * still listed: never to a pid number alone.
  */
 static void continue_process(struct tracer *t, pid_t pid)

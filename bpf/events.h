@@ -240,10 +240,16 @@ struct bp_rec_switch {
  * context (h.pid_tgid = waker, other = wakee) when it wakes the wakee;
  * BP_WAKE_RUNNING when the wakee is switched in (h.pid_tgid = wakee,
  * other = the waker, waking_ts = when it was woken).  The decoder ties the
- * waker's call at WAKING to the call the wakee resumes in.
+ * waker's call at WAKING to the call the wakee resumes in.  BP_WAKE_STAYED
+ * replaces BP_WAKE_RUNNING when the wakee was still on a CPU as it was woken
+ * (preempted, or stalled, after it set itself asleep and before it switched
+ * out): it goes on without being switched in.  It is sent from the waker's
+ * context, h.ts = the wakeup; the wakee's calls up to then may reach the
+ * decoder later, so the edge ends in the call the wakee was in at h.ts.
  */
 #define BP_WAKE_WAKING		1
 #define BP_WAKE_RUNNING		2
+#define BP_WAKE_STAYED		3
 struct bp_rec_wakeup {
 	struct bp_rec_hdr h;	/* h.flags: BP_WAKE_* */
 	__u64 other;		/* pid_tgid of the other side */

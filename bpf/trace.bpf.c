@@ -857,9 +857,22 @@ int BPF_PROG(wake_waking, struct task_struct *p)
 		return 0;
 	w.waker = waker;
 	w.ts = bpf_ktime_get_ns();
+	/*
+	 * WAKING is sent before the wakee can be found in `wakings`: a wakee
+	 * still on a run queue may be switched in on another CPU while we run,
+	 * and its RUNNING must not reach the decoder first.
+	 */
+	emit_wakeup(BP_WAKE_WAKING, waker, task_id(p), w.ts);
 	if (bpf_map_update_elem(&wakings, &wakee_tid, &w, BPF_ANY))
 		return 0;
-	emit_wakeup(BP_WAKE_WAKING, waker, task_id(p), w.ts);
+	/*
+	 * On a CPU now: it never left it (it was preempted or stalled after it
+	 * set itself asleep), or it is switching out and the wakeup will wait
+	 * for that.  Either way it resumes in the call it is in now; it may
+	 * never be switched in for this wakeup, so its end is sent here.
+	 */
+	if (BPF_CORE_READ(p, on_cpu) && !bpf_map_delete_elem(&wakings, &wakee_tid))
+		emit_wakeup(BP_WAKE_STAYED, task_id(p), waker, w.ts);
 	return 0;
 }
 

@@ -811,7 +811,6 @@ int capture__finish(struct capture *c)
 	capture_dl_finish(c);
 	overhead__summary(c->ovh, c->s->duration);
 	where__hint(c->where, c->exe, c->s);
-	c->hand_off = true;	/* everything is drained: bpfprof-release removes the probes */
 	return 0;
 }
 
@@ -829,12 +828,6 @@ void capture__counts(const struct capture *c, size_t *nfuncs, size_t *nmods)
 	*nmods = c->ps.nmods;
 }
 
-void capture__hand_off(struct capture *c)
-{
-	if (c)
-		c->hand_off = true;
-}
-
 void capture__free(struct capture *c)
 {
 	int go = -1;
@@ -847,7 +840,11 @@ void capture__free(struct capture *c)
 	if (c->tr)
 		tracer__pause(c->tr);
 	governor__release(c->gov);	/* its links are detached with the tracer's */
-	if (c->tr && c->hand_off && (go = capture_hand_off(c)) < 0)
+	/*
+	 * Also after an error: whoever drops the links pays their grace
+	 * periods, and an error line must not wait on them either.
+	 */
+	if (c->tr && (go = capture_hand_off(c)) < 0)
 		p_dbg("cannot fork bpfprof-release: the probes are removed here");
 	sampler__free(c->smp);
 	where__free(c->where);

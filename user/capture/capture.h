@@ -114,11 +114,9 @@ int capture__exit_code(const struct capture *c);
 /* Functions traced, files they are in (for the summary). */
 void capture__counts(const struct capture *c, size_t *nfuncs, size_t *nmods);
 /*
- * Nothing more is read: capture__free() leaves the probes' removal (which
- * waits for grace periods) to bpfprof-release, and bpfprof exits at once.
- * capture__finish() does it too.
+ * Leaves the probes' removal (which waits for grace periods) to
+ * bpfprof-release, whatever ended the capture, and returns at once.
  */
-void capture__hand_off(struct capture *c);
 void capture__free(struct capture *c);	/* accepts NULL */
 
 #endif

@@ -74,7 +74,6 @@ struct capture {
 	struct overhead *ovh;	/* probe cost estimate (capture/overhead.c) */
 	struct governor *gov;	/* --max-overhead (capture/governor.c), NULL: exact */
 	struct dlfollow *dl;	/* LIB: files loaded later (dlfollow.c), NULL: none named */
-	bool hand_off;		/* capture__finish() done: capture__free() forks bpfprof-release */
 };
 
 /* Probes ps, found in pid's new image or mappings ("pid N `how` FILE" in messages). */

@@ -611,8 +611,7 @@ cleanup:
 		unlock(&x);
 	}
 	httpd__stop(d);
-	capture__hand_off(x.cap);	/* the probes go after we do */
-	capture__free(x.cap);
+	capture__free(x.cap);	/* the probes go after we do (bpfprof-release) */
 	metrics__free(x.m);
 	session__free(&x.s);
 	remove_tmpdir(x.tmpdir);

@@ -358,6 +358,9 @@ int dec_close_all(struct decoder *d, struct tstate *t, uint64_t end, uint32_t fl
 {
 	int err;
 
+	err = dec_wake_due(d, t, UINT64_MAX);
+	if (err)
+		return err;
 	while (t->depth) {
 		err = dec_pop_emit(d, t, end, flags);
 		if (err)
@@ -570,6 +573,9 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		if (size < sizeof(*c) || c->func_id >= d->s->nfuncs)
 			return -EINVAL;
 		t = dec_thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
+		err = dec_wake_due(d, t, ts);
+		if (err)
+			return err;
 		err = dec_call_entry(d, t, c->func_id, ts, c->sp,
 				 h->type == BP_REC_ENTRY_ARGS && size >= sizeof(struct bp_rec_call_args) ?
 				 (const uint64_t *)((const struct bp_rec_call_args *)rec)->regs : NULL);
@@ -579,6 +585,9 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		if (size < sizeof(*c) || c->func_id >= d->s->nfuncs)
 			return -EINVAL;
 		t = dec_thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
+		err = dec_wake_due(d, t, ts);
+		if (err)
+			return err;
 		err = dec_call_return(d, t, c->func_id, ts, c->sp,
 				  h->type == BP_REC_EXIT_RET && size >= sizeof(struct bp_rec_call_args) ?
 				  (const uint64_t *)((const struct bp_rec_call_args *)rec)->regs : NULL);

@@ -142,12 +142,40 @@ void dec_note_return(struct decoder *d, struct tstate *t, const struct bp_call *
 	p->func = c->func;
 }
 
+/* The wakee goes on in its innermost open call at ts: the pending edge ends there. */
+static int wake_land(struct decoder *d, struct tstate *t, struct bp_edge *e, uint64_t ts)
+{
+	int err = 0;
+
+	if (e->src_call && t->depth) {
+		e->dst_call = t->stack[t->depth - 1].id;
+		e->dst_func = t->stack[t->depth - 1].func;
+		e->dst_ts = ts;
+		e->dst_pid = t->pid;
+		e->dst_tid = t->tid;
+		err = dec_emit_edge(d, e);
+	}
+	e->src_call = 0;
+	return err;
+}
+
+/*
+ * Before the wakee's first event at or after a BP_WAKE_STAYED (its calls
+ * until then are all known): the call it is in is the one it went on in.
+ */
+int dec_wake_due(struct decoder *d, struct tstate *t, uint64_t ts)
+{
+	if (!t->stayed_wake.src_call || ts < t->stayed_at)
+		return 0;
+	return wake_land(d, t, &t->stayed_wake, t->stayed_at);
+}
+
 int dec_on_wakeup(struct decoder *d, const struct bp_rec_wakeup *r, uint64_t ts)
 {
 	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
 	uint32_t otid = (uint32_t)r->other, opid = r->other >> 32;
 	struct tstate *t, *o;
-	int err = 0;
+	int err;
 
 	if (r->h.flags == BP_WAKE_WAKING) {
 		/* in the waker: its innermost open call is the cause */
@@ -165,18 +193,17 @@ int dec_on_wakeup(struct decoder *d, const struct bp_rec_wakeup *r, uint64_t ts)
 		o->pend_wake.src_tid = tid;
 		return 0;
 	}
-	if (r->h.flags != BP_WAKE_RUNNING)
-		return -EINVAL;
-	/* the wakee runs again, inside the call it blocked in */
 	t = dec_thread_state(d, tid, pid, ts);
-	if (t->pend_wake.src_call && t->depth) {
-		t->pend_wake.dst_call = t->stack[t->depth - 1].id;
-		t->pend_wake.dst_func = t->stack[t->depth - 1].func;
-		t->pend_wake.dst_ts = ts;
-		t->pend_wake.dst_pid = pid;
-		t->pend_wake.dst_tid = tid;
-		err = dec_emit_edge(d, &t->pend_wake);
-	}
+	if (r->h.flags == BP_WAKE_RUNNING)	/* switched in: the wakee's calls are all known */
+		return wake_land(d, t, &t->pend_wake, ts);
+	if (r->h.flags != BP_WAKE_STAYED)
+		return -EINVAL;
+	/* an earlier one still waiting ends where the wakee is now */
+	err = dec_wake_due(d, t, UINT64_MAX);
+	if (err)
+		return err;
+	t->stayed_wake = t->pend_wake;
+	t->stayed_at = ts;
 	t->pend_wake.src_call = 0;
-	return err;
+	return 0;
 }

@@ -55,6 +55,8 @@ struct tstate {
 	/* an edge waiting for its far end: the thread's first call (fork) or its
 	 * resumption (wakeup); src_call 0 = none */
 	struct bp_edge pend_fork, pend_wake;
+	struct bp_edge stayed_wake;	/* woken on a CPU (BP_WAKE_STAYED): ends at stayed_at */
+	uint64_t stayed_at;
 	bool offcpu_pending;	/* blocked: the stack where, waiting for its BP_REC_SWITCH */
 	uint32_t offcpu_path;
 	uint32_t offcpu_flags;
@@ -132,6 +134,7 @@ int dec_on_exec(struct decoder *d, const struct bp_rec_exec *r, uint64_t ts);
 int dec_on_sample(struct decoder *d, const struct bp_rec_sample *r, size_t size, uint64_t ts);
 int dec_on_switch(struct decoder *d, const struct bp_rec_switch *r, uint64_t ts);
 int dec_on_wakeup(struct decoder *d, const struct bp_rec_wakeup *r, uint64_t ts);
+int dec_wake_due(struct decoder *d, struct tstate *t, uint64_t ts);
 int dec_on_usdt(struct decoder *d, const struct bp_rec_usdt *r, uint64_t ts);
 
 #endif

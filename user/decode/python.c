@@ -463,6 +463,9 @@ int dec_on_py(struct decoder *d, const struct bp_rec_py *r, uint64_t ts)
 		shown = !p->ninc;
 		p->nunnamed++;
 	}
+	err = dec_wake_due(d, t, ts);
+	if (err)
+		return err;
 	switch (r->h.flags) {
 	case BP_PY_CALL:
 	case BP_PY_RESUME:

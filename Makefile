@@ -119,8 +119,8 @@ $(OUTPUT)/user/%.o: user/%.c $(FLAGS_STAMP)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # Only an object that includes a skeleton ("skel/x.skel.h") waits for it (the
-# rest need no clang, bpftool or vmlinux.h): "user/capture/sample.c:skel/sample.skel.h"
-# from grep becomes ".output/user/capture/sample.o: skel/sample.skel.h".
+# rest need no clang, bpftool or vmlinux.h): "user/probes/sample.c:skel/sample.skel.h"
+# from grep becomes ".output/user/probes/sample.o: skel/sample.skel.h".
 SKEL_DEPS := $(shell grep -oH '"skel/[a-z_0-9]*\.skel\.h"' $(USER_SRCS) | tr -d '"')
 $(foreach d,$(SKEL_DEPS),$(eval $(OUTPUT)/$(subst .c:,.o: ,$(d))))
 
@@ -138,13 +138,15 @@ $(BPFPROF_BIN): $(USER_OBJS)
 
 # Unit tests: cmocka, and the helpers they share (tests/unit/helpers.c: not a
 # test itself, UNIT_SRCS is test_*.c).  Linked against every layer but the live
-# ones (capture/, cmd/: BPF skeletons), which only a test that includes one of
-# their headers gets too.
+# ones (LIVE_LAYERS: the pipeline, the BPF objects and what tracing needs; they
+# load BPF skeletons), which only a test that includes one of their headers
+# gets too.
+LIVE_LAYERS := capture cost cpython probes target cmd
 UNIT_HELPERS := $(OUTPUT)/tests/helpers.o
-LIVE_OBJS  := $(filter $(OUTPUT)/user/capture/% $(OUTPUT)/user/cmd/%,$(LIB_OBJS))
+LIVE_OBJS  := $(filter $(foreach l,$(LIVE_LAYERS),$(OUTPUT)/user/$(l)/%),$(LIB_OBJS))
 CORE_OBJS  := $(filter-out $(LIVE_OBJS),$(LIB_OBJS))
 UNIT_LIVE  := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,\
-		$(shell grep -l '^#include "\(capture\|cmd\)/' $(UNIT_SRCS)))
+		$(shell grep -lE '^#include "($(shell echo $(LIVE_LAYERS) | tr ' ' '|'))/' $(UNIT_SRCS)))
 $(UNIT_HELPERS): tests/unit/helpers.c $(FLAGS_STAMP) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -208,7 +210,7 @@ FUZZ_SRCS_elfsym    := user/symbols/elfsym.c user/symbols/elfsym_stripped.c user
 		       user/symbols/ehframe.c user/symbols/binfile.c user/symbols/procmaps.c
 FUZZ_LIBS_elfsym    := -lelf -ldw -lz -llzma -lstdc++
 # .note.stapsdt
-FUZZ_SRCS_usdt      := user/capture/usdt_notes.c
+FUZZ_SRCS_usdt      := user/symbols/usdt_notes.c
 FUZZ_LIBS_usdt      := -lelf
 # the archive through the replay loop into every exporter, the report, the diff
 FUZZ_SRCS_export    := $(wildcard user/archive/*.c user/model/*.c user/report/*.c exporters/*.c) \

@@ -18,7 +18,7 @@
  *   -m batch    full records in a per-CPU batch of 64, one output per batch
  *   -t          one line on stderr: attach and detach time, records, losses
  *
- * CMD is started held as bpfprof starts it (user/capture/launch.c): it
+ * CMD is started held as bpfprof starts it (user/target/launch.c): it
  * execs once the probes are in.
  */
 #include <errno.h>
@@ -34,8 +34,8 @@
 #include "bpf/events.h"
 #include "symbols/elfsym.h"
 #include "base/log.h"
-#include "capture/launch.h"
-#include "capture/ringbuf.h"
+#include "target/launch.h"
+#include "probes/ringbuf.h"
 
 static unsigned long long records, checksum;
 
@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
-	/* bpfprof's drain policy (user/capture/trace.c): every 1/16 of the buffer or 50 ms */
+	/* bpfprof's drain policy (user/probes/trace.c): every 1/16 of the buffer or 50 ms */
 	last = now_ns();
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);

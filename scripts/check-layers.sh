@@ -6,14 +6,20 @@
 # User space is one folder per layer, and a layer uses only the layers below
 # it (README, "How it works"):
 #
-#   cmd → capture, web → report, exporters → archive, decode → symbols → model → base
+#   cmd → capture, web → cost → cpython → probes → target
+#       → report, exporters → archive, decode → symbols → model → base
 #
-# Layers on one step (capture and web, report and exporters, archive and
-# decode) do not use each other.  The matrix below is that chain written
-# out: each folder and the folders it may use; a new folder needs its row.
+# capture/ is the live pipeline; below it, what tracing is made of: the
+# cost model (cost/), CPython support (cpython/), the BPF objects' loaders
+# (probes/) and the processes that control the targets (target/).  web and
+# the tracing layers never use each other.  Layers on one step (capture and
+# web, report and exporters, archive and decode) do not use each other.  The
+# matrix below is that chain written out: each folder and the folders it may
+# use; a new folder needs its row.
 # Two folders are not layers, and only the rows that name them may use them:
 # bpf/ (the records the BPF programs write, bpf/events.h) and skel/ (the
-# generated BPF skeletons, for the BPF objects' owner).
+# generated BPF skeletons, for the BPF objects' loaders and the keeper that
+# holds their maps).
 #
 # Checked, for every file of user/<layer>/ and exporters/:
 #   - each #include "folder/x.h" names a folder its row allows;
@@ -35,9 +41,13 @@ declare -A MAY=(
 	[archive]="symbols model base"
 	[exporters]="archive decode symbols model base"
 	[report]="archive decode symbols model base"
-	[capture]="report exporters archive decode symbols model base bpf skel"
+	[target]="symbols model base bpf skel"
+	[probes]="target symbols model base bpf skel"
+	[cpython]="probes symbols model base bpf"
+	[cost]="cpython probes decode symbols model base bpf"
+	[capture]="cost cpython probes target report exporters archive decode symbols model base bpf"
 	[web]="report exporters archive decode symbols model base"
-	[cmd]="capture web report exporters archive decode symbols model base"
+	[cmd]="capture cost cpython probes target web report exporters archive decode symbols model base"
 )
 
 dir=. objs=

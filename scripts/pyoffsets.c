@@ -2,7 +2,7 @@
 /*
  * Prints the CPython struct offsets python.bpf.c reads, as facts from the
  * headers of the python3.X-dev installed, for the version table in
- * user/capture/python.c.  Layout of 3.11 (_PyInterpreterFrame, _PyCFrame,
+ * user/cpython/image.c.  Layout of 3.11 (_PyInterpreterFrame, _PyCFrame,
  * gilstate.tstate_current); other versions need their own field names.
  *
  *   cc -I/usr/include/python3.11 scripts/pyoffsets.c -o /tmp/pyoffsets && /tmp/pyoffsets

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""The overhead governor (--max-overhead, user/capture/governor.c).
+"""The overhead governor (--max-overhead, user/cost/governor.c).
 
 tests/progs/hottiny calls tiny() NTINY times inside each coarse() call and
 prints its own counts.  tiny is single-stepped and does nothing: its probes

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""The probe cost estimate (user/capture/overhead.c, calibrate.c): measured on
+"""The probe cost estimate (user/cost/overhead.c, calibrate.c): measured on
 this machine, weighted by calls, and the slow-probe warning that names the
 costliest functions and says what to do."""
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """bpfprof ends when its work is done, whatever the uprobes' grace periods
-do (issue 26; user/capture/teardown.c, calibrate.c).
+do (issue 26; user/capture/teardown.c, user/cost/calibrate.c).
 
 Removing a uprobe link waits, in whoever closes its last descriptor, for a
 grace period of the uprobes' SRCU.  A thread with a return probe pending

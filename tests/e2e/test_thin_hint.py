@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""The thin-executable hint (user/capture/where.c, bpf/where.bpf.c).
+"""The thin-executable hint (user/probes/where.c, bpf/where.bpf.c).
 
 tests/progs/libwork spends its CPU time (thread CPU clock, so the same on a
 loaded machine) almost all inside zlib's adler32(), called from crunch():

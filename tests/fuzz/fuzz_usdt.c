@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include "fuzz_elf.h"
 #include "fuzz_util.h"
-#include "capture/usdt.h"
+#include "probes/usdt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

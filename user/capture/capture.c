@@ -22,15 +22,15 @@
 #include <bpf/libbpf.h>
 #include "capture.h"
 #include "capture_internal.h"
-#include "launch.h"
-#include "trace.h"
-#include "usdt.h"
-#include "python.h"
+#include "target/launch.h"
+#include "probes/trace.h"
+#include "probes/usdt.h"
+#include "cpython/cpython.h"
 #include "bpf/events.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "symbols/binfile.h"
-#include "capture/overhead.h"
+#include "cost/overhead.h"
 #include "symbols/placement.h"
 #include "symbols/select.h"
 #include "symbols/symbolize.h"
@@ -427,7 +427,7 @@ static int feed(void *ctx, const void *rec, size_t size)
 	return decoder__feed(c->dec, rec, size);
 }
 
-/* Sampled CPython processes get their Python frames (python.c, python_stack.bpf.h). */
+/* Sampled CPython processes get their Python frames (cpython/pycap.c, python_stack.bpf.h). */
 static void py_sample_proc(void *ctx, uint32_t pid)
 {
 	struct capture *c = ctx;

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "capture/sample.h"
+#include "probes/sample.h"
 #include "decode/decode.h"
 #include "model/session.h"
 

@@ -20,16 +20,16 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "capture.h"
-#include "launch.h"
-#include "trace.h"
-#include "usdt.h"
-#include "python.h"
+#include "target/launch.h"
+#include "probes/trace.h"
+#include "probes/usdt.h"
+#include "cpython/cpython.h"
 #include "bpf/events.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "capture/overhead.h"
-#include "capture/governor.h"
-#include "capture/where.h"
+#include "cost/overhead.h"
+#include "cost/governor.h"
+#include "probes/where.h"
 #include "symbols/placement.h"
 #include "symbols/select.h"
 #include "symbols/symbolize.h"
@@ -52,7 +52,7 @@ struct capture {
 	struct usdt_tracer *usd;	/* loaded on first need (usdt_ensure) */
 	struct usdt_opts uopts;
 	struct ustrings *strings;	/* probe strings the BPF side could not read */
-	struct py_capture *py;	/* Python calls of CPython targets (python.c) */
+	struct py_capture *py;	/* Python calls of CPython targets (cpython/pycap.c) */
 	bool py_wanted;		/* python_wanted() */
 	bool python;		/* the main target is CPython: its Python calls are traced */
 	bool py_refused;	/* an exec'd CPython's Python calls cannot be traced: exit 1 */
@@ -71,8 +71,8 @@ struct capture {
 
 	decoder_sink_fn sink;	/* the caller's */
 	void *sink_ctx;
-	struct overhead *ovh;	/* probe cost estimate (capture/overhead.c) */
-	struct governor *gov;	/* --max-overhead (capture/governor.c), NULL: exact */
+	struct overhead *ovh;	/* probe cost estimate (cost/overhead.c) */
+	struct governor *gov;	/* --max-overhead (cost/governor.c), NULL: exact */
 	struct dlfollow *dl;	/* LIB: files loaded later (dlfollow.c), NULL: none named */
 };
 

@@ -27,11 +27,11 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "capture_internal.h"
-#include "governor.h"
-#include "python.h"
-#include "sample.h"
-#include "trace.h"
-#include "usdt.h"
+#include "cost/governor.h"
+#include "cpython/cpython.h"
+#include "probes/sample.h"
+#include "probes/trace.h"
+#include "probes/usdt.h"
 
 /* Keeps 0-2 (on /dev/null), anonymous inodes (BPF objects, perf events, epoll) and keep[]. */
 static void keep_only(const int *keep, size_t nkeep)

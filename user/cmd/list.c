@@ -12,13 +12,13 @@
 #include "base/util.h"
 #include "symbols/debugsyms.h"
 #include "symbols/elfsym.h"
-#include "capture/launch.h"
+#include "target/launch.h"
 #include "base/log.h"
 #include "symbols/procmaps.h"
 #include "symbols/select.h"
 #include "symbols/placement.h"
 #include "model/session.h"
-#include "capture/usdt.h"
+#include "symbols/usdt_notes.h"
 
 static void usage(FILE *f, const char *cmd)
 {

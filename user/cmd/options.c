@@ -10,7 +10,7 @@
 #include "archive/archive.h"
 #include "base/util.h"
 #include "exporters/exporter.h"
-#include "capture/governor.h"
+#include "cost/governor.h"
 #include "symbols/debugsyms.h"
 
 /*

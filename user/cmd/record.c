@@ -17,7 +17,7 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "capture/capture.h"
-#include "capture/governor.h"
+#include "cost/governor.h"
 #include "exporters/exporter.h"
 #include "model/filter.h"
 #include "symbols/debugsyms.h"

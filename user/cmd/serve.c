@@ -44,7 +44,7 @@
 #include "cmds.h"
 #include "options.h"
 #include "capture/capture.h"
-#include "capture/governor.h"
+#include "cost/governor.h"
 #include "exporters/exporter.h"
 #include "web/httpd.h"
 #include "base/log.h"

@@ -15,7 +15,7 @@
 #define BPFPROF_OVERHEAD_H
 
 #include <stdint.h>
-#include "capture/calibrate.h"
+#include "calibrate.h"
 #include "model/session.h"
 
 #define OVERHEAD_WARN_AFTER_NS	500000000ull

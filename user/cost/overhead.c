@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "capture/overhead.h"
-#include "capture/trace.h"
+#include "overhead.h"
+#include "probes/trace.h"
 #include "decode/compensate.h"
 #include "decode/decode.h"
 #include "base/log.h"

@@ -13,7 +13,7 @@
 #include "bpf/events.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "usdt.h"
+#include "usdt_notes.h"
 
 /* The note type of SystemTap SDT probes in .note.stapsdt. */
 #define NT_STAPSDT 3

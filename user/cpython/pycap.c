@@ -1,19 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * CPython binaries and the python.bpf.c loader (see python.h, bpf/python.h).
- *
- * CPython 3.11's function__entry USDT probe fires only under a Python trace
- * function (its call sits in the interpreter's tracing path), so a call
- * starts where every frame starts: the handler of the RESUME opcode.  The
- * handlers have no symbols; their addresses are in the computed-goto table
- * of _PyEval_EvalFrameDefault (`opcode_targets`, 256 code pointers into
- * that function), which this file finds by its shape in the binary's data.
+ * The Python side of one recording (cpython.h): the py: patterns, the
+ * interpreter images met, the python.bpf.c loader (probes/python.h) loaded
+ * when the first one is, and the sampled CPython processes.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <gelf.h>
-#include <capstone/capstone.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +14,6 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
-#include "sample.h"
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-#include "skel/python.skel.h"
 #include "bpf/events.h"
 #include "bpf/python.h"
 #include "base/log.h"
@@ -32,201 +21,8 @@
 #include "symbols/binfile.h"
 #include "symbols/procmaps.h"
 #include "symbols/select.h"
-#include "python.h"
-#include "usdt.h"
-#include "base/closer.h"
-
-struct py_tracer {
-	struct python_bpf *skel;
-	struct bpf_link **links;
-	size_t nlinks;
-	char **paths;		/* files attached, by config index */
-	size_t npaths;
-};
-
-int python__new(bool trace_all, const struct shared_maps *maps, struct py_tracer **out)
-{
-	struct py_tracer *p = xcalloc(1, sizeof(*p));
-	int err;
-
-	p->skel = python_bpf__open();
-	if (!p->skel) {
-		err = -errno;
-		p_err("cannot open the Python BPF object: %s", strerror(-err));
-		goto cleanup;
-	}
-	p->skel->rodata->trace_all = trace_all;
-	err = bpf_map__reuse_fd(p->skel->maps.rb, maps->rb);
-	if (!err)
-		err = bpf_map__reuse_fd(p->skel->maps.tgids, maps->tgids);
-	if (!err)
-		err = bpf_map__reuse_fd(p->skel->maps.batches, maps->batches);
-	if (!err)
-		err = bpf_map__reuse_fd(p->skel->maps.recording, maps->recording);
-	if (err) {
-		p_err("cannot share the ring buffer with the Python probes: %s", strerror(-err));
-		goto cleanup;
-	}
-	err = python_bpf__load(p->skel);
-	if (err) {
-		p_err("cannot load the Python BPF program: %s", strerror(-err));
-		goto cleanup;
-	}
-	*out = p;
-	return 0;
-cleanup:
-	python__free(p);
-	return err;
-}
-
-int python__attach(struct py_tracer *p, const struct py_image *img)
-{
-	unsigned long offs[BP_PY_MAX_SITES], refs[BP_PY_MAX_SITES];
-	const struct py_version *v = python__find_version(img->major, img->minor);
-	__u64 cookies[BP_PY_MAX_SITES];
-	struct bp_py_cfg cfg;
-	struct bpf_link *l;
-	__u32 idx = p->npaths;
-	size_t i;
-	int err;
-
-	for (i = 0; i < p->npaths; i++)
-		if (!strcmp(p->paths[i], img->path))
-			return 0;
-	if (python__unsupported(img) || !v)
-		return -EOPNOTSUPP;
-	if (idx >= BP_PY_MAX_CFGS)
-		return -E2BIG;
-	cfg = v->off;
-	memset(cfg.addr, 0, sizeof(cfg.addr));
-	memset(cfg.mode, 0, sizeof(cfg.mode));
-	cfg.runtime = img->runtime;
-	for (i = 0; i < img->nsites; i++) {
-		cfg.addr[i] = img->sites[i].addr;
-		cfg.mode[i] = img->sites[i].mode;
-		offs[i] = img->sites[i].off;
-		refs[i] = img->sites[i].sema_off;
-		cookies[i] = img->sites[i].kind | i << 4 | (__u64)idx << 8;
-		p_dbg("%s: Python probe %zu (%s) at 0x%llx%s%s", binfile__name(img->path), i,
-		      img->sites[i].kind == BP_PY_SITE_RESUME ? "resume" :
-		      img->sites[i].kind == BP_PY_SITE_ENTRY ? "entry" : "return",
-		      (unsigned long long)img->sites[i].addr,
-		      img->sites[i].emulated ? "" : ", single-stepped",
-		      img->sites[i].sema_off ? ", semaphore raised" : "");
-	}
-	err = bpf_map__update_elem(p->skel->maps.py_cfgs, &idx, sizeof(idx), &cfg, sizeof(cfg), 0);
-	if (err) {
-		p_err("cannot configure the Python probes: %s", strerror(-err));
-		return err;
-	}
-	{
-		LIBBPF_OPTS(bpf_uprobe_multi_opts, o, .offsets = offs, .ref_ctr_offsets = refs,
-			    .cookies = cookies, .cnt = img->nsites);
-
-		l = bpf_program__attach_uprobe_multi(p->skel->progs.py_probe, -1, img->path, NULL, &o);
-	}
-	if (!l) {
-		err = -errno;
-		p_err("cannot attach the Python probes to %s: %s", binfile__name(img->path),
-		      strerror(-err));
-		return err;
-	}
-	if (img->nslow)
-		p_info("%u of the %zu Python probe sites are single-stepped by the kernel: "
-		       "about 15 us per Python call", img->nslow, img->nsites);
-	p->links = xrealloc(p->links, (p->nlinks + 1) * sizeof(*p->links));
-	p->links[p->nlinks++] = l;
-	p->paths = xrealloc(p->paths, (p->npaths + 1) * sizeof(*p->paths));
-	p->paths[p->npaths++] = xstrdup(img->path);
-	return 0;
-}
-
-int python__drop_code(struct py_tracer *p, uint32_t pid, uint64_t code)
-{
-	struct bp_py_drop_key k = { .tgid = pid, .code = code };
-	__u8 one = 1;
-
-	if (!p)
-		return -ENOENT;
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.py_dropped), &k, &one, BPF_NOEXIST))
-		return errno == EEXIST ? 0 : -errno;
-	__atomic_fetch_add(&p->skel->bss->py_ndropped, 1, __ATOMIC_SEQ_CST);
-	return 0;
-}
-
-uint64_t python__filtered(struct py_tracer *p)
-{
-	return p ? __atomic_load_n(&p->skel->bss->py_filtered, __ATOMIC_RELAXED) : 0;
-}
-
-uint64_t python__misses(struct py_tracer *p)
-{
-	return p ? __atomic_load_n(&p->skel->bss->py_misses, __ATOMIC_RELAXED) : 0;
-}
-
-uint64_t python__lost(struct py_tracer *p, uint64_t *per_cpu, size_t ncpu)
-{
-	uint64_t sum = 0;
-	size_t i;
-
-	for (i = 0; i < BP_MAX_CPUS; i++) {
-		uint64_t v = __atomic_load_n(&p->skel->bss->lost[i], __ATOMIC_RELAXED);
-
-		if (per_cpu && i < ncpu)
-			per_cpu[i] += v;
-		sum += v;
-	}
-	return sum;
-}
-
-void python__detach(struct py_tracer *p, struct closer *cl)
-{
-	size_t i;
-
-	if (!p)
-		return;
-	for (i = 0; i < p->nlinks; i++) {
-		/* the closer's close is the last (a grace period to wait for); else ours */
-		if (cl && closer__give(cl, bpf_link__fd(p->links[i])))
-			p_dbg("no closer for the Python probes: removing them here");
-		bpf_link__destroy(p->links[i]);
-	}
-	p->nlinks = 0;	/* the paths stay: an image detached is not attached again */
-}
-
-void python__pause(struct py_tracer *p)
-{
-	__atomic_store_n(&p->skel->bss->paused, 1, __ATOMIC_SEQ_CST);
-}
-
-void python__free(struct py_tracer *p)
-{
-	size_t i;
-
-	if (!p)
-		return;
-	for (i = 0; i < p->nlinks; i++)
-		bpf_link__destroy(p->links[i]);
-	free(p->links);
-	for (i = 0; i < p->npaths; i++)
-		free(p->paths[i]);
-	free(p->paths);
-	python_bpf__destroy(p->skel);
-	free(p);
-}
-
-size_t python__link_fds(const struct py_tracer *p, int **fds, size_t n)
-{
-	size_t i;
-
-	if (!p || !p->nlinks)
-		return n;
-	*fds = xrealloc(*fds, (n + p->nlinks) * sizeof(**fds));
-	for (i = 0; i < p->nlinks; i++)
-		if (p->links[i] && bpf_link__fd(p->links[i]) >= 0)
-			(*fds)[n++] = bpf_link__fd(p->links[i]);
-	return n;
-}
+#include "probes/sample.h"
+#include "cpython.h"
 
 struct py_capture {
 	struct py_proc_entry {
@@ -334,7 +130,7 @@ int pycap__attach(struct py_capture *pc, const struct shared_maps *maps)
 			return err;
 	}
 	for (; pc->nattached < pc->nimgs; pc->nattached++) {
-		err = python__attach(pc->tr, &pc->imgs[pc->nattached]);
+		err = cpython__attach(pc->tr, &pc->imgs[pc->nattached]);
 		if (err)
 			return err;
 	}

@@ -13,10 +13,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "capture/calibrate.h"
+#include "calibrate.h"
 #include "bpf/events.h"
-#include "capture/python.h"
-#include "capture/trace.h"
+#include "cpython/cpython.h"
+#include "probes/trace.h"
 #include "decode/decode.h"
 #include "symbols/select.h"
 #include "base/away.h"

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * USDT probes: the ones a binary declares (.note.stapsdt, read with
- * libelf), and the loader that attaches usdt.bpf.c to them -- the bpfprof.h
+ * USDT probes: the loader that attaches usdt.bpf.c to them -- the bpfprof.h
  * annotations of every traced binary automatically, and any probe asked for
  * with -U [LIB:]PROVIDER:NAME.
  */
@@ -11,27 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <libelf.h>
 #include "trace.h"
-
-struct usdt_note {
-	char *provider;
-	char *name;
-	char *args;		/* the argument spec, e.g. "-4@%edi 8@%rsi" */
-	uint64_t pc;		/* link-time address of the probe site */
-	uint64_t semaphore;	/* 0: none */
-};
-
-struct usdt_notes {
-	struct usdt_note *v;
-	size_t n;
-};
-
-/* The probes `path` declares; 0 with none, -errno when it cannot be read. */
-int usdt__notes(const char *path, struct usdt_notes *out);
-/* The same from an open ELF (an image in memory: the fuzz target); -ENOEXEC: not ELF. */
-int usdt__notes_elf(Elf *elf, struct usdt_notes *out);
-void usdt__notes_free(struct usdt_notes *n);
+#include "symbols/usdt_notes.h"
 
 struct usdt_tracer;
 
@@ -51,8 +31,5 @@ int usdt__attach_bpfprof(struct usdt_tracer *u, const char *path);
 uint64_t usdt__lost(struct usdt_tracer *u, uint64_t *per_cpu, size_t ncpu);
 void usdt__pause(struct usdt_tracer *u);
 void usdt__free(struct usdt_tracer *u);
-
-/* BP_USDT_* kind of a bpfprof.h probe name ("mark", "span_begin"...), 0 if not one. */
-uint32_t usdt__bpfprof_kind(const char *name);
 
 #endif

@@ -11,8 +11,8 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "capture/where.h"
-#include "capture/trace.h"
+#include "where.h"
+#include "trace.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "skel/where.skel.h"

@@ -3,7 +3,7 @@
  * CPython images: which interpreter a binary is (version, offsets), where
  * its Python calls start and end (the RESUME handlers found through the
  * opcode table, the function__return sites), and where the probes go
- * (decoded with Capstone).  The tracer that attaches them is python.c.
+ * (decoded with Capstone).  The tracer that attaches them is probes/python.c.
  */
 #include <errno.h>
 #include <linux/types.h>
@@ -16,7 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/uio.h>
-#include "sample.h"
 #include "bpf/events.h"
 #include "bpf/python.h"
 #include "base/log.h"
@@ -24,8 +23,8 @@
 #include "symbols/binfile.h"
 #include "symbols/elfwalk.h"
 #include "symbols/select.h"
-#include "python.h"
-#include "usdt.h"
+#include "cpython.h"
+#include "symbols/usdt_notes.h"
 
 /*
  * Struct offsets per CPython version, facts from its headers: computed with
@@ -61,6 +60,16 @@ const struct py_version *python__find_version(unsigned major, unsigned minor)
 }
 
 /* "python3.11", "libpython3.11.so.1.0", "python3.11d": the version in the file name. */
+int cpython__attach(struct py_tracer *p, const struct py_image *img)
+{
+	const struct py_version *v = python__find_version(img->major, img->minor);
+
+	/* (a file attached already passed these: python__attach() returns 0 for it) */
+	if (python__unsupported(img) || !v)
+		return -EOPNOTSUPP;
+	return python__attach(p, img, &v->off);
+}
+
 static bool version_from_name(const char *path, unsigned *major, unsigned *minor)
 {
 	const char *base = strrchr(path, '/'), *p;

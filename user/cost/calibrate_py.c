@@ -4,7 +4,7 @@
  *
  * A traced Python call is two uprobe hits on instructions the kernel
  * emulates (the jmp of a RESUME handler, the jne of the function__return
- * semaphore test; python_image.c places them so), each running python.bpf.c:
+ * semaphore test; cpython/image.c places them so), each running python.bpf.c:
  * the thread state read from _PyRuntime, the frame, its code object, a
  * record.  The calibration helper runs the same program on the same kind of
  * sites in bpfprof's own code (bpfprof_cal_py: a jmp and a jne), reading an
@@ -18,9 +18,9 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
-#include "capture/calibrate.h"
-#include "capture/python.h"
-#include "capture/trace.h"
+#include "calibrate.h"
+#include "cpython/cpython.h"
+#include "probes/trace.h"
 #include "base/log.h"
 
 /* jmp +0 (RESUME site), jne +0 (return site), ret: both sites emulated */
@@ -136,7 +136,7 @@ int calpy__attach(struct tracer *tr, const char *path, unsigned long off, struct
 	log_muted = true;
 	err = python__new(false, &maps, out);
 	if (!err)
-		err = python__attach(*out, &img);
+		err = cpython__attach(*out, &img);
 	log_muted = false;
 	if (err) {
 		python__free(*out);

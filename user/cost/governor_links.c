@@ -9,10 +9,10 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "capture/governor.h"
-#include "capture/overhead.h"
-#include "capture/trace.h"
-#include "capture/python.h"
+#include "governor.h"
+#include "overhead.h"
+#include "probes/trace.h"
+#include "cpython/cpython.h"
 #include "bpf/events.h"
 #include "decode/decode.h"
 #include "symbols/select.h"
@@ -20,7 +20,7 @@
 #include "base/log.h"
 #include "base/util.h"
 
-#include "capture/governor_internal.h"
+#include "governor_internal.h"
 
 /* Attaches grp's functions with its generation in the cookies; refused ones leave the group. */
 int gov_link_group(struct governor *g, uint32_t gi, struct gov_group *grp, uint16_t gen,

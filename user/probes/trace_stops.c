@@ -24,7 +24,7 @@
 #include "base/log.h"
 #include "base/pidfd.h"
 #include "base/util.h"
-#include "keeper.h"
+#include "target/keeper.h"
 #include "trace.h"
 #include "trace_internal.h"
 

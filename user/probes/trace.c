@@ -23,7 +23,7 @@
 #include "symbols/binfile.h"
 #include "symbols/select.h"
 #include "model/session.h"
-#include "keeper.h"
+#include "target/keeper.h"
 #include "trace.h"
 #include "trace_internal.h"
 

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * CPython: recognising an interpreter binary (an executable with the
- * interpreter linked in, or libpython3.X.so), reading what python.bpf.c
- * needs from it (version, probe sites, struct offsets), and the loader of
- * python.bpf.c.  See README "Python".
+ * CPython support: recognising an interpreter binary (an executable with
+ * the interpreter linked in, or libpython3.X.so), reading what python.bpf.c
+ * needs from it (version, probe sites, struct offsets: image.c), and the
+ * Python side of one recording (pycap.c), which loads python.bpf.c
+ * (probes/python.h) when the first interpreter is met.  See README "Python".
  *
  * Selection: `-F py:GLOB` / `-N py:GLOB` select Python functions by
  * qualified name (`Class.method`, `outer.<locals>.inner`) or by
  * `FILE:QUALNAME`, FILE a glob on the file's base name or path
  * (`-F 'py:app.py:handle_*'`).
  */
-#ifndef BPFPROF_CAPTURE_PYTHON_H
-#define BPFPROF_CAPTURE_PYTHON_H
+#ifndef BPFPROF_CPYTHON_H
+#define BPFPROF_CPYTHON_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,29 +20,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include "bpf/python.h"
-#include "trace.h"
-
-/* What bpfprof found in a file. */
-struct py_image {
-	char *path;		/* the file holding the interpreter (exe or libpython) */
-	unsigned major, minor;	/* 0.0: not read */
-	bool known;		/* offsets for this version exist */
-	bool usdt;		/* built with USDT probes (--with-dtrace) */
-	bool table;		/* the opcode handler table was found */
-	uint64_t runtime;	/* link-time address of _PyRuntime */
-	size_t nsites;		/* probe sites (bpf/python.h) */
-	struct py_site {
-		uint32_t kind;	/* BP_PY_SITE_* */
-		uint32_t mode;	/* BP_PY_PREV_STORED */
-		uint64_t addr;	/* link-time address */
-		uint64_t off;	/* file offset */
-		uint64_t sema_off;	/* file offset of a USDT semaphore to raise, 0: none */
-		bool emulated;	/* on an instruction the kernel emulates */
-	} sites[16];
-	unsigned nslow;		/* sites the kernel single-steps */
-	bool pie;		/* ET_DYN: loaded at a bias only the mappings tell */
-	uint64_t base_vaddr;	/* the lowest PT_LOAD's address, page-aligned (load bias = map start - it) */
-};
+#include "probes/python.h"
 
 /*
  * Is the process running `exe` (pid > 0: also its mappings) a CPython
@@ -52,37 +31,13 @@ int python__find(const char *exe, pid_t pid, struct py_image *img);
 void python__image_free(struct py_image *img);
 /* Why Python calls cannot be traced in img (NULL: they can). */
 const char *python__unsupported(const struct py_image *img);
+/* python__attach() of img with its version's offsets; -EOPNOTSUPP: img cannot be traced. */
+int cpython__attach(struct py_tracer *p, const struct py_image *img);
 
 /* "py:GLOB" patterns: moved from pats[] into py[] (both arrays of borrowed strings). */
 void python__take_patterns(char **pats, size_t *n, char ***py, size_t *npy);
 
-struct py_tracer;
-
-int python__new(bool trace_all, const struct shared_maps *maps, struct py_tracer **out);
-/* Attaches the probes of img (once per file); 0 or -errno (printed). */
-int python__attach(struct py_tracer *p, const struct py_image *img);
-/* Records python.bpf.c could not attribute to a frame. */
-uint64_t python__misses(struct py_tracer *p);
-/* Stops recording the calls of one code object of process pid (the governor dropped it). */
-int python__drop_code(struct py_tracer *p, uint32_t pid, uint64_t code);
-/* Probe hits of dropped code objects, not recorded. */
-uint64_t python__filtered(struct py_tracer *p);
-uint64_t python__lost(struct py_tracer *p, uint64_t *per_cpu, size_t ncpu);
-/*
- * Takes the interpreters' probes out (their links to cl, base/closer.h, or
- * closed here without one): no Python call is recorded or costs any more.
- */
-struct closer;
-void python__detach(struct py_tracer *p, struct closer *cl);
-void python__pause(struct py_tracer *p);
-void python__free(struct py_tracer *p);
-/*
- * Appends its links' descriptors to *fds (n so far, grown), for their last
- * close in another process (base/away.h).  Returns the new count.
- */
-size_t python__link_fds(const struct py_tracer *p, int **fds, size_t n);
-
-/* A CPython version bpfprof knows the struct layout of (python_image.c). */
+/* A CPython version bpfprof knows the struct layout of (image.c). */
 struct py_version {
 	unsigned major, minor;
 	struct bp_py_cfg off;
@@ -90,7 +45,6 @@ struct py_version {
 /* Its offsets, or NULL for a version without a table. */
 const struct py_version *python__find_version(unsigned major, unsigned minor);
 
-#endif
 
 /*
  * The Python side of one recording (record/attach): the py: patterns, the
@@ -139,3 +93,5 @@ int pycap__name_code(struct py_capture *pc, uint32_t pid, uint64_t code, char *n
 /* The patterns, for decoder__set_python_filter(). */
 void pycap__patterns_get(const struct py_capture *pc, char ***inc, size_t *ninc, char ***exc,
 			 size_t *nexc);
+
+#endif

@@ -16,7 +16,7 @@
 #include "base/util.h"
 #include "model/session.h"
 #include "trace.h"
-#include "keeper.h"
+#include "target/keeper.h"
 #include "trace_internal.h"
 
 void tracer__warn_refused(const struct bp_session *s, const char *path, const uint64_t *refused,

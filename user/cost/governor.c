@@ -185,15 +185,94 @@ void governor__set_python(struct governor *g, struct py_capture *pc)
 	decoder__set_py_drop(g->dec, py_drop_code, g);
 }
 
+static uint64_t nest_hash(uint64_t id)
+{
+	return id * 0x9e3779b97f4a7c15ull >> 17;
+}
+
+/* Takes (and forgets) what id's finished traced descendants cost in probes. */
+static double nest_take(struct governor *g, uint64_t id)
+{
+	size_t i, j, cap = g->nest_cap;
+	double ns;
+
+	if (!cap || !id)
+		return 0;
+	for (i = nest_hash(id) & (cap - 1); g->nest[i].id != id; i = (i + 1) & (cap - 1))
+		if (!g->nest[i].id)
+			return 0;
+	ns = g->nest[i].ns;
+	/* backward-shift deletion: no tombstones in a linear-probing table */
+	for (j = (i + 1) & (cap - 1); g->nest[j].id; j = (j + 1) & (cap - 1)) {
+		size_t h = nest_hash(g->nest[j].id) & (cap - 1);
+
+		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+			g->nest[i] = g->nest[j];
+			i = j;
+		}
+	}
+	g->nest[i].id = 0;
+	g->nest_used--;
+	return ns;
+}
+
+static void nest_add(struct governor *g, uint64_t id, double ns)
+{
+	size_t i, cap = g->nest_cap;
+
+	if (!id)
+		return;
+	if (g->nest_used >= GOV_NEST_MAX) {
+		memset(g->nest, 0, cap * sizeof(*g->nest));
+		g->nest_used = 0;
+	}
+	if (2 * (g->nest_used + 1) > cap) {
+		struct gov_nest *old = g->nest;
+		size_t k;
+
+		g->nest_cap = cap ? 2 * cap : 1024;
+		g->nest = xcalloc(g->nest_cap, sizeof(*g->nest));
+		g->nest_used = 0;
+		for (k = 0; k < cap; k++)
+			if (old[k].id)
+				nest_add(g, old[k].id, old[k].ns);
+		free(old);
+		cap = g->nest_cap;
+	}
+	for (i = nest_hash(id) & (cap - 1); g->nest[i].id && g->nest[i].id != id;
+	     i = (i + 1) & (cap - 1))
+		;
+	if (!g->nest[i].id) {
+		g->nest[i].id = id;
+		g->nest_used++;
+	}
+	g->nest[i].ns += ns;
+}
+
+/*
+ * Every call is counted for compensation: its whole probe cost, and that of
+ * its traced descendants, is carried to its caller's call (calls end before
+ * their callers).  A governed function's call is also counted for the
+ * window, with its compensated inclusive time: its duration less its own
+ * probe's share inside it and its traced descendants' probe costs, the time
+ * it would have taken untraced (what its probe cost is weighed against).
+ */
 void governor__event(struct governor *g, const struct bp_event *ev)
 {
+	const struct bp_func *fn;
+	double nested, comp;
 	uint64_t d;
 	uint32_t f;
+	unsigned b;
 
 	if (!g || ev->kind != BP_EV_CALL)
 		return;
 	f = ev->call.func;
-	if (g->py && f < g->s->nfuncs && g->s->funcs[f].flags & BP_FUNC_PYTHON)
+	fn = f < g->s->nfuncs ? &g->s->funcs[f] : NULL;
+	nested = nest_take(g, ev->call.id);
+	if (fn && ev->call.parent_id)
+		nest_add(g, ev->call.parent_id, overhead__call_cost(g->ov, fn) + nested);
+	if (g->py && fn && fn->flags & BP_FUNC_PYTHON)
 		grow(g, (size_t)f + 1);
 	if (f >= g->cap || !governed(g, f) || g->dropped[f])
 		return;
@@ -202,15 +281,17 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 	d = ev->call.end > ev->call.begin ? ev->call.end - ev->call.begin : 0;
 	g->dur_w[f] += d;
 	g->self_w[f] += ev->call.self;
+	comp = (double)d - nested - (fn ? overhead__inside_cost(g->ov, fn) : 0);
+	d = comp > 1 ? (uint64_t)comp : 0;
 	if (!g->hist_w[f])
 		g->hist_w[f] = xcalloc(GOV_HBUCKETS, sizeof(**g->hist_w));
-	g->hist_w[f][d ? 64 - __builtin_clzll(d) < GOV_HBUCKETS ? 64 - __builtin_clzll(d) :
-		     GOV_HBUCKETS - 1 : 0]++;
+	b = d ? 64 - __builtin_clzll(d) : 0;
+	g->hist_w[f][b < GOV_HBUCKETS ? b : GOV_HBUCKETS - 1]++;
 }
 
 /*
- * The median duration of f's calls in the window (ns, the middle of its
- * log2 bucket): unlike the mean, not carried off by the few calls that
+ * The median compensated inclusive time of f's calls in the window (ns, the
+ * middle of its log2 bucket): unlike the mean, not carried off by the few calls that
  * waited for a CPU on a loaded machine, or by one long one.
  */
 static double median_w(const struct governor *g, uint32_t f)
@@ -228,18 +309,48 @@ static double median_w(const struct governor *g, uint32_t f)
 	return (double)(1ull << (GOV_HBUCKETS - 1));
 }
 
-/* Most distorted first; what costs next to nothing last; then the costlier first. */
+/*
+ * The order of dropping: what costs next to nothing last; what informs (its
+ * calls last longer than its probe: a coarse function, a request handler)
+ * after everything that does not; within each, leaves before callers (a
+ * leaf's probe distorts its caller's time too, the caller tells what the
+ * leaf did as a part of it); then the most distorted, then the costlier.
+ */
 static int by_score(const void *a, const void *b)
 {
 	const struct gov_cand *x = a, *y = b;
 
 	if (x->negligible != y->negligible)
 		return x->negligible ? 1 : -1;
+	if (x->informs != y->informs)
+		return x->informs ? 1 : -1;
+	if (x->caller != y->caller)
+		return x->caller ? 1 : -1;
 	if (x->score != y->score)
 		return x->score < y->score ? 1 : -1;
 	if (x->cost != y->cost)
 		return x->cost < y->cost ? 1 : -1;
 	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+/* -v: the ranking behind a decision, as many as GOV_LOG_RANKED of its head. */
+static void log_ranking(const struct governor *g, const struct gov_cand *c, size_t nc,
+			size_t ndrop, double cost, double allowed)
+{
+	size_t i;
+
+	if (!verbose)
+		return;
+	p_dbg("governor: %zu candidates, estimate %.3f s against %.3f s allowed; %zu dropped "
+	      "(ranked: distortion = probe cost per call / compensated median inclusive time)",
+	      nc, cost / 1e9, allowed / 1e9, ndrop);
+	for (i = 0; i < nc && i < GOV_LOG_RANKED; i++)
+		p_dbg("governor:  %3zu %-5s %-40.40s %8llu calls  probe %6.0f ns  own %9.0f ns  "
+		      "distortion %7.3g  %s%s%s", i + 1, i < ndrop && g->dropped[c[i].func] ?
+		      "DROP" : "keep", session__func_name(g->s, c[i].func),
+		      (unsigned long long)g->calls_w[c[i].func], c[i].cost / g->calls_w[c[i].func],
+		      c[i].mid, c[i].distortion, c[i].caller ? "caller" : "leaf",
+		      c[i].informs ? ", informs" : "", c[i].negligible ? ", negligible" : "");
 }
 
 /* The annotations and the line on stderr: what went, when, how often it was called. */
@@ -371,12 +482,25 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 		}
 		mid = median_w(g, f);
 		c[nc].func = f;
+		c[nc].caller = g->self_w[f] + g->calls_w[f] < g->dur_w[f];
+		/*
+		 * A caller's compensation subtracts every traced descendant's
+		 * calibrated cost: a calibration made on a busier machine than
+		 * now takes it to nothing.  Its own mean self time (its
+		 * children's probes mostly outside it) bounds it from below.
+		 */
+		if (c[nc].caller) {
+			double self = (double)g->self_w[f] / g->calls_w[f] -
+				      overhead__inside_cost(g->ov, &g->s->funcs[f]);
+
+			if (self > mid)
+				mid = self;
+		}
+		c[nc].mid = mid;
 		c[nc].cost = g->calls_w[f] * per;
 		c[nc].distortion = per / (mid > 1 ? mid : 1);
-		c[nc].score = per / (per + mid);
-		c[nc].caller = g->self_w[f] + g->calls_w[f] < g->dur_w[f];
-		if (c[nc].caller)
-			c[nc].score *= GOV_CALLER_WEIGHT;	/* its calls had traced callees */
+		c[nc].score = c[nc].distortion;
+		c[nc].informs = c[nc].distortion < 1;
 		cost += c[nc++].cost;
 	}
 	factor = overhead__factor(cost + irr, base);
@@ -421,7 +545,15 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 	for (i = 0; i < nc; i++)
 		c[i].negligible = c[i].cost < (cost - allowed) * GOV_NEGLIGIBLE;
 	qsort(c, nc, sizeof(*c), by_score);
-	for (i = 0; i < nc && cost > allowed; i++) {
+	/*
+	 * Once over the limit, everything that tells nothing goes at once (its
+	 * calls are measured as about their probe's own cost), not just as much
+	 * as the limit needs: every round of drops re-links groups and waits
+	 * for their old links' removal, seconds on a loaded machine, during
+	 * which the target runs at the full cost.  What informs goes only as
+	 * the limit needs.
+	 */
+	for (i = 0; i < nc && (cost > allowed || (!c[i].informs && !c[i].negligible)); i++) {
 		/* past the limit whatever goes, or not known: only what tells nothing */
 		if ((futile || unsure) && c[i].distortion * (c[i].caller ? GOV_CALLER_WEIGHT : 1) < 1)
 			continue;
@@ -431,6 +563,7 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 		npy += !g->group_of[c[i].func];
 		ndrop++;
 	}
+	log_ranking(g, c, nc, i, cost, allowed);
 	/* the moment the kept functions' new links took over (phase X) */
 	if (ndrop && (gov_relink(g, c, i) || npy))
 		announce(g, c, i, now_ns(CLOCK_MONOTONIC) - g->s->t0,
@@ -569,5 +702,6 @@ void governor__free(struct governor *g)
 		free(g->hist_w[i]);
 	free(g->hist_w);
 	free(g->dropped);
+	free(g->nest);
 	free(g);
 }

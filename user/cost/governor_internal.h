@@ -31,6 +31,14 @@
 #define GOV_NEGLIGIBLE		0.001
 /* A function whose calls had traced callees ranks as if its distortion were this much less. */
 #define GOV_CALLER_WEIGHT	0.5
+/*
+ * Open calls with finished traced children tracked for compensation (see
+ * governor__event); past this the table starts again (calls whose parent
+ * never reports, e.g. a dropped one, would otherwise pile up).
+ */
+#define GOV_NEST_MAX		65536
+/* Candidates written per decision with -v (the ranking, for the log). */
+#define GOV_LOG_RANKED		40
 /* Old links destroyed side by side (see reap()). */
 #define GOV_REAP_THREADS	32
 /*
@@ -68,6 +76,14 @@ struct gov_cand {
 	double distortion;	/* probe cost per call / compensated median inclusive time */
 	bool negligible;	/* its cost is next to nothing against the excess */
 	bool caller;		/* its calls had traced callees */
+	bool informs;		/* its calls last longer than its probe (distortion < 1) */
+	double mid;		/* compensated median inclusive time, ns */
+};
+
+/* A call still open whose finished traced descendants' probe cost is known. */
+struct gov_nest {
+	uint64_t id;		/* the call's id (0: an empty slot) */
+	double ns;		/* probe cost of its finished traced descendants */
 };
 
 struct governor {
@@ -86,9 +102,12 @@ struct governor {
 	uint32_t *group_of;	/* 0: not governed */
 	uint64_t *calls, *calls_w, *dur_w;	/* all calls; calls and ns in the window */
 	uint64_t *self_w;	/* ns in the window less traced callees' */
-	uint32_t **hist_w;	/* per function, lazily: GOV_HBUCKETS log2 buckets of durations */
+	uint32_t **hist_w;	/* per function, lazily: GOV_HBUCKETS log2 buckets of compensated durations */
 	uint8_t *dropped;
 	size_t cap;
+	/* compensation of inclusive times: call id -> its finished descendants' probe cost */
+	struct gov_nest *nest;
+	size_t nest_cap, nest_used;
 	/* the window */
 	bool started;
 	uint64_t w_start, cpu_start;

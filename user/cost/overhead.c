@@ -211,6 +211,11 @@ double overhead__call_cost(const struct overhead *ov, const struct bp_func *f)
 	return ov->pc.total_ns[calibrate__path(f)] * (f->flags & BP_FUNC_ENTRY_ONLY ? 0.5 : 1);
 }
 
+double overhead__inside_cost(const struct overhead *ov, const struct bp_func *f)
+{
+	return ov->pc.inside_ns[calibrate__path(f)] * (f->flags & BP_FUNC_ENTRY_ONLY ? 0.5 : 1);
+}
+
 uint64_t overhead__cpu_ns(struct overhead *ov)
 {
 	read_cpu(ov);

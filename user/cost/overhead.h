@@ -81,6 +81,8 @@ void overhead__check(struct overhead *ov, uint64_t now);
 void overhead__summary(struct overhead *ov, uint64_t duration);
 /* What one call of f costs its thread here (both probes; the entry only for an entry-only f). */
 double overhead__call_cost(const struct overhead *ov, const struct bp_func *f);
+/* The part of one call's probe cost that falls inside its own measured duration. */
+double overhead__inside_cost(const struct overhead *ov, const struct bp_func *f);
 /* One call's probe cost on path k (both probes). */
 double overhead__path_cost(const struct overhead *ov, enum probe_path_kind k);
 /* Probe time spent without a recorded call (hits filtered in BPF), into the estimate. */

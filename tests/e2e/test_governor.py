@@ -152,3 +152,32 @@ def test_serve_governs_by_default(tmp_path):
         assert stop(s) == 0
     finally:
         ps.cleanup()
+
+
+def test_what_tells_nothing_goes_at_once_not_only_what_the_limit_needs(record):
+    # warm() only calls cool(), a leaf as small as tiny(); both are called 200
+    # times less than tiny: once tiny is gone, they are far under the limit
+    # (about 1% of tiny's probe time), yet both are measured as about their
+    # probes' own cost (warm once cool's probe is taken out of its time) and
+    # cost more than the 0.1% of the excess that counts as negligible.  They
+    # tell nothing, so they go in the same round as tiny, the caller warm
+    # too; coarse stays exact.
+    r = record("hottiny", "40", "250000", "1", "200", opts=["--max-overhead", "100"],
+               timeout=120)
+    assert r.rc == 0, r.describe()
+    coarse, _ = program_counts(r.proc.stdout)
+    m = re.search(r" warm=(\d+)", r.proc.stdout)
+    assert m, r.proc.stdout
+    xs = trace_util.xevents(r.trace)
+    counts = trace_util.counts(xs)
+    assert counts["coarse"] == coarse, counts
+    for f in ("warm", "cool"):
+        assert 1 <= counts[f] <= int(m.group(1)), counts
+    for e in xs:
+        if e["name"] not in ("tiny", "warm", "cool"):
+            assert not any(e["args"].get(k) for k in INEXACT), e
+    want = ["cool", "tiny", "warm"]
+    drops = [e for e in r.trace["traceEvents"] if e.get("ph") == "i" and e.get("cat") == "governor"]
+    assert sorted(e["name"] for e in drops) == ["dropped: " + f for f in want], drops
+    rows = summary_drops(r.proc.stderr)
+    assert rows is not None and sorted(n for n, _, _ in rows) == want, r.proc.stderr

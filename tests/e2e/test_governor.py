@@ -155,14 +155,14 @@ def test_serve_governs_by_default(tmp_path):
 
 
 def test_what_tells_nothing_goes_at_once_not_only_what_the_limit_needs(record):
-    # warm() only calls cool(), a leaf as small as tiny(); both are called 200
+    # warm() only calls cool(), a leaf as small as tiny(); both are called 50
     # times less than tiny: once tiny is gone, they are far under the limit
-    # (about 1% of tiny's probe time), yet both are measured as about their
+    # (a few % of tiny's probe time at most), yet both are measured as about their
     # probes' own cost (warm once cool's probe is taken out of its time) and
     # cost more than the 0.1% of the excess that counts as negligible.  They
     # tell nothing, so they go in the same round as tiny, the caller warm
     # too; coarse stays exact.
-    r = record("hottiny", "40", "250000", "1", "200", opts=["--max-overhead", "100"],
+    r = record("hottiny", "40", "250000", "1", "50", opts=["--max-overhead", "100"],
                timeout=120)
     assert r.rc == 0, r.describe()
     coarse, _ = program_counts(r.proc.stdout)

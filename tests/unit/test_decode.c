@@ -419,6 +419,41 @@ static void test_wakeup_stayed_waits_for_the_wakees_calls(void **state)
 	assert_null(find_edge(f, 1));
 }
 
+/*
+ * The wakee's switch-in was not seen (no RUNNING), but it runs again: its
+ * first event after the wakeup ends the edge, in the call it was in.
+ */
+static void test_wakeup_switch_in_unseen(void **state)
+{
+	struct fix *f = *state;
+	const struct bp_edge *e;
+
+	ENTER(f, PID, 1, 100, SP0);
+	ENTER(f, WAKEE, 2, 150, SP0);		/* blocks in b */
+	wakeup(f, BP_WAKE_WAKING, PID, WAKEE, 200);
+	assert_null(find_edge(f, 0));
+	LEAVE(f, WAKEE, 2, 300, SP0);		/* b returns: it ran again */
+	e = find_edge(f, 0);
+	assert_non_null(e);
+	assert_int_equal(e->src_func, 1);
+	assert_int_equal(e->dst_func, 2);
+	assert_int_equal(e->dst_ts, 300);	/* at the latest then */
+	wakeup(f, BP_WAKE_RUNNING, WAKEE, PID, 310);	/* a late RUNNING adds nothing */
+	assert_null(find_edge(f, 1));
+}
+
+/* Woken, never ran again before the end: no edge is made up. */
+static void test_wakeup_never_resumed(void **state)
+{
+	struct fix *f = *state;
+
+	ENTER(f, PID, 1, 100, SP0);
+	ENTER(f, WAKEE, 2, 150, SP0);
+	wakeup(f, BP_WAKE_WAKING, PID, WAKEE, 200);
+	assert_int_equal(decoder__finish(f->d), 0);
+	assert_null(find_edge(f, 0));
+}
+
 /* A wakee that ends before any later event: its edge ends where it is. */
 static void test_wakeup_stayed_at_the_end(void **state)
 {
@@ -814,6 +849,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_wakeup_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wakeup_stayed_waits_for_the_wakees_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wakeup_stayed_at_the_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wakeup_switch_in_unseen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wakeup_never_resumed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

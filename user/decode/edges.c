@@ -160,14 +160,27 @@ static int wake_land(struct decoder *d, struct tstate *t, struct bp_edge *e, uin
 }
 
 /*
- * Before the wakee's first event at or after a BP_WAKE_STAYED (its calls
- * until then are all known): the call it is in is the one it went on in.
+ * Before each event of a thread (ts; UINT64_MAX: the thread ends).
+ *
+ * After a BP_WAKE_STAYED, at the wakee's first event at or after it (its
+ * calls until then are all known): the call it is in is the one it went on in.
+ *
+ * A woken thread's own events come after its RUNNING: that record is sent
+ * as it is switched in, before it runs.  An event of the wakee later than
+ * the wakeup with no RUNNING first means its switch-in was not seen (this
+ * happens, rarely, under load: see the README on wakeup edges); it did run
+ * again, in the call it is in now, at the latest at ts.
  */
 int dec_wake_due(struct decoder *d, struct tstate *t, uint64_t ts)
 {
-	if (!t->stayed_wake.src_call || ts < t->stayed_at)
-		return 0;
-	return wake_land(d, t, &t->stayed_wake, t->stayed_at);
+	int err = 0;
+
+	if (t->stayed_wake.src_call && ts >= t->stayed_at)
+		err = wake_land(d, t, &t->stayed_wake, t->stayed_at);
+	if (!err && t->pend_wake.src_call && ts != UINT64_MAX && ts > t->pend_wake.src_ts) {
+		err = wake_land(d, t, &t->pend_wake, ts);
+	}
+	return err;
 }
 
 int dec_on_wakeup(struct decoder *d, const struct bp_rec_wakeup *r, uint64_t ts)

@@ -268,16 +268,6 @@ def dep_edges(text):
             for m in re.finditer(r'^\t(f\d+) -> (f\d+) \[label="(\w+) (\d+)"(.*)\];$', text, re.M)]
 
 
-# A known defect (session notes 8 and 9): in about 1 run in 75 to 300 on a loaded machine, one or
-# two of the 10 produce -> consume wakeups are missing.  The producer's WAKING record is there;
-# the sched_switch program sends nothing for the consumer's switch-in (no RUNNING, and in a debug
-# build no "switched in without a waking" either), although the consumer resumes.  Cause not found.
-LOST_WAKEUP = pytest.mark.xfail(strict=False, reason=(
-    "known defect: about 1 run in 75-300 under load, a produce -> consume wakeup is missing "
-    "(WAKING recorded, no record of the wakee's switch-in); cause not found"))
-
-
-@LOST_WAKEUP
 def test_dot_dependency_edges(pingpong_dot):
     text = pingpong_dot.read_text()
     edges = dep_edges(text)
@@ -293,7 +283,6 @@ def test_dot_dependency_edges(pingpong_dot):
     assert "11 dependency edges" in text
 
 
-@LOST_WAKEUP
 def test_dot_edges_render(pingpong_dot, tmp_path):
     need("/usr/bin/dot", "Graphviz dot")
     svg = tmp_path / "pingpong.svg"

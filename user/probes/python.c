@@ -18,12 +18,12 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "symbols/binfile.h"
+#include "object.h"
 #include "python.h"
 
 struct py_tracer {
 	struct python_bpf *skel;
-	struct bpf_link **links;
-	size_t nlinks;
+	struct probe_obj po;
 	char **paths;		/* files attached, by config index */
 	size_t npaths;
 };
@@ -34,28 +34,13 @@ int python__new(bool trace_all, const struct shared_maps *maps, struct py_tracer
 	int err;
 
 	p->skel = python_bpf__open();
-	if (!p->skel) {
-		err = -errno;
-		p_err("cannot open the Python BPF object: %s", strerror(-err));
+	err = probe_obj__opened(&p->po, "Python", false, p->skel);
+	if (err)
 		goto cleanup;
-	}
 	p->skel->rodata->trace_all = trace_all;
-	err = bpf_map__reuse_fd(p->skel->maps.rb, maps->rb);
-	if (!err)
-		err = bpf_map__reuse_fd(p->skel->maps.tgids, maps->tgids);
-	if (!err)
-		err = bpf_map__reuse_fd(p->skel->maps.batches, maps->batches);
-	if (!err)
-		err = bpf_map__reuse_fd(p->skel->maps.recording, maps->recording);
-	if (err) {
-		p_err("cannot share the ring buffer with the Python probes: %s", strerror(-err));
+	err = probe_obj__load_skel(&p->po, p->skel, maps);
+	if (err)
 		goto cleanup;
-	}
-	err = python_bpf__load(p->skel);
-	if (err) {
-		p_err("cannot load the Python BPF program: %s", strerror(-err));
-		goto cleanup;
-	}
 	*out = p;
 	return 0;
 cleanup:
@@ -115,8 +100,7 @@ int python__attach(struct py_tracer *p, const struct py_image *img, const struct
 	if (img->nslow)
 		p_info("%u of the %zu Python probe sites are single-stepped by the kernel: "
 		       "about 15 us per Python call", img->nslow, img->nsites);
-	p->links = xrealloc(p->links, (p->nlinks + 1) * sizeof(*p->links));
-	p->links[p->nlinks++] = l;
+	probe_obj__add_link(&p->po, l);
 	p->paths = xrealloc(p->paths, (p->npaths + 1) * sizeof(*p->paths));
 	p->paths[p->npaths++] = xstrdup(img->path);
 	return 0;
@@ -147,37 +131,18 @@ uint64_t python__misses(struct py_tracer *p)
 
 uint64_t python__lost(struct py_tracer *p, uint64_t *per_cpu, size_t ncpu)
 {
-	uint64_t sum = 0;
-	size_t i;
-
-	for (i = 0; i < BP_MAX_CPUS; i++) {
-		uint64_t v = __atomic_load_n(&p->skel->bss->lost[i], __ATOMIC_RELAXED);
-
-		if (per_cpu && i < ncpu)
-			per_cpu[i] += v;
-		sum += v;
-	}
-	return sum;
+	return probe_obj__lost(&p->po, per_cpu, ncpu);
 }
 
 void python__detach(struct py_tracer *p, struct closer *cl)
 {
-	size_t i;
-
-	if (!p)
-		return;
-	for (i = 0; i < p->nlinks; i++) {
-		/* the closer's close is the last (a grace period to wait for); else ours */
-		if (cl && closer__give(cl, bpf_link__fd(p->links[i])))
-			p_dbg("no closer for the Python probes: removing them here");
-		bpf_link__destroy(p->links[i]);
-	}
-	p->nlinks = 0;	/* the paths stay: an image detached is not attached again */
+	if (p)
+		probe_obj__detach(&p->po, cl);	/* the paths stay: an image detached is not attached again */
 }
 
 void python__pause(struct py_tracer *p)
 {
-	__atomic_store_n(&p->skel->bss->paused, 1, __ATOMIC_SEQ_CST);
+	probe_obj__pause(&p->po);
 }
 
 void python__free(struct py_tracer *p)
@@ -186,9 +151,7 @@ void python__free(struct py_tracer *p)
 
 	if (!p)
 		return;
-	for (i = 0; i < p->nlinks; i++)
-		bpf_link__destroy(p->links[i]);
-	free(p->links);
+	probe_obj__free(&p->po);
 	for (i = 0; i < p->npaths; i++)
 		free(p->paths[i]);
 	free(p->paths);
@@ -198,13 +161,5 @@ void python__free(struct py_tracer *p)
 
 size_t python__link_fds(const struct py_tracer *p, int **fds, size_t n)
 {
-	size_t i;
-
-	if (!p || !p->nlinks)
-		return n;
-	*fds = xrealloc(*fds, (n + p->nlinks) * sizeof(**fds));
-	for (i = 0; i < p->nlinks; i++)
-		if (p->links[i] && bpf_link__fd(p->links[i]) >= 0)
-			(*fds)[n++] = bpf_link__fd(p->links[i]);
-	return n;
+	return p ? probe_obj__link_fds(&p->po, fds, n) : n;
 }

@@ -18,7 +18,6 @@
 #include "bpf/events.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "losses.h"
 #include "ringbuf.h"
 #include "symbols/binfile.h"
 #include "symbols/select.h"
@@ -90,11 +89,9 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 	t->args = opts->args;
 	t->gated = opts->gated;
 	t->skel = trace_bpf__open();
-	if (!t->skel) {
-		err = -errno;
-		p_err("cannot open the BPF object: %s", strerror(-err));
+	err = probe_obj__opened(&t->po, "call tracing", false, t->skel);
+	if (err)
 		goto cleanup;
-	}
 	t->skel->rodata->follow_forks = opts->follow_forks;
 	t->follow_forks = opts->follow_forks;
 	t->skel->rodata->trace_all = opts->trace_all;
@@ -126,12 +123,10 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 	/* the keeper creates its own instances, one task at a time */
 	bpf_program__set_autoattach(t->skel->progs.unwind_slots, false);
 
-	err = trace_bpf__load(t->skel);
-	if (err) {
-		p_err("cannot load the BPF programs: %s%s", strerror(-err),
-		      err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
+	/* the owner of the shared maps: none to reuse */
+	err = probe_obj__load_skel(&t->po, t->skel, NULL);
+	if (err)
 		goto cleanup;
-	}
 	/* Task tracepoints: fork/exit/rename/exec keep the pid set and names current. */
 	err = trace_bpf__attach(t->skel);
 	if (err) {
@@ -498,12 +493,12 @@ size_t tracer__ntargets(struct tracer *t)
 
 uint64_t tracer__lost(struct tracer *t, uint64_t *per_cpu, size_t ncpu)
 {
-	return losses__add((const uint64_t *)t->skel->bss->lost, per_cpu, ncpu);
+	return probe_obj__lost(&t->po, per_cpu, ncpu);
 }
 
 void tracer__pause(struct tracer *t)
 {
-	__atomic_store_n(&t->skel->bss->paused, 1, __ATOMIC_SEQ_CST);
+	probe_obj__pause(&t->po);
 	t->paused = true;
 }
 

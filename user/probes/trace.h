@@ -149,7 +149,7 @@ size_t tracer__ntargets(struct tracer *t);
  */
 uint64_t tracer__targets_cpu_ns(struct tracer *t, size_t *nprocs,
 				void (*each)(uint32_t pid, uint64_t ns, void *ctx), void *ctx);
-/* Sum of reserve failures; adds the per-CPU counts into per_cpu (ncpu entries, see losses.h). */
+/* Sum of reserve failures; adds the per-CPU counts into per_cpu (ncpu entries, see object.h). */
 uint64_t tracer__lost(struct tracer *t, uint64_t *per_cpu, size_t ncpu);
 /* Stops recording (the probes stay attached but write nothing): the end of a recording. */
 void tracer__pause(struct tracer *t);

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "object.h"
 #include "trace.h"
 
 struct trace_bpf;
@@ -24,6 +25,7 @@ struct stop_fd;
 
 struct tracer {
 	struct trace_bpf *skel;
+	struct probe_obj po;	/* its load, losses and pause (object.h); the links are below */
 	struct bp_ringbuf *rb;
 	struct bpf_link **links;
 	unsigned char *kinds;	/* LINK_* of each link */

@@ -8,13 +8,12 @@
 #include "bpf/events.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "losses.h"
+#include "object.h"
 #include "usdt.h"
 
 struct usdt_tracer {
 	struct usdt_bpf *skel;
-	struct bpf_link **links;
-	size_t nlinks;
+	struct probe_obj po;
 };
 
 int usdt__new(const struct usdt_opts *o, const struct shared_maps *maps, struct usdt_tracer **out)
@@ -23,29 +22,14 @@ int usdt__new(const struct usdt_opts *o, const struct shared_maps *maps, struct 
 	int err;
 
 	u->skel = usdt_bpf__open();
-	if (!u->skel) {
-		err = -errno;
-		p_err("cannot open the USDT BPF object: %s", strerror(-err));
+	err = probe_obj__opened(&u->po, "USDT", false, u->skel);
+	if (err)
 		goto cleanup;
-	}
 	u->skel->rodata->trace_all = o->trace_all;
 	u->skel->rodata->gated = o->gated;
-	err = bpf_map__reuse_fd(u->skel->maps.rb, maps->rb);
-	if (!err)
-		err = bpf_map__reuse_fd(u->skel->maps.tgids, maps->tgids);
-	if (!err)
-		err = bpf_map__reuse_fd(u->skel->maps.batches, maps->batches);
-	if (!err)
-		err = bpf_map__reuse_fd(u->skel->maps.recording, maps->recording);
-	if (err) {
-		p_err("cannot share the ring buffer with the USDT probes: %s", strerror(-err));
+	err = probe_obj__load_skel(&u->po, u->skel, maps);
+	if (err)
 		goto cleanup;
-	}
-	err = usdt_bpf__load(u->skel);
-	if (err) {
-		p_err("cannot load the USDT BPF program: %s", strerror(-err));
-		goto cleanup;
-	}
 	*out = u;
 	return 0;
 cleanup:
@@ -57,14 +41,9 @@ int usdt__attach(struct usdt_tracer *u, const char *path, const char *provider, 
 		 uint64_t cookie)
 {
 	LIBBPF_OPTS(bpf_usdt_opts, o, .usdt_cookie = cookie);
-	struct bpf_link *l;
 
-	l = bpf_program__attach_usdt(u->skel->progs.usdt_probe, -1, path, provider, name, &o);
-	if (!l)
-		return -errno;
-	u->links = xrealloc(u->links, (u->nlinks + 1) * sizeof(*u->links));
-	u->links[u->nlinks++] = l;
-	return 0;
+	return probe_obj__add_link(&u->po, bpf_program__attach_usdt(u->skel->progs.usdt_probe, -1,
+								    path, provider, name, &o));
 }
 
 bool usdt__has_bpfprof(const char *path)
@@ -114,23 +93,19 @@ int usdt__attach_bpfprof(struct usdt_tracer *u, const char *path)
 
 uint64_t usdt__lost(struct usdt_tracer *u, uint64_t *per_cpu, size_t ncpu)
 {
-	return losses__add((const uint64_t *)u->skel->bss->lost, per_cpu, ncpu);
+	return probe_obj__lost(&u->po, per_cpu, ncpu);
 }
 
 void usdt__pause(struct usdt_tracer *u)
 {
-	__atomic_store_n(&u->skel->bss->paused, 1, __ATOMIC_SEQ_CST);
+	probe_obj__pause(&u->po);
 }
 
 void usdt__free(struct usdt_tracer *u)
 {
-	size_t i;
-
 	if (!u)
 		return;
-	for (i = 0; i < u->nlinks; i++)
-		bpf_link__destroy(u->links[i]);
-	free(u->links);
+	probe_obj__free(&u->po);
 	usdt_bpf__destroy(u->skel);
 	free(u);
 }

@@ -6,9 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/perf_event.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "where.h"
@@ -16,12 +14,11 @@
 #include "base/log.h"
 #include "base/util.h"
 #include "skel/where.skel.h"
+#include "object.h"
 
 struct where {
 	struct where_bpf *skel;
-	struct bpf_link **links;
-	int *pfds;
-	size_t n;
+	struct probe_obj po;
 };
 
 /* As the BPF side's (bpf/where.bpf.c). */
@@ -44,59 +41,22 @@ struct where_file {
 int where__new(const struct shared_maps *maps, struct where **out)
 {
 	struct where *w = xcalloc(1, sizeof(*w));
-	int ncpu = libbpf_num_possible_cpus(), cpu, err;
+	int err;
 
 	w->skel = where_bpf__open();
-	if (!w->skel) {
-		err = -errno;
-		goto fail;
-	}
-	err = bpf_map__reuse_fd(w->skel->maps.rb, maps->rb);
+	err = probe_obj__opened(&w->po, "where", true, w->skel);
 	if (!err)
-		err = bpf_map__reuse_fd(w->skel->maps.tgids, maps->tgids);
+		err = probe_obj__load_skel(&w->po, w->skel, maps);
 	if (!err)
-		err = bpf_map__reuse_fd(w->skel->maps.batches, maps->batches);
-	if (!err)
-		err = bpf_map__reuse_fd(w->skel->maps.recording, maps->recording);
-	if (!err)
-		err = where_bpf__load(w->skel);
-	if (err)
-		goto fail;
-	if (ncpu <= 0)
-		ncpu = 1;
-	w->links = xcalloc(ncpu, sizeof(*w->links));
-	w->pfds = xcalloc(ncpu, sizeof(*w->pfds));
-	for (cpu = 0; cpu < ncpu; cpu++) {
-		struct perf_event_attr attr = {
-			.type = PERF_TYPE_SOFTWARE,
-			.size = sizeof(attr),
-			.config = PERF_COUNT_SW_CPU_CLOCK,
-			.sample_period = 1000000000ull / WHERE_HZ,
-		};
-		int fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		struct bpf_link *l;
-
-		if (fd < 0) {
-			if (errno == ENODEV || errno == ENOENT)
-				continue;	/* a possible but offline CPU */
-			err = -errno;
-			goto fail;
-		}
-		w->pfds[w->n] = fd;
-		l = bpf_program__attach_perf_event(w->skel->progs.where_sample, fd);
-		if (!l) {
-			err = -errno;
-			close(fd);
-			goto fail;
-		}
-		w->links[w->n++] = l;
+		err = probe_obj__attach_cpus(&w->po, w->skel->progs.where_sample, WHERE_HZ);
+	if (err) {
+		p_dbg("no thin-executable hint: cannot count where the time goes: %s",
+		      strerror(-err));
+		where__free(w);
+		return err;
 	}
 	*out = w;
 	return 0;
-fail:
-	p_dbg("no thin-executable hint: cannot count where the time goes: %s", strerror(-err));
-	where__free(w);
-	return err;
 }
 
 static int by_samples(const void *a, const void *b)
@@ -203,16 +163,9 @@ void where__hint(struct where *w, const char *exe, const struct bp_session *s)
 
 void where__free(struct where *w)
 {
-	size_t i;
-
 	if (!w)
 		return;
-	for (i = 0; i < w->n; i++) {
-		bpf_link__destroy(w->links[i]);
-		close(w->pfds[i]);
-	}
-	free(w->links);
-	free(w->pfds);
+	probe_obj__free(&w->po);
 	where_bpf__destroy(w->skel);
 	free(w);
 }

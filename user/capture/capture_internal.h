@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include <sys/stat.h>
 #include "capture.h"
 #include "target/launch.h"
 #include "probes/trace.h"
@@ -75,6 +76,19 @@ struct capture {
 	struct governor *gov;	/* --max-overhead (cost/governor.c), NULL: exact */
 	struct dlfollow *dl;	/* LIB: files loaded later (dlfollow.c), NULL: none named */
 };
+
+/*
+ * targets.c: the targets and the selection, resolved before anything is
+ * loaded (0 or -errno, said); running targets named from /proc; has an
+ * executable (st) been probed already (remembered if not); do the patterns
+ * select main-executable functions (so execs are followed); the decoder's
+ * exec hook (ctx the capture): the new image probed, then let run.
+ */
+int capture_resolve_targets(struct capture *c);
+void capture_name_existing(struct bp_session *s, pid_t pid);
+bool capture_image_known(struct capture *c, const struct stat *st);
+bool capture_follows_exec(const struct capture_opts *o);
+void capture_follow_exec(void *ctx, uint32_t pid, const char *filename);
 
 /* Probes ps, found in pid's new image or mappings ("pid N `how` FILE" in messages). */
 void capture_attach_later(struct capture *c, const struct probe_set *ps, uint32_t pid,

@@ -69,7 +69,7 @@ struct bp_rec_call {
 /*
  * The cookie of a call probe: the function id in the low 32 bits (what
  * bp_rec_call.func_id carries), and for the overhead governor
- * (user/capture/governor.c) the link's group and generation above it.
+ * (user/cost/governor.c) the link's group and generation above it.
  * Group 0, generation 0 is every probe the governor does not manage.  The
  * BPF side records a hit only when the generation is the one its group's
  * word in `gov_groups` accepts (see trace.bpf.c, gov_accept()).
@@ -126,7 +126,7 @@ struct bp_rec_exec {
  * The thread entered the exception unwinder (_Unwind_RaiseException & co.).
  * The unwinder cannot step through the kernel's return trampoline, so the
  * original return addresses must be put back before it runs.  The thread
- * is held (see struct bp_hold and user/capture/keeper.c) and its own slots
+ * is held (see struct bp_hold and user/target/keeper.c) and its own slots
  * are restored; this record tells the decoder which (slot[i] held the
  * trampoline, orig[i] is the address put back).  The open frames of the
  * thread then end without return records.
@@ -149,7 +149,7 @@ struct bp_rec_unwind {
 
 /*
  * A thread that stopped itself for the keeper (bpfprof's ptrace helper,
- * user/capture/keeper.c): the `holds` map, tid -> this, is written before
+ * user/target/keeper.c): the `holds` map, tid -> this, is written before
  * the thread sends itself SIGSTOP.  The keeper, its tracer, sees the
  * signal-delivery stop of that thread alone, does the work, and resumes the
  * thread without the signal.

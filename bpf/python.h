@@ -4,7 +4,7 @@
  * interpreter executable or a libpython3.X.so): where its probe sites and
  * _PyRuntime are (link-time addresses: the BPF side adds the load bias it
  * computes from the address of the probe that fired) and the struct offsets
- * of its CPython version (user/capture/python.c has the table).  Shared by
+ * of its CPython version (user/cpython/image.c has the table).  Shared by
  * BPF and userspace: fixed-width fields only.
  */
 #ifndef BPFPROF_PYTHON_H

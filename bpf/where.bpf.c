@@ -6,7 +6,7 @@
  * a sample taken in the kernel counts where the thread's user code was
  * when it entered it.  Only counts: no record, no stack.  For the hint that
  * the executable is thin and its work is done in libraries
- * (user/capture/where.c).
+ * (user/probes/where.c).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -182,6 +182,21 @@ static void dec_name_from_comm(struct decoder *d, uint32_t tid, uint32_t pid, co
 		session__set_process_name(d->s, pid, comm);
 }
 
+/*
+ * BP_REC_USTACK: the same record with a stack copy after the frames (issue 8);
+ * NULL without one, or when its length does not fit the record's size.
+ */
+static const struct bp_ustack *sample_stack(const struct bp_rec_sample *r, size_t size)
+{
+	size_t off = BP_SAMPLE_HDR_SIZE + 8ull * (r->nuser + r->nkern);
+	const struct bp_ustack *us = (const struct bp_ustack *)((const char *)r + off);
+
+	if (r->h.type != BP_REC_USTACK || size < off + sizeof(*us) ||
+	    size - off - sizeof(*us) < us->len)
+		return NULL;
+	return us;
+}
+
 int dec_on_sample(struct decoder *d, const struct bp_rec_sample *r, size_t size, uint64_t ts)
 {
 	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
@@ -202,8 +217,8 @@ int dec_on_sample(struct decoder *d, const struct bp_rec_sample *r, size_t size,
 	dec_name_from_comm(d, tid, pid, r->comm);
 	if (!d->sy)
 		return 0;
-	/* BP_REC_USTACK: the same record with a stack copy after the frames (issue 8) */
-	path = symbolizer__sample(d->sy, r, size, &truncated);
+	path = symbolizer__sample(d->sy, pid, tid, (const uint64_t *)r->ips, r->nuser, r->nkern,
+				  sample_stack(r, size), &truncated);
 	path = dec_py_splice(d, t, pid, path);	/* a CPython thread: its Python frames */
 	if (r->h.flags & BP_SAMPLE_OFFCPU) {
 		t->offcpu_pending = true;

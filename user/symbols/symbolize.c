@@ -624,26 +624,21 @@ uint32_t symbolizer__stack(struct symbolizer *sy, uint32_t pid, const uint64_t *
 	return make_path(sy, pid, uips, nuser, ips + nuser, nkern, *truncated);
 }
 
-uint32_t symbolizer__sample(struct symbolizer *sy, const struct bp_rec_sample *r, size_t size,
-			    bool *truncated)
+uint32_t symbolizer__sample(struct symbolizer *sy, uint32_t pid, uint32_t tid, const uint64_t *ips,
+			    uint32_t nuser, uint32_t nkern, const struct bp_ustack *us, bool *truncated)
 {
-	uint32_t pid = r->h.pid_tgid >> 32, tid = (uint32_t)r->h.pid_tgid, n, i;
-	size_t off = BP_SAMPLE_HDR_SIZE + 8ull * (r->nuser + r->nkern);
-	const uint64_t *ips = (const uint64_t *)r->ips;
 	uint64_t dips[BP_MAX_USER_FRAMES], fips[BP_MAX_USER_FRAMES];
-	const struct bp_ustack *us;
 	struct proc_maps *pm;
 	enum unwind_end end;
 	bool fp_truncated;
+	uint32_t n, i;
 
-	us = (const struct bp_ustack *)((const char *)r + off);
-	if (r->h.type != BP_REC_USTACK || size < off + sizeof(*us) ||
-	    size - off - sizeof(*us) < us->len || sy->uw_failed)
-		return symbolizer__stack(sy, pid, ips, r->nuser, r->nkern, truncated);
+	if (!us || sy->uw_failed)
+		return symbolizer__stack(sy, pid, ips, nuser, nkern, truncated);
 	if (!sy->uw && unwinder__new(&sy->uw)) {
 		p_warn("cannot set up DWARF unwinding: stacks use frame pointers only");
 		sy->uw_failed = true;
-		return symbolizer__stack(sy, pid, ips, r->nuser, r->nkern, truncated);
+		return symbolizer__stack(sy, pid, ips, nuser, nkern, truncated);
 	}
 	pm = proc_of(sy, pid);
 	if (!pm) {
@@ -686,14 +681,14 @@ uint32_t symbolizer__sample(struct symbolizer *sy, const struct bp_rec_sample *r
 	 * at a function's first instruction skips its caller).
 	 */
 	if (!*truncated && !rooted(sy, pid, dips, n))
-		return make_path(sy, pid, dips, n, ips + r->nuser, r->nkern, (*truncated = true));
+		return make_path(sy, pid, dips, n, ips + nuser, nkern, (*truncated = true));
 	/*
 	 * --stack=auto: where the CFI fell short (code without it, a JIT's)
 	 * the frame-pointer walk may still reach a root; a walk that does not
 	 * is no better than the partial DWARF stack.
 	 */
-	if (*truncated && r->nuser) {
-		uint32_t nu = r->nuser < BP_MAX_USER_FRAMES ? r->nuser : BP_MAX_USER_FRAMES;
+	if (*truncated && nuser) {
+		uint32_t nu = nuser < BP_MAX_USER_FRAMES ? nuser : BP_MAX_USER_FRAMES;
 
 		for (i = 0; i < nu; i++)
 			fips[i] = i ? ips[i] - 1 : ips[i];
@@ -701,8 +696,8 @@ uint32_t symbolizer__sample(struct symbolizer *sy, const struct bp_rec_sample *r
 		if (!fp_truncated) {
 			sy->nfallback++;
 			*truncated = false;
-			return make_path(sy, pid, fips, nu, ips + r->nuser, r->nkern, false);
+			return make_path(sy, pid, fips, nu, ips + nuser, nkern, false);
 		}
 	}
-	return make_path(sy, pid, dips, n, ips + r->nuser, r->nkern, *truncated);
+	return make_path(sy, pid, dips, n, ips + nuser, nkern, *truncated);
 }

@@ -30,15 +30,16 @@ void symbolizer__free(struct symbolizer *sy);
 uint32_t symbolizer__stack(struct symbolizer *sy, uint32_t pid, const uint64_t *ips,
 			   uint32_t nuser, uint32_t nkern, bool *truncated);
 /*
- * A BP_REC_SAMPLE or BP_REC_USTACK record of size bytes (its frames checked
- * against size by the caller).  A stack copy is unwound with DWARF CFI; when
- * that falls short of a root and the record also has a frame-pointer stack
- * that reaches one (--stack=auto), that stack is used.  Returns the path;
- * sets *truncated as symbolizer__stack does.
+ * A sample of thread tid of pid: ips as for symbolizer__stack(), and us,
+ * when not NULL, a copy of the top of its user stack with its registers
+ * (bpf/events.h; its len bytes checked by the caller).  The copy is unwound
+ * with DWARF CFI; when that falls short of a root and the frame-pointer
+ * stack (nuser frames) reaches one (--stack=auto), that stack is used.
+ * Returns the path; sets *truncated as symbolizer__stack does.
  */
-struct bp_rec_sample;
-uint32_t symbolizer__sample(struct symbolizer *sy, const struct bp_rec_sample *r, size_t size,
-			    bool *truncated);
+struct bp_ustack;
+uint32_t symbolizer__sample(struct symbolizer *sy, uint32_t pid, uint32_t tid, const uint64_t *ips,
+			    uint32_t nuser, uint32_t nkern, const struct bp_ustack *us, bool *truncated);
 /* The process exec'd or exited: its mappings are stale. */
 void symbolizer__forget(struct symbolizer *sy, uint32_t pid);
 /* Reads the mappings of pid now (at start, before a short-lived process can exit). */

@@ -25,6 +25,10 @@
 #   - each #include "folder/x.h" names a folder its row allows;
 #   - a private header (internal.h, *_internal.h) is included only from its
 #     own folder;
+#   - the record format (BP_REC_*, struct bp_rec_*: bpf/events.h) is read in
+#     decode/ alone; the others get what they need from it through decode/
+#     (decode/hold.h for the records that hold a process).  One exception:
+#     probes/ reads the count of the batches map's values (bp_rec_batch).
 #   - with -o OUTPUT (the build's object folder): each symbol an object uses
 #     from another folder's object is defined in a folder its row allows
 #     (nm), so a call or a table entry cannot go upward either.
@@ -42,7 +46,7 @@ declare -A MAY=(
 	[exporters]="archive decode symbols model base"
 	[report]="archive decode symbols model base"
 	[target]="symbols model base bpf skel"
-	[probes]="target symbols model base bpf skel"
+	[probes]="target decode symbols model base bpf skel"
 	[cpython]="probes symbols model base bpf"
 	[cost]="cpython probes decode symbols model base bpf"
 	[capture]="cost cpython probes target report exporters archive decode symbols model base bpf"
@@ -92,6 +96,17 @@ out=$(pairs | awk '
 		else if (!((from " " to) in may))
 			print FILENAME ":" FNR ": " from " may not include " inc
 	}' - $files)
+
+# The record format outside decode/ (comments aside).
+out+=$(printf '\n'; awk '
+	function folder(p) { sub(/\/[^\/]*$/, "", p); sub(/.*\//, "", p); return p }
+	/^[ \t]*(\/\*|\*|\/\/)/ { next }
+	/BP_REC_|bp_rec_/ {
+		f = folder(FILENAME)
+		if (f == "decode" || (f == "probes" && $0 ~ /bp_rec_batch/ && $0 !~ /BP_REC_/))
+			next
+		print FILENAME ":" FNR ": " f " reads the record format (decode/ alone does)"
+	}' $files)
 
 # Link arrows: each global symbol an object uses, and the folder that defines it.
 if [ -n "$objs" ]; then

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # scripts/check-layers.sh passes on the tree as it is, and fails on an upward
-# include or a private header planted in a copy of it (make unit).
+# include, a private header or a record read outside decode/ planted in a
+# copy of it (make unit).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
@@ -43,6 +44,12 @@ check 1 "base includes model" 'base may not include model/session.h'
 fresh
 echo '#include "decode/internal.h"' >> "$tmp/tree/user/capture/capture.c"
 check 1 "another folder's internal.h" 'includes decode/internal.h, private to decode/'
+
+# the record format is decode's to read
+fresh
+printf 'static int f(const struct bp_rec_hdr *h) { return h->type == BP_REC_EXEC; }\n' \
+	>> "$tmp/tree/user/capture/capture.c"
+check 1 "a record read outside decode/" 'capture reads the record format'
 
 # a folder that is not in the matrix
 fresh

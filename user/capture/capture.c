@@ -175,8 +175,8 @@ static int load(struct capture *c)
 		decoder__enable_data_edges(c->dec);
 	pycap__patterns_get(c->py, &pinc, &npinc, &pexc, &npexc);
 	decoder__set_python_filter(c->dec, pinc, npinc, pexc, npexc);
-	if (topts.stop_on_exec)
-		decoder__set_exec_hook(c->dec, capture_follow_exec, c);
+	c->exec_hooked = topts.stop_on_exec;
+	decoder__set_hold_hook(c->dec, capture_on_hold, c);
 	if (c->ps.exe_ino) {
 		/*
 		 * The inode probed, not what the path names now: a file put in its

@@ -75,6 +75,8 @@ struct capture {
 	struct overhead *ovh;	/* probe cost estimate (cost/overhead.c) */
 	struct governor *gov;	/* --max-overhead (cost/governor.c), NULL: exact */
 	struct dlfollow *dl;	/* LIB: files loaded later (dlfollow.c), NULL: none named */
+	bool exec_hooked;	/* execs are followed (capture_follow_exec) */
+	bool dl_hooked;		/* the dynamic linker is hooked (capture_dl_follow) */
 };
 
 /*
@@ -89,6 +91,13 @@ void capture_name_existing(struct bp_session *s, pid_t pid);
 bool capture_image_known(struct capture *c, const struct stat *st);
 bool capture_follows_exec(const struct capture_opts *o);
 void capture_follow_exec(void *ctx, uint32_t pid, const char *filename);
+/*
+ * The decoder's hold hook (decode.h, decode/hold.h): the one way an exec
+ * or a dlopen that held a process reaches the pipeline; to
+ * capture_follow_exec() or capture_dl_follow() when they are on.
+ */
+struct hold;
+void capture_on_hold(void *ctx, const struct hold *h);
 
 /* Probes ps, found in pid's new image or mappings ("pid N `how` FILE" in messages). */
 void capture_attach_later(struct capture *c, const struct probe_set *ps, uint32_t pid,

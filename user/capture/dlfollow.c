@@ -212,7 +212,7 @@ void capture_dl_start(struct capture *c)
 		       strerror(-err));
 		return;
 	}
-	decoder__set_dlopen_hook(c->dec, capture_dl_follow, c);
+	c->dl_hooked = true;	/* capture_on_hold() */
 	for (i = 0; i < d->npats; i++) {
 		d->found[i] = lib_found(c, i, 0);
 		if (!d->found[i]) {

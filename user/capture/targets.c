@@ -18,6 +18,7 @@
 #include "target/launch.h"
 #include "probes/trace.h"
 #include "cpython/cpython.h"
+#include "decode/hold.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "symbols/binfile.h"
@@ -320,4 +321,22 @@ void capture_follow_exec(void *ctx, uint32_t pid, const char *filename)
 resume:
 	free(exe);
 	capture_hold_end(&hold, "its new image");
+}
+
+void capture_on_hold(void *ctx, const struct hold *h)
+{
+	struct capture *c = ctx;
+
+	switch (h->kind) {
+	case HOLD_EXEC:
+		if (c->exec_hooked)
+			capture_follow_exec(c, h->pid, h->filename);
+		break;
+	case HOLD_DLOPEN:
+		if (c->dl_hooked)
+			capture_dl_follow(c, h->pid, h->stopped);
+		break;
+	default:
+		break;
+	}
 }

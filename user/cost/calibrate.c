@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "calibrate.h"
-#include "bpf/events.h"
 #include "cpython/cpython.h"
 #include "probes/trace.h"
 #include "decode/decode.h"
@@ -233,14 +232,15 @@ static int on_event(void *ctx, const struct bp_event *ev)
 /* The Python path's calls are timed here, from its records: the decoder keeps them as Python frames. */
 static int on_record(void *ctx, const void *rec, size_t size)
 {
-	const struct bp_rec_hdr *h = rec;
 	struct cal_sink *cs = ctx;
+	uint64_t ts;
+	int py = decoder__py_call(rec, size, &ts);
 
-	if (size >= sizeof(struct bp_rec_py) && h->type == BP_REC_PY && h->ts > cs->t0) {
-		if (h->flags == BP_PY_CALL) {
-			cs->py_begin = h->ts - cs->t0;
-		} else if (h->flags == BP_PY_RETURN && cs->py_begin) {
-			sink_add(cs, PP_PYTHON, cs->py_begin, h->ts - cs->t0);
+	if (py && ts > cs->t0) {
+		if (py > 0) {
+			cs->py_begin = ts - cs->t0;
+		} else if (cs->py_begin) {
+			sink_add(cs, PP_PYTHON, cs->py_begin, ts - cs->t0);
 			cs->py_begin = 0;
 		}
 	}

@@ -18,6 +18,7 @@
 #include <linux/types.h>
 #include "bpf/events.h"
 #include "decode.h"
+#include "hold.h"
 #include "internal.h"
 #include "python.h"
 #include "compensate.h"
@@ -34,16 +35,10 @@ void decoder__set_strings(struct decoder *d, struct ustrings *u)
 	d->strings = u;
 }
 
-void decoder__set_exec_hook(struct decoder *d, decoder_exec_fn fn, void *ctx)
+void decoder__set_hold_hook(struct decoder *d, decoder_hold_fn fn, void *ctx)
 {
-	d->exec_hook = fn;
-	d->exec_ctx = ctx;
-}
-
-void decoder__set_dlopen_hook(struct decoder *d, decoder_dlopen_fn fn, void *ctx)
-{
-	d->dlopen_hook = fn;
-	d->dlopen_ctx = ctx;
+	d->hold_hook = fn;
+	d->hold_ctx = ctx;
 }
 
 void decoder__enable_data_edges(struct decoder *d)
@@ -531,6 +526,15 @@ static int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, u
 	return err;
 }
 
+/* A record that holds a process, to the live side's hook (hold.h). */
+static void dec_hold(struct decoder *d, const void *rec, size_t size)
+{
+	struct hold h;
+
+	if (d->hold_hook && hold__read(rec, size, &h) != HOLD_NONE)
+		d->hold_hook(d->hold_ctx, &h);
+}
+
 int decoder__feed(struct decoder *d, const void *rec, size_t size)
 {
 	const struct bp_rec_hdr *h = rec;
@@ -601,13 +605,15 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 	case BP_REC_EXEC:
 		if (size < sizeof(struct bp_rec_exec))
 			return -EINVAL;
-		return dec_on_exec(d, rec, ts);
+		err = dec_on_exec(d, rec, ts);
+		/* even after a sink's error: a stopped process must be let go */
+		if (((const struct bp_rec_exec *)rec)->stopped)
+			dec_hold(d, rec, size);
+		return err;
 	case BP_REC_DLOPEN:
 		if (size < sizeof(struct bp_rec_exec))
 			return -EINVAL;
-		if (d->dlopen_hook)
-			d->dlopen_hook(d->dlopen_ctx, h->pid_tgid >> 32,
-				       ((const struct bp_rec_exec *)rec)->stopped);
+		dec_hold(d, rec, size);
 		return 0;
 	case BP_REC_SAMPLE:
 	case BP_REC_USTACK:

@@ -36,19 +36,16 @@ void decoder__set_strings(struct decoder *d, struct ustrings *u);
 /* Data edges from the argument and return registers of BP_REC_*_ARGS records (--deps). */
 void decoder__enable_data_edges(struct decoder *d);
 /*
- * Called after a BP_REC_EXEC record whose process the BPF side stopped at its
- * new image's first instruction (tracer_opts.stop_on_exec): the hook probes
- * the image and must let the process go on (SIGCONT).
+ * The one hook of the live side for the records that hold a process
+ * (decode/hold.h), called after the decoder has taken what it needs:
+ * HOLD_EXEC when the BPF side stopped the process at its new image's first
+ * instruction (tracer_opts.stop_on_exec), HOLD_DLOPEN at each change of what
+ * a process maps.  The hook probes the new image or files and must let a
+ * stopped process (h->stopped not BP_STOP_NONE) go on.
  */
-typedef void (*decoder_exec_fn)(void *ctx, uint32_t pid, const char *filename);
-void decoder__set_exec_hook(struct decoder *d, decoder_exec_fn fn, void *ctx);
-/*
- * Called after each BP_REC_DLOPEN record (the dynamic linker changed what a
- * process maps): the hook probes new files; when `stopped` (BP_STOP_*) is
- * not BP_STOP_NONE it must let the process go on.
- */
-typedef void (*decoder_dlopen_fn)(void *ctx, uint32_t pid, uint32_t stopped);
-void decoder__set_dlopen_hook(struct decoder *d, decoder_dlopen_fn fn, void *ctx);
+struct hold;
+typedef void (*decoder_hold_fn)(void *ctx, const struct hold *h);
+void decoder__set_hold_hook(struct decoder *d, decoder_hold_fn fn, void *ctx);
 /*
  * Python functions: only those matching inc (none: all) and no exc pattern,
  * "QUALNAME" or "FILE:QUALNAME" globs (the -F/-N py: patterns); copied.
@@ -113,5 +110,12 @@ int decoder__finish(struct decoder *d);
 int decoder__reap(struct decoder *d, uint64_t before,
 		  bool (*gone)(uint32_t tid, uint32_t pid, void *ctx), void *ctx, size_t *n);
 void decoder__free(struct decoder *d);
+
+/*
+ * A raw record that starts or ends a Python call (the calibration times
+ * them itself: the decoder keeps them as Python frames): 1 for a call, -1
+ * for a return, its time in *ts; 0 for any other record.
+ */
+int decoder__py_call(const void *rec, size_t size, uint64_t *ts);
 
 #endif

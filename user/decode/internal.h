@@ -74,10 +74,8 @@ struct decoder {
 	uint64_t last_ts;	/* latest record time, relative */
 	struct symbolizer *sy;
 	struct ustrings *strings;	/* reads the strings probes could not (NULL: left empty) */
-	decoder_exec_fn exec_hook;	/* see decoder__set_exec_hook */
-	void *exec_ctx;
-	decoder_dlopen_fn dlopen_hook;	/* see decoder__set_dlopen_hook */
-	void *dlopen_ctx;
+	decoder_hold_fn hold_hook;	/* see decoder__set_hold_hook */
+	void *hold_ctx;
 	bool data_edges;
 	bool had_loss;		/* records were lost: a return without entry is no attach artefact */
 	/* span names -> their session function */

@@ -617,3 +617,13 @@ uint32_t dec_py_splice(struct decoder *d, struct tstate *t, uint32_t pid, uint32
 		path = session__path(d->s, path, out[m]);
 	return path;
 }
+
+int decoder__py_call(const void *rec, size_t size, uint64_t *ts)
+{
+	const struct bp_rec_hdr *h = rec;
+
+	if (size < sizeof(struct bp_rec_py) || h->type != BP_REC_PY)
+		return 0;
+	*ts = h->ts;
+	return h->flags == BP_PY_CALL ? 1 : h->flags == BP_PY_RETURN ? -1 : 0;
+}

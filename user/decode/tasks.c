@@ -123,7 +123,7 @@ int decoder__reap(struct decoder *d, uint64_t before,
 	return err;
 }
 
-static int exec_closes(struct decoder *d, const struct bp_rec_exec *r, uint64_t ts)
+int dec_on_exec(struct decoder *d, const struct bp_rec_exec *r, uint64_t ts)
 {
 	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
 	char path[BP_PATH_LEN + 1];
@@ -151,20 +151,6 @@ static int exec_closes(struct decoder *d, const struct bp_rec_exec *r, uint64_t 
 		symbolizer__forget(d->sy, pid);
 	dec_py_forget_process(d, pid);
 	return 0;
-}
-
-int dec_on_exec(struct decoder *d, const struct bp_rec_exec *r, uint64_t ts)
-{
-	char path[BP_PATH_LEN + 1];
-	int err = exec_closes(d, r, ts);
-
-	/* even after a sink's error: a stopped process must be let go */
-	if (r->stopped && d->exec_hook) {
-		memcpy(path, r->filename, BP_PATH_LEN);
-		path[BP_PATH_LEN] = 0;
-		d->exec_hook(d->exec_ctx, r->h.pid_tgid >> 32, path);
-	}
-	return err;
 }
 
 static void dec_name_from_comm(struct decoder *d, uint32_t tid, uint32_t pid, const char *c)

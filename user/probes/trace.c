@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include "skel/trace.skel.h"
 #include "bpf/events.h"
+#include "decode/hold.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "ringbuf.h"
@@ -40,28 +41,29 @@ static void thaw_targets(struct frozen *v, size_t n);
 /* The longest a record waits in the ring buffer when nothing asks for it sooner. */
 #define DRAIN_LATENCY_NS	50000000ull
 
+/* Every record: a hold is acted on first (hold.h), then the record goes to the caller. */
 static int on_record(void *ctx, const void *data, size_t size)
 {
 	struct tracer *t = ctx;
+	struct hold h;
 
-	if (size >= sizeof(struct bp_rec_unwind) &&
-	    (((const struct bp_rec_hdr *)data)->type == BP_REC_UNWIND ||
-	     ((const struct bp_rec_hdr *)data)->type == BP_REC_REARM))
-		tracer__restore_unwind(t, data);
-	/* a process stopped whole: its pidfd now, while it is surely the one stopped */
-	if (size >= sizeof(struct bp_rec_exec) &&
-	    (((const struct bp_rec_hdr *)data)->type == BP_REC_EXEC ||
-	     ((const struct bp_rec_hdr *)data)->type == BP_REC_DLOPEN))
-		tracer__note_stop(t, data);
-	if (!t->fn) {
+	switch (hold__read(data, size, &h)) {
+	case HOLD_UNWIND:
+	case HOLD_REARM:
+		tracer__restore_unwind(t, &h);
+		break;
+	case HOLD_EXEC:
+	case HOLD_DLOPEN:
+		/* a process stopped whole: its pidfd now, while it is surely the one stopped */
+		tracer__note_stop(t, &h);
 		/* detaching: only threads stopped by us matter now */
-		if (size >= sizeof(struct bp_rec_exec) &&
-		    (((const struct bp_rec_hdr *)data)->type == BP_REC_EXEC ||
-		     ((const struct bp_rec_hdr *)data)->type == BP_REC_DLOPEN))
-			tracer__resume_exec(t, data);
-		return 0;
+		if (!t->fn)
+			tracer__resume(t, h.pid, h.stopped);
+		break;
+	case HOLD_NONE:
+		break;
 	}
-	return t->fn(t->ctx, data, size);
+	return t->fn ? t->fn(t->ctx, data, size) : 0;
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)

@@ -27,7 +27,7 @@ struct tracer_opts {
 	bool follow_forks;
 	bool trace_all;		/* every process (-a) */
 	bool args;		/* capture argument registers and return values */
-	bool stop_on_exec;	/* SIGSTOP a traced process at exec (see bp_rec_exec) */
+	bool stop_on_exec;	/* SIGSTOP a traced process at exec (HOLD_EXEC, decode/hold.h) */
 	bool wakeups;		/* wakeup edges between traced threads */
 	bool gated;		/* targets start outside the capture window (BPFPROF_START opens it) */
 };
@@ -104,23 +104,21 @@ void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw);
 void tracer__hold_targets(struct tracer *t);
 /*
  * Without a keeper, for processes stopped whole at an exec or a dlopen
- * (struct bp_rec_exec, BP_STOP_SIGNAL): a process of the keeper's kind that
+ * (HOLD_EXEC, HOLD_DLOPEN with BP_STOP_SIGNAL: decode/hold.h): a process of the keeper's kind that
  * traces nothing and, when bpfprof ends or dies, continues each of them
  * bpfprof did not.  Never with -a.
  */
 void tracer__start_guard(struct tracer *t);
 void tracer__release_targets(struct tracer *t);
 /*
- * Lets a process stopped at exec (struct bp_rec_exec, `stopped`) go, once
- * its new image is probed: SIGCONT, or the keeper's hold ended.
+ * Lets pid go on after a stop of the BPF side (BP_STOP_*: how it was held,
+ * decode/hold.h), once its new image is probed: SIGCONT, or the keeper's
+ * hold ended.
  */
-struct bp_rec_exec;
-void tracer__resume_exec(struct tracer *t, const struct bp_rec_exec *r);
-/* Lets pid go on after a stop of the BPF side (BP_STOP_*: how it was held). */
 void tracer__resume(struct tracer *t, pid_t pid, uint32_t stopped);
 /*
  * Hooks the dynamic linker's _dl_debug_state at `offset` of `path`: each
- * call of a traced process gives a BP_REC_DLOPEN record, the process held
+ * call of a traced process gives a HOLD_DLOPEN record, the process held
  * (capture/dlfollow.c).
  */
 int tracer__attach_loader(struct tracer *t, const char *path, unsigned long offset);

@@ -60,12 +60,11 @@ struct tracer {
 enum { LINK_ENTRY, LINK_RETURN, LINK_UNWIND };
 
 /* trace_stops.c: processes stopped whole, continued through pidfds */
-struct bp_rec_exec;
-struct bp_rec_unwind;
+struct hold;
 /* An exec or dlopen record: the pidfd of its stopped process, taken now. */
-void tracer__note_stop(struct tracer *t, const struct bp_rec_exec *r);
+void tracer__note_stop(struct tracer *t, const struct hold *h);
 /* Puts back the return addresses of an unwind stop, continues the process. */
-void tracer__restore_unwind(struct tracer *t, const struct bp_rec_unwind *r);
+void tracer__restore_unwind(struct tracer *t, const struct hold *h);
 /* Closes the pidfds of stops never continued (the guard or keeper does it). */
 void tracer__forget_stops(struct tracer *t);
 /* trace_links.c: the links of one kind removed, one after the other */

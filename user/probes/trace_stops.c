@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 #include "skel/trace.skel.h"
 #include "bpf/events.h"
+#include "decode/hold.h"
 #include "base/log.h"
 #include "base/pidfd.h"
 #include "base/util.h"
@@ -55,14 +56,14 @@ static int pidfd_of_stop(struct tracer *t, pid_t pid, uint64_t ts, uint64_t sinc
 	return fd;
 }
 
-void tracer__note_stop(struct tracer *t, const struct bp_rec_exec *r)
+void tracer__note_stop(struct tracer *t, const struct hold *h)
 {
-	pid_t pid = r->h.pid_tgid >> 32;
+	pid_t pid = h->pid;
 	int fd;
 
-	if (r->stopped != BP_STOP_SIGNAL)
+	if (h->stopped != BP_STOP_SIGNAL)
 		return;
-	fd = pidfd_of_stop(t, pid, r->h.ts, 0);
+	fd = pidfd_of_stop(t, pid, h->ts, 0);
 	if (fd < 0)
 		return;		/* gone already: nothing to continue */
 	pthread_mutex_lock(&t->stop_lock);
@@ -114,17 +115,17 @@ void tracer__forget_stops(struct tracer *t)
  * a slot is written only if it still holds the trampoline.  Threads the
  * keeper holds (BP_STOP_KEEPER) are repaired by it, not here.
  */
-void tracer__restore_unwind(struct tracer *t, const struct bp_rec_unwind *r)
+void tracer__restore_unwind(struct tracer *t, const struct hold *h)
 {
-	pid_t pid = r->h.pid_tgid >> 32;
+	pid_t pid = h->pid;
 	char path[64];
-	__u32 i, n = r->n < BP_UNWIND_SLOTS ? r->n : BP_UNWIND_SLOTS;
+	uint32_t i, n = h->n;
 	int fd, pfd;
 
-	if (r->stopped != BP_STOP_SIGNAL)
+	if (h->stopped != BP_STOP_SIGNAL)
 		return;
 	/* the process that was stopped: one that got its pid since started later */
-	pfd = pidfd_of_started_by(pid, r->h.ts);
+	pfd = pidfd_of_started_by(pid, h->ts);
 	if (pfd < 0) {
 		t->unwind_failed += n;
 		return;
@@ -134,12 +135,12 @@ void tracer__restore_unwind(struct tracer *t, const struct bp_rec_unwind *r)
 	if (fd >= 0) {
 		for (i = 0; i < n; i++) {
 			/* unwind: trampoline -> original; re-arm: original -> trampoline */
-			bool rearm = r->h.type == BP_REC_REARM;
-			__u64 cur = 0, want = rearm ? r->orig[i] : r->trampoline;
-			const __u64 *put = rearm ? &r->trampoline : &r->orig[i];
+			bool rearm = h->kind == HOLD_REARM;
+			uint64_t cur = 0, want = rearm ? h->orig[i] : h->trampoline;
+			const uint64_t *put = rearm ? &h->trampoline : &h->orig[i];
 
-			if (pread(fd, &cur, sizeof(cur), r->slot[i]) == sizeof(cur) && cur == want &&
-			    pwrite(fd, put, sizeof(*put), r->slot[i]) == sizeof(cur))
+			if (pread(fd, &cur, sizeof(cur), h->slot[i]) == sizeof(cur) && cur == want &&
+			    pwrite(fd, put, sizeof(*put), h->slot[i]) == sizeof(cur))
 				t->unwind_restored++;
 			else
 				t->unwind_failed++;
@@ -178,11 +179,6 @@ void tracer__resume(struct tracer *t, pid_t pid, uint32_t stopped)
 		keeper__release_exec(t->keeper, pid);
 	else if (stopped == BP_STOP_SIGNAL)
 		continue_process(t, pid);
-}
-
-void tracer__resume_exec(struct tracer *t, const struct bp_rec_exec *r)
-{
-	tracer__resume(t, r->h.pid_tgid >> 32, r->stopped);
 }
 
 void tracer__resume_exec_pid(struct tracer *t, pid_t pid)

@@ -52,7 +52,7 @@ int keeper__seize(struct keeper *k, pid_t pid, bool hold);
 int keeper__hold(struct keeper *k);
 /* Resumes what keeper__hold() stopped. */
 int keeper__release(struct keeper *k);
-/* Resumes the threads of pid held at exec (BP_STOP_KEEPER in struct bp_rec_exec): how many. */
+/* Resumes the threads of pid held at exec (BP_STOP_KEEPER at HOLD_EXEC, decode/hold.h): how many. */
 int keeper__release_exec(struct keeper *k, pid_t pid);
 /*
  * The end: every thread held, every armed return slot given its original

@@ -4,10 +4,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <dirent.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/ptrace.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,9 +30,6 @@
 #endif
 
 
-struct frozen;
-static size_t freeze_targets(struct tracer *t, struct frozen **out);
-static void thaw_targets(struct frozen *v, size_t n);
 
 /* Records per tracer__poll(): the caller still sees signals and child exits under overload. */
 #define POLL_BUDGET	65536
@@ -284,53 +279,6 @@ int tracer__attach_module(struct tracer *t, const struct bp_session *s,
 	return err;
 }
 
-/*
- * Starts the keeper (keeper.h) for targets whose unwinder is hooked: it keeps
- * the hooks (links) alive after bpfprof, and traces every thread of the
- * targets.  Threads we hold still (tracer__hold_targets) are handed over:
- * let go and taken again at once, while no return probe exists yet.
- */
-static void start_keeper(struct tracer *t, const int *fds, size_t nfds)
-{
-	int map = bpf_map__fd(t->skel->maps.tgids), err;
-	bool held = t->held != NULL;
-	__u32 key, next;
-	void *prev = NULL;
-
-	err = keeper__start(t->skel, "bpfprof-keeper", fds, nfds, t->follow_forks, &t->keeper);
-	if (err) {
-		p_warn("cannot start the keeper: %s; exceptions stop the whole process", strerror(-err));
-		return;
-	}
-	t->skel->bss->keeper_tgid = keeper__pid(t->keeper);
-	if (held)
-		tracer__release_targets(t);
-	while (!bpf_map_get_next_key(map, prev, &next)) {
-		key = next;
-		prev = &key;
-		err = keeper__seize(t->keeper, key, held);
-		if (err < 0)
-			p_dbg("keeper: cannot trace pid %u: %s", key, strerror(-err));
-	}
-	t->keeper_held = held;
-}
-
-/*
- * The keeper's process, tracing nothing: at bpfprof's end or death it only
- * continues the processes a SIGSTOP at an exec or a dlopen left stopped.
- */
-void tracer__start_guard(struct tracer *t)
-{
-	int err;
-
-	if (t->keeper || t->guard || t->skel->rodata->trace_all)
-		return;
-	err = keeper__start(t->skel, "bpfprof-guard", NULL, 0, false, &t->guard);
-	if (err)
-		p_warn("cannot start the guard: %s; a process stopped at an exec stays stopped "
-		       "if bpfprof is killed then", strerror(-err));
-}
-
 void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw)
 {
 	int *fds = NULL;
@@ -353,7 +301,7 @@ void tracer__attach_unwinders(struct tracer *t, const struct probe_set *unw)
 		fds[nfds++] = bpf_link__fd(t->links[t->nlinks - 1]);
 	}
 	if (nfds && !t->keeper && !t->skel->rodata->trace_all)
-		start_keeper(t, fds, nfds);
+		tracer_start_keeper(t, fds, nfds);
 	free(fds);
 }
 
@@ -378,17 +326,6 @@ void tracer__wait(struct tracer *t, int timeout_ms)
 	/* Only records submitted with a wakeup (forks, exits, exceptions) end the wait early. */
 	if (ringbuf__wait(t->rb, timeout_ms))
 		t->woken = true;
-}
-
-pid_t tracer__keeper_pid(struct tracer *t)
-{
-	return keeper__pid(t->keeper);
-}
-
-void tracer__unwind_stats(struct tracer *t, uint64_t *restored, uint64_t *failed)
-{
-	*restored = t->unwind_restored;
-	*failed = t->unwind_failed;
 }
 
 /*
@@ -519,112 +456,6 @@ static void serve_unwinder(struct tracer *t, int ms)
 	} while ((uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 < end);
 }
 
-/*
- * Removing a uprobe waits for an SRCU grace period, and every pending return
- * probe holds the read side until it returns or the kernel's timer retires
- * it -- a timer pushed back by each new return probe armed.  A target that
- * keeps calling traced functions (while main() is pending forever) would
- * hold the detach off indefinitely, and every other uprobe user on the
- * machine with it.  So the threads still running are held still while the
- * probes go: with ptrace (PTRACE_SEIZE + PTRACE_INTERRUPT), which, unlike
- * SIGSTOP, their parent never sees; a stop for a signal keeps that signal,
- * passed on at the detach.
- */
-struct frozen {
-	pid_t tid;
-	int sig;
-};
-
-static size_t freeze_targets(struct tracer *t, struct frozen **out)
-{
-	int fd = bpf_map__fd(t->skel->maps.tgids);
-	struct frozen *v = NULL;
-	__u32 key, next;
-	void *prev = NULL;
-	size_t n = 0;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		char path[64];
-		struct dirent *de;
-		DIR *d;
-
-		key = next;
-		prev = &key;
-		snprintf(path, sizeof(path), "/proc/%u/task", key);
-		d = opendir(path);
-		if (!d)
-			continue;
-		while ((de = readdir(d))) {
-			pid_t tid = atoi(de->d_name);
-			int status;
-
-			if (tid <= 0 || tid == getpid())
-				continue;
-			if (ptrace(PTRACE_SEIZE, tid, 0, 0))
-				continue;	/* gone, or traced by someone else: leave it */
-			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) ||
-			    waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status)) {
-				ptrace(PTRACE_DETACH, tid, 0, 0);
-				continue;
-			}
-			v = xrealloc(v, (n + 1) * sizeof(*v));
-			v[n].tid = tid;
-			/* a signal-delivery stop holds a signal that must not be lost */
-			v[n].sig = (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
-			if (v[n].sig == SIGTRAP)
-				v[n].sig = 0;
-			n++;
-		}
-		closedir(d);
-	}
-	*out = v;
-	return n;
-}
-
-static void thaw_targets(struct frozen *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		ptrace(PTRACE_DETACH, v[i].tid, 0, (void *)(long)v[i].sig);
-	free(v);
-}
-
-void tracer__hold_targets(struct tracer *t)
-{
-	if (t->keeper && !t->keeper_held) {
-		keeper__hold(t->keeper);
-		t->keeper_held = true;
-	}
-	/* threads the keeper traces cannot be seized again: it holds those */
-	if (!t->held)
-		t->nheld = freeze_targets(t, &t->held);
-}
-
-void tracer__release_targets(struct tracer *t)
-{
-	thaw_targets(t->held, t->nheld);
-	t->held = NULL;
-	t->nheld = 0;
-	if (t->keeper && t->keeper_held) {
-		keeper__release(t->keeper);
-		t->keeper_held = false;
-	}
-}
-
-static void end_keeper(struct tracer *t)
-{
-	if (t->guard)
-		keeper__end(t->guard, &t->unwind_restored, &t->unwind_failed);
-	t->guard = NULL;
-	if (!t->keeper)
-		return;
-	keeper__end(t->keeper, &t->unwind_restored, &t->unwind_failed);
-	t->keeper = NULL;
-	t->keeper_held = false;
-	t->skel->bss->keeper_tgid = 0;
-}
-
 static bool has_kind(const struct tracer *t, int kind)
 {
 	size_t i;
@@ -650,7 +481,7 @@ void tracer__detach(struct tracer *t)
 	 */
 	t->fn = NULL;
 	if (!t->nlinks) {
-		end_keeper(t);
+		tracer_end_keeper(t);
 		return;
 	}
 	/* threads stopped at the unwinder first: they are resumed by serving */
@@ -668,15 +499,15 @@ void tracer__detach(struct tracer *t)
 		 */
 		t->fn = NULL;
 		tracer_destroy_parallel(t, true);
-		end_keeper(t);
+		tracer_end_keeper(t);
 		tracer_destroy_parallel(t, false);
 		ringbuf__consume(t->rb, on_record, t, POLL_BUDGET);
 		t->nlinks = 0;
 		return;
 	}
 	if (t->keeper)
-		keeper__hold(t->keeper);	/* its threads, which freeze_targets cannot take */
-	nfrozen = freeze_targets(t, &frozen);
+		keeper__hold(t->keeper);	/* its threads, which tracer_freeze_targets cannot take */
+	nfrozen = tracer_freeze_targets(t, &frozen);
 	if (tracer__ntargets(t) == 0 || nfrozen || t->keeper) {
 		/*
 		 * Nothing of ours can run: the order no longer matters, and each
@@ -690,8 +521,8 @@ void tracer__detach(struct tracer *t)
 		tracer_destroy_kind(t, LINK_UNWIND);
 	}
 	/* no return probe left to arm one: the keeper puts back every return address, lets go */
-	end_keeper(t);
-	thaw_targets(frozen, nfrozen);
+	tracer_end_keeper(t);
+	tracer_thaw_targets(frozen, nfrozen);
 	ringbuf__consume(t->rb, on_record, t, POLL_BUDGET);
 	t->nlinks = 0;
 }

@@ -67,6 +67,16 @@ void tracer__note_stop(struct tracer *t, const struct hold *h);
 void tracer__restore_unwind(struct tracer *t, const struct hold *h);
 /* Closes the pidfds of stops never continued (the guard or keeper does it). */
 void tracer__forget_stops(struct tracer *t);
+/*
+ * trace_stops.c too, the targets held still: the keeper started for the
+ * unwinder hooks' fds (nfds), and ended; every traced thread not the
+ * keeper's frozen (a ptrace seize) and thawed.
+ */
+void tracer_start_keeper(struct tracer *t, const int *fds, size_t nfds);
+void tracer_end_keeper(struct tracer *t);
+struct frozen;
+size_t tracer_freeze_targets(struct tracer *t, struct frozen **out);
+void tracer_thaw_targets(struct frozen *v, size_t n);
 /* trace_links.c: the links of one kind removed, one after the other */
 void tracer_destroy_kind(struct tracer *t, int kind);
 /*

@@ -43,7 +43,7 @@
  * every process and thread when first used and again at the end, when the
  * names are final.
  */
-#include "perfetto_internal.h"
+#include "internal.h"
 
 static uint64_t hash64(uint64_t k)
 {

@@ -4,7 +4,7 @@
  * descriptors, lanes, losses, samples, flows, annotations and counters, the
  * clock snapshot (see perfetto.c for the format and the ordering rules).
  */
-#include "perfetto_internal.h"
+#include "internal.h"
 static const char *process_name(const struct bp_session *s, uint32_t pid, char *buf, size_t sz)
 {
 	size_t i;

@@ -23,8 +23,8 @@
 #
 # Checked, for every file of user/<layer>/ and exporters/:
 #   - each #include "folder/x.h" names a folder its row allows;
-#   - a private header (internal.h, *_internal.h) is included only from its
-#     own folder;
+#   - a private header (a folder's internal.h; no other name) is included
+#     only from its own folder;
 #   - the record format (BP_REC_*, struct bp_rec_*: bpf/events.h) is read in
 #     decode/ alone; the others get what they need from it through decode/
 #     (decode/hold.h for the records that hold a process).  One exception:
@@ -85,6 +85,9 @@ out=$(pairs | awk '
 	FNR == NR { may[$1 " " $2] = 1; row[$1] = 1; next }
 	FNR == 1 && !(folder(FILENAME) in row) {
 		print FILENAME ": folder \047" folder(FILENAME) "\047 has no row in the layer matrix"
+	}
+	FNR == 1 && FILENAME ~ /_internal\.h$/ {
+		print FILENAME ": a private header is named internal.h, one per folder"
 	}
 	match($0, /^[ \t]*#[ \t]*include[ \t]*"[^"\/]*\/[^"]*"/) {
 		inc = substr($0, RSTART, RLENGTH); sub(/^[^"]*"/, "", inc); sub(/"$/, "", inc)

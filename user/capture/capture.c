@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "capture.h"
-#include "capture_internal.h"
+#include "internal.h"
 #include "target/launch.h"
 #include "probes/trace.h"
 #include "probes/usdt.h"

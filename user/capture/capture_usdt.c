@@ -30,7 +30,7 @@
 #include "symbols/select.h"
 #include "symbols/symbolize.h"
 #include "symbols/ustrings.h"
-#include "capture_internal.h"
+#include "internal.h"
 
 /*
  * The USDT object is loaded only when a probe can be met (-U, --gated, a

@@ -25,7 +25,7 @@
  */
 #include <fcntl.h>
 #include <gelf.h>
-#include "capture_internal.h"
+#include "internal.h"
 #include "symbols/binfile.h"
 #include "symbols/elfsym.h"
 #include "symbols/libpaths.h"

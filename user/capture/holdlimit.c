@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The limit on a hold at an exec or a dlopen (capture_internal.h): a
+ * The limit on a hold at an exec or a dlopen (internal.h): a
  * watchdog lets the process go at HOLD_LIMIT_MS from a thread of its own
  * while the drain thread goes on reading symbols and attaching.  Resuming
  * is safe from there: a SIGCONT and a map update, or a call to the keeper
  * (its socket is locked).
  */
-#include "capture_internal.h"
+#include "internal.h"
 #include "base/watchdog.h"
 
 static void let_go(void *ctx)

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "capture.h"
-#include "capture_internal.h"
+#include "internal.h"
 #include "target/launch.h"
 #include "probes/trace.h"
 #include "cpython/cpython.h"

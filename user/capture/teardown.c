@@ -26,7 +26,7 @@
 #include <sys/prctl.h>
 #include "base/log.h"
 #include "base/util.h"
-#include "capture_internal.h"
+#include "internal.h"
 #include "cost/governor.h"
 #include "cpython/cpython.h"
 #include "probes/sample.h"

@@ -20,7 +20,7 @@
 #include "base/log.h"
 #include "base/util.h"
 
-#include "governor_internal.h"
+#include "internal.h"
 
 int governor__parse_limit(const char *arg, double *pct)
 {

@@ -20,7 +20,7 @@
 #include "base/log.h"
 #include "base/util.h"
 
-#include "governor_internal.h"
+#include "internal.h"
 
 /* Attaches grp's functions with its generation in the cookies; refused ones leave the group. */
 int gov_link_group(struct governor *g, uint32_t gi, struct gov_group *grp, uint16_t gen,

@@ -20,7 +20,6 @@
 #include "decode.h"
 #include "hold.h"
 #include "internal.h"
-#include "python.h"
 #include "compensate.h"
 #include "base/log.h"
 #include "symbols/symbolize.h"

@@ -113,6 +113,18 @@ struct decoder {
 };
 
 
+/* python.c: Python frames in the decoder */
+int dec_on_pycode(struct decoder *d, const struct bp_rec_pycode *r);
+/* Tells d->py_drop every code object named so far of the (dropped) Python function func. */
+void dec_py_drop_codes(struct decoder *d, uint32_t func);
+int dec_on_py(struct decoder *d, const struct bp_rec_py *r, uint64_t ts);
+void dec_py_free(struct decoder *d);
+int dec_on_pystack(struct decoder *d, const struct bp_rec_pystack *r, size_t size, uint64_t ts);
+/* The process exec'd: look at it again when it is sampled. */
+void dec_py_forget_process(struct decoder *d, uint32_t pid);
+/* The sampled stack `path` of t with its interpreter frames replaced by the Python frames. */
+uint32_t dec_py_splice(struct decoder *d, struct tstate *t, uint32_t pid, uint32_t path);
+
 struct tstate *dec_thread_state(struct decoder *d, uint32_t tid, uint32_t pid, uint64_t ts);
 void dec_forget_thread(struct decoder *d, uint32_t tid);
 /* retprobe: the call's end comes from a kernel return probe (a native call), not from a USDT probe */

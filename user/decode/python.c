@@ -28,7 +28,6 @@
 #include "base/hashtab.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "python.h"
 
 struct py_code {
 	uint64_t code;		/* 0: empty slot */

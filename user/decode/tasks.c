@@ -12,7 +12,6 @@
 #include "base/log.h"
 #include "symbols/symbolize.h"
 #include "internal.h"
-#include "python.h"
 
 int dec_on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts)
 {

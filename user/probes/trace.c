@@ -23,7 +23,7 @@
 #include "model/session.h"
 #include "target/keeper.h"
 #include "trace.h"
-#include "trace_internal.h"
+#include "internal.h"
 
 #ifndef ENOTSUPP
 #define ENOTSUPP 524	/* the kernel's "instruction cannot be probed" */

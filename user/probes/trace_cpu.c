@@ -15,7 +15,7 @@
 #include <bpf/libbpf.h>
 #include "skel/trace.skel.h"
 #include "trace.h"
-#include "trace_internal.h"
+#include "internal.h"
 
 static uint64_t process_cpu_ns(uint32_t pid)
 {

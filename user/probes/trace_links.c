@@ -17,7 +17,7 @@
 #include "model/session.h"
 #include "trace.h"
 #include "target/keeper.h"
-#include "trace_internal.h"
+#include "internal.h"
 
 void tracer__warn_refused(const struct bp_session *s, const char *path, const uint64_t *refused,
 			  size_t nrefused)

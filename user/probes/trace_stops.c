@@ -32,7 +32,7 @@
 #include "base/util.h"
 #include "target/keeper.h"
 #include "trace.h"
-#include "trace_internal.h"
+#include "internal.h"
 
 struct stop_fd {
 	pid_t pid;

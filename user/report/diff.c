@@ -12,7 +12,7 @@
 #include "base/util.h"
 #include "diff.h"
 #include "stats.h"
-#include "diff_internal.h"
+#include "internal.h"
 
 void diff__default_opts(struct diff_opts *o)
 {

@@ -14,7 +14,7 @@
 #include "base/util.h"
 #include "diff.h"
 #include "stats.h"
-#include "diff_internal.h"
+#include "internal.h"
 
 /* Sorted: what got slower (most added time, or share) first, then by name. */
 static int cmp_rows(const void *a, const void *b, void *arg)

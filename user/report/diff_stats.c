@@ -11,7 +11,7 @@
 #include "base/log.h"
 #include "diff.h"
 #include "stats.h"
-#include "diff_internal.h"
+#include "internal.h"
 
 /*
  * Fewer functions than this and the whole run's shift is not estimated: with

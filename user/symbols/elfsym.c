@@ -16,7 +16,7 @@
 #include <gelf.h>
 #include "debugsyms.h"
 #include "elfsym.h"
-#include "elfsym_internal.h"
+#include "internal.h"
 #include "base/log.h"
 #include "base/util.h"
 

@@ -11,7 +11,7 @@
 #include <gelf.h>
 #include "binfile.h"
 #include "ehframe.h"
-#include "elfsym_internal.h"
+#include "internal.h"
 #include "base/log.h"
 #include "base/util.h"
 

@@ -18,7 +18,6 @@
 #include <linux/types.h>
 #include "bpf/events.h"
 #include "decode.h"
-#include "hold.h"
 #include "internal.h"
 #include "compensate.h"
 #include "base/log.h"
@@ -189,7 +188,7 @@ size_t decoder__nthreads(const struct decoder *d)
 	return d->tab_used;
 }
 
-static uint64_t dec_rel_ts(const struct decoder *d, uint64_t ts)
+uint64_t dec_rel_ts(const struct decoder *d, uint64_t ts)
 {
 	return ts > d->s->t0 ? ts - d->s->t0 : 0;
 }
@@ -365,7 +364,7 @@ int dec_close_all(struct decoder *d, struct tstate *t, uint64_t end, uint32_t fl
 	return 0;
 }
 
-static int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
 		      const uint64_t *args)
 {
 	int err;
@@ -439,7 +438,7 @@ static int dec_pop_return(struct decoder *d, struct tstate *t, uint64_t ts, cons
 	return err;
 }
 
-static int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
 		       const uint64_t *ret)
 {
 	struct frame f;
@@ -523,175 +522,6 @@ static int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, u
 	err = dec_emit_call(d, t, &f, 0, ts, 0);
 	t->orphan_since = 0;	/* counts again from its end */
 	return err;
-}
-
-/* A record that holds a process, to the live side's hook (hold.h). */
-static void dec_hold(struct decoder *d, const void *rec, size_t size)
-{
-	struct hold h;
-
-	if (d->hold_hook && hold__read(rec, size, &h) != HOLD_NONE)
-		d->hold_hook(d->hold_ctx, &h);
-}
-
-int decoder__feed(struct decoder *d, const void *rec, size_t size)
-{
-	const struct bp_rec_hdr *h = rec;
-	const struct bp_rec_call *c = rec;
-	struct tstate *t;
-	uint64_t ts;
-	int err;
-
-	if (size < sizeof(*h))
-		return -EINVAL;
-	if (h->type == BP_REC_BATCH) {
-		const struct bp_rec_batch *b = rec;
-		size_t head = offsetof(struct bp_rec_batch, r);
-		uint32_t i;
-
-		if (size < head || b->n > BP_BATCH_RECS || size < head + b->n * sizeof(b->r[0]))
-			return -EINVAL;
-		for (i = 0; i < b->n; i++) {
-			if (b->r[i].h.type != BP_REC_ENTRY && b->r[i].h.type != BP_REC_EXIT)
-				return -EINVAL;
-			/* a full batch was sent by its last record's hit (compensate.h) */
-			if (d->comp && b->n == BP_BATCH_RECS && i + 1 == b->n)
-				compensator__batch_last(d->comp);
-			err = decoder__feed(d, &b->r[i], sizeof(b->r[i]));
-			if (err)
-				return err;
-		}
-		return 0;
-	}
-	d->s->nrecords++;
-	ts = dec_rel_ts(d, h->ts);
-	if (d->comp)
-		ts = compensator__ts(d->comp, rec, ts);
-	if (ts > d->last_ts)
-		d->last_ts = ts;
-
-	switch (h->type) {
-	case BP_REC_ENTRY:
-	case BP_REC_ENTRY_ARGS:
-		if (size < sizeof(*c) || c->func_id >= d->s->nfuncs)
-			return -EINVAL;
-		t = dec_thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
-		err = dec_wake_due(d, t, ts);
-		if (err)
-			return err;
-		err = dec_call_entry(d, t, c->func_id, ts, c->sp,
-				 h->type == BP_REC_ENTRY_ARGS && size >= sizeof(struct bp_rec_call_args) ?
-				 (const uint64_t *)((const struct bp_rec_call_args *)rec)->regs : NULL);
-		break;
-	case BP_REC_EXIT:
-	case BP_REC_EXIT_RET:
-		if (size < sizeof(*c) || c->func_id >= d->s->nfuncs)
-			return -EINVAL;
-		t = dec_thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
-		err = dec_wake_due(d, t, ts);
-		if (err)
-			return err;
-		err = dec_call_return(d, t, c->func_id, ts, c->sp,
-				  h->type == BP_REC_EXIT_RET && size >= sizeof(struct bp_rec_call_args) ?
-				  (const uint64_t *)((const struct bp_rec_call_args *)rec)->regs : NULL);
-		break;
-	case BP_REC_FORK:
-	case BP_REC_TASK_EXIT:
-	case BP_REC_COMM:
-		if (size < sizeof(struct bp_rec_task))
-			return -EINVAL;
-		return dec_on_task(d, rec, ts);
-	case BP_REC_EXEC:
-		if (size < sizeof(struct bp_rec_exec))
-			return -EINVAL;
-		err = dec_on_exec(d, rec, ts);
-		/* even after a sink's error: a stopped process must be let go */
-		if (((const struct bp_rec_exec *)rec)->stopped)
-			dec_hold(d, rec, size);
-		return err;
-	case BP_REC_DLOPEN:
-		if (size < sizeof(struct bp_rec_exec))
-			return -EINVAL;
-		dec_hold(d, rec, size);
-		return 0;
-	case BP_REC_SAMPLE:
-	case BP_REC_USTACK:
-		return dec_on_sample(d, rec, size, ts);
-	case BP_REC_WAKEUP:
-		if (size < sizeof(struct bp_rec_wakeup))
-			return -EINVAL;
-		return dec_on_wakeup(d, rec, ts);
-	case BP_REC_USDT:
-		if (size < sizeof(struct bp_rec_usdt))
-			return -EINVAL;
-		return dec_on_usdt(d, rec, ts);
-	case BP_REC_PY:
-		if (size < sizeof(struct bp_rec_py))
-			return -EINVAL;
-		return dec_on_py(d, rec, ts);
-	case BP_REC_PYCODE:
-		if (size < sizeof(struct bp_rec_pycode))
-			return -EINVAL;
-		return dec_on_pycode(d, rec);
-	case BP_REC_PYSTACK:
-		return dec_on_pystack(d, rec, size, ts);
-	case BP_REC_SWITCH:
-		if (size < sizeof(struct bp_rec_switch))
-			return -EINVAL;
-		return dec_on_switch(d, rec, ts);
-	case BP_REC_REARM: {
-		const struct bp_rec_unwind *u = rec;
-		uint32_t i;
-
-		if (size < sizeof(struct bp_rec_unwind))
-			return -EINVAL;
-		/*
-		 * The frames whose return slots were re-armed are alive (their
-		 * returns will come); a frame restored for the unwinder and not
-		 * re-armed was unwound by the exception: its slot was reused.
-		 */
-		t = dec_thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
-		err = 0;
-		while (t->depth && !err) {
-			struct frame *top = &t->stack[t->depth - 1];
-			bool alive = false;
-
-			if (!(top->flags & FRAME_RESTORED) || (top->flags & BP_CALL_NO_RETPROBE))
-				break;
-			for (i = 0; i < u->n && i < BP_UNWIND_SLOTS; i++)
-				alive |= u->slot[i] == top->sp;
-			if (alive)
-				break;
-			err = dec_pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
-		}
-		for (i = 0; i < t->depth; i++) {
-			uint32_t j;
-
-			for (j = 0; j < u->n && j < BP_UNWIND_SLOTS; j++)
-				if (u->slot[j] == t->stack[i].sp)
-					t->stack[i].flags &= ~FRAME_RESTORED;
-		}
-		t->unwinding = false;
-		break;
-	}
-	case BP_REC_UNWIND:
-		if (size < sizeof(struct bp_rec_unwind))
-			return -EINVAL;
-		t = dec_thread_state(d, (uint32_t)h->pid_tgid, h->pid_tgid >> 32, ts);
-		t->unwinding = true;
-		for (uint32_t i = 0; i < t->depth; i++)
-			t->stack[i].flags |= FRAME_RESTORED;
-		d->s->nexceptions++;
-		err = 0;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (err)
-		return err;
-	if (ts > t->last_ts)
-		t->last_ts = ts;
-	return 0;
 }
 
 void decoder__drop_func(struct decoder *d, uint32_t func)

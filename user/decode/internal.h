@@ -126,6 +126,13 @@ void dec_py_forget_process(struct decoder *d, uint32_t pid);
 uint32_t dec_py_splice(struct decoder *d, struct tstate *t, uint32_t pid, uint32_t path);
 
 struct tstate *dec_thread_state(struct decoder *d, uint32_t tid, uint32_t pid, uint64_t ts);
+/* A record's time, relative to the session's start. */
+uint64_t dec_rel_ts(const struct decoder *d, uint64_t ts);
+/* A call's entry and return (args, ret: the registers of BP_REC_*_ARGS records, else NULL). */
+int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+		   const uint64_t *args);
+int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+		    const uint64_t *ret);
 void dec_forget_thread(struct decoder *d, uint32_t tid);
 /* retprobe: the call's end comes from a kernel return probe (a native call), not from a USDT probe */
 void dec_push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,

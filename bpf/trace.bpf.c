@@ -75,26 +75,12 @@ static __always_inline int emit_call(struct pt_regs *ctx, __u16 type)
 		return 0;
 	}
 	/* the batch is held by the context this one interrupted: send it alone */
-	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		count_lost(cpu);
+	r = rec_reserve(sizeof(*r), cpu);
+	if (!r)
 		return 0;
-	}
 	fill_call(r, ctx, type, id, cpu);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
-}
-
-SEC("uprobe.multi")
-int BPF_KPROBE(call_entry)
-{
-	return emit_call(ctx, BP_REC_ENTRY);
-}
-
-SEC("uretprobe.multi")
-int BPF_KPROBE(call_exit)
-{
-	return emit_call(ctx, BP_REC_EXIT);
 }
 
 static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
@@ -105,11 +91,9 @@ static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
 
 	if (!call_accept(ctx, id, type == BP_REC_ENTRY_ARGS))
 		return 0;
-	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		count_lost(cpu);
+	r = rec_reserve(sizeof(*r), cpu);
+	if (!r)
 		return 0;
-	}
 	/* the call part, laid out as a struct bp_rec_call */
 	fill_call((struct bp_rec_call *)r, ctx, type, id, cpu);
 	if (type == BP_REC_ENTRY_ARGS) {
@@ -127,17 +111,20 @@ static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
 	return 0;
 }
 
-SEC("uprobe.multi")
-int BPF_KPROBE(call_entry_args)
-{
-	return emit_call_args(ctx, BP_REC_ENTRY_ARGS);
-}
-
-SEC("uretprobe.multi")
-int BPF_KPROBE(call_exit_ret)
-{
-	return emit_call_args(ctx, BP_REC_EXIT_RET);
-}
+/*
+ * The call programs: one pair is loaded (tracer__new), plain or with the
+ * registers (--deps), attached with uprobe_multi links (cookie: the function).
+ */
+#define CALL_PROG(sec, name, emit, type)	\
+	SEC(sec)				\
+	int BPF_KPROBE(name)			\
+	{					\
+		return emit(ctx, type);		\
+	}
+CALL_PROG("uprobe.multi", call_entry, emit_call, BP_REC_ENTRY)
+CALL_PROG("uretprobe.multi", call_exit, emit_call, BP_REC_EXIT)
+CALL_PROG("uprobe.multi", call_entry_args, emit_call_args, BP_REC_ENTRY_ARGS)
+CALL_PROG("uretprobe.multi", call_exit_ret, emit_call_args, BP_REC_EXIT_RET)
 
 /* The other concerns of this object, each in its part. */
 #include "trace_unwind.bpf.h"

@@ -501,6 +501,24 @@ struct sort_ctx {
 	enum report_sort key;
 };
 
+/* The rows' one order: descending by key, total and calls; equal ones by name, then number. */
+static int cmp_desc(uint64_t kx, uint64_t ky, uint64_t tx, uint64_t ty, uint64_t cx, uint64_t cy,
+		    const char *nx, const char *ny, uint32_t i, uint32_t j)
+{
+	int d;
+
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	if (tx != ty)
+		return tx < ty ? 1 : -1;
+	if (cx != cy)
+		return cx < cy ? 1 : -1;
+	d = strcmp(nx, ny);
+	if (d)
+		return d;
+	return i < j ? -1 : i > j;
+}
+
 /*
  * Descending by the key, then by total, then by calls (entry-only
  * functions, Go's, all have a total of 0); equal rows by name, so output is
@@ -511,19 +529,9 @@ static int cmp_funcs(const void *a, const void *b, void *arg)
 	const struct sort_ctx *c = arg;
 	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
 	const struct func_row *x = &c->r->funcs[i], *y = &c->r->funcs[j];
-	uint64_t kx = func_key(x, c->key), ky = func_key(y, c->key);
-	int d;
 
-	if (kx != ky)
-		return kx < ky ? 1 : -1;
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	if (x->calls != y->calls)
-		return x->calls < y->calls ? 1 : -1;
-	d = strcmp(session__func_name(c->s, i), session__func_name(c->s, j));
-	if (d)
-		return d;
-	return i < j ? -1 : i > j;
+	return cmp_desc(func_key(x, c->key), func_key(y, c->key), x->total, y->total, x->calls,
+			y->calls, session__func_name(c->s, i), session__func_name(c->s, j), i, j);
 }
 
 /* Tree children: a, b are path numbers with a row each (or live descendants). */
@@ -534,20 +542,10 @@ static int cmp_nodes(const void *a, const void *b, void *arg)
 	static const struct path_row none;
 	const struct path_row *x = c->r->node_row[i] ? &c->r->rows[c->r->node_row[i] - 1] : &none;
 	const struct path_row *y = c->r->node_row[j] ? &c->r->rows[c->r->node_row[j] - 1] : &none;
-	uint64_t kx = row_key(x, c->key), ky = row_key(y, c->key);
-	int d;
 
-	if (kx != ky)
-		return kx < ky ? 1 : -1;
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	if (x->calls != y->calls)
-		return x->calls < y->calls ? 1 : -1;
-	d = strcmp(session__func_name(c->s, c->s->paths[i].func),
-		   session__func_name(c->s, c->s->paths[j].func));
-	if (d)
-		return d;
-	return i < j ? -1 : i > j;
+	return cmp_desc(row_key(x, c->key), row_key(y, c->key), x->total, y->total, x->calls,
+			y->calls, session__func_name(c->s, c->s->paths[i].func),
+			session__func_name(c->s, c->s->paths[j].func), i, j);
 }
 
 /* The functions with calls, sorted; returns how many. */

@@ -90,6 +90,7 @@ void metrics__drop(struct metrics *m, uint32_t func, uint64_t unix_ns)
 }
 
 static void family(FILE *f, const char *name, const char *type, const char *help);
+static void metric(FILE *f, const char *name, const char *type, const char *help, uint64_t v);
 static void seconds(FILE *f, uint64_t ns);
 
 static const struct metrics_drop *dropped(const struct metrics *m, uint32_t func)
@@ -146,9 +147,9 @@ static void write_traced(const struct metrics *m, const struct bp_session *s,
 		fputc(' ', f);
 		seconds(f, m->drops[i].unix_ns);
 	}
-	family(f, "bpfprof_functions_dropped", "gauge",
-	       "Functions the overhead governor stopped tracing.");
-	fprintf(f, "bpfprof_functions_dropped %zu\n", m->ndrops);
+	metric(f, "bpfprof_functions_dropped", "gauge",
+	       "Functions the overhead governor stopped tracing.",
+	       m->ndrops);
 	if (x && x->slowdown > 0) {
 		family(f, "bpfprof_probe_slowdown_ratio", "gauge",
 		       "Estimated slowdown of the traced processes by the probes since the start "
@@ -360,6 +361,13 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A family of one unlabelled sample. */
+static void metric(FILE *f, const char *name, const char *type, const char *help, uint64_t v)
+{
+	family(f, name, type, help);
+	fprintf(f, "%s %" PRIu64 "\n", name, v);
+}
+
 static int by_total(const void *a, const void *b)
 {
 	const struct row *x = *(const struct row *const *)a, *y = *(const struct row *const *)b;
@@ -437,41 +445,43 @@ int metrics__write(struct metrics *m, const struct bp_session *s, size_t top,
 	write_traced(m, s, v, n, x, f);
 	free(v);
 
-	family(f, "bpfprof_calls_total", "counter", "Calls of every traced function, all processes.");
-	fprintf(f, "bpfprof_calls_total %" PRIu64 "\n", m->calls);
-	family(f, "bpfprof_aggregated_functions", "gauge",
-	       "Process and function pairs aggregated (the top ones by time are exported).");
-	fprintf(f, "bpfprof_aggregated_functions %zu\n", m->nrows);
+	metric(f, "bpfprof_calls_total", "counter",
+	       "Calls of every traced function, all processes.",
+	       m->calls);
+	metric(f, "bpfprof_aggregated_functions", "gauge",
+	       "Process and function pairs aggregated (the top ones by time are exported).",
+	       m->nrows);
 	/* what a long serve keeps: these must follow what is alive, not what was */
-	family(f, "bpfprof_known_processes", "gauge",
-	       "Processes bpfprof keeps a name for (alive, or named by a recent capture).");
-	fprintf(f, "bpfprof_known_processes %zu\n", s->nprocs);
-	family(f, "bpfprof_known_threads", "gauge",
-	       "Threads bpfprof keeps (alive, or exited less than 5 s ago).");
-	fprintf(f, "bpfprof_known_threads %zu\n", s->nthreads);
-	family(f, "bpfprof_decoder_threads", "gauge",
-	       "Threads whose call stacks bpfprof holds (alive, or gone but not yet seen to be).");
-	fprintf(f, "bpfprof_decoder_threads %" PRIu64 "\n", x ? x->decoder_threads : 0);
-	family(f, "bpfprof_call_paths", "gauge",
-	       "Distinct call paths interned (they grow with the code that runs, not with time).");
-	fprintf(f, "bpfprof_call_paths %zu\n", s->npaths);
-	family(f, "bpfprof_lost_records_total", "counter",
-	       "Trace records lost because the ring buffer was full.");
-	fprintf(f, "bpfprof_lost_records_total %" PRIu64 "\n", x ? x->lost : 0);
+	metric(f, "bpfprof_known_processes", "gauge",
+	       "Processes bpfprof keeps a name for (alive, or named by a recent capture).",
+	       s->nprocs);
+	metric(f, "bpfprof_known_threads", "gauge",
+	       "Threads bpfprof keeps (alive, or exited less than 5 s ago).",
+	       s->nthreads);
+	metric(f, "bpfprof_decoder_threads", "gauge",
+	       "Threads whose call stacks bpfprof holds (alive, or gone but not yet seen to be).",
+	       x ? x->decoder_threads : 0);
+	metric(f, "bpfprof_call_paths", "gauge",
+	       "Distinct call paths interned (they grow with the code that runs, not with time).",
+	       s->npaths);
+	metric(f, "bpfprof_lost_records_total", "counter",
+	       "Trace records lost because the ring buffer was full.",
+	       x ? x->lost : 0);
 	family(f, "bpfprof_cpu_seconds_total", "counter",
 	       "CPU time bpfprof itself used, user and system.");
 	fputs("bpfprof_cpu_seconds_total ", f);
 	seconds(f, x ? x->cpu_ns : 0);
-	family(f, "bpfprof_traced_processes", "gauge", "Traced processes still alive.");
-	fprintf(f, "bpfprof_traced_processes %" PRIu64 "\n", x ? x->traced_processes : 0);
+	metric(f, "bpfprof_traced_processes", "gauge", "Traced processes still alive.",
+	       x ? x->traced_processes : 0);
 	if (x && x->rss_bytes) {
-		family(f, "bpfprof_resident_memory_bytes", "gauge",
-		       "Resident memory of bpfprof itself.");
-		fprintf(f, "bpfprof_resident_memory_bytes %" PRIu64 "\n", x->rss_bytes);
+		metric(f, "bpfprof_resident_memory_bytes", "gauge",
+		       "Resident memory of bpfprof itself.",
+		       x->rss_bytes);
 	}
-	family(f, "bpfprof_captures_total", "counter", "Traces returned by /capture.");
-	fprintf(f, "bpfprof_captures_total %" PRIu64 "\n", x ? x->captures : 0);
-	family(f, "bpfprof_captures_running", "gauge", "Captures waiting for the end of their window.");
-	fprintf(f, "bpfprof_captures_running %" PRIu64 "\n", x ? x->captures_running : 0);
+	metric(f, "bpfprof_captures_total", "counter", "Traces returned by /capture.",
+	       x ? x->captures : 0);
+	metric(f, "bpfprof_captures_running", "gauge",
+	       "Captures waiting for the end of their window.",
+	       x ? x->captures_running : 0);
 	return ferror(f) ? -EIO : 0;
 }

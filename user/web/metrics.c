@@ -445,28 +445,40 @@ int metrics__write(struct metrics *m, const struct bp_session *s, size_t top,
 	write_traced(m, s, v, n, x, f);
 	free(v);
 
-	metric(f, "bpfprof_calls_total", "counter",
-	       "Calls of every traced function, all processes.",
-	       m->calls);
-	metric(f, "bpfprof_aggregated_functions", "gauge",
-	       "Process and function pairs aggregated (the top ones by time are exported).",
-	       m->nrows);
-	/* what a long serve keeps: these must follow what is alive, not what was */
-	metric(f, "bpfprof_known_processes", "gauge",
-	       "Processes bpfprof keeps a name for (alive, or named by a recent capture).",
-	       s->nprocs);
-	metric(f, "bpfprof_known_threads", "gauge",
-	       "Threads bpfprof keeps (alive, or exited less than 5 s ago).",
-	       s->nthreads);
-	metric(f, "bpfprof_decoder_threads", "gauge",
-	       "Threads whose call stacks bpfprof holds (alive, or gone but not yet seen to be).",
-	       x ? x->decoder_threads : 0);
-	metric(f, "bpfprof_call_paths", "gauge",
-	       "Distinct call paths interned (they grow with the code that runs, not with time).",
-	       s->npaths);
-	metric(f, "bpfprof_lost_records_total", "counter",
-	       "Trace records lost because the ring buffer was full.",
-	       x ? x->lost : 0);
+	{
+		/* what a long serve keeps (processes to paths) must follow what is alive */
+		const struct {
+			const char *name, *type, *help;
+			uint64_t v;
+		} own[] = {
+			{ "bpfprof_calls_total", "counter",
+			  "Calls of every traced function, all processes.", m->calls },
+			{ "bpfprof_aggregated_functions", "gauge",
+			  "Process and function pairs aggregated "
+			  "(the top ones by time are exported).",
+			  m->nrows },
+			{ "bpfprof_known_processes", "gauge",
+			  "Processes bpfprof keeps a name for "
+			  "(alive, or named by a recent capture).",
+			  s->nprocs },
+			{ "bpfprof_known_threads", "gauge",
+			  "Threads bpfprof keeps (alive, or exited less than 5 s ago).",
+			  s->nthreads },
+			{ "bpfprof_decoder_threads", "gauge",
+			  "Threads whose call stacks bpfprof holds "
+			  "(alive, or gone but not yet seen to be).",
+			  x ? x->decoder_threads : 0 },
+			{ "bpfprof_call_paths", "gauge",
+			  "Distinct call paths interned "
+			  "(they grow with the code that runs, not with time).",
+			  s->npaths },
+			{ "bpfprof_lost_records_total", "counter",
+			  "Trace records lost because the ring buffer was full.", x ? x->lost : 0 },
+		};
+
+		for (i = 0; i < sizeof(own) / sizeof(*own); i++)
+			metric(f, own[i].name, own[i].type, own[i].help, own[i].v);
+	}
 	family(f, "bpfprof_cpu_seconds_total", "counter",
 	       "CPU time bpfprof itself used, user and system.");
 	fputs("bpfprof_cpu_seconds_total ", f);

@@ -289,6 +289,19 @@ def run_bpfprof(args, timeout=TIMEOUT):
     return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
+def describe(p):
+    """A finished run_bpfprof(): its command, exit status and output's tails, for a failure."""
+    return "command: %s\nexit: %s\n--- stdout\n%s--- stderr\n%s" % (
+        " ".join(map(str, p.args)), p.returncode, p.stdout[-3000:], p.stderr[-3000:])
+
+
+def run_ok(args, rc=0, timeout=TIMEOUT):
+    """run_bpfprof(), which must exit with rc."""
+    p = run_bpfprof(args, timeout=timeout)
+    assert p.returncode == rc, describe(p)
+    return p
+
+
 def load_trace(path):
     """json.load of a trace; fails the test with the head of the file when it does not parse."""
     try:

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import BPFPROF, REPO, TIMEOUT, load_trace, prog_path
+from conftest import BPFPROF, REPO, TIMEOUT, describe, load_trace, prog_path
 from trace_util import (counts, format_problems, nesting_problems, process_names,
                         thread_names, xevents)
 
@@ -33,10 +33,6 @@ def bpfprof(args, cwd=REPO, env=None, timeout=TIMEOUT):
         pytest.fail("timed out: %s\n%s" % (" ".join(cmd), err[-3000:]))
     return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
-
-def describe(p):
-    return "command: %s\nexit: %s\n--- stdout\n%s--- stderr\n%s" % (
-        " ".join(p.args), p.returncode, p.stdout[-3000:], p.stderr[-3000:])
 
 
 def ok(p):

@@ -28,12 +28,8 @@ import json
 
 import pytest
 
-from conftest import prog_path, run_bpfprof
+from conftest import describe, prog_path, run_bpfprof, run_ok
 
-
-def describe(p):
-    return "command: %s\nexit: %s\n--- stdout\n%s--- stderr\n%s" % (
-        " ".join(map(str, p.args)), p.returncode, p.stdout[-3000:], p.stderr[-3000:])
 
 
 def rec(out, n, calls=100, opts=("-F", "slow", "-F", "steady")):
@@ -52,9 +48,7 @@ def runs(tmp_path_factory):
 
 
 def diff(*args, rc=0):
-    p = run_bpfprof(["diff"] + [str(a) for a in args])
-    assert p.returncode == rc, describe(p)
-    return p
+    return run_ok(["diff"] + list(args), rc=rc)
 
 
 def diff_json(*args):

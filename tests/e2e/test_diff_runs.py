@@ -24,16 +24,12 @@ import re
 
 import pytest
 
-from conftest import prog_path, run_bpfprof
+from conftest import describe, prog_path, run_bpfprof, run_ok
 
 ROUNDS = 200
 WORK = [20000 * (i + 1) for i in range(8)]
 FUNCS = ["work_%d" % i for i in range(8)]
 
-
-def describe(p):
-    return "command: %s\nexit: %s\n--- stdout\n%s--- stderr\n%s" % (
-        " ".join(map(str, p.args)), p.returncode, p.stdout[-3000:], p.stderr[-3000:])
 
 
 def rec(out, work):
@@ -55,9 +51,7 @@ def runs(tmp_path_factory):
 
 
 def diff(*args, rc=0):
-    p = run_bpfprof(["diff"] + [str(a) for a in args])
-    assert p.returncode == rc, describe(p)
-    return p
+    return run_ok(["diff"] + list(args), rc=rc)
 
 
 def diff_json(*args):

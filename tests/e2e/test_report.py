@@ -15,15 +15,11 @@ import urllib.request
 
 import pytest
 
-from conftest import BPFPROF, REPO, as_nobody, nobody_dir, prog_path, run_bpfprof
+from conftest import BPFPROF, REPO, as_nobody, describe, nobody_dir, prog_path, run_bpfprof
 
 CALLTREE_COUNTS = {"main": 1, "run": 1, "parse": 3, "compute": 5, "leaf_add": 20,
                    "leaf_mul": 10, "fib": 177, "slow_io": 1}
 
-
-def describe(p):
-    return "command: %s\nexit: %s\n--- stdout\n%s--- stderr\n%s" % (
-        " ".join(map(str, p.args)), p.returncode, p.stdout[-3000:], p.stderr[-3000:])
 
 
 @pytest.fixture(scope="module")

@@ -44,24 +44,37 @@ static void feed(struct decoder *d, uint16_t type, uint32_t func, uint64_t ts, u
 	assert_int_equal(decoder__feed(d, &r, sizeof(r)), 0);
 }
 
+/*
+ * A session of two functions, parent (0) and child (1, with child_flags),
+ * and its decoder into sink_fn, compensating with cc.
+ */
+static struct decoder *two_funcs(struct bp_session *s, const struct comp_costs *cc,
+				 uint32_t child_flags, decoder_sink_fn sink_fn)
+{
+	struct bp_func parent = { .name = "parent", .nparams = -1 };
+	struct bp_func child = { .name = "child", .flags = child_flags, .nparams = -1 };
+	struct decoder *d = NULL;
+
+	session__init(s);
+	s->t0 = 0;
+	session__add_module(s, "/x");
+	session__add_func(s, &parent);
+	session__add_func(s, &child);
+	ngot = 0;
+	assert_int_equal(decoder__new(s, sink_fn, NULL, &d), 0);
+	decoder__compensate(d, cc);
+	return d;
+}
+
 static void test_parent_and_children(void **state)
 {
 	/* path 0: 1000 ns a call, 400 inside; path 1: 3000, 1000 inside */
 	struct comp_costs cc = { .total_ns = { 1000, 3000 }, .inside_ns = { 400, 1000 }, .path = path_of };
-	struct bp_func parent = { .name = "parent", .nparams = -1 };
-	struct bp_func child = { .name = "child", .flags = 1, .nparams = -1 };
 	struct bp_session s;
-	struct decoder *d = NULL;
+	struct decoder *d;
 	uint64_t t = 1000000;
 
-	session__init(&s);
-	s.t0 = 0;
-	session__add_module(&s, "/x");
-	session__add_func(&s, &parent);
-	session__add_func(&s, &child);
-	ngot = 0;
-	assert_int_equal(decoder__new(&s, sink, NULL, &d), 0);
-	decoder__compensate(d, &cc);
+	d = two_funcs(&s, &cc, 1, sink);
 	/*
 	 * parent: raw 20000 ns with two children of 3500 raw each (1000 of
 	 * inside bias + 2500 of work); so its real time is 20000 - its 400 of
@@ -107,20 +120,11 @@ static void test_return_probe_apart(void **state)
 {
 	struct comp_costs cc = { .total_ns = { 3000, 3000 }, .inside_ns = { 1000, 1000 },
 				 .exit_ns = 600, .path = path_of };
-	struct bp_func parent = { .name = "parent", .nparams = -1 };
-	struct bp_func child = { .name = "child", .nparams = -1 };
 	struct bp_session s;
-	struct decoder *d = NULL;
+	struct decoder *d;
 	uint64_t t = 1000000;
 
-	session__init(&s);
-	s.t0 = 0;
-	session__add_module(&s, "/x");
-	session__add_func(&s, &parent);
-	session__add_func(&s, &child);
-	ngot = 0;
-	assert_int_equal(decoder__new(&s, sink, NULL, &d), 0);
-	decoder__compensate(d, &cc);
+	d = two_funcs(&s, &cc, 0, sink);
 	/* parent: entry; 5000 of work and the child's entry (2000: G); child 1000 + 300 of work */
 	feed(d, BP_REC_ENTRY, 0, t, 0x1000);
 	feed(d, BP_REC_ENTRY, 1, t + 7000, 0xf00);
@@ -165,24 +169,15 @@ static void test_adapt(void **state)
 {
 	struct comp_costs cc = { .total_ns = { 2500, 2500 }, .inside_ns = { 1500, 1500 },
 				 .exit_ns = 600, .path = path_of, .adapt = true };
-	struct bp_func parent = { .name = "parent", .nparams = -1 };
-	struct bp_func child = { .name = "child", .nparams = -1 };
 	struct comp_costs in;
 	struct bp_session s;
-	struct decoder *d = NULL;
+	struct decoder *d;
 	uint64_t t = 1000000;
 	uint32_t pid;
 	unsigned mask;
 	int i;
 
-	session__init(&s);
-	s.t0 = 0;
-	session__add_module(&s, "/x");
-	session__add_func(&s, &parent);
-	session__add_func(&s, &child);
-	ngot = 0;
-	assert_int_equal(decoder__new(&s, sink, NULL, &d), 0);
-	decoder__compensate(d, &cc);
+	d = two_funcs(&s, &cc, 0, sink);
 	for (i = 0; i < 20; i++)
 		t = empty_family(d, t, 2, 2000, 1200, 800, 10000);
 	/* the parent: 300 ns of its own, its entry and the child's (H = L + G - T), 700 in the child, 40 after */
@@ -214,23 +209,15 @@ static void test_adapt_cap(void **state)
 {
 	struct comp_costs cc = { .total_ns = { 2000, 2000 }, .inside_ns = { 1000, 1000 },
 				 .exit_ns = 500, .path = path_of, .adapt = true };
-	struct bp_func parent = { .name = "parent", .nparams = -1 };
-	struct bp_func child = { .name = "child", .nparams = -1 };
 	struct comp_costs in;
 	struct bp_session s;
-	struct decoder *d = NULL;
+	struct decoder *d;
 	uint64_t t = 1000000;
 	uint32_t pid;
 	unsigned mask;
 	int i;
 
-	session__init(&s);
-	s.t0 = 0;
-	session__add_module(&s, "/x");
-	session__add_func(&s, &parent);
-	session__add_func(&s, &child);
-	assert_int_equal(decoder__new(&s, sink, NULL, &d), 0);
-	decoder__compensate(d, &cc);
+	d = two_funcs(&s, &cc, 0, sink);
 	for (i = 0; i < 20; i++)
 		t = empty_family(d, t, 2, 9000, 9000, 9000, 10000);
 	assert_int_equal(decoder__finish(d), 0);
@@ -265,12 +252,10 @@ static void test_batch_flush(void **state)
 {
 	struct comp_costs cc = { .total_ns = { 3000, 3000 }, .inside_ns = { 1000, 1000 },
 				 .exit_ns = 600, .path = path_of, .adapt = true };
-	struct bp_func parent = { .name = "parent", .nparams = -1 };
-	struct bp_func child = { .name = "child", .nparams = -1 };
 	static struct bp_rec_batch b;
 	struct comp_costs in;
 	struct bp_session s;
-	struct decoder *d = NULL;
+	struct decoder *d;
 	uint64_t t = 1000000, ival[22];
 	uint16_t type[22];
 	uint32_t func[22], pid;
@@ -286,14 +271,8 @@ static void test_batch_flush(void **state)
 		type[2 + 2 * k] = BP_REC_EXIT, func[2 + 2 * k] = 1, ival[2 + 2 * k] = 1000;
 	}
 	type[21] = BP_REC_EXIT, func[21] = 0, ival[21] = 600;
-	session__init(&s);
-	s.t0 = 0;
-	session__add_module(&s, "/x");
-	session__add_func(&s, &parent);
-	session__add_func(&s, &child);
 	npdur = 0;
-	assert_int_equal(decoder__new(&s, parent_sink, NULL, &d), 0);
-	decoder__compensate(d, &cc);
+	d = two_funcs(&s, &cc, 0, parent_sink);
 	memset(&b, 0, sizeof(b));
 	b.h.type = BP_REC_BATCH;
 	for (fam = 0; fam < 40; fam++) {

@@ -308,6 +308,88 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * The session of the calibration: this executable (path, len bytes; other:
+ * as many, scratch) with the native paths' functions, then
+ * bpfprof_cal_outer as CAL_OUTER (their file offsets in offs), and the
+ * Python path's.  0 or -errno.
+ */
+static int cal_session(struct bp_session *s, char *path, char *other, size_t len,
+		       unsigned long *offs)
+{
+	int err, p;
+
+	for (p = 0; p < PP_NPATHS; p++) {
+		err = self_offset((const void *)cal_fn[p], p ? other : path, len, &offs[p]);
+		if (err)
+			return err;
+		if (p && strcmp(other, path))
+			return -EINVAL;
+	}
+	/* the native paths' functions, then bpfprof_cal_outer as CAL_OUTER */
+	err = self_offset((const void *)bpfprof_cal_outer, other, len, &offs[PP_NPATHS]);
+	if (err)
+		return err;
+	if (strcmp(other, path))
+		return -EINVAL;
+	session__add_module(s, path);
+	for (p = 0; p <= PP_PYTHON; p++) {
+		struct bp_func f = { .name = p < PP_PYTHON ? (char *)calibrate__path_name(p) :
+							   (char *)"outer", .nparams = -1 };
+
+		session__add_func(s, &f);
+	}
+	return 0;
+}
+
+/* The figures of each path from the helper's timings (cr) and the records' (cs). */
+static int cal_figures(struct cal_sink *cs, const struct cal_result *cr, int py_err,
+		       struct probe_costs *out)
+{
+	int p, r;
+
+	for (p = 0; p < PP_NPATHS; p++) {
+		double tot[CAL_ROUNDS], ref[CAL_ROUNDS];
+
+		if (p == PP_PYTHON && (py_err || cs->n[p] < CAL_CALLS * CAL_ROUNDS / 2)) {
+			/* the native paths stand: the Python one alone is a guess */
+			p_dbg("Python probe calibration failed (%s): using the development VM's "
+			      "figure", py_err ? strerror(-py_err) : "no records");
+			out->total_ns[p] = fallback.total_ns[p];
+			out->inside_ns[p] = fallback.inside_ns[p];
+			continue;
+		}
+		/* the records did not come: no figure is better than a wrong one */
+		if (cs->n[p] < CAL_CALLS * CAL_ROUNDS / 2)
+			return -ENODATA;
+		for (r = 0; r < CAL_ROUNDS; r++) {
+			tot[r] = cr->v[r][p][0] - cr->v[r][p][1];
+			ref[r] = cr->v[r][p][1];
+		}
+		qsort(tot, CAL_ROUNDS, sizeof(double), cmp_double);
+		qsort(ref, CAL_ROUNDS, sizeof(double), cmp_double);
+		out->total_ns[p] = tot[CAL_ROUNDS / 2];
+		qsort(cs->dur[p], cs->n[p], sizeof(double), cmp_double);
+		out->inside_ns[p] = cs->dur[p][cs->n[p] / 2] - ref[CAL_ROUNDS / 2];
+		if (out->inside_ns[p] < 0)
+			out->inside_ns[p] = 0;
+		if (out->inside_ns[p] > out->total_ns[p])
+			out->inside_ns[p] = out->total_ns[p];
+		if (tot[CAL_ROUNDS / 2] > 0 &&
+		    (tot[CAL_ROUNDS - 1] - tot[0]) / tot[CAL_ROUNDS / 2] > out->spread)
+			out->spread = (tot[CAL_ROUNDS - 1] - tot[0]) / tot[CAL_ROUNDS / 2];
+	}
+	if (cs->ntail >= CAL_CALLS * CAL_ROUNDS / 2) {
+		qsort(cs->tail, cs->ntail, sizeof(double), cmp_double);
+		out->exit_ns = cs->tail[cs->ntail / 2];
+	} else {
+		out->exit_ns = fallback.exit_ns;
+	}
+	if (out->exit_ns > out->total_ns[PP_EMULATED])
+		out->exit_ns = out->total_ns[PP_EMULATED];
+	return 0;
+}
+
 static int measure(struct probe_costs *out)
 {
 	struct tracer_opts topts = { .buffer_size = 1 << 20 };
@@ -321,32 +403,13 @@ static int measure(struct probe_costs *out)
 	uint64_t refused[PP_NPATHS + 1];
 	size_t nrefused = 0;
 	char path[4097], other[4097];
-	int go[2] = { -1, -1 }, res[2] = { -1, -1 }, err, py_err = -ENOENT, p, r, status;
+	int go[2] = { -1, -1 }, res[2] = { -1, -1 }, err, py_err = -ENOENT, p, status;
 	pid_t child = -1;
 
 	session__init(&s);
-	for (p = 0; p < PP_NPATHS; p++) {
-		err = self_offset((const void *)cal_fn[p], p ? other : path, sizeof(path), &offs[p]);
-		if (err)
-			goto cleanup;
-		if (p && strcmp(other, path)) {
-			err = -EINVAL;
-			goto cleanup;
-		}
-	}
-	/* the native paths' functions, then bpfprof_cal_outer as CAL_OUTER */
-	err = self_offset((const void *)bpfprof_cal_outer, other, sizeof(other), &offs[PP_NPATHS]);
-	if (!err && strcmp(other, path))
-		err = -EINVAL;
+	err = cal_session(&s, path, other, sizeof(path), offs);
 	if (err)
 		goto cleanup;
-	session__add_module(&s, path);
-	for (p = 0; p <= PP_PYTHON; p++) {
-		struct bp_func f = { .name = p < PP_PYTHON ? (char *)calibrate__path_name(p) :
-							   (char *)"outer", .nparams = -1 };
-
-		session__add_func(&s, &f);
-	}
 	s.t0 = cs->t0 = mono_ns();
 	err = decoder__new(&s, on_event, cs, &cs->dec);
 	if (err)
@@ -412,46 +475,9 @@ static int measure(struct probe_costs *out)
 	err = decoder__finish(dec);
 	if (err)
 		goto cleanup;
-	for (p = 0; p < PP_NPATHS; p++) {
-		double tot[CAL_ROUNDS], ref[CAL_ROUNDS];
-
-		if (p == PP_PYTHON && (py_err || cs->n[p] < CAL_CALLS * CAL_ROUNDS / 2)) {
-			/* the native paths stand: the Python one alone is a guess */
-			p_dbg("Python probe calibration failed (%s): using the development VM's "
-			      "figure", py_err ? strerror(-py_err) : "no records");
-			out->total_ns[p] = fallback.total_ns[p];
-			out->inside_ns[p] = fallback.inside_ns[p];
-			continue;
-		}
-		if (cs->n[p] < CAL_CALLS * CAL_ROUNDS / 2) {
-			err = -ENODATA;	/* the records did not come: no figure is better than a wrong one */
-			goto cleanup;
-		}
-		for (r = 0; r < CAL_ROUNDS; r++) {
-			tot[r] = cr.v[r][p][0] - cr.v[r][p][1];
-			ref[r] = cr.v[r][p][1];
-		}
-		qsort(tot, CAL_ROUNDS, sizeof(double), cmp_double);
-		qsort(ref, CAL_ROUNDS, sizeof(double), cmp_double);
-		out->total_ns[p] = tot[CAL_ROUNDS / 2];
-		qsort(cs->dur[p], cs->n[p], sizeof(double), cmp_double);
-		out->inside_ns[p] = cs->dur[p][cs->n[p] / 2] - ref[CAL_ROUNDS / 2];
-		if (out->inside_ns[p] < 0)
-			out->inside_ns[p] = 0;
-		if (out->inside_ns[p] > out->total_ns[p])
-			out->inside_ns[p] = out->total_ns[p];
-		if (tot[CAL_ROUNDS / 2] > 0 &&
-		    (tot[CAL_ROUNDS - 1] - tot[0]) / tot[CAL_ROUNDS / 2] > out->spread)
-			out->spread = (tot[CAL_ROUNDS - 1] - tot[0]) / tot[CAL_ROUNDS / 2];
-	}
-	if (cs->ntail >= CAL_CALLS * CAL_ROUNDS / 2) {
-		qsort(cs->tail, cs->ntail, sizeof(double), cmp_double);
-		out->exit_ns = cs->tail[cs->ntail / 2];
-	} else {
-		out->exit_ns = fallback.exit_ns;
-	}
-	if (out->exit_ns > out->total_ns[PP_EMULATED])
-		out->exit_ns = out->total_ns[PP_EMULATED];
+	err = cal_figures(cs, &cr, py_err, out);
+	if (err)
+		goto cleanup;
 	out->measured = true;
 	err = 0;
 cleanup:

@@ -112,16 +112,6 @@ static __always_inline void count_lost(__u32 cpu)
 	count_lost_n(cpu, 1);
 }
 
-/* A record of size bytes alone in the ring buffer; NULL when it is full (counted lost). */
-static __always_inline void *rec_reserve(__u64 size, __u32 cpu)
-{
-	void *r = bpf_ringbuf_reserve(&rb, size, 0);
-
-	if (!r)
-		count_lost(cpu);
-	return r;
-}
-
 /*
  * The per-CPU batches of call records (struct bp_rec_batch), shared like rb.
  *

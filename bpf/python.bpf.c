@@ -136,9 +136,11 @@ int py_probe(struct pt_regs *ctx)
 	batch_flush();	/* the native calls around it come in order */
 	name_code(c, tgid, id, code);
 	cpu = bpf_get_smp_processor_id();
-	r = rec_reserve(sizeof(*r), cpu);
-	if (!r)
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
 		return 0;
+	}
 	rec_hdr(&r->h, BP_REC_PY, kind, cpu, id);
 	r->code = code;
 	r->frame = frame;

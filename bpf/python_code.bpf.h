@@ -89,9 +89,11 @@ static __always_inline void name_code(const struct bp_py_cfg *c, __u32 tgid, __u
 		return;
 	cpu = bpf_get_smp_processor_id();
 	/* reserved before the map says "named": the name precedes every use in the stream */
-	r = rec_reserve(sizeof(*r), cpu);
-	if (!r)
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
 		return;
+	}
 	rec_hdr(&r->h, BP_REC_PYCODE, 0, cpu, id);
 	r->code = code;
 	r->firstlineno = now.line;

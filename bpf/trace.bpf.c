@@ -75,9 +75,11 @@ static __always_inline int emit_call(struct pt_regs *ctx, __u16 type)
 		return 0;
 	}
 	/* the batch is held by the context this one interrupted: send it alone */
-	r = rec_reserve(sizeof(*r), cpu);
-	if (!r)
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
 		return 0;
+	}
 	fill_call(r, ctx, type, id, cpu);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
@@ -91,9 +93,11 @@ static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
 
 	if (!call_accept(ctx, id, type == BP_REC_ENTRY_ARGS))
 		return 0;
-	r = rec_reserve(sizeof(*r), cpu);
-	if (!r)
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
 		return 0;
+	}
 	/* the call part, laid out as a struct bp_rec_call */
 	fill_call((struct bp_rec_call *)r, ctx, type, id, cpu);
 	if (type == BP_REC_ENTRY_ARGS) {

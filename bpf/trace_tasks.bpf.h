@@ -18,9 +18,11 @@ static __always_inline struct bp_rec_task *task_rec(__u16 type, struct task_stru
 	struct bp_rec_task *r;
 
 	batch_flush();	/* the task's calls so far come first */
-	r = rec_reserve(sizeof(*r), cpu);
-	if (!r)
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
 		return NULL;
+	}
 	rec_hdr(&r->h, type, 0, cpu, task_id(t));
 	r->parent_pid_tgid = 0;
 	return r;
@@ -156,9 +158,11 @@ int BPF_PROG(task_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 		set_recording(tgid, !start_gated);
 	}
 	batch_flush();
-	r = rec_reserve(sizeof(*r), cpu);
-	if (!r)
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
 		return 0;
+	}
 	rec_hdr(&r->h, BP_REC_EXEC, 0, cpu, task_id(p));
 	r->old_tid = old_pid;
 	/*
@@ -196,9 +200,11 @@ int BPF_KPROBE(dl_state)
 	if (paused || !is_member(id >> 32))
 		return 0;
 	batch_flush();
-	r = rec_reserve(sizeof(*r), cpu);
-	if (!r)
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
 		return 0;
+	}
 	rec_hdr(&r->h, BP_REC_DLOPEN, 0, cpu, id);
 	r->old_tid = 0;
 	r->filename[0] = 0;

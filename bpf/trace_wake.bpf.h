@@ -25,10 +25,12 @@ static __always_inline void emit_wakeup(__u16 kind, __u64 who, __u64 other, __u6
 	struct bp_rec_wakeup *r;
 
 	batch_flush();	/* the waker's current call must be known before the edge */
-	r = rec_reserve(sizeof(*r), cpu);
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 
-	if (!r)
+	if (!r) {
+		count_lost(cpu);
 		return;
+	}
 	rec_hdr(&r->h, BP_REC_WAKEUP, kind, cpu, who);
 	r->other = other;
 	r->waking_ts = waking_ts;

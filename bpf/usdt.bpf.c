@@ -77,9 +77,11 @@ int usdt_probe(struct pt_regs *ctx)
 		return 0;
 
 	batch_flush();	/* the calls around the probe come in order */
-	r = rec_reserve(sizeof(*r), cpu);
-	if (!r)
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
 		return 0;
+	}
 	rec_hdr(&r->h, BP_REC_USDT, kind, cpu, id);
 	r->cookie = cookie;
 	r->sp = PT_REGS_SP(ctx);

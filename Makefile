@@ -201,7 +201,7 @@ FUZZ_TIME  ?= 600
 FUZZ_FLAGS := -g -O1 -Werror=implicit-function-declaration -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	      -D_GNU_SOURCE -I. -Iuser -Itests/fuzz
 FUZZ_BASE  := user/base/log.c user/base/util.c user/base/safeopen.c
-FUZZ_ARCH  := user/archive/reader.c user/archive/events.c user/model/session.c
+FUZZ_ARCH  := user/archive/reader.c user/archive/tables.c user/archive/events.c user/model/session.c
 # the archive reader
 FUZZ_SRCS_archive   := $(FUZZ_ARCH)
 FUZZ_LIBS_archive   := -lz

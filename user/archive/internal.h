@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The archive reader's state, shared by reader.c (file, sections, tables)
- * and events.c (event blocks).  Not for use outside user/archive/.
+ * The archive reader's state, shared by reader.c (file, sections), tables.c
+ * (the tables) and events.c (event blocks).  Not for use outside user/archive/.
  */
 #ifndef BPFPROF_ARCHIVE_INTERNAL_H
 #define BPFPROF_ARCHIVE_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "archive.h"
@@ -56,6 +57,39 @@ int archive_fail(struct archive_reader *r, bool cut, int err, const char *what,
 		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 #define truncated(r, ...) archive_fail(r, true, -EBADMSG, "truncated archive", __VA_ARGS__)
 #define corrupt(r, ...) archive_fail(r, false, -EBADMSG, "corrupt archive", __VA_ARGS__)
+
+/*
+ * reader.c's primitives, each checked against what is left of the section:
+ * skip n bytes; a little-endian u32 or u64; a string (NULL for none); an
+ * array grown for its entry n (doubling); a table section's prefix
+ * (appends exactly, fits max and the section); a row's fixed part read
+ * (known bytes) and the rest skipped.
+ */
+/* Little-endian integers of a table row's fixed part. */
+static inline uint32_t le32(const unsigned char *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t le64(const unsigned char *p)
+{
+	return le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+struct table_hdr {
+	uint32_t first, count, fixed;
+};
+int archive_sec_skip(struct archive_reader *r, uint64_t n);
+int archive_rd_u32(struct archive_reader *r, uint32_t *v);
+int archive_rd_u64(struct archive_reader *r, uint64_t *v);
+int archive_rd_str(struct archive_reader *r, char **out);
+void *archive_grow(void *arr, size_t n, size_t elem);
+int archive_rd_table(struct archive_reader *r, size_t have, size_t max, uint32_t known,
+		     struct table_hdr *t);
+int archive_rd_fixed(struct archive_reader *r, const struct table_hdr *t, void *buf, size_t known);
+
+/* tables.c: the pending section's table (r->type: modules ... counters), read. */
+int archive_read_table(struct archive_reader *r);
 
 /* The next section's header; then its body (tables are read, an events block is loaded). */
 int archive_read_section_header(struct archive_reader *r);

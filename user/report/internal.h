@@ -261,4 +261,16 @@ static const char *const verdict_name_samples[] = {
 	[V_FEW] = "few", [V_ADDED] = "added", [V_REMOVED] = "removed",
 };
 
+/*
+ * diff_print.c's walk over the call paths shown (depth first, children by
+ * added time) and the folded stack of a path (outermost first); the
+ * formats of diff_formats.c.
+ */
+typedef void (*path_visit_fn)(struct diff *d, FILE *f, uint32_t p, size_t depth, bool first);
+void diff_walk_paths(struct diff *d, FILE *f, path_visit_fn visit);
+void diff_put_path(const struct diff *d, FILE *f, uint32_t p, bool folded);
+void diff_print_json(struct diff *d, FILE *f);
+void diff_print_csv(struct diff *d, FILE *f);
+void diff_print_folded(struct diff *d, FILE *f);
+
 #endif

@@ -204,6 +204,83 @@ static void node_id(FILE *f, uint32_t func)
 		fprintf(f, "f%" PRIu32, func);
 }
 
+/*
+ * Keeps the DOT_MAX_NODES functions of the most total time of the nshown
+ * shown, folds the others into one node (their calls and self time in
+ * *folded), their edges merged into the folded node's (*ne, *max_calls
+ * updated).  Returns how many were folded.
+ */
+static size_t fold_nodes(struct func_stat *fs, size_t nf, bool *shown, size_t nshown,
+			 struct edge *edges, size_t *ne, struct func_stat *folded,
+			 uint64_t *max_calls)
+{
+	uint32_t *order = xcalloc(nshown, sizeof(*order));
+	size_t i, k = 0;
+
+	for (i = 0; i < nf; i++)
+		if (shown[i])
+			order[k++] = (uint32_t)i;
+	rank_fs = fs;
+	qsort(order, k, sizeof(*order), cmp_rank);
+	rank_fs = NULL;
+	for (k = DOT_MAX_NODES; k < nshown; k++) {
+		shown[order[k]] = false;
+		folded->calls += fs[order[k]].calls;
+		folded->self += fs[order[k]].self;
+	}
+	free(order);
+	/* edges to or from a folded function go to the folded node, merged */
+	for (i = 0; i < *ne; i++) {
+		if (!shown[edges[i].from])
+			edges[i].from = FOLDED;
+		if (!shown[edges[i].to])
+			edges[i].to = FOLDED;
+	}
+	qsort(edges, *ne, sizeof(*edges), cmp_edge);
+	for (i = 0, k = 0; i < *ne; i++) {
+		if (edges[i].from == FOLDED && edges[i].to == FOLDED)
+			continue;	/* inside the fold */
+		if (k && edges[k - 1].from == edges[i].from && edges[k - 1].to == edges[i].to)
+			edges[k - 1].calls += edges[i].calls;
+		else
+			edges[k++] = edges[i];
+	}
+	*ne = k;
+	for (i = 0, *max_calls = 0; i < *ne; i++)
+		if (edges[i].calls > *max_calls)
+			*max_calls = edges[i].calls;
+	return nshown - DOT_MAX_NODES;
+}
+
+/* The shown functions' nodes: calls, total and self time, filled by self time. */
+static void put_nodes(FILE *f, const struct bp_session *s, const struct func_stat *fs, size_t nf,
+		      const bool *shown, uint64_t max_self)
+{
+	char t1[32], t2[32];
+	size_t i;
+
+	for (i = 0; i < nf; i++) {
+		/* White for no self time, deep red for the most. */
+		unsigned int heat = max_self ? (unsigned int)(fs[i].self * 191 / max_self) : 0;
+
+		if (!shown[i])
+			continue;
+		fprintf(f, "\tf%zu [label=\"", i);
+		dot_str(f, session__func_name(s, i));
+		if (i < s->nfuncs && s->funcs[i].flags & BP_FUNC_DROPPED)
+			fprintf(f, "\\n%s", &BP_DROPPED_SUFFIX[1]);	/* counts up to the drop */
+		fprintf(f, "\\n%" PRIu64 " call%s\\ntotal %s\\nself %s\"", fs[i].calls,
+			fs[i].calls == 1 ? "" : "s", fmt_duration(fs[i].total, t1, sizeof(t1)),
+			fmt_duration(fs[i].self, t2, sizeof(t2)));
+		if (i < s->nfuncs && s->funcs[i].module < s->nmodules) {
+			fputs(", tooltip=\"", f);
+			dot_str(f, s->modules[s->funcs[i].module].path);
+			putc('"', f);
+		}
+		fprintf(f, ", fillcolor=\"#ff%02x%02x\"];\n", 255 - heat, 255 - heat);
+	}
+}
+
 static int dot_end(struct exporter *e, const struct bp_session *s)
 {
 	struct dot_priv *p = e->priv;
@@ -251,44 +328,8 @@ static int dot_end(struct exporter *e, const struct bp_session *s)
 	/* Too many to read or lay out: keep the top DOT_MAX_NODES, fold the rest. */
 	for (i = 0, nshown = 0; i < nf; i++)
 		nshown += shown[i];
-	if (nshown > DOT_MAX_NODES) {
-		uint32_t *order = xcalloc(nshown, sizeof(*order));
-		size_t k = 0;
-
-		for (i = 0; i < nf; i++)
-			if (shown[i])
-				order[k++] = (uint32_t)i;
-		rank_fs = fs;
-		qsort(order, k, sizeof(*order), cmp_rank);
-		rank_fs = NULL;
-		for (k = DOT_MAX_NODES; k < nshown; k++) {
-			shown[order[k]] = false;
-			folded.calls += fs[order[k]].calls;
-			folded.self += fs[order[k]].self;
-		}
-		nfolded = nshown - DOT_MAX_NODES;
-		free(order);
-		/* edges to or from a folded function go to the folded node, merged */
-		for (i = 0; i < ne; i++) {
-			if (!shown[edges[i].from])
-				edges[i].from = FOLDED;
-			if (!shown[edges[i].to])
-				edges[i].to = FOLDED;
-		}
-		qsort(edges, ne, sizeof(*edges), cmp_edge);
-		for (i = 0, k = 0; i < ne; i++) {
-			if (edges[i].from == FOLDED && edges[i].to == FOLDED)
-				continue;	/* inside the fold */
-			if (k && edges[k - 1].from == edges[i].from && edges[k - 1].to == edges[i].to)
-				edges[k - 1].calls += edges[i].calls;
-			else
-				edges[k++] = edges[i];
-		}
-		ne = k;
-		for (i = 0, max_calls = 0; i < ne; i++)
-			if (edges[i].calls > max_calls)
-				max_calls = edges[i].calls;
-	}
+	if (nshown > DOT_MAX_NODES)
+		nfolded = fold_nodes(fs, nf, shown, nshown, edges, &ne, &folded, &max_calls);
 
 	fputs("digraph bpfprof {\n\tgraph [label=\"", f);
 	dot_str(f, s->cmdline ? s->cmdline : "bpfprof");
@@ -308,26 +349,7 @@ static int dot_end(struct exporter *e, const struct bp_session *s)
 	      "\tnode [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n"
 	      "\tedge [fontname=\"Helvetica\", fontsize=10];\n", f);
 
-	for (i = 0; i < nf; i++) {
-		/* White for no self time, deep red for the most. */
-		unsigned int heat = max_self ? (unsigned int)(fs[i].self * 191 / max_self) : 0;
-
-		if (!shown[i])
-			continue;
-		fprintf(f, "\tf%zu [label=\"", i);
-		dot_str(f, session__func_name(s, i));
-		if (i < s->nfuncs && s->funcs[i].flags & BP_FUNC_DROPPED)
-			fprintf(f, "\\n%s", &BP_DROPPED_SUFFIX[1]);	/* counts up to the drop */
-		fprintf(f, "\\n%" PRIu64 " call%s\\ntotal %s\\nself %s\"", fs[i].calls,
-			fs[i].calls == 1 ? "" : "s", fmt_duration(fs[i].total, t1, sizeof(t1)),
-			fmt_duration(fs[i].self, t2, sizeof(t2)));
-		if (i < s->nfuncs && s->funcs[i].module < s->nmodules) {
-			fputs(", tooltip=\"", f);
-			dot_str(f, s->modules[s->funcs[i].module].path);
-			putc('"', f);
-		}
-		fprintf(f, ", fillcolor=\"#ff%02x%02x\"];\n", 255 - heat, 255 - heat);
-	}
+	put_nodes(f, s, fs, nf, shown, max_self);
 	if (nfolded)
 		fprintf(f, "\tfolded [label=\"%zu other functions\\n%" PRIu64 " call%s\\nself %s\", "
 			"style=\"rounded,filled,dashed\", fillcolor=\"#eeeeee\", tooltip=\"functions "

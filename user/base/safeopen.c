@@ -146,6 +146,36 @@ static bool on_procfs(int dfd)
 }
 
 /*
+ * A root's symbolic link met on the way (fd, the inode just checked): its
+ * own text (read into target, PATH_MAX + 1 bytes) put in front of what is
+ * left of the path (next; nothing when it was the last component) as the
+ * new *rest; an absolute one restarts the walk at "/" (*cur).  0 or -errno.
+ */
+static int splice_link(int fd, int *cur, char *target, const char *next, bool last, char **rest)
+{
+	ssize_t n = readlinkat(fd, "", target, PATH_MAX);
+	char *spliced;
+
+	if (n < 0 || n >= PATH_MAX)
+		return n < 0 ? -errno : -ENAMETOOLONG;
+	target[n] = 0;
+	spliced = xasprintf("%s%s%s", target, last ? "" : "/", next);
+	if (target[0] == '/') {
+		close(*cur);
+		*cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (*cur < 0) {
+			int err = -errno;
+
+			free(spliced);
+			return err;
+		}
+	}
+	free(*rest);
+	*rest = spliced;
+	return 0;
+}
+
+/*
  * Resolves path up to its last component, following only the symbolic
  * links root owns (and procfs's), one component at a time with O_NOFOLLOW:
  * a link another user owns -- planted in a directory of theirs or in a
@@ -172,7 +202,6 @@ static int walk(const char *path, int *dfd, char **name)
 	for (;;) {
 		char *end, *next;
 		bool last;
-		ssize_t n;
 
 		while (*p == '/')
 			p++;
@@ -220,8 +249,6 @@ static int walk(const char *path, int *dfd, char **name)
 				goto cleanup;
 			}
 		} else if (S_ISLNK(st.st_mode)) {
-			char *spliced;
-
 			if (st.st_uid != 0) {
 				err = -ELOOP;	/* a user's: not followed as root */
 				goto cleanup;
@@ -230,27 +257,12 @@ static int walk(const char *path, int *dfd, char **name)
 				err = -EMLINK;
 				goto cleanup;
 			}
-			/* the link's own text, read from the inode just checked */
-			n = readlinkat(fd, "", target, PATH_MAX);
-			if (n < 0 || n >= PATH_MAX) {
-				err = n < 0 ? -errno : -ENAMETOOLONG;
-				goto cleanup;
-			}
-			target[n] = 0;
+			err = splice_link(fd, &cur, target, next, last, &rest);
 			close(fd);
 			fd = -1;
-			spliced = xasprintf("%s%s%s", target, last ? "" : "/", next);
-			if (target[0] == '/') {
-				close(cur);
-				cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-				if (cur < 0) {
-					err = -errno;
-					free(spliced);
-					goto cleanup;
-				}
-			}
-			free(rest);
-			rest = p = spliced;
+			if (err)
+				goto cleanup;
+			p = rest;
 			continue;
 		} else if (last) {
 			break;

@@ -3,12 +3,15 @@
  * The one record switch (decoder__feed): every record the BPF side writes
  * is read here, checked against its type's size, and handed to the decode
  * file of its concern as typed values; the records that hold a process go
- * on to the live side's hook (hold.h).  The shadow call stacks are
- * decode.c's.
+ * on to the live side's hook (hold.h).  The call records are handled here
+ * too, on the hot path: an entry pushes a frame on the thread's shadow call
+ * stack (decode.c), a return pops it, and a frame whose return never came
+ * is closed where the stack pointers prove it gone.
  */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <linux/types.h>
 #include "bpf/events.h"
 #include "decode.h"
@@ -23,6 +26,233 @@ static void dec_hold(struct decoder *d, const void *rec, size_t size)
 
 	if (d->hold_hook && hold__read(rec, size, &h) != HOLD_NONE)
 		d->hold_hook(d->hold_ctx, &h);
+}
+
+/*
+ * Closes the frames that cannot be live any more because the stack has
+ * unwound above them: every frame whose entry sp is below `sp`.  They ended
+ * no later than the previous record of the thread.
+ */
+static int dec_close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool entry, uint32_t func)
+{
+	bool popped = false;
+	int err;
+
+	while (t->depth) {
+		struct frame *top = &t->stack[t->depth - 1];
+
+		/*
+		 * An entry at the same sp as the top frame is a tail call (the
+		 * caller jumped, its frame is still "open") -- unless deeper frames
+		 * were just found dead: then the stack was unwound to here and the
+		 * same-sp frame is a finished sibling, not a tail-caller.
+		 */
+		/*
+		 * The same function again at the same sp is a tail call of
+		 * itself too: an exported function of a shared library calling
+		 * itself last jumps through the PLT to its own entry (libsqlite3's
+		 * sqlite3VdbeAddOp3), and the kernel chains the return probes:
+		 * one return event per entry, all at the end.  Only once records
+		 * were lost can it be a new call after a lost return.
+		 */
+		if (top->sp > sp ||
+		    (top->sp == sp && !(entry && (popped || (top->flags & FRAME_RESTORED) ||
+						 (top->func == func && d->had_loss)))) ||
+		    !dec_same_stack(top->sp, sp))
+			break;
+		popped = true;
+		err = dec_pop_emit(d, t, t->last_ts,
+			       top->flags & BP_CALL_NO_RETPROBE ? 0 : BP_CALL_UNWOUND);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+		      const uint64_t *args)
+{
+	int err;
+
+	/*
+	 * First call after the exception unwinder ran: frames at or below this
+	 * sp were unwound (their returns will never come); the BPF side has
+	 * given the frames above it their return probes back.
+	 */
+	if (t->unwinding) {
+		t->unwinding = false;
+		while (t->depth && t->stack[t->depth - 1].sp <= sp &&
+		       dec_same_stack(t->stack[t->depth - 1].sp, sp)) {
+			err = dec_pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
+			if (err)
+				return err;
+		}
+	}
+
+	/* No return will come (a Go function): a call of no duration under the current frame. */
+	if (d->s->funcs[func].flags & BP_FUNC_ENTRY_ONLY) {
+		dec_push(d, t, func, ts, sp, d->next_id++, false);
+		return dec_pop_emit(d, t, ts, 0);
+	}
+
+	/* A new call's sp is below every live frame: frames below it are dead. */
+	err = dec_close_dead(d, t, sp, true, func);
+	if (err)
+		return err;
+	dec_push(d, t, func, ts, sp, d->next_id++, true);
+	if (t->pend_fork.src_call) {
+		/* the first call of a forked process or new thread */
+		t->pend_fork.dst_call = t->stack[t->depth - 1].id;
+		t->pend_fork.dst_ts = ts;
+		t->pend_fork.dst_pid = t->pid;
+		t->pend_fork.dst_tid = t->tid;
+		t->pend_fork.dst_func = func;
+		err = dec_emit_edge(d, &t->pend_fork);
+		t->pend_fork.src_call = 0;
+		if (err)
+			return err;
+	}
+	if (args) {
+		struct frame *top = &t->stack[t->depth - 1];
+
+		memcpy(top->args, args, sizeof(top->args));
+		top->flags |= BP_CALL_HAS_ARGS;
+		if (d->data_edges)
+			return dec_data_edges(d, t, top, args);
+	}
+	return 0;
+}
+
+/* The returning frame is the top one: emit it, and remember its pointer result. */
+static int dec_pop_return(struct decoder *d, struct tstate *t, uint64_t ts, const uint64_t *ret)
+{
+	struct frame f;
+	int err;
+
+	if (ret) {
+		t->stack[t->depth - 1].ret = *ret;
+		t->stack[t->depth - 1].flags |= BP_CALL_HAS_RET;
+	}
+	f = t->stack[t->depth - 1];
+	err = dec_pop_emit(d, t, ts, 0);
+	if (!err && ret && d->data_edges) {
+		struct bp_call c = { .id = f.id, .func = f.func, .end = ts };
+
+		dec_note_return(d, t, &c, *ret);
+	}
+	return err;
+}
+
+static int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+		       const uint64_t *ret)
+{
+	struct frame f;
+	uint32_t i;
+	int err;
+
+	/* Frames deeper than the one returning were skipped (longjmp, throw). */
+	err = dec_close_dead(d, t, sp - 8, false, UINT32_MAX);
+	if (err)
+		return err;
+	if (t->depth && t->stack[t->depth - 1].func == func)
+		return dec_pop_return(d, t, ts, ret);
+
+	/* Search down for the function: frames above it were skipped. */
+	for (i = t->depth; i-- > 0;) {
+		if (t->stack[i].func != func)
+			continue;
+		if (t->stack[i].sp + 8 != sp && dec_same_stack(t->stack[i].sp, sp))
+			continue;	/* another activation of it */
+		while (t->depth > i + 1) {
+			/*
+			 * A frame at the returning one's sp shares its return
+			 * address: entered by a jump or by falling through from it
+			 * (glibc's memcpy runs into memmove's entry), it returns
+			 * with it.  Deeper ones were skipped.
+			 */
+			if (t->stack[t->depth - 1].sp == t->stack[i].sp)
+				err = dec_pop_emit(d, t, ts, 0);
+			else
+				err = dec_pop_emit(d, t, t->last_ts, BP_CALL_UNWOUND);
+			if (err)
+				return err;
+		}
+		return dec_pop_return(d, t, ts, ret);
+	}
+
+	/*
+	 * A return without an entry: the call began before the recording (attach)
+	 * or its entry record was lost.
+	 */
+	memset(&f, 0, sizeof(f));
+	f.id = d->next_id++;
+	f.func = func;
+	f.sp = sp - 8;
+	f.flags = BP_CALL_NO_ENTRY;
+	f.info_first = t->ninfos;	/* no infos of its own */
+	f.path = session__path(d->s, t->depth ? t->stack[t->depth - 1].path : 0, func);
+	if (d->had_loss) {
+		/*
+		 * Its entry may be among the lost records: it came after the
+		 * thread's last record seen, so the call begins there.  Its
+		 * caller's begin would make it enclose the siblings that ran
+		 * before it, and outlast them all.
+		 */
+		f.begin = t->last_ts;
+		f.child_ns = 0;
+		f.flags = BP_CALL_ENTRY_LOST;
+	} else if (t->depth) {
+		/* entered while the probes went in: it encloses everything at its depth */
+		f.begin = t->stack[t->depth - 1].begin;
+		f.child_ns = 0;
+	} else if (t->noentry_end && f.sp <= t->noentry_sp && dec_same_stack(f.sp, t->noentry_sp)) {
+		/*
+		 * Another one at the same level or deeper than the last: not its
+		 * caller, so it began after that one ended (both were entered
+		 * while the probes were going in, between the return and the
+		 * entry links).
+		 */
+		f.begin = t->noentry_end;
+		f.child_ns = t->orphan_since;	/* what ran since: the earlier one is not a child */
+		t->orphan_ns -= t->orphan_since;
+	} else {
+		f.begin = 0;	/* the start of the recording: it encloses what came before */
+		f.child_ns = t->orphan_ns;
+		t->orphan_ns = 0;
+	}
+	if (t->depth || d->had_loss)
+		return dec_emit_call(d, t, &f, t->depth, ts, 0);
+	t->noentry_sp = f.sp;
+	t->noentry_end = ts;
+	err = dec_emit_call(d, t, &f, 0, ts, 0);
+	t->orphan_since = 0;	/* counts again from its end */
+	return err;
+}
+
+/* A call's entry or return; with its registers (BP_REC_*_ARGS, BP_REC_EXIT_RET) for --deps. */
+static int dec_on_call(struct decoder *d, const void *rec, size_t size, uint64_t ts)
+{
+	const struct bp_rec_call *c = rec;
+	uint16_t type = c->h.type;
+	bool entry = type == BP_REC_ENTRY || type == BP_REC_ENTRY_ARGS;
+	const uint64_t *regs = NULL;
+	struct tstate *t;
+	int err;
+
+	if (c->func_id >= d->s->nfuncs)
+		return -EINVAL;
+	if ((type == BP_REC_ENTRY_ARGS || type == BP_REC_EXIT_RET) &&
+	    size >= sizeof(struct bp_rec_call_args))
+		regs = (const uint64_t *)((const struct bp_rec_call_args *)rec)->regs;
+	t = dec_thread_state(d, (uint32_t)c->h.pid_tgid, c->h.pid_tgid >> 32, ts);
+	err = dec_wake_due(d, t, ts);
+	if (err)
+		return err;
+	err = entry ? dec_call_entry(d, t, c->func_id, ts, c->sp, regs) :
+		      dec_call_return(d, t, c->func_id, ts, c->sp, regs);
+	if (!err && ts > t->last_ts)
+		t->last_ts = ts;
+	return err;
 }
 
 /*
@@ -54,30 +284,6 @@ static int dec_seen(struct tstate *t, uint64_t ts, int err)
 	if (!err && ts > t->last_ts)
 		t->last_ts = ts;
 	return err;
-}
-
-/* A call's entry or return; with its registers (BP_REC_*_ARGS, BP_REC_EXIT_RET) for --deps. */
-static int dec_on_call(struct decoder *d, const void *rec, size_t size, uint64_t ts)
-{
-	const struct bp_rec_call *c = rec;
-	uint16_t type = c->h.type;
-	bool entry = type == BP_REC_ENTRY || type == BP_REC_ENTRY_ARGS;
-	const uint64_t *regs = NULL;
-	struct tstate *t;
-	int err;
-
-	if (c->func_id >= d->s->nfuncs)
-		return -EINVAL;
-	if ((type == BP_REC_ENTRY_ARGS || type == BP_REC_EXIT_RET) &&
-	    size >= sizeof(struct bp_rec_call_args))
-		regs = (const uint64_t *)((const struct bp_rec_call_args *)rec)->regs;
-	t = dec_thread_state(d, (uint32_t)c->h.pid_tgid, c->h.pid_tgid >> 32, ts);
-	err = dec_wake_due(d, t, ts);
-	if (err)
-		return err;
-	err = entry ? dec_call_entry(d, t, c->func_id, ts, c->sp, regs) :
-		      dec_call_return(d, t, c->func_id, ts, c->sp, regs);
-	return dec_seen(t, ts, err);
 }
 
 /*

@@ -127,12 +127,11 @@ uint32_t dec_py_splice(struct decoder *d, struct tstate *t, uint32_t pid, uint32
 
 struct tstate *dec_thread_state(struct decoder *d, uint32_t tid, uint32_t pid, uint64_t ts);
 /* A record's time, relative to the session's start. */
-uint64_t dec_rel_ts(const struct decoder *d, uint64_t ts);
-/* A call's entry and return (args, ret: the registers of BP_REC_*_ARGS records, else NULL). */
-int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
-		   const uint64_t *args);
-int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
-		    const uint64_t *ret);
+static inline uint64_t dec_rel_ts(const struct decoder *d, uint64_t ts)
+{
+	return ts > d->s->t0 ? ts - d->s->t0 : 0;
+}
+
 void dec_forget_thread(struct decoder *d, uint32_t tid);
 /* retprobe: the call's end comes from a kernel return probe (a native call), not from a USDT probe */
 void dec_push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
@@ -140,7 +139,10 @@ void dec_push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, u
 int dec_emit_call(struct decoder *d, struct tstate *t, const struct frame *f, uint32_t depth,
 		     uint64_t end, uint32_t flags);
 int dec_pop_emit(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags);
-bool dec_same_stack(uint64_t a, uint64_t b);
+static inline bool dec_same_stack(uint64_t a, uint64_t b)
+{
+	return (a > b ? a - b : b - a) < SAME_STACK_SPAN;
+}
 int dec_close_all(struct decoder *d, struct tstate *t, uint64_t end, uint32_t flags);
 int dec_emit_edge(struct decoder *d, const struct bp_edge *e);
 int dec_data_edges(struct decoder *d, struct tstate *t, const struct frame *f,

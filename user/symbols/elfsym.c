@@ -415,6 +415,90 @@ int elfsym__func_at(const char *path, const char *name, uint64_t addr, uint64_t 
 }
 
 /*
+ * The ELF header of an executable or shared library, and its program and
+ * section header tables within the file (file_size bytes): *ehdr, the
+ * section names' index and the sections' count.  0, or -ENOEXEC (said).
+ */
+static int check_headers(const char *path, Elf *elf, uint64_t file_size, GElf_Ehdr *ehdr,
+			 size_t *shstrndx, size_t *nscn)
+{
+	size_t nphdr = 0;
+
+	if (!gelf_getehdr(elf, ehdr)) {
+		p_err("%s: corrupt ELF header: %s", path, elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	if (ehdr->e_type != ET_EXEC && ehdr->e_type != ET_DYN) {
+		p_err("%s: ELF type %u is not an executable or shared library", path,
+		      (unsigned int)ehdr->e_type);
+		return -ENOEXEC;
+	}
+	if (elf_getshdrstrndx(elf, shstrndx) || elf_getshdrnum(elf, nscn) ||
+	    elf_getphdrnum(elf, &nphdr)) {
+		p_err("%s: corrupt ELF headers: %s", path, elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	/*
+	 * libelf reports a section header table cut short by the end of the
+	 * file as zero sections, not as an error: a truncated file would look
+	 * like one without symbols.  e_shnum is 0 only with extended numbering,
+	 * where libelf's count comes from section 0 and is the one to check.
+	 */
+	if (ehdr->e_phoff + (uint64_t)nphdr * ehdr->e_phentsize > file_size ||
+	    ehdr->e_shoff + (uint64_t)(ehdr->e_shnum ? ehdr->e_shnum : *nscn) * ehdr->e_shentsize >
+		    file_size) {
+		p_err("%s: truncated ELF file", path);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+/*
+ * One pass over the sections: which hold code (code_scn, nscn entries; their
+ * ranges appended to *code), where the symbol tables are, the PLTs and
+ * whether it is a Go binary (out).
+ */
+static void scan_sections(Elf *elf, size_t shstrndx, size_t nscn, bool *code_scn, Elf_Scn **symtab,
+			  Elf_Scn **dynsym, struct code_range **code, size_t *ncode,
+			  struct elf_funcs *out)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		size_t idx = elf_ndxscn(scn);
+
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		if (shdr.sh_type == SHT_PROGBITS) {
+			const char *name = elf_strptr(elf, shstrndx, shdr.sh_name);
+
+			if (name && (!strcmp(name, ".go.buildinfo") || !strcmp(name, ".gopclntab")))
+				out->go = true;
+		}
+		if (shdr.sh_type == SHT_SYMTAB && !*symtab)
+			*symtab = scn;
+		else if (shdr.sh_type == SHT_DYNSYM && !*dynsym)
+			*dynsym = scn;
+		if (idx < nscn)
+			code_scn[idx] = section_is_code(elf, shstrndx, scn);
+		if (idx < nscn && shdr.sh_type == SHT_PROGBITS && (shdr.sh_flags & SHF_EXECINSTR) &&
+		    !code_scn[idx] && shdr.sh_size) {
+			/* a PLT: sampled stacks name its stubs (symbolize.c) */
+			out->plts = xrealloc(out->plts, (out->nplts + 1) * sizeof(*out->plts));
+			out->plts[out->nplts].vaddr = shdr.sh_addr;
+			out->plts[out->nplts].filesz = shdr.sh_size;
+			out->plts[out->nplts++].offset = shdr.sh_offset;
+		}
+		if (idx < nscn && code_scn[idx]) {
+			*code = xrealloc(*code, (*ncode + 1) * sizeof(**code));
+			(*code)[*ncode].addr = shdr.sh_addr;
+			(*code)[(*ncode)++].size = shdr.sh_size;
+		}
+	}
+}
+
+/*
  * The work of elfsym__read() on elf, open from `path`: fd its descriptor and
  * st its fstat, or fd -1 and st NULL for an image in memory (elfsym__read_elf).
  */
@@ -427,8 +511,8 @@ static int read_elf(const char *path, Elf *elf, int fd, const struct stat *st,
 	struct cand *cands;
 	struct code_range *code = NULL;
 	bool *code_scn = NULL;
-	size_t nsegs = 0, ncands = 0, ncode = 0, nscn = 0, nphdr = 0, shstrndx, i, n;
-	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	size_t nsegs = 0, ncands = 0, ncode = 0, nscn = 0, shstrndx, i, n;
+	Elf_Scn *symtab = NULL, *dynsym = NULL;
 	struct bytes_src bytes = { .fd = fd };
 	uint64_t file_size;
 	GElf_Ehdr ehdr;
@@ -445,36 +529,9 @@ static int read_elf(const char *path, Elf *elf, int fd, const struct stat *st,
 		bytes.img = (const uint8_t *)elf_rawfile(elf, &bytes.len);
 		file_size = bytes.len;
 	}
-	if (!gelf_getehdr(elf, &ehdr)) {
-		p_err("%s: corrupt ELF header: %s", path, elf_errmsg(-1));
-		err = -ENOEXEC;
+	err = check_headers(path, elf, file_size, &ehdr, &shstrndx, &nscn);
+	if (err)
 		goto cleanup;
-	}
-	if (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN) {
-		p_err("%s: ELF type %u is not an executable or shared library", path,
-		      (unsigned int)ehdr.e_type);
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	if (elf_getshdrstrndx(elf, &shstrndx) || elf_getshdrnum(elf, &nscn) ||
-	    elf_getphdrnum(elf, &nphdr)) {
-		p_err("%s: corrupt ELF headers: %s", path, elf_errmsg(-1));
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	/*
-	 * libelf reports a section header table cut short by the end of the
-	 * file as zero sections, not as an error: a truncated file would look
-	 * like one without symbols.  e_shnum is 0 only with extended numbering,
-	 * where libelf's count comes from section 0 and is the one to check.
-	 */
-	if (ehdr.e_phoff + (uint64_t)nphdr * ehdr.e_phentsize > file_size ||
-	    ehdr.e_shoff + (uint64_t)(ehdr.e_shnum ? ehdr.e_shnum : nscn) * ehdr.e_shentsize >
-		    file_size) {
-		p_err("%s: truncated ELF file", path);
-		err = -ENOEXEC;
-		goto cleanup;
-	}
 	err = load_segments(elf, &segs, &nsegs);
 	if (err) {
 		p_err("%s: corrupt ELF program headers: %s", path, elf_errmsg(-1));
@@ -483,38 +540,7 @@ static int read_elf(const char *path, Elf *elf, int fd, const struct stat *st,
 
 	/* one pass over the sections: which hold code, and where the symbol tables are */
 	code_scn = xcalloc(nscn, sizeof(*code_scn));
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		size_t idx = elf_ndxscn(scn);
-
-		if (!gelf_getshdr(scn, &shdr))
-			continue;
-		if (shdr.sh_type == SHT_PROGBITS) {
-			const char *name = elf_strptr(elf, shstrndx, shdr.sh_name);
-
-			if (name && (!strcmp(name, ".go.buildinfo") || !strcmp(name, ".gopclntab")))
-				out->go = true;
-		}
-		if (shdr.sh_type == SHT_SYMTAB && !symtab)
-			symtab = scn;
-		else if (shdr.sh_type == SHT_DYNSYM && !dynsym)
-			dynsym = scn;
-		if (idx < nscn)
-			code_scn[idx] = section_is_code(elf, shstrndx, scn);
-		if (idx < nscn && shdr.sh_type == SHT_PROGBITS && (shdr.sh_flags & SHF_EXECINSTR) &&
-		    !code_scn[idx] && shdr.sh_size) {
-			/* a PLT: sampled stacks name its stubs (symbolize.c) */
-			out->plts = xrealloc(out->plts, (out->nplts + 1) * sizeof(*out->plts));
-			out->plts[out->nplts].vaddr = shdr.sh_addr;
-			out->plts[out->nplts].filesz = shdr.sh_size;
-			out->plts[out->nplts++].offset = shdr.sh_offset;
-		}
-		if (idx < nscn && code_scn[idx]) {
-			code = xrealloc(code, (ncode + 1) * sizeof(*code));
-			code[ncode].addr = shdr.sh_addr;
-			code[ncode++].size = shdr.sh_size;
-		}
-	}
+	scan_sections(elf, shstrndx, nscn, code_scn, &symtab, &dynsym, &code, &ncode, out);
 
 	if (symtab || dynsym) {
 		err = collect_syms(elf, symtab ? symtab : dynsym, code_scn, nscn, segs, nsegs,

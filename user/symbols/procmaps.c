@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include "base/log.h"
 #include "procmaps.h"
 
 bool procmaps__parse(char *line, struct procmap *m)
@@ -51,4 +52,27 @@ int procmaps__each(pid_t pid, int (*fn)(void *ctx, const struct procmap *m), voi
 	}
 	fclose(f);
 	return err;
+}
+
+char *procmaps__read(pid_t pid)
+{
+	char path[64], *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 16384;
+			buf = xrealloc(buf, cap);
+		}
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n);
+	fclose(f);
+	buf[len] = 0;
+	return buf;
 }

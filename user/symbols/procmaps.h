@@ -31,5 +31,7 @@ bool procmaps__parse(char *line, struct procmap *m);
  * (-ENOENT: no such process).
  */
 int procmaps__each(pid_t pid, int (*fn)(void *ctx, const struct procmap *m), void *ctx);
+/* The whole text of pid's maps (allocated), or NULL when the process is gone. */
+char *procmaps__read(pid_t pid);
 
 #endif

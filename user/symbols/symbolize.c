@@ -236,33 +236,9 @@ static struct proc_maps *proc_of(struct symbolizer *sy, uint32_t pid)
 	return NULL;
 }
 
-/* The whole of /proc/PID/maps, or NULL when the process is gone. */
-static char *slurp_maps(uint32_t pid)
-{
-	char path[64], *buf = NULL;
-	size_t len = 0, cap = 0, n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	do {
-		if (cap - len < 4096) {
-			cap = cap ? cap * 2 : 16384;
-			buf = xrealloc(buf, cap);
-		}
-		n = fread(buf + len, 1, cap - len - 1, f);
-		len += n;
-	} while (n);
-	fclose(f);
-	buf[len] = 0;
-	return buf;
-}
-
 static void read_maps(struct symbolizer *sy, struct proc_maps *pm)
 {
-	char *text = slurp_maps(pm->pid), *line, *nl;
+	char *text = procmaps__read(pm->pid), *line, *nl;
 	size_t j;
 
 	/*

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* The subcommands: each takes its own argv (argv[0] is the command name) and returns an exit status. */
+/*
+ * The subcommands: each takes its own argv (argv[0] is the command name) and
+ * returns an exit status; its options and help are its struct cmd_def (options.h).
+ */
 #ifndef BPFPROF_CMDS_H
 #define BPFPROF_CMDS_H
+
+struct cmd_def;
 
 int cmd_record(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
@@ -12,5 +17,8 @@ int cmd_merge(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+
+extern const struct cmd_def record_def, attach_def, list_def, report_def, convert_def, diff_def,
+	merge_def, view_def, serve_def;
 
 #endif

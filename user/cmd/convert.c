@@ -30,43 +30,31 @@ struct convert_opts {
 	struct event_filter filter;	/* --min-time, --pid, --tid */
 };
 
-static void usage(FILE *f, const char *cmd)
-{
-	(void)cmd;
-	fprintf(f, "usage: bpfprof convert -o OUT [options] [FILE]\n\n"
-		   "Write the recording FILE (default " DEFAULT_ARCHIVE ") in another format.\n\n"
-		   "options:\n"
-		   "  -o, --output OUT   output file ('-': standard output); format from its name\n"
-		   "      --format FMT   output format, overriding the name\n"
-		   "      --min-time DUR leave calls shorter than DUR out (e.g. 100us, 2ms)\n"
-		   "  -p, --pid PID[,PID]  only these processes (repeatable)\n"
-		   "  -t, --tid TID[,TID]  only these threads (repeatable)\n"
-		   "      --partial      read an unfinished recording (bpfprof was killed: its\n"
-		   "                     OUT.tmp.PID.XXXXXX) up to its last complete block\n"
-		   "  -q, --quiet        no summary line\n"
-		   "  -h, --help         this help\n");
-	opts__formats_help(f);
-}
+const struct cmd_def convert_def = {
+	.name = "convert",
+	.summary = "write a recording (.bpfprof archive) in another format",
+	.synopsis = "-o OUT [options] [FILE]",
+	.about = "Write the recording FILE (default " DEFAULT_ARCHIVE ") in another format.",
+	.tables = (const struct opt_def *const[]){ opts_output, opts_min_time, opts_filter,
+		opts_read, opts_quiet, opts_help, NULL },
+	.formats = true,
+};
 
 /* Returns 0, 1 for --help, or -EINVAL. */
 static int parse_args(int argc, char **argv, struct convert_opts *o)
 {
-	static const struct option longopts[] = {
-		OPTS_OUTPUT_LONGOPTS
-		OPTS_FILTER_LONGOPTS
-		OPTS_READ_LONGOPTS
-		OPTS_COMMON_LONGOPTS
-		{ NULL },
-	};
+	struct opts_getopt g;
 	int c, err;
 
-	o->cmd = (struct cmd_opts){ .cmd = "convert", .usage = usage, .filter = &o->filter };
+	o->cmd = (struct cmd_opts){ .def = &convert_def, .filter = &o->filter };
+	opts__getopt(&convert_def, "", &g);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:p:t:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		err = opts__take(&o->cmd, c, argv);
 		if (err)
 			return err == -ENOENT ? -EINVAL : err;
 	}
+	opts__apply(&o->cmd);
 	if (optind < argc)
 		o->input = argv[optind++];
 	if (optind < argc) {
@@ -102,5 +90,6 @@ int cmd_convert(int argc, char **argv)
 	else
 		err = convert(&o) ? 1 : 0;
 	filter__free(&o.filter);
+	opts__free(&o.cmd);
 	return err;
 }

@@ -19,79 +19,85 @@
 #include "model/session.h"
 #include "report/diff.h"
 
-static void usage(FILE *f, const char *cmd)
-{
-	(void)cmd;
-	fprintf(f, "usage: bpfprof diff [options] BASE NEW\n"
-		   "       bpfprof diff [options] BASE1 BASE2 [...] -- NEW1 NEW2 [...]\n"
-		   "       bpfprof diff [options] --base BASE1 --base BASE2 --new NEW1 --new NEW2\n\n"
-		   "Compare two recordings (.bpfprof archives), or several runs of each side:\n"
-		   "per function, both sides'\n"
-		   "calls, total, self and p50/p90/p99 per call, the change of the median per\n"
-		   "call with a confidence interval, and whether it is significant; then the\n"
-		   "call paths where the time moved.  Functions match by name and module file\n"
-		   "name, so two builds, hosts or runs compare.  Recordings with stack samples\n"
-		   "only (or with --sample) compare sample shares per function and per stack.\n\n"
-		   "options:\n"
-		   "      --format FMT     pretty (default), json, csv (the function table), or\n"
-		   "                       folded (\"stack BASE NEW\" lines: flamegraph.pl's\n"
-		   "                       differential input; self ns per call path, or samples)\n"
-		   "      --base FILE      a recording of the base side (repeatable: runs)\n"
-		   "      --new FILE       a recording of the new side (repeatable: runs)\n"
-		   "      --sample         compare on-cpu stack samples, not traced calls\n"
-		   "      --all-calls      test every timed call, not the faster quarter of each\n"
-		   "                       side's (the time other tasks took from a call only adds)\n"
-		   "      --alpha A        family-wise error rate of the tests (default 0.05)\n"
-		   "      --min-change PCT changes of the median per call within +-PCT are not\n"
-		   "                       counted as changes (default 2%%; 0: any change)\n"
-		   "      --min-calls N    timed calls each side needs for a verdict (default 20;\n"
-		   "                       with --sample: samples of a row, both sides together)\n"
-		   "      --fail-above PCT exit 1 when a function's shift (relative to the whole\n"
-		   "                       run's) is significant and above 1+PCT at the lower end\n"
-		   "                       of its interval; the offenders are printed on stderr.\n"
-		   "                       Exit 0 otherwise\n"
-		   "      --min-total DUR  the gate ignores functions whose total time in NEW is\n"
-		   "                       below DUR (default 0)\n"
-		   "  -n, --top N          only the first N functions (default: all)\n"
-		   "      --depth N        only the first N levels of the call paths\n"
-		   "      --no-paths       no call-path view\n"
-		   "      --all-paths      every call path, also those whose time moved less than\n"
-		   "                       0.5%% of the traced time\n"
-		   "  -h, --help           this help\n\n"
-		   "The whole run's shift (the machine: frequency, load; or a change of\n"
-		   "everything) is estimated from all functions and shown on its own line;\n"
-		   "each function is tested relative to it (from 4 functions tested).\n"
-		   "One recording a side: Mann-Whitney U on log per-call durations (the faster\n"
-		   "quarter of a uniform sample of up to 2048 timed calls per function and side),\n"
-		   "against the --min-change margin, Holm-corrected over the functions; shift =\n"
-		   "Hodges-Lehmann ratio new/base with its (1-alpha) interval.  Several a side\n"
-		   "(at least 2 each): the runs are the samples: Welch's t on each run's p12.5 per\n"
-		   "call (log), less the run's shift.  Exit status: 0, 1 on --fail-above\n"
-		   "offenders or errors, 2 on usage errors.\n");
-}
+enum {
+	OPT_SAMPLE = OPT_OWN, OPT_ALPHA, OPT_MIN_CHANGE, OPT_MIN_CALLS,
+	OPT_FAIL_ABOVE, OPT_MIN_TOTAL, OPT_NO_PATHS, OPT_ALL_PATHS, OPT_BASE, OPT_NEW,
+	OPT_ALL_CALLS,
+};
+
+static const struct opt_def diff_rows[] = {
+	{ "format", required_argument, OPT_FORMAT, "FMT",
+	  "pretty (default), json, csv (the function table), or\n"
+	  "folded (\"stack BASE NEW\" lines: flamegraph.pl's\n"
+	  "differential input; self ns per call path, or samples)",
+	  "pretty json csv folded" },
+	OPT_ARG("base", OPT_BASE, "FILE", "a recording of the base side (repeatable: runs)"),
+	OPT_ARG("new", OPT_NEW, "FILE", "a recording of the new side (repeatable: runs)"),
+	OPT_FLAG("sample", OPT_SAMPLE, "compare on-cpu stack samples, not traced calls"),
+	OPT_FLAG("all-calls", OPT_ALL_CALLS,
+		 "test every timed call, not the faster quarter of each\n"
+		 "side's (the time other tasks took from a call only adds)"),
+	/* the test */
+	OPT_ARG("alpha", OPT_ALPHA, "A", "family-wise error rate of the tests (default 0.05)"),
+	OPT_ARG("min-change", OPT_MIN_CHANGE, "PCT",
+		"changes of the median per call within +-PCT are not\n"
+		"counted as changes (default 2%%; 0: any change)"),
+	OPT_ARG("min-calls", OPT_MIN_CALLS, "N",
+		"timed calls each side needs for a verdict (default 20;\n"
+		"with --sample: samples of a row, both sides together)"),
+	/* the gate */
+	OPT_ARG("fail-above", OPT_FAIL_ABOVE, "PCT",
+		"exit 1 when a function's shift (relative to the whole\n"
+		"run's) is significant and above 1+PCT at the lower end\n"
+		"of its interval; the offenders are printed on stderr.\n"
+		"Exit 0 otherwise"),
+	OPT_ARG("min-total", OPT_MIN_TOTAL, "DUR",
+		"the gate ignores functions whose total time in NEW is\n"
+		"below DUR (default 0)"),
+	OPT_END
+};
+
+/* what is printed, after the size group */
+static const struct opt_def diff_view_rows[] = {
+	OPT_FLAG("no-paths", OPT_NO_PATHS, "no call-path view"),
+	OPT_FLAG("all-paths", OPT_ALL_PATHS,
+		 "every call path, also those whose time moved less than\n"
+		 "0.5% of the traced time"),
+	OPT_END
+};
+
+const struct cmd_def diff_def = {
+	.name = "diff",
+	.summary = "compare two recordings: what got slower, per function, and how sure",
+	.synopsis = "[options] BASE NEW\n"
+		    "[options] BASE1 BASE2 [...] -- NEW1 NEW2 [...]\n"
+		    "[options] --base BASE1 --base BASE2 --new NEW1 --new NEW2",
+	.about = "Compare two recordings (.bpfprof archives), or several runs of each side:\n"
+		 "per function, both sides' calls, total, self and p50/p90/p99 per call, the\n"
+		 "change of the median per call with a confidence interval, and whether it is\n"
+		 "significant; then the call paths where the time moved.  Functions match by\n"
+		 "name and module file name, so two builds, hosts or runs compare.  Recordings\n"
+		 "with stack samples only (or with --sample) compare sample shares per function\n"
+		 "and per stack.",
+	.tables = (const struct opt_def *const[]){ diff_rows, opts_size, diff_view_rows,
+		opts_help, NULL },
+	.notes = "The whole run's shift (the machine: frequency, load; or a change of\n"
+		 "everything) is estimated from all functions and shown on its own line;\n"
+		 "each function is tested relative to it (from 4 functions tested).\n"
+		 "One recording a side: Mann-Whitney U on log per-call durations (the faster\n"
+		 "quarter of a uniform sample of up to 2048 timed calls per function and side),\n"
+		 "against the --min-change margin, Holm-corrected over the functions; shift =\n"
+		 "Hodges-Lehmann ratio new/base with its (1-alpha) interval.  Several a side\n"
+		 "(at least 2 each): the runs are the samples: Welch's t on each run's p12.5 per\n"
+		 "call (log), less the run's shift.  Exit status: 0, 1 on --fail-above\n"
+		 "offenders or errors, 2 on usage errors.",
+};
 
 int cmd_diff(int argc, char **argv)
 {
-	enum {
-		OPT_SAMPLE = OPT_OWN, OPT_ALPHA, OPT_MIN_CHANGE, OPT_MIN_CALLS,
-		OPT_FAIL_ABOVE, OPT_MIN_TOTAL, OPT_NO_PATHS, OPT_ALL_PATHS, OPT_BASE, OPT_NEW,
-		OPT_ALL_CALLS,
-	};
-	static const struct option longopts[] = {
-		OPT_ARG("format", OPT_FORMAT), OPT_FLAG("sample", OPT_SAMPLE),
-		OPT_ARG("base", OPT_BASE), OPT_ARG("new", OPT_NEW), OPT_FLAG("all-calls", OPT_ALL_CALLS),
-		/* the test */
-		OPT_ARG("alpha", OPT_ALPHA), OPT_ARG("min-change", OPT_MIN_CHANGE),
-		OPT_ARG("min-calls", OPT_MIN_CALLS),
-		/* the gate */
-		OPT_ARG("fail-above", OPT_FAIL_ABOVE), OPT_ARG("min-total", OPT_MIN_TOTAL),
-		/* what is printed */
-		OPTS_SIZE_LONGOPTS OPT_FLAG("no-paths", OPT_NO_PATHS), OPT_FLAG("all-paths", OPT_ALL_PATHS),
-		OPT_FLAG("help", 'h'),
-		{ NULL },
-	};
 	struct diff_opts o;
-	struct cmd_opts co = { .cmd = "diff", .usage = usage, .top = &o.top, .depth = &o.depth };
+	struct cmd_opts co = { .def = &diff_def, .top = &o.top, .depth = &o.depth };
+	struct opts_getopt g;
 	struct diff *d = NULL;
 	unsigned long v;
 	char *end, **files[2] = { NULL, NULL };
@@ -107,8 +113,9 @@ int cmd_diff(int argc, char **argv)
 		}
 	if (dashdash > 0)
 		argc = dashdash;
+	opts__getopt(&diff_def, "", &g);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "pretty")) {

@@ -20,28 +20,31 @@
 #include "model/session.h"
 #include "symbols/usdt_notes.h"
 
-static void usage(FILE *f, const char *cmd)
-{
-	(void)cmd;
-	fprintf(f, "usage: bpfprof list [options] BINARY [[LIB:]GLOB]...\n"
-		   "       bpfprof list [options] --pid PID [[LIB:]GLOB]...\n\n"
-		   "List the functions that 'record -F GLOB' would trace: address, size, where\n"
-		   "the entry probe goes and the instruction there (\"+3:push\": 3 bytes in, past\n"
-		   "a harmless prefix), the probe's path (emulated by the kernel, nop5, or\n"
-		   "single-step: about 3x dearer), why the probe could not move further (see\n"
-		   "README), the file and the name.  Without GLOB: every function of the\n"
-		   "executable.  A summary of the paths goes to stderr.  'source' says where\n"
-		   "the name comes from: symtab, dynsym, build-id or debuglink (a separate\n"
-		   "debug file), minidebuginfo (.gnu_debugdata), gopclntab (Go), or eh_frame\n"
-		   "(found by its unwind information only, named FILE+0xADDR).\n\n"
-		   "options:\n"
-		   "  -p, --pid PID   a running process (its executable and mapped libraries)\n"
-		   "  -N GLOB         leave out matches of GLOB\n"
-		   "      --args      place probes as 'record --args' does (argument registers kept)\n"
-		   "      --debug-dir DIR  also look for debug files in DIR (as in /usr/lib/debug:\n"
-		   "                  DIR/.build-id/xx/yyyy.debug, or by .gnu_debuglink); repeatable\n"
-		   "  -h, --help      this help\n");
-}
+static const struct opt_def list_rows[] = {
+	{ "pid", required_argument, 'p', "PID",
+	  "a running process (its executable and mapped libraries)", "@pids" },
+	OPT_ARG("exclude", 'N', "GLOB", "leave out matches of GLOB"),
+	OPT_FLAG("args", 'A', "place probes as 'record --args' does (argument\n"
+		 "registers kept)"),
+	OPT_END
+};
+
+const struct cmd_def list_def = {
+	.name = "list",
+	.summary = "list the functions that can be traced in a binary or process",
+	.synopsis = "[options] BINARY [[LIB:]GLOB]...\n"
+		    "[options] --pid PID [[LIB:]GLOB]...",
+	.about = "List the functions that 'record -F GLOB' would trace: address, size, where\n"
+		 "the entry probe goes and the instruction there (\"+3:push\": 3 bytes in, past\n"
+		 "a harmless prefix), the probe's path (emulated by the kernel, nop5, or\n"
+		 "single-step: about 3x dearer), why the probe could not move further (see\n"
+		 "README), the file and the name.  Without GLOB: every function of the\n"
+		 "executable.  A summary of the paths goes to stderr.  'source' says where\n"
+		 "the name comes from: symtab, dynsym, build-id or debuglink (a separate\n"
+		 "debug file), minidebuginfo (.gnu_debugdata), gopclntab (Go), or eh_frame\n"
+		 "(found by its unwind information only, named FILE+0xADDR).",
+	.tables = (const struct opt_def *const[]){ list_rows, opts_debug, opts_help, NULL },
+};
 
 struct file_list {
 	char ***files;
@@ -110,27 +113,21 @@ static void list_usdt(const struct bp_session *s, const char *exe, pid_t pid)
 
 int cmd_list(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "exclude", required_argument, NULL, 'N' },
-		{ "args", no_argument, NULL, 'A' },
-		{ "debug-dir", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL },
-	};
 	struct select_opts so = { 0 };
 	struct probe_set ps = { 0 };
 	struct bp_session s;
 	char **excl = NULL, *exe = NULL;
 	size_t nexcl = 0, i;
-	struct cmd_opts co = { .cmd = "list", .usage = usage };
+	struct cmd_opts co = { .def = &list_def };
+	struct opts_getopt g;
 	unsigned long v;
 	pid_t pid = 0;
 	int c, err = 0;
 
 	session__init(&s);
+	opts__getopt(&list_def, "+", &g);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:p:N:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			err = parse_count("--pid", optarg, 1, INT_MAX, &v);
@@ -145,16 +142,16 @@ int cmd_list(int argc, char **argv)
 			excl = xrealloc(excl, (nexcl + 1) * sizeof(*excl));
 			excl[nexcl++] = optarg;
 			break;
-		case 'D':
-			debugsyms__add_dir(optarg);
-			break;
-		default:	/* -h, getopt's errors */
+		default:	/* --debug-dir, -h, getopt's errors */
 			err = opts__take(&co, c, argv);
+			if (!err)
+				break;
 			if (err > 0)
 				err = 0;
 			goto cleanup;
 		}
 	}
+	opts__apply(&co);
 	if (pid) {
 		char link[64], buf[PATH_MAX];
 		ssize_t n;
@@ -170,7 +167,7 @@ int cmd_list(int argc, char **argv)
 		exe = xstrdup(link);
 	} else {
 		if (optind >= argc) {
-			usage(stderr, "list");
+			opts__usage(&list_def, stderr);
 			err = -EINVAL;
 			goto cleanup;
 		}
@@ -232,5 +229,6 @@ cleanup:
 	session__free(&s);
 	free(excl);
 	free(exe);
+	opts__free(&co);
 	return err ? (err == -EINVAL ? 2 : 1) : 0;
 }

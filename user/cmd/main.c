@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * bpfprof: eBPF function tracer and profiler.  The command table lives here
- * and nowhere else; each command is in user/cmd/<name>.c.
+ * and nowhere else; each command is in user/cmd/<name>.c, its options and
+ * help in its struct cmd_def (options.h).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -9,40 +10,62 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include "cmds.h"
+#include "options.h"
 #include "base/log.h"
 
 #define BPFPROF_VERSION "0.1.0"
 
 static const struct cmd {
-	const char *name;
+	const struct cmd_def *def;
 	int (*fn)(int argc, char **argv);
 	bool needs_bpf;		/* needs root or CAP_BPF + CAP_PERFMON */
-	const char *help;
 } cmds[] = {
-	{ "record", cmd_record, true, "run a command and trace its function calls" },
-	{ "attach", cmd_attach, true, "trace running processes" },
-	{ "list", cmd_list, false, "list the functions that can be traced in a binary or process" },
-	{ "report", cmd_report, false, "print per-function times and the call tree of a recording" },
-	{ "convert", cmd_convert, false, "write a recording (.bpfprof archive) in another format" },
-	{ "diff", cmd_diff, false, "compare two recordings: what got slower, per function, and how sure" },
-	{ "merge", cmd_merge, false, "merge recordings of several runs or hosts on one time axis" },
-	{ "view", cmd_view, false, "show a recording in the browser: functions, timeline, graph" },
-	{ "serve", cmd_serve, true, "trace running processes; Prometheus metrics and captures over HTTP" },
+	{ &record_def, cmd_record, true },
+	{ &attach_def, cmd_attach, true },
+	{ &list_def, cmd_list, false },
+	{ &report_def, cmd_report, false },
+	{ &convert_def, cmd_convert, false },
+	{ &diff_def, cmd_diff, false },
+	{ &merge_def, cmd_merge, false },
+	{ &view_def, cmd_view, false },
+	{ &serve_def, cmd_serve, true },
 	{ NULL },
+};
+
+static const struct cmd_def *const cmd_defs[] = {
+	&record_def, &attach_def, &list_def, &report_def, &convert_def, &diff_def, &merge_def,
+	&view_def, &serve_def, NULL,
+};
+
+enum { G_VERSION = OPT_OWN, G_MAN, G_LIST_OPTIONS };
+static const struct opt_def opts_global[] = {
+	OPT_FLAG("verbose", 'v', "more messages (twice: libbpf debug)"),
+	OPT_FLAG("quiet", 'q', "no summary"),
+	OPT_FLAG("version", G_VERSION, "print the version"),
+	OPT_FLAG("help", 'h', "the commands"),
+	OPT_ARG("man", G_MAN, "DIR", "write the man pages, bpfprof.1 and bpfprof-COMMAND.1,\n"
+		"into DIR (the build does, for make install)"),
+	{ "list-options", optional_argument, G_LIST_OPTIONS, "COMMAND",
+	  "the commands, or COMMAND's options, one a line (for\nshell completion)" },
+	OPT_END
 };
 
 static void usage(FILE *f)
 {
 	const struct cmd *c;
+	const struct opt_def *r;
 
 	fprintf(f, "usage: bpfprof [-v] [-q] COMMAND [ARGS...]\n\n"
 		   "eBPF function tracer and profiler.\n\ncommands:\n");
-	for (c = cmds; c->name; c++)
-		fprintf(f, "  %-10s %s\n", c->name, c->help);
-	fprintf(f, "\n'bpfprof COMMAND --help' for a command's options.\n"
-		   "global options: -v verbose (libbpf messages), -q quiet, --version\n");
+	for (c = cmds; c->def; c++)
+		fprintf(f, "  %-10s %s\n", c->def->name, c->def->summary);
+	fprintf(f, "\n'bpfprof COMMAND --help' for a command's options ('man bpfprof-COMMAND').\n"
+		   "global options:\n");
+	for (r = opts_global; r->name; r++)
+		opts__help_row(f, r, r->help);
 }
 
 static bool wants_help(int argc, char **argv)
@@ -84,15 +107,73 @@ static int check_stdout(int status)
 	return status;
 }
 
+static const struct cmd_def *find_def(const char *name)
+{
+	const struct cmd *c;
+
+	for (c = cmds; c->def; c++)
+		if (!strcmp(c->def->name, name))
+			return c->def;
+	return NULL;
+}
+
+/* --man DIR: bpfprof.1 and one page a command. */
+static int write_man(const char *dir)
+{
+	char path[4096];
+	size_t i;
+	FILE *f;
+
+	for (i = 0; i <= sizeof(cmds) / sizeof(cmds[0]) - 1; i++) {
+		const struct cmd_def *d = cmds[i].def;
+
+		snprintf(path, sizeof(path), "%s/bpfprof%s%s.1", dir, d ? "-" : "", d ? d->name : "");
+		f = fopen(path, "w");
+		if (!f) {
+			p_err("cannot write %s: %s", path, strerror(errno));
+			return 1;
+		}
+		if (d)
+			opts__man(d, BPFPROF_VERSION, f);
+		else
+			opts__man_overview(BPFPROF_VERSION, cmd_defs, opts_global, f);
+		if (fclose(f)) {
+			p_err("cannot write %s: %s", path, strerror(errno));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* --list-options[=COMMAND] */
+static int list_options(const char *name)
+{
+	const struct cmd_def *d;
+	const struct cmd *c;
+
+	if (!name) {
+		for (c = cmds; c->def; c++)
+			printf("%s\n", c->def->name);
+		return check_stdout(0);
+	}
+	d = find_def(name);
+	if (!d) {
+		p_err("unknown command '%s' (see 'bpfprof --help')", name);
+		return 2;
+	}
+	opts__list(d, stdout);
+	return check_stdout(0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd *c;
 	int i = 1;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "-v")) {
+		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
 			verbose++;
-		} else if (!strcmp(argv[i], "-q")) {
+		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
 			quiet = true;
 		} else if (!strcmp(argv[i], "--version")) {
 			printf("bpfprof " BPFPROF_VERSION "\n");
@@ -100,6 +181,16 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return check_stdout(0);
+		} else if (!strcmp(argv[i], "--man")) {
+			if (i + 1 >= argc) {
+				p_err("option '--man' needs a value (see 'bpfprof --help')");
+				return 2;
+			}
+			return write_man(argv[i + 1]);
+		} else if (!strcmp(argv[i], "--list-options")) {
+			return list_options(NULL);
+		} else if (!strncmp(argv[i], "--list-options=", 15)) {
+			return list_options(argv[i] + 15);
 		} else {
 			p_err("unknown option '%s' (see 'bpfprof --help')", argv[i]);
 			return 2;
@@ -110,15 +201,24 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[i], "help")) {
-		usage(stdout);
+		const struct cmd_def *d = i + 1 < argc ? find_def(argv[i + 1]) : NULL;
+
+		if (i + 1 < argc && !d) {
+			p_err("unknown command '%s' (see 'bpfprof --help')", argv[i + 1]);
+			return 2;
+		}
+		if (d)
+			opts__usage(d, stdout);
+		else
+			usage(stdout);
 		return check_stdout(0);
 	}
-	for (c = cmds; c->name; c++) {
-		if (strcmp(c->name, argv[i]))
+	for (c = cmds; c->def; c++) {
+		if (strcmp(c->def->name, argv[i]))
 			continue;
 		if (c->needs_bpf && !wants_help(argc - i, argv + i) && !have_bpf_privileges()) {
 			p_err("'%s' needs root (or CAP_BPF and CAP_PERFMON): try 'sudo bpfprof %s ...'",
-			      c->name, c->name);
+			      c->def->name, c->def->name);
 			return 1;
 		}
 		optind = 0;	/* each command parses its own argv with getopt */

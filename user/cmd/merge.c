@@ -9,35 +9,29 @@
 #include "base/log.h"
 #include "exporters/exporter.h"
 
-static void usage(FILE *f, const char *cmd)
-{
-	(void)cmd;
-	fprintf(f, "usage: bpfprof merge -o OUT [--format FMT] FILE...\n\n"
-		   "Merge archives (runs, hosts) into one recording on one time axis (wall\n"
-		   "clock).  The output format follows OUT's name (.bpfprof: an archive) or\n"
-		   "--format.  A pid that two inputs share is renumbered in the later one,\n"
-		   "and its process name keeps the original: \"name (host:pid)\".\n\n"
-		   "options:\n"
-		   "  -o, --output OUT   output file ('-': standard output)\n"
-		   "      --format FMT   output format, overriding the name\n"
-		   "  -q, --quiet        no summary line\n"
-		   "  -h, --help         this help\n");
-}
+const struct cmd_def merge_def = {
+	.name = "merge",
+	.summary = "merge recordings of several runs or hosts on one time axis",
+	.synopsis = "-o OUT [--format FMT] FILE...",
+	.about = "Merge archives (runs, hosts) into one recording on one time axis (wall\n"
+		 "clock).  The output format follows OUT's name (.bpfprof: an archive) or\n"
+		 "--format.  A pid that two inputs share is renumbered in the later one,\n"
+		 "and its process name keeps the original: \"name (host:pid)\".",
+	.tables = (const struct opt_def *const[]){ opts_output, opts_quiet, opts_help, NULL },
+	.formats = true,
+};
 
 int cmd_merge(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		OPTS_OUTPUT_LONGOPTS
-		OPTS_COMMON_LONGOPTS
-		{ NULL },
-	};
-	struct cmd_opts o = { .cmd = "merge", .usage = usage };
+	struct cmd_opts o = { .def = &merge_def };
+	struct opts_getopt g;
 	struct exporter_sink x = { 0 };
 	struct bp_session s;
 	int c, err;
 
+	opts__getopt(&merge_def, "", &g);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		err = opts__take(&o, c, argv);
 		if (err)
 			return err > 0 ? 0 : 2;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The options several commands share (options.h). */
+/* The shared option groups and what is made of a command's tables (options.h). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 #include "symbols/debugsyms.h"
 
 /*
- * The parsers of the rows (options.h): 0, OPTS_HELP, -EINVAL (printed), or
+ * The parsers of the shared rows: 0, OPTS_HELP, -EINVAL (printed), or
  * -ENOENT when the command did not ask for the option's group.
  */
 static int take_quiet(struct cmd_opts *o, const char *arg)
@@ -31,7 +31,7 @@ static int take_verbose(struct cmd_opts *o, const char *arg)
 
 static int take_help(struct cmd_opts *o, const char *arg)
 {
-	o->usage(stdout, o->cmd);
+	opts__usage(o->def, stdout);
 	return OPTS_HELP;
 }
 
@@ -49,10 +49,15 @@ static int take_format(struct cmd_opts *o, const char *arg)
 
 static int take_partial(struct cmd_opts *o, const char *arg)
 {
-	archive__accept_unfinished(true);
+	o->partial = true;
 	return 0;
 }
 
+static int take_debug_dir(struct cmd_opts *o, const char *arg)
+{
+	strv_push(&o->debug_dirs, &o->ndebug_dirs, arg);
+	return 0;
+}
 /* The capture group, when the command has one; its parsers' errors are printed. */
 #define CAPTURE_OR_ENOENT(o)	do { if (!(o)->capture) return -ENOENT; } while (0)
 #define EINVAL_IF(err)		((err) ? -EINVAL : 0)
@@ -94,13 +99,6 @@ static int cap_no_skip_endbr(struct cmd_opts *o, const char *arg)
 {
 	CAPTURE_OR_ENOENT(o);
 	o->capture->no_skip_endbr = true;
-	return 0;
-}
-
-static int cap_debug_dir(struct cmd_opts *o, const char *arg)
-{
-	CAPTURE_OR_ENOENT(o);
-	debugsyms__add_dir(arg);
 	return 0;
 }
 
@@ -176,48 +174,187 @@ static int take_depth(struct cmd_opts *o, const char *arg)
 	return err;
 }
 
-struct opt_row {
-	int val;
-	int (*take)(struct cmd_opts *o, const char *arg);
-	const char *help;
+/* ---------------------------------------------------------------- the shared groups */
+
+#define ROW(name, has_arg, val, arg, help, values, take) \
+	{ name, has_arg, val, arg, help, values, take }
+
+const struct opt_def opts_help[] = {
+	ROW("help", no_argument, 'h', NULL, "this help", NULL, take_help),
+	OPT_END
 };
 
-#define ROW(name, has_arg, val, take, help)	{ val, take, help },
-static const struct opt_row common_rows[] = { OPTS_COMMON_ROWS(ROW) { 0 } };
-static const struct opt_row capture_rows[] = { OPTS_CAPTURE_ROWS(ROW) { 0 } };
-/* every row, in the order a value is offered to them ('p': capture first, then filter) */
-static const struct opt_row all_rows[] = {
-	OPTS_COMMON_ROWS(ROW) OPTS_OUTPUT_ROWS(ROW) OPTS_READ_ROWS(ROW)
-	OPTS_CAPTURE_ROWS(ROW) OPTS_FILTER_ROWS(ROW) OPTS_SIZE_ROWS(ROW) { 0 }
+const struct opt_def opts_quiet[] = {
+	ROW("quiet", no_argument, 'q', NULL, "no summary", NULL, take_quiet),
+	ROW("verbose", no_argument, 'v', NULL, "more messages (twice: libbpf debug)", NULL,
+	    take_verbose),
+	OPT_END
+};
+
+const struct opt_def opts_output[] = {
+	ROW("output", required_argument, 'o', "FILE",
+	    "output file; format from its name (see below); '-'\n"
+	    "or /dev/stdout: standard output.  As root, never\n"
+	    "through a symbolic link another user owns, nor\n"
+	    "onto a block device or another user's FIFO", NULL, take_output),
+	ROW("format", required_argument, OPT_FORMAT, "FMT",
+	    "output format, overriding the file name", "@formats", take_format),
+	OPT_END
+};
+
+const struct opt_def opts_read[] = {
+	ROW("partial", no_argument, OPT_PARTIAL, NULL,
+	    "read an unfinished recording (bpfprof was killed: its\n"
+	    "OUT.tmp.PID.XXXXXX) up to its last complete block", NULL, take_partial),
+	OPT_END
+};
+
+const struct opt_def opts_capture[] = {
+	ROW("function", required_argument, 'F', "GLOB",
+	    "trace functions of the main executable matching GLOB;\n"
+	    "LIB:GLOB: ... of the ELF files whose file name matches\n"
+	    "LIB (libraries, also dlopen'd later, and the\n"
+	    "executable), e.g. -F 'libc.so*:malloc';\n"
+	    "py:[FILE:]QUALNAME: Python functions of a CPython\n"
+	    "target, e.g. -F 'py:handle_*', -F 'py:app.py:Server.*'.\n"
+	    "Default: every function of the main executable; for\n"
+	    "CPython (python3.11), its Python functions", "@functions", cap_function),
+	ROW("exclude", required_argument, 'N', "[LIB:|py:]GLOB",
+	    "do not trace these (wins over -F)", NULL, cap_exclude),
+	ROW("buffer-size", required_argument, OPT_BUFFER, "SIZE",
+	    "ring buffer size (default %s; more = fewer losses)", NULL, cap_buffer_size),
+	ROW("no-follow", no_argument, OPT_NO_FOLLOW, NULL,
+	    "do not trace processes forked by the targets", NULL, cap_no_follow),
+	ROW("no-skip-endbr", no_argument, OPT_NO_SKIP_ENDBR, NULL,
+	    "probe each function's first instruction, not the first\n"
+	    "emulated one past endbr64 or a harmless prefix", NULL, cap_no_skip_endbr),
+	ROW("compensate", no_argument, OPT_COMP, NULL,
+	    "take the probes' own cost out of every call and its\n"
+	    "parents (calibrated, then measured in each traced\n"
+	    "process as it runs)", NULL, cap_compensate),
+	ROW("no-compensation", no_argument, OPT_NO_COMP, NULL,
+	    "durations on the raw clock (the default)", NULL, cap_no_compensation),
+	ROW("max-overhead", required_argument, OPT_MAX_OVH, "PCT",
+	    "keep the probes' estimated slowdown of the traced\n"
+	    "processes under PCT percent (100: at most twice as\n"
+	    "slow) by dropping first the functions whose calls\n"
+	    "last about their probe's own cost; they are named in\n"
+	    "the summary, /metrics and every output (CPython's\n"
+	    "probes, which fire for dropped functions too, are\n"
+	    "detached when they alone pass the limit)\n"
+	    "(default: %s; 'off': exact)", "off", cap_max_overhead),
+	OPT_END
+};
+
+const struct opt_def opts_targets[] = {
+	ROW("pid", required_argument, 'p', "PID[,PID]", "processes to trace (repeatable)",
+	    "@pids", cap_pid),
+	OPT_END
+};
+
+const struct opt_def opts_debug[] = {
+	ROW("debug-dir", required_argument, OPT_DEBUG_DIR, "DIR",
+	    "also look for debug files (names for stripped\n"
+	    "binaries) in DIR, as in /usr/lib/debug\n"
+	    "(DIR/.build-id/xx/yyyy.debug, or by .gnu_debuglink);\n"
+	    "repeatable", "@dirs", take_debug_dir),
+	OPT_END
+};
+
+const struct opt_def opts_min_time[] = {
+	ROW("min-time", required_argument, OPT_MIN_TIME, "DUR",
+	    "leave calls shorter than DUR out of the output\n"
+	    "(e.g. 100us, 2ms)", NULL, take_min_time),
+	OPT_END
+};
+
+const struct opt_def opts_filter[] = {
+	ROW("pid", required_argument, 'p', "PID[,PID]", "only these processes (repeatable)", NULL,
+	    take_filter_pid),
+	ROW("tid", required_argument, 't', "TID[,TID]", "only these threads (repeatable)", NULL,
+	    take_filter_tid),
+	OPT_END
+};
+
+const struct opt_def opts_size[] = {
+	ROW("top", required_argument, 'n', "N", "only the first N functions (default: all)", NULL,
+	    take_top),
+	ROW("depth", required_argument, OPT_DEPTH, "N",
+	    "only the first N levels of the call tree (paths)", NULL, take_depth),
+	OPT_END
 };
 #undef ROW
 
+#define FOR_EACH_OPT(d, t, r) \
+	for (const struct opt_def *const *t = (d)->tables; *t; t++) \
+		for (const struct opt_def *r = *t; r->name; r++)
+
+/* ---------------------------------------------------------------- parsing */
+
+void opts__getopt(const struct cmd_def *d, const char *mode, struct opts_getopt *g)
+{
+	size_t n = 0;
+	char *s = g->shortopts;
+
+	s += sprintf(s, "%s:", mode);	/* ':': a missing value is reported as ':' */
+	FOR_EACH_OPT(d, t, r) {
+		if (n == OPTS_MAX)
+			break;
+		g->longopts[n++] = (struct option){ r->name, r->has_arg, NULL, r->val };
+		if (r->val < 256) {
+			*s++ = r->val;
+			if (r->has_arg == required_argument)
+				*s++ = ':';
+			else if (r->has_arg == optional_argument)
+				s += sprintf(s, "::");
+		}
+	}
+	*s = '\0';
+	g->longopts[n] = (struct option){ 0 };
+}
+
 int opts__take(struct cmd_opts *o, int c, char **argv)
 {
-	const struct opt_row *r;
+	const char *cmd = o->def->name;
 	int err;
 
 	switch (c) {
 	case ':':
-		p_err("option '%s' needs a value (see 'bpfprof %s --help')", argv[optind - 1],
-		      o->cmd);
+		p_err("option '%s' needs a value (see 'bpfprof %s --help')", argv[optind - 1], cmd);
 		return -EINVAL;
 	case '?':
 		if (optopt)
-			p_err("unknown option '-%c' (see 'bpfprof %s --help')", optopt, o->cmd);
+			p_err("unknown option '-%c' (see 'bpfprof %s --help')", optopt, cmd);
 		else
-			p_err("unknown option '%s' (see 'bpfprof %s --help')", argv[optind - 1],
-			      o->cmd);
+			p_err("unknown option '%s' (see 'bpfprof %s --help')", argv[optind - 1], cmd);
 		return -EINVAL;
 	}
-	for (r = all_rows; r->take; r++) {
-		if (r->val != c)
+	/* the command's own tables only: a value means one option in each command */
+	FOR_EACH_OPT(o->def, t, r) {
+		if (r->val != c || !r->take)
 			continue;
 		err = r->take(o, optarg);
 		if (err != -ENOENT)
 			return err;
 	}
 	return -ENOENT;
+}
+
+void opts__apply(const struct cmd_opts *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->ndebug_dirs; i++)
+		debugsyms__add_dir(o->debug_dirs[i]);
+	if (o->partial)
+		archive__accept_unfinished(true);
+}
+
+void opts__free(struct cmd_opts *o)
+{
+	free(o->debug_dirs);
+	o->debug_dirs = NULL;
+	o->ndebug_dirs = 0;
 }
 
 void opts__capture_defaults(struct capture_opts *co, uint64_t buffer_size)
@@ -237,42 +374,8 @@ void opts__capture_free(struct capture_opts *co)
 const struct exporter_ops *opts__output(const struct cmd_opts *o)
 {
 	if (!o->output) {
-		p_err("%s needs -o OUT ('-' for standard output)", o->cmd);
+		p_err("%s needs -o OUT ('-' for standard output)", o->def->name);
 		return NULL;
 	}
-	return exporter__choose(o->format, o->output, o->cmd);
-}
-
-void opts__capture_help(FILE *f, const char *buffer_default, const char *overhead_default)
-{
-	const struct opt_row *r;
-
-	for (r = capture_rows; r->take; r++) {
-		/* the rows' own text (options.h): %s only where a default is shown */
-		if (r->val == OPT_BUFFER)
-			fprintf(f, r->help, buffer_default);
-		else if (r->val == OPT_MAX_OVH)
-			fprintf(f, r->help, overhead_default);
-		else if (r->help)
-			fputs(r->help, f);
-	}
-}
-
-void opts__common_help(FILE *f)
-{
-	const struct opt_row *r;
-
-	for (r = common_rows; r->take; r++)
-		fputs(r->help, f);
-}
-
-void opts__formats_help(FILE *f)
-{
-	size_t i;
-
-	fprintf(f, "\noutput formats:\n");
-	for (i = 0; exporter_table[i]; i++)
-		fprintf(f, "  %-10s %-18s %s\n", exporter_table[i]->name,
-			exporter_table[i]->suffix ? exporter_table[i]->suffix : "",
-			exporter_table[i]->help);
+	return exporter__choose(o->format, o->output, o->def->name);
 }

@@ -112,92 +112,100 @@ static void print_top_processes(struct record_ctx *rc)
 	}
 }
 
-static void usage(FILE *f, const char *cmd)
+/* ---------------------------------------------------------------- options */
+
+enum { OPT_AS_ROOT = OPT_OWN, OPT_ARGS, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS,
+       OPT_NO_WAKEUPS, OPT_DEPS, OPT_GATED, OPT_STACK, OPT_STACK_SIZE };
+
+/* record's and attach's own options, after the capture group's */
+static const struct opt_def trace_rows[] = {
+	OPT_ARG("duration", 'd', "DUR", "stop after DUR (e.g. 500ms, 10s, 2m)"),
+	{ "sample", optional_argument, OPT_SAMPLE, "HZ",
+	  "sample stacks on cpu-clock (default 999 Hz); with no\n"
+	  "-F, sampling only (no function probes)" },
+	OPT_FLAG("offcpu", OPT_OFFCPU, "record where threads block, and for how long"),
+	OPT_FLAG("no-kernel-stacks", OPT_NO_KSTACKS, "user stacks only"),
+	{ "stack", required_argument, OPT_STACK, "fp|dwarf|auto",
+	  "user stacks by frame pointers, or by DWARF\n"
+	  "unwinding of a stack copy (default auto: DWARF,\n"
+	  "frame pointers where DWARF falls short)", "fp dwarf auto" },
+	OPT_ARG("stack-size", OPT_STACK_SIZE, "SIZE",
+		"user stack bytes copied per sample (default 16k,\n"
+		"at most 64k)"),
+	OPT_FLAG("args", OPT_ARGS, "record the six integer argument registers and the\n"
+		 "return value of each call (shown in the output)"),
+	OPT_FLAG("deps", OPT_DEPS, "data edges: a call that returned a pointer -> the\n"
+		 "later calls that received it (implies --args)"),
+	OPT_FLAG("no-wakeups", OPT_NO_WAKEUPS, "no wakeup edges (on by default when tracing calls)"),
+	OPT_ARG("usdt", 'U', "[LIB:]PROVIDER:NAME[(TYPE,...)]",
+		"trace this USDT probe (its arguments are\n"
+		"recorded; TYPE str shows one as a string, e.g.\n"
+		"-U 'python3*:python:function__entry(str,str,int)');\n"
+		"LIB as -F's (also dlopen'd later); bpfprof.h probes\n"
+		"are traced without -U"),
+	OPT_FLAG("gated", OPT_GATED, "record only inside BPFPROF_START()/BPFPROF_STOP()\n"
+		 "windows (process-wide)"),
+	OPT_FLAG("all", 'a', "every process on the system (with --sample/--offcpu,\n"
+		 "or -F LIB:GLOB); COMMAND is then optional"),
+	OPT_END
+};
+
+static const struct opt_def record_rows[] = {
+	OPT_FLAG("as-root", OPT_AS_ROOT, "under sudo, run COMMAND as root (default: as the\n"
+		 "invoking user, from SUDO_UID/SUDO_GID)"),
+	OPT_END
+};
+
+static const char *record_default(int val)
 {
-	if (!strcmp(cmd, "attach"))
-		fprintf(f, "usage: bpfprof attach --pid PID[,PID...] [options]\n\n"
-			   "Trace the function calls of running processes (all their threads, and\n"
-			   "the processes they fork) until --duration, Ctrl-C, or their exit.\n\n");
-	else
-		fprintf(f, "usage: bpfprof record [options] -- COMMAND [ARGS...]\n\n"
-			   "Run COMMAND and trace its function calls (all threads, and the processes\n"
-			   "it forks) until it and its children exit.  Exits with COMMAND's status.\n\n");
-	fprintf(f,
-		"options:\n"
-		"  -o, --output FILE      output file; format from its name (see below); '-'\n"
-		"                         or /dev/stdout: standard output.  As root, never\n"
-		"                         through a symbolic link another user owns, nor\n"
-		"                         onto a block device or another user's FIFO\n"
-		"      --format FMT       output format, overriding the file name\n");
-	opts__capture_help(f, "16M", !strcmp(cmd, "attach") ? ATTACH_MAX_OVERHEAD_S " (at most 1.25x slower)" :
-			   "exact, every selected function");
-	fprintf(f,
-		"      --min-time DUR     leave calls shorter than DUR out of the output\n"
-		"                         (they still count in the summary)\n"
-		"  -d, --duration DUR     stop after DUR (e.g. 500ms, 10s, 2m)\n"
-		"      --sample[=HZ]      sample stacks on cpu-clock (default 999 Hz); with no\n"
-		"                         -F, sampling only (no function probes)\n"
-		"      --offcpu           record where threads block, and for how long\n"
-		"      --no-kernel-stacks user stacks only\n"
-		"      --stack=fp|dwarf|auto  user stacks by frame pointers, or by DWARF\n"
-		"                         unwinding of a stack copy (default auto: DWARF,\n"
-		"                         frame pointers where DWARF falls short)\n"
-		"      --stack-size SIZE  user stack bytes copied per sample (default 16k,\n"
-		"                         at most 64k)\n"
-		"      --args             record the six integer argument registers and the\n"
-		"                         return value of each call (shown in the output)\n"
-		"      --deps             data edges: a call that returned a pointer -> the later\n"
-		"                         calls that received it (implies --args)\n"
-		"      --no-wakeups       no wakeup edges (on by default when tracing calls)\n"
-		"  -U, --usdt [LIB:]PROVIDER:NAME[(TYPE,...)]  trace this USDT probe (its\n"
-		"                         arguments are recorded; TYPE str shows one as a string,\n"
-		"                         e.g. -U 'python3*:python:function__entry(str,str,int)');\n"
-		"                         LIB as -F's (also dlopen'd later); bpfprof.h probes\n"
-		"                         are traced without -U\n"
-		"      --gated            record only inside BPFPROF_START()/BPFPROF_STOP()\n"
-		"                         windows (process-wide)\n"
-		"  -a, --all              every process on the system (with --sample/--offcpu,\n"
-		"                         or -F LIB:GLOB); COMMAND is then optional\n");
-	if (!strcmp(cmd, "attach"))
-		fprintf(f, "  -p, --pid PID[,PID]    processes to trace (repeatable)\n");
-	else
-		fprintf(f, "      --as-root          under sudo, run COMMAND as root (default: as the\n"
-			   "                         invoking user, from SUDO_UID/SUDO_GID)\n");
-	opts__common_help(f);
-	opts__formats_help(f);
-	fprintf(f, "\nWithout -o, the archive bpfprof.data is written (see 'bpfprof report',\n"
-		   "'bpfprof convert').  Ctrl-C stops the recording and writes what was captured.\n");
+	return val == OPT_BUFFER ? "16M" : val == OPT_MAX_OVH ? "exact, every selected function" :
+	       NULL;
 }
+
+static const char *attach_default(int val)
+{
+	return val == OPT_BUFFER ? "16M" :
+	       val == OPT_MAX_OVH ? ATTACH_MAX_OVERHEAD_S " (at most 1.25x slower)" : NULL;
+}
+
+#define TRACE_NOTES \
+	"Without -o, the archive bpfprof.data is written (see 'bpfprof report',\n" \
+	"'bpfprof convert').  Ctrl-C stops the recording and writes what was captured."
+
+const struct cmd_def record_def = {
+	.name = "record",
+	.summary = "run a command and trace its function calls",
+	.synopsis = "[options] -- COMMAND [ARGS...]",
+	.about = "Run COMMAND and trace its function calls (all threads, and the processes\n"
+		 "it forks) until it and its children exit.  Exits with COMMAND's status.",
+	.tables = (const struct opt_def *const[]){ opts_output, opts_capture, opts_debug,
+		opts_min_time, trace_rows, record_rows, opts_quiet, opts_help, NULL },
+	.dflt = record_default,
+	.notes = TRACE_NOTES,
+	.formats = true,
+};
+
+const struct cmd_def attach_def = {
+	.name = "attach",
+	.summary = "trace running processes",
+	.synopsis = "--pid PID[,PID...] [options]",
+	.about = "Trace the function calls of running processes (all their threads, and\n"
+		 "the processes they fork) until --duration, Ctrl-C, or their exit.",
+	.tables = (const struct opt_def *const[]){ opts_targets, opts_output, opts_capture,
+		opts_debug, opts_min_time, trace_rows, opts_quiet, opts_help, NULL },
+	.dflt = attach_default,
+	.notes = TRACE_NOTES,
+	.formats = true,
+};
 
 /* Returns 0, 1 for --help (exit 0), or -EINVAL. */
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	enum { OPT_AS_ROOT = OPT_OWN, OPT_ARGS, OPT_SAMPLE, OPT_OFFCPU, OPT_NO_KSTACKS,
-	       OPT_NO_WAKEUPS, OPT_DEPS, OPT_GATED, OPT_STACK, OPT_STACK_SIZE };
-	static const struct option longopts[] = {
-		OPTS_OUTPUT_LONGOPTS
-		OPTS_CAPTURE_LONGOPTS
-		{ "min-time", required_argument, NULL, OPT_MIN_TIME },
-		{ "sample", optional_argument, NULL, OPT_SAMPLE },
-		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
-		{ "no-kernel-stacks", no_argument, NULL, OPT_NO_KSTACKS },
-		{ "stack", required_argument, NULL, OPT_STACK },
-		{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
-		{ "all", no_argument, NULL, 'a' },
-		{ "args", no_argument, NULL, OPT_ARGS },
-		{ "deps", no_argument, NULL, OPT_DEPS },
-		{ "no-wakeups", no_argument, NULL, OPT_NO_WAKEUPS },
-		{ "usdt", required_argument, NULL, 'U' },
-		{ "gated", no_argument, NULL, OPT_GATED },
-		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
-		{ "duration", required_argument, NULL, 'd' },
-		OPTS_COMMON_LONGOPTS
-		{ NULL },
-	};
+	struct opts_getopt g;
 	struct capture_opts *co = &o->co;
 	int c, err;
 
-	o->cmd = (struct cmd_opts){ .cmd = o->attach ? "attach" : "record", .usage = usage,
+	o->cmd = (struct cmd_opts){ .def = o->attach ? &attach_def : &record_def,
 				    .capture = co, .min_time = &o->min_time };
 	/* ~200 ms of headroom at 1 M calls/s; drained every 1 MB or 50 ms */
 	opts__capture_defaults(co, 16ull << 20);
@@ -206,11 +214,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		co->max_overhead = ATTACH_MAX_OVERHEAD;
 	opterr = 0;
 	/* '+': stop at the first non-option, the command. */
-	while ((c = getopt_long(argc, argv, "+:o:F:N:U:d:p:aqvh", longopts, NULL)) != -1) {
-		if (c == 'p' && !o->attach) {
-			p_err("--pid belongs to 'bpfprof attach'");
-			return -EINVAL;
-		}
+	opts__getopt(o->cmd.def, "+", &g);
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_SAMPLE: {
 			char *end;
@@ -270,6 +275,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				return err;
 		}
 	}
+	opts__apply(&o->cmd);
 	if (o->attach) {
 		if (optind < argc) {
 			p_err("unexpected argument '%s' (to start a command use 'bpfprof record')",
@@ -459,6 +465,7 @@ static int record_main(int argc, char **argv, bool attach)
 	err = run(&o);
 out:
 	opts__capture_free(&o.co);
+	opts__free(&o.cmd);
 	return err;
 }
 

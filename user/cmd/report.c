@@ -20,52 +20,52 @@
 
 #define DEFAULT_ARCHIVE "bpfprof.data"
 
-static void usage(FILE *f, const char *cmd)
-{
-	(void)cmd;
-	fprintf(f, "usage: bpfprof report [options] [FILE]\n\n"
-		   "Print the functions of a recording (FILE, default " DEFAULT_ARCHIVE ", as\n"
-		   "written by 'bpfprof record' without -o or with -o X.bpfprof) with their\n"
-		   "calls and times, then the call tree by call path.\n\n"
-		   "options:\n"
-		   "      --format FMT   pretty (default), json, or csv (the flat table; the\n"
-		   "                     tree with --tree-only)\n"
-		   "  -s, --sort KEY     total (default, inclusive time), self, calls, avg, max\n"
-		   "  -n, --top N        only the first N functions of the flat table\n"
-		   "      --depth N      only the first N levels of the call tree\n"
-		   "  -p, --pid PID      only calls of process PID\n"
-		   "  -t, --tid TID      only calls of thread TID\n"
-		   "      --no-tree      only the flat table\n"
-		   "      --tree-only    only the call tree\n"
-		   "      --marks        only the BPFPROF_MARK checkpoints, per thread: time\n"
-		   "                     since the previous mark and since the first\n"
-		   "      --edges        only the dependency edges (fork, wakeup, data): source\n"
-		   "                     -> target function, kind, count, wake-to-run latency\n"
-		   "      --partial      read an unfinished recording (bpfprof was killed: its\n"
-		   "                     OUT.tmp.PID.XXXXXX) up to its last complete block\n"
-		   "  -h, --help         this help\n\n"
-		   "columns: total is inclusive time, counted once for recursive functions\n"
-		   "(nested activations are inside the outermost one); self excludes traced\n"
-		   "callees; avg, min, max, p50, p99 are over single calls (p50/p99 within\n"
-		   "3.2%%); wall is total as a percentage of the recording's duration.\n");
-}
+enum { OPT_NO_TREE = OPT_OWN, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS };
 
-/* A positive decimal that fits in `max`; 0 or -EINVAL with the message printed. */
+static const struct opt_def report_rows[] = {
+	{ "format", required_argument, OPT_FORMAT, "FMT",
+	  "pretty (default), json, or csv (the flat table; the\n"
+	  "tree with --tree-only)", "pretty json csv" },
+	/* which rows */
+	{ "sort", required_argument, 's', "KEY",
+	  "total (default, inclusive time), self, calls, avg, max",
+	  "total self calls avg max" },
+	OPT_END
+};
+
+static const struct opt_def report_which_rows[] = {
+	OPT_ARG("pid", 'p', "PID", "only calls of process PID"),
+	OPT_ARG("tid", 't', "TID", "only calls of thread TID"),
+	/* which views */
+	OPT_FLAG("no-tree", OPT_NO_TREE, "only the flat table"),
+	OPT_FLAG("tree-only", OPT_TREE_ONLY, "only the call tree"),
+	OPT_FLAG("marks", OPT_MARKS, "only the BPFPROF_MARK checkpoints, per thread: time\n"
+		 "since the previous mark and since the first"),
+	OPT_FLAG("edges", OPT_EDGES, "only the dependency edges (fork, wakeup, data): source\n"
+		 "-> target function, kind, count, wake-to-run latency"),
+	OPT_END
+};
+
+const struct cmd_def report_def = {
+	.name = "report",
+	.summary = "print per-function times and the call tree of a recording",
+	.synopsis = "[options] [FILE]",
+	.about = "Print the functions of a recording (FILE, default " DEFAULT_ARCHIVE ", as\n"
+		 "written by 'bpfprof record' without -o or with -o X.bpfprof) with their\n"
+		 "calls and times, then the call tree by call path.",
+	.tables = (const struct opt_def *const[]){ report_rows, opts_size, report_which_rows,
+		opts_read, opts_help, NULL },
+	.notes = "columns: total is inclusive time, counted once for recursive functions\n"
+		 "(nested activations are inside the outermost one); self excludes traced\n"
+		 "callees; avg, min, max, p50, p99 are over single calls (p50/p99 within\n"
+		 "3.2%); wall is total as a percentage of the recording's duration.",
+};
+
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_NO_TREE = OPT_OWN, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS };
-	static const struct option longopts[] = {
-		OPTS_READ_LONGOPTS OPT_ARG("format", OPT_FORMAT),
-		/* which rows */
-		OPT_ARG("sort", 's'), OPTS_SIZE_LONGOPTS OPT_ARG("pid", 'p'), OPT_ARG("tid", 't'),
-		/* which views */
-		OPT_FLAG("no-tree", OPT_NO_TREE), OPT_FLAG("tree-only", OPT_TREE_ONLY),
-		OPT_FLAG("edges", OPT_EDGES), OPT_FLAG("marks", OPT_MARKS),
-		OPT_FLAG("help", 'h'),
-		{ NULL },
-	};
 	struct report_opts o = { 0 };
-	struct cmd_opts co = { .cmd = "report", .usage = usage, .top = &o.top, .depth = &o.depth };
+	struct cmd_opts co = { .def = &report_def, .top = &o.top, .depth = &o.depth };
+	struct opts_getopt g;
 	struct report *rep = NULL;
 	struct bp_session s;
 	const char *path = DEFAULT_ARCHIVE;
@@ -74,7 +74,8 @@ int cmd_report(int argc, char **argv)
 
 	session__init(&s);
 	opterr = 0;	/* our own messages: one "bpfprof: " line, like every other error */
-	while ((c = getopt_long(argc, argv, ":s:n:p:t:h", longopts, NULL)) != -1) {
+	opts__getopt(&report_def, "", &g);
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FORMAT:
 			err = report__parse_format(optarg, &o.format);
@@ -114,6 +115,7 @@ int cmd_report(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
+	opts__apply(&co);
 	if (o.no_tree && o.tree_only) {
 		p_err("--no-tree and --tree-only leave nothing to print");
 		err = -EINVAL;
@@ -137,6 +139,7 @@ int cmd_report(int argc, char **argv)
 	err = report__print(rep, &s, stdout);
 	/* main() checks stdout and reports the write error */
 cleanup:
+	opts__free(&co);
 	report__free(rep);
 	session__free(&s);
 	if (err == OPTS_HELP)

@@ -624,50 +624,54 @@ cleanup:
 
 /* ---------------------------------------------------------------- options */
 
-static void usage(FILE *f, const char *cmd)
+enum { OPT_TOP = OPT_OWN, OPT_CAPTURE_LIMIT };
+
+static const struct opt_def serve_rows[] = {
+	OPT_ARG("listen", 'l', "ADDR:PORT", "where to serve (default " DEFAULT_LISTEN ";\n"
+		"port 0: any free)"),
+	OPT_END
+};
+
+static const struct opt_def serve_size_rows[] = {
+	OPT_ARG("top", OPT_TOP, "K", "export the K functions with the most time (default 50;\n"
+		"0: all)"),
+	OPT_ARG("capture-limit", OPT_CAPTURE_LIMIT, "SIZE",
+		"bytes all captures may hold at once, in /tmp\n"
+		"(default 512M); past it a capture keeps no more calls"),
+	OPT_END
+};
+
+static const char *serve_default(int val)
 {
-	(void)cmd;
-	fprintf(f,
-		"usage: bpfprof serve --pid PID[,PID...] [options]\n\n"
-		"Trace the function calls of running processes and serve, over HTTP:\n"
-		"  /metrics                     calls, time, self time and a latency histogram\n"
-		"                               per function and process (Prometheus format)\n"
-		"  /capture?ms=N&format=FORMAT  a trace of the next N ms (up to %d): chrome\n"
-		"                               (default), perfetto, speedscope, pprof, folded,\n"
-		"                               csv, dot\n"
-		"until Ctrl-C or the processes exit.  Only aggregates are kept between captures.\n\n"
-		"options:\n"
-		"  -p, --pid PID[,PID]    processes to trace (repeatable)\n"
-		"  -l, --listen ADDR:PORT where to serve (default " DEFAULT_LISTEN "; port 0: any free)\n",
-		CAPTURE_MAX_MS);
-	opts__capture_help(f, "64M", "10 (at most 1.1x slower)");
-	fprintf(f,
-		"      --top K            export the K functions with the most time (default %d;\n"
-		"                         0: all)\n"
-		"      --capture-limit SIZE  bytes all captures may hold at once, in /tmp\n"
-		"                         (default 512M); past it a capture keeps no more calls\n",
-		DEFAULT_TOP);
-	opts__common_help(f);
-	fprintf(f, "\nThe URL of /metrics is printed on standard output once the probes are attached.\n");
+	return val == OPT_BUFFER ? "64M" : val == OPT_MAX_OVH ? "10 (at most 1.1x slower)" : NULL;
 }
+
+const struct cmd_def serve_def = {
+	.name = "serve",
+	.summary = "trace running processes; Prometheus metrics and captures over HTTP",
+	.synopsis = "--pid PID[,PID...] [options]",
+	.about = "Trace the function calls of running processes and serve, over HTTP:\n"
+		 "  /metrics                     calls, time, self time and a latency histogram\n"
+		 "                               per function and process (Prometheus format)\n"
+		 "  /capture?ms=N&format=FORMAT  a trace of the next N ms (up to 60000): chrome\n"
+		 "                               (default), perfetto, speedscope, pprof, folded,\n"
+		 "                               csv, dot\n"
+		 "until Ctrl-C or the processes exit.  Only aggregates are kept between captures.",
+	.tables = (const struct opt_def *const[]){ opts_targets, serve_rows, opts_capture,
+		opts_debug, serve_size_rows, opts_quiet, opts_help, NULL },
+	.dflt = serve_default,
+	.notes = "The URL of /metrics is printed on standard output once the probes are attached.",
+};
 
 /* 0, 1 for --help, or -EINVAL (printed). */
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
-	enum { OPT_TOP = OPT_OWN, OPT_CAPTURE_LIMIT };
-	static const struct option longopts[] = {
-		OPTS_CAPTURE_LONGOPTS
-		{ "listen", required_argument, NULL, 'l' },
-		{ "top", required_argument, NULL, OPT_TOP },
-		{ "capture-limit", required_argument, NULL, OPT_CAPTURE_LIMIT },
-		OPTS_COMMON_LONGOPTS
-		{ NULL },
-	};
+	struct opts_getopt g;
 	const char *listen = DEFAULT_LISTEN;
 	unsigned long v;
 	int c, err;
 
-	o->cmd = (struct cmd_opts){ .cmd = "serve", .usage = usage, .capture = &o->co };
+	o->cmd = (struct cmd_opts){ .def = &serve_def, .capture = &o->co };
 	opts__capture_defaults(&o->co, 64ull << 20);
 	o->co.verb = "serve";
 	/* captures hold calls and losses: no edges, and the probed images stay */
@@ -677,7 +681,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 	o->top = DEFAULT_TOP;
 	o->capture_limit = DEFAULT_CAPTURE_LIMIT;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:l:F:N:qvh", longopts, NULL)) != -1) {
+	opts__getopt(&serve_def, "", &g);
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		default:	/* the shared options (options.h), getopt's errors */
 			err = opts__take(&o->cmd, c, argv);
@@ -701,6 +706,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			break;
 		}
 	}
+	opts__apply(&o->cmd);
 	if (optind < argc) {
 		p_err("unexpected argument '%s': serve traces running processes (--pid)",
 		      argv[optind]);
@@ -724,5 +730,6 @@ int cmd_serve(int argc, char **argv)
 	else
 		err = run(&o);
 	opts__capture_free(&o.co);
+	opts__free(&o.cmd);
 	return err;
 }

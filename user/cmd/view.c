@@ -96,43 +96,41 @@ static pid_t open_browser_at(const struct view_ctx *v, const char *url)
 	return open_browser(path);
 }
 
-static void usage(FILE *f, const char *cmd)
-{
-	(void)cmd;
-	fprintf(f,
-		"usage: bpfprof view [options] [FILE]\n"
-		"       bpfprof view [options] BASE NEW\n\n"
-		"Show a recording in the browser: the functions with their calls and times,\n"
-		"the timeline, flame graph and sandwich views (speedscope), and the call\n"
-		"graph (Graphviz).  FILE is an archive (default " DEFAULT_ARCHIVE "), a Chrome\n"
-		"trace (.json) or a speedscope file.  Serves on 127.0.0.1 and prints the URL\n"
-		"(on a terminal, how far it is in reading a big archive first); Ctrl-C ends it.\n"
-		"An archive of more than 1,000,000 calls gets a timeline sent a window at a time\n"
-		"(short calls merged until zoomed in; any number of threads, grouped in foldable\n"
-		"processes; URL#timeline) and a flame graph of its call paths; a call graph of\n"
-		"more than 60 functions folds the rest into one node.\n"
-		"With two archives, BASE and NEW: their diff (as 'bpfprof diff'): the function\n"
-		"table and a differential flame graph.\n\n"
-		"options:\n"
-		"  -p, --port N             port (default: any free one)\n"
-		"      --open               open the page in the browser (xdg-open)\n"
-		"      --speedscope-dir DIR speedscope's dist/release directory (default: from\n"
-		"                           BPFPROF_SPEEDSCOPE, the source tree's tests/clients,\n"
-		"                           or a global npm install)\n"
-		"  -h, --help               this help\n");
-}
+enum { OPT_OPEN = OPT_OWN, OPT_SPEEDSCOPE };
+
+static const struct opt_def view_rows[] = {
+	OPT_ARG("port", 'p', "N", "port (default: any free one)"),
+	OPT_FLAG("open", OPT_OPEN, "open the page in the browser (xdg-open)"),
+	{ "speedscope-dir", required_argument, OPT_SPEEDSCOPE, "DIR",
+	  "speedscope's dist/release directory (default: from\n"
+	  "BPFPROF_SPEEDSCOPE, the installed share/bpfprof, the\n"
+	  "source tree's tests/clients, or a global npm install)", "@dirs" },
+	OPT_END
+};
+
+const struct cmd_def view_def = {
+	.name = "view",
+	.summary = "show a recording in the browser: functions, timeline, graph",
+	.synopsis = "[options] [FILE]\n"
+		    "[options] BASE NEW",
+	.about = "Show a recording in the browser: the functions with their calls and times,\n"
+		 "the timeline, flame graph and sandwich views (speedscope), and the call\n"
+		 "graph (Graphviz).  FILE is an archive (default " DEFAULT_ARCHIVE "), a Chrome\n"
+		 "trace (.json) or a speedscope file.  Serves on 127.0.0.1 and prints the URL\n"
+		 "(on a terminal, how far it is in reading a big archive first); Ctrl-C ends it.\n"
+		 "An archive of more than 1,000,000 calls gets a timeline sent a window at a time\n"
+		 "(short calls merged until zoomed in; any number of threads, grouped in foldable\n"
+		 "processes; URL#timeline) and a flame graph of its call paths; a call graph of\n"
+		 "more than 60 functions folds the rest into one node.\n"
+		 "With two archives, BASE and NEW: their diff (as 'bpfprof diff'): the function\n"
+		 "table and a differential flame graph.",
+	.tables = (const struct opt_def *const[]){ view_rows, opts_help, NULL },
+};
 
 int cmd_view(int argc, char **argv)
 {
-	enum { OPT_OPEN = OPT_OWN, OPT_SPEEDSCOPE };
-	static const struct option longopts[] = {
-		{ "port", required_argument, NULL, 'p' },
-		{ "open", no_argument, NULL, OPT_OPEN },
-		{ "speedscope-dir", required_argument, NULL, OPT_SPEEDSCOPE },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL },
-	};
-	struct cmd_opts co = { .cmd = "view", .usage = usage };
+	struct cmd_opts co = { .def = &view_def };
+	struct opts_getopt g;
 	struct view_ctx v = { .file = DEFAULT_ARCHIVE };
 	const char *ss_opt = NULL, *slash;
 	struct httpd *d = NULL;
@@ -144,7 +142,8 @@ int cmd_view(int argc, char **argv)
 	int c, err = 0;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:h", longopts, NULL)) != -1) {
+	opts__getopt(&view_def, "", &g);
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_count("--port", optarg, 0, 65535, &port))

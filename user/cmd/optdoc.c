@@ -255,7 +255,10 @@ void opts__list(const struct cmd_def *d, FILE *f)
 				fprintf(f, "-%c", r->val);
 			else
 				fputc('-', f);
-			fprintf(f, "\t%s\t", r->arg ? r->arg : "-");
+			if (!r->arg)
+				fputs("\t-\t", f);
+			else
+				fprintf(f, r->has_arg == optional_argument ? "\t[=%s]\t" : "\t%s\t", r->arg);
 			if (r->values && !strcmp(r->values, "@formats"))
 				for (size_t i = 0; exporter_table[i]; i++)
 					fprintf(f, "%s%s", i ? " " : "", exporter_table[i]->name);

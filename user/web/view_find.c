@@ -17,6 +17,8 @@
 #include "view.h"
 
 #define SPEEDSCOPE_REL	"tests/clients/node_modules/speedscope/dist/release"
+/* make install's copy, beside the installed binary: PREFIX/bin/../share/bpfprof/speedscope */
+#define SPEEDSCOPE_INSTALLED	"../share/bpfprof/speedscope"
 
 static bool is_dir_with(const char *dir, const char *file)
 {
@@ -27,8 +29,10 @@ static bool is_dir_with(const char *dir, const char *file)
 }
 
 /*
- * speedscope's static build: --speedscope-dir, $BPFPROF_SPEEDSCOPE, the test
- * clients beside the binary (a source tree), or a global npm install.
+ * speedscope's static build: --speedscope-dir, $BPFPROF_SPEEDSCOPE, the copy
+ * make install put beside the binary (PREFIX/share/bpfprof/speedscope: found
+ * from the binary's own path, so that a DESTDIR or a moved prefix works too),
+ * the test clients beside the binary (a source tree), or a global npm install.
  */
 char *view_find_speedscope(const char *opt)
 {
@@ -52,6 +56,9 @@ char *view_find_speedscope(const char *opt)
 		slash = strrchr(self, '/');
 		if (slash) {
 			*slash = 0;
+			snprintf(p, sizeof(p), "%s/" SPEEDSCOPE_INSTALLED, self);
+			if (is_dir_with(p, "index.html"))
+				return realpath(p, NULL);
 			snprintf(p, sizeof(p), "%s/" SPEEDSCOPE_REL, self);
 			if (is_dir_with(p, "index.html"))
 				return realpath(p, NULL);

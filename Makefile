@@ -6,6 +6,9 @@
 #   make test       deps + build + unit tests + end-to-end tests (root)
 #   make check-layers  the layer rule (scripts/check-layers.sh; part of make unit)
 #   make bench      overhead and throughput figures
+#   make man        the man pages, from the option tables (.output/man)
+#   make install    PREFIX=/usr/local DESTDIR=: binary, man pages, bash completion,
+#                   include/bpfprof.h + bpfprof.pc, view's speedscope; make uninstall
 #   V=1             show full commands
 
 OUTPUT   := .output
@@ -79,7 +82,7 @@ PROG_BINS  := $(basename $(PROG_SRCS))
 # the BPF objects are intermediates of the skeletons: keep them (no rebuild on every make)
 .SECONDARY: $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS)) $(SKELS)
 .PHONY: FORCE all deps test-deps bench-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke \
-	check-layers
+	check-layers man install uninstall
 
 all: $(BPFPROF_BIN) progs $(OUTPUT)/bench/repeat_archive
 
@@ -373,6 +376,51 @@ bench-deps:
 bench: bench-deps
 	$(Q)$(MAKE) --no-print-directory bpfprof progs $(BENCH_BINS)
 	$(Q)bash bench/run.sh
+
+# Man pages: written by bpfprof itself from its option tables (user/cmd/options.h),
+# so that they say what --help and the parser say.
+VERSION  := $(shell sed -n 's/^\#define BPFPROF_VERSION "\(.*\)"/\1/p' user/cmd/main.c)
+MAN_OUT  := $(OUTPUT)/man
+$(MAN_OUT)/stamp: $(BPFPROF_BIN)
+	$(call msg,MAN,$(MAN_OUT))
+	$(Q)rm -rf $(MAN_OUT) && mkdir -p $(MAN_OUT)
+	$(Q)./$(BPFPROF_BIN) --man $(MAN_OUT)
+	$(Q)touch $@
+man: $(MAN_OUT)/stamp
+
+# Installation (PREFIX, DESTDIR as usual).  view's pages are inside the binary;
+# speedscope (MIT, from npm by scripts/setup.sh) is copied to share/bpfprof,
+# where the installed view finds it beside its own binary.
+PREFIX     ?= /usr/local
+BINDIR     := $(PREFIX)/bin
+MAN1DIR    := $(PREFIX)/share/man/man1
+BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
+INCDIR     := $(PREFIX)/include
+PCDIR      := $(PREFIX)/share/pkgconfig
+DATADIR    := $(PREFIX)/share/bpfprof
+SPEEDSCOPE_DIST := tests/clients/node_modules/speedscope
+install: $(BPFPROF_BIN) $(MAN_OUT)/stamp
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -D -m 0755 $(BPFPROF_BIN) $(DESTDIR)$(BINDIR)/bpfprof
+	$(Q)install -d $(DESTDIR)$(MAN1DIR)
+	$(Q)install -m 0644 $(MAN_OUT)/*.1 $(DESTDIR)$(MAN1DIR)/
+	$(Q)install -D -m 0644 completion/bpfprof.bash $(DESTDIR)$(BASHCOMPDIR)/bpfprof
+	$(Q)install -D -m 0644 include/bpfprof.h $(DESTDIR)$(INCDIR)/bpfprof.h
+	$(Q)install -d $(DESTDIR)$(PCDIR)
+	$(Q)sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' scripts/bpfprof.pc.in \
+		> $(DESTDIR)$(PCDIR)/bpfprof.pc && chmod 0644 $(DESTDIR)$(PCDIR)/bpfprof.pc
+	$(Q)if [ -e $(SPEEDSCOPE_DIST)/dist/release/index.html ]; then \
+		install -d $(DESTDIR)$(DATADIR)/speedscope && \
+		cp -R --no-preserve=ownership $(SPEEDSCOPE_DIST)/dist/release/. $(DESTDIR)$(DATADIR)/speedscope/ && \
+		install -m 0644 $(SPEEDSCOPE_DIST)/LICENSE $(DESTDIR)$(DATADIR)/speedscope/LICENSE; \
+	else echo "make install: speedscope is not in $(SPEEDSCOPE_DIST) (make deps): view will have no timeline" >&2; fi
+
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(DESTDIR)$(BINDIR)/bpfprof $(DESTDIR)$(MAN1DIR)/bpfprof.1 \
+		$(DESTDIR)$(MAN1DIR)/bpfprof-*.1 $(DESTDIR)$(BASHCOMPDIR)/bpfprof \
+		$(DESTDIR)$(INCDIR)/bpfprof.h $(DESTDIR)$(PCDIR)/bpfprof.pc
+	$(Q)rm -rf $(DESTDIR)$(DATADIR)
 
 format:
 	clang-format -i $(USER_SRCS) $(BPF_SRCS) bpf/*.h user/*/*.h exporters/*.h

@@ -76,6 +76,7 @@ _bpfprof()
 			@pids) COMPREPLY=($(compgen -W "$(cd /proc && printf '%s\n' [0-9]*)" -- "$cur")) ;;
 			@functions) COMPREPLY=($(compgen -W "$(_bpfprof_functions "$cmd")" -- "$cur")) ;;
 			@dirs) COMPREPLY=($(compgen -d -- "$cur")) ;;
+			@files) COMPREPLY=($(compgen -f -- "$cur")) ;;
 			-) COMPREPLY=($(compgen -f -- "$cur")) ;;
 			*) COMPREPLY=($(compgen -W "$values" -- "$cur")) ;;
 			esac

@@ -42,6 +42,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "cmds.h"
+#include "serve.h"
 #include "options.h"
 #include "capture/capture.h"
 #include "cost/governor.h"
@@ -53,10 +54,6 @@
 #include "model/session.h"
 #include "base/util.h"
 
-#define DEFAULT_LISTEN		"127.0.0.1:9464"
-#define DEFAULT_TOP		50
-/* A service in production: a tenth more time at most, by default (README: the governor). */
-#define DEFAULT_MAX_OVERHEAD	SERVE_MAX_OVERHEAD
 #define CAPTURE_MAX_MS		60000
 #define CAPTURE_DEFAULT_MS	1000
 #define MAX_CAPTURES		8	/* open at once; more get 429 */
@@ -66,12 +63,6 @@
  * (24 bytes each).  Further calls are counted, not kept, and the reply says so.
  */
 #define CAPTURE_MAX_CALLS	5000000
-/*
- * Bytes all captures may hold at once (their files in /tmp, often memory),
- * while they record and until they are sent: --capture-limit.  A capture
- * that would pass it keeps no more calls, as at CAPTURE_MAX_CALLS.
- */
-#define DEFAULT_CAPTURE_LIMIT	(512ull << 20)
 /* Checked every this many kept calls (an ftello per open capture). */
 #define CAPTURE_CHECK_EVERY	256
 /* How often a waiting capture looks whether its client went away. */
@@ -79,14 +70,6 @@
 /* A capture whose window ended this long ago is closed even if the buffer never empties. */
 #define CAPTURE_GRACE_NS	2000000000ull
 #define PRUNE_EVERY_NS		5000000000ull
-
-struct serve_opts {
-	struct cmd_opts cmd;	/* -q, -v, -h */
-	struct capture_opts co;	/* -p, -F, -N, --buffer-size, ... */
-	struct httpd_addr listen;
-	size_t top;
-	uint64_t capture_limit;
-};
 
 /* One /capture request: its window in session time and its own exporter. */
 struct capture {
@@ -117,6 +100,7 @@ struct serve_ctx {
 	_Atomic uint64_t sending;	/* bytes of closed captures not sent yet */
 	bool stopping;
 	size_t top;
+	const char *token;	/* every request's "Authorization: Bearer TOKEN", or NULL */
 	struct httpd_addr addr;
 	char tmpdir[64];
 };
@@ -447,6 +431,20 @@ static enum MHD_Result serve_capture(struct serve_ctx *x, struct MHD_Connection 
 	return ret;
 }
 
+/* The request's "Authorization: Bearer TOKEN", compared in constant time. */
+static bool bearer_ok(struct MHD_Connection *conn, const char *token)
+{
+	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	size_t n = strlen(token), i;
+	unsigned char diff = 0;
+
+	if (!h || strncmp(h, "Bearer ", 7) || strlen(h + 7) != n)
+		return false;
+	for (i = 0; i < n; i++)
+		diff |= (unsigned char)h[7 + i] ^ (unsigned char)token[i];
+	return !diff;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
 			       const char *method, const char *version, const char *upload,
 			       size_t *upload_size, void **con_cls)
@@ -456,6 +454,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 
 	if (!httpd__request_ok(&x->addr, conn, &ret))
 		return ret;
+	if (x->token && !bearer_ok(conn, x->token))
+		return httpd__reply_text(conn, 401, "this server wants its token: "
+					 "'Authorization: Bearer TOKEN' (serve --token-file)");
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return httpd__reply_text(conn, 405, "only GET");
 	if (!strcmp(url, "/metrics"))
@@ -486,7 +487,8 @@ static bool thread_gone(uint32_t tid, uint32_t pid, void *ctx)
 
 static int run(struct serve_opts *o)
 {
-	struct serve_ctx x = { .top = o->top, .addr = o->listen, .capture_limit = o->capture_limit };
+	struct serve_ctx x = { .top = o->top, .addr = o->listen, .capture_limit = o->capture_limit,
+			       .token = o->token };
 	struct httpd *d = NULL;
 	uint64_t next_prune;
 	sigset_t block, old;
@@ -622,114 +624,18 @@ cleanup:
 	return err ? 1 : 0;
 }
 
-/* ---------------------------------------------------------------- options */
-
-enum { OPT_TOP = OPT_OWN, OPT_CAPTURE_LIMIT };
-
-static const struct opt_def serve_rows[] = {
-	OPT_ARG("listen", 'l', "ADDR:PORT", "where to serve (default " DEFAULT_LISTEN ";\n"
-		"port 0: any free)"),
-	OPT_END
-};
-
-static const struct opt_def serve_size_rows[] = {
-	OPT_ARG("top", OPT_TOP, "K", "export the K functions with the most time (default 50;\n"
-		"0: all)"),
-	OPT_ARG("capture-limit", OPT_CAPTURE_LIMIT, "SIZE",
-		"bytes all captures may hold at once, in /tmp\n"
-		"(default 512M); past it a capture keeps no more calls"),
-	OPT_END
-};
-
-static const char *serve_default(int val)
-{
-	return val == OPT_BUFFER ? "64M" : val == OPT_MAX_OVH ? "10 (at most 1.1x slower)" : NULL;
-}
-
-const struct cmd_def serve_def = {
-	.name = "serve",
-	.summary = "trace running processes; Prometheus metrics and captures over HTTP",
-	.synopsis = "--pid PID[,PID...] [options]",
-	.about = "Trace the function calls of running processes and serve, over HTTP:\n"
-		 "  /metrics                     calls, time, self time and a latency histogram\n"
-		 "                               per function and process (Prometheus format)\n"
-		 "  /capture?ms=N&format=FORMAT  a trace of the next N ms (up to 60000): chrome\n"
-		 "                               (default), perfetto, speedscope, pprof, folded,\n"
-		 "                               csv, dot\n"
-		 "until Ctrl-C or the processes exit.  Only aggregates are kept between captures.",
-	.tables = (const struct opt_def *const[]){ opts_targets, serve_rows, opts_capture,
-		opts_debug, serve_size_rows, opts_quiet, opts_help, NULL },
-	.dflt = serve_default,
-	.notes = "The URL of /metrics is printed on standard output once the probes are attached.",
-};
-
-/* 0, 1 for --help, or -EINVAL (printed). */
-static int parse_args(int argc, char **argv, struct serve_opts *o)
-{
-	struct opts_getopt g;
-	const char *listen = DEFAULT_LISTEN;
-	unsigned long v;
-	int c, err;
-
-	o->cmd = (struct cmd_opts){ .def = &serve_def, .capture = &o->co };
-	opts__capture_defaults(&o->co, 64ull << 20);
-	o->co.verb = "serve";
-	/* captures hold calls and losses: no edges, and the probed images stay */
-	o->co.no_wakeups = true;
-	o->co.no_exec_follow = true;
-	o->co.max_overhead = DEFAULT_MAX_OVERHEAD;	/* a long-running service: bounded */
-	o->top = DEFAULT_TOP;
-	o->capture_limit = DEFAULT_CAPTURE_LIMIT;
-	opterr = 0;
-	opts__getopt(&serve_def, "", &g);
-	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
-		switch (c) {
-		default:	/* the shared options (options.h), getopt's errors */
-			err = opts__take(&o->cmd, c, argv);
-			if (err)
-				return err;
-			break;
-		case 'l':
-			listen = optarg;
-			break;
-		case OPT_TOP:
-			if (parse_count("--top", optarg, 0, 1000000, &v))
-				return -EINVAL;
-			o->top = v;
-			break;
-		case OPT_CAPTURE_LIMIT:
-			if (parse_size(optarg, &o->capture_limit) || o->capture_limit < 4096) {
-				p_err("invalid --capture-limit '%s': want a size of 4k or more "
-				      "(e.g. 64M, 2G)", optarg);
-				return -EINVAL;
-			}
-			break;
-		}
-	}
-	opts__apply(&o->cmd);
-	if (optind < argc) {
-		p_err("unexpected argument '%s': serve traces running processes (--pid)",
-		      argv[optind]);
-		return -EINVAL;
-	}
-	if (!o->co.npids) {
-		p_err("serve needs --pid PID (the processes to trace)");
-		return -EINVAL;
-	}
-	return httpd__parse_listen("--listen", listen, &o->listen);
-}
-
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_opts o = { 0 };
 	int err;
 
-	err = parse_args(argc, argv, &o);
+	err = serve__parse_args(argc, argv, &o);
 	if (err)
 		err = err > 0 ? 0 : 2;
 	else
 		err = run(&o);
 	opts__capture_free(&o.co);
 	opts__free(&o.cmd);
+	free(o.token);
 	return err;
 }

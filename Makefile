@@ -9,6 +9,7 @@
 #   make man        the man pages, from the option tables (.output/man)
 #   make install    PREFIX=/usr/local DESTDIR=: binary, man pages, bash completion,
 #                   include/bpfprof.h + bpfprof.pc, view's speedscope; make uninstall
+#   make deb        a Debian package (.output/deb/bpfprof_VERSION_ARCH.deb)
 #   V=1             show full commands
 
 OUTPUT   := .output
@@ -82,7 +83,7 @@ PROG_BINS  := $(basename $(PROG_SRCS))
 # the BPF objects are intermediates of the skeletons: keep them (no rebuild on every make)
 .SECONDARY: $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS)) $(SKELS)
 .PHONY: FORCE all deps test-deps bench-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke \
-	check-layers man install uninstall
+	check-layers man install uninstall deb
 
 all: $(BPFPROF_BIN) progs $(OUTPUT)/bench/repeat_archive
 
@@ -414,6 +415,15 @@ install: $(BPFPROF_BIN) $(MAN_OUT)/stamp
 		cp -R --no-preserve=ownership $(SPEEDSCOPE_DIST)/dist/release/. $(DESTDIR)$(DATADIR)/speedscope/ && \
 		install -m 0644 $(SPEEDSCOPE_DIST)/LICENSE $(DESTDIR)$(DATADIR)/speedscope/LICENSE; \
 	else echo "make install: speedscope is not in $(SPEEDSCOPE_DIST) (make deps): view will have no timeline" >&2; fi
+
+# A Debian package (scripts/mkdeb.sh): make install into a staging root, then
+# dpkg-deb; Depends from dpkg-shlibdeps.  Install it with apt install ./FILE.deb.
+DEB_ROOT := $(OUTPUT)/deb/root
+deb: $(BPFPROF_BIN) $(MAN_OUT)/stamp
+	$(Q)rm -rf $(DEB_ROOT)
+	$(Q)$(MAKE) --no-print-directory install DESTDIR=$(abspath $(DEB_ROOT)) PREFIX=/usr
+	$(call msg,DEB,$(OUTPUT)/deb)
+	$(Q)bash scripts/mkdeb.sh $(DEB_ROOT) $(VERSION) $(OUTPUT)/deb
 
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))

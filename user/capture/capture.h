@@ -67,6 +67,14 @@ struct capture_opts {
 };
 
 /*
+ * What the options ask together (--stack without sampling, -a's needs, ...):
+ * 0, or -EINVAL with the first problem printed (capture_opts.c).
+ */
+int capture_opts__validate(const struct capture_opts *co);
+/* Frees the option lists: -p, -F, -N, -U (filled with strv_push/parse_pids). */
+void capture_opts__free(struct capture_opts *co);
+
+/*
  * Fills the session's header and function table (s initialised by the
  * caller); events will go to sink(ctx, ev), called from capture__poll().
  * 0 or -errno (printed).

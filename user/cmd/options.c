@@ -363,14 +363,6 @@ void opts__capture_defaults(struct capture_opts *co, uint64_t buffer_size)
 	co->no_compensation = true;	/* the raw clock unless --compensate (README) */
 }
 
-void opts__capture_free(struct capture_opts *co)
-{
-	free(co->pids);
-	free(co->includes);
-	free(co->excludes);
-	free(co->usdts);
-}
-
 const struct exporter_ops *opts__output(const struct cmd_opts *o)
 {
 	if (!o->output) {

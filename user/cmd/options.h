@@ -119,8 +119,6 @@ void opts__apply(const struct cmd_opts *o);
 void opts__free(struct cmd_opts *o);
 /* The buffer size is the capture's default when none is given. */
 void opts__capture_defaults(struct capture_opts *co, uint64_t buffer_size);
-/* Frees the lists of the capture options: -p, -F, -N, and record's -U. */
-void opts__capture_free(struct capture_opts *co);
 
 /* An output is needed: -o given, and a format (--format or the name) known. */
 const struct exporter_ops *opts__output(const struct cmd_opts *o);

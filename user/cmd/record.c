@@ -23,7 +23,6 @@
 #include "symbols/debugsyms.h"
 #include "model/session.h"
 #include "report/report.h"
-#include "symbols/select.h"
 
 struct record_opts {
 	bool attach;		/* attach mode: --pid */
@@ -292,35 +291,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		p_err("no command given: bpfprof record [options] -- COMMAND [ARGS...]");
 		return -EINVAL;
 	}
-	if ((co->stack != STACK_AUTO || co->stack_size) && !co->sample_hz && !co->offcpu) {
-		p_err("--stack and --stack-size shape sampled stacks: add --sample or --offcpu");
+	if (capture_opts__validate(co))
 		return -EINVAL;
-	}
-	if (co->gated && co->all) {
-		p_err("--gated needs the targets' BPFPROF_START/STOP, not -a");
-		return -EINVAL;
-	}
-	if (co->all) {
-		size_t i;
-
-		for (i = 0; i < co->nincludes; i++) {
-			const char *lib, *glob;
-			char *copy = select__split(co->includes[i], &lib, &glob);
-
-			free(copy);
-			if (!lib) {
-				p_err("-a traces every process: name the library, -F LIB:GLOB ('%s')",
-				      co->includes[i]);
-				return -EINVAL;
-			}
-		}
-		if (!co->sample_hz && !co->offcpu && !co->nincludes) {
-			p_err("-a needs --sample, --offcpu or -F LIB:GLOB");
-			return -EINVAL;
-		}
-		if (!co->argv && !o->duration)
-			p_info("recording every process until Ctrl-C (or use --duration)");
-	}
+	if (co->all && !co->argv && !o->duration)
+		p_info("recording every process until Ctrl-C (or use --duration)");
 	return 0;
 }
 
@@ -464,7 +438,7 @@ static int record_main(int argc, char **argv, bool attach)
 	}
 	err = run(&o);
 out:
-	opts__capture_free(&o.co);
+	capture_opts__free(&o.co);
 	opts__free(&o.cmd);
 	return err;
 }

@@ -634,7 +634,7 @@ int cmd_serve(int argc, char **argv)
 		err = err > 0 ? 0 : 2;
 	else
 		err = run(&o);
-	opts__capture_free(&o.co);
+	capture_opts__free(&o.co);
 	opts__free(&o.cmd);
 	free(o.token);
 	return err;

@@ -38,7 +38,7 @@ const struct cmd_def list_def = {
 		 "the entry probe goes and the instruction there (\"+3:push\": 3 bytes in, past\n"
 		 "a harmless prefix), the probe's path (emulated by the kernel, nop5, or\n"
 		 "single-step: about 3x dearer), why the probe could not move further (see\n"
-		 "README), the file and the name.  Without GLOB: every function of the\n"
+		 "docs/probe-cost.md), the file and the name.  Without GLOB: every function of the\n"
 		 "executable.  A summary of the paths goes to stderr.  'source' says where\n"
 		 "the name comes from: symtab, dynsym, build-id or debuglink (a separate\n"
 		 "debug file), minidebuginfo (.gnu_debugdata), gopclntab (Go), or eh_frame\n"

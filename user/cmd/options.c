@@ -360,7 +360,7 @@ void opts__free(struct cmd_opts *o)
 void opts__capture_defaults(struct capture_opts *co, uint64_t buffer_size)
 {
 	co->buffer_size = buffer_size;
-	co->no_compensation = true;	/* the raw clock unless --compensate (README) */
+	co->no_compensation = true;	/* the raw clock unless --compensate (docs/probe-cost.md) */
 }
 
 const struct exporter_ops *opts__output(const struct cmd_opts *o)

@@ -4,7 +4,7 @@
 # The layer rule, checked (make check-layers; run by make unit and make test).
 #
 # User space is one folder per layer, and a layer uses only the layers below
-# it (README, "How it works"):
+# it (docs/how-it-works.md):
 #
 #   cmd → capture, web → cost → cpython → probes → target
 #       → report, exporters → archive, decode → symbols → model → base

@@ -113,3 +113,22 @@ def test_man_pages_render(man_dir):
                                             "MANWIDTH": "80"})
         assert r.returncode == 0, (page.name, r.stderr)
         assert "OPTIONS" in r.stdout and "SEE ALSO" in r.stdout, page.name
+
+
+def test_global_options(man_dir):
+    """bpfprof's own options (before the command): --help, bpfprof(1) and the parser."""
+    r = run("--help")
+    assert r.returncode == 0, r.stderr
+    text = r.stdout.split("global options:\n")[1]
+    helped = sorted((m.group(2), m.group(1))
+                    for m in re.finditer(r"^  (?:(-\w), |    )(--[\w-]+)", text, re.M))
+    page = (man_dir / "bpfprof.1").read_text()
+    page = page.replace(".SH GLOBAL OPTIONS\n", ".SH OPTIONS\n")
+    assert sorted(man_options(page)) == helped
+    assert ("--version", None) in helped and ("--verbose", "-v") in helped
+    for name, short in helped:
+        for spelling in filter(None, (name, short)):
+            r = run(spelling, "--version")
+            assert "unknown option" not in r.stderr, (spelling, r.stderr)
+    r = run("--no-such-option")
+    assert r.returncode == 2 and "unknown option '--no-such-option'" in r.stderr, r.stderr

@@ -5,6 +5,7 @@
  * help in its struct cmd_def (options.h).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,11 +34,6 @@ static const struct cmd {
 	{ &view_def, cmd_view, false },
 	{ &serve_def, cmd_serve, true },
 	{ NULL },
-};
-
-static const struct cmd_def *const cmd_defs[] = {
-	&record_def, &attach_def, &list_def, &report_def, &convert_def, &diff_def, &merge_def,
-	&view_def, &serve_def, NULL,
 };
 
 enum { G_VERSION = OPT_OWN, G_MAN, G_LIST_OPTIONS };
@@ -117,32 +113,45 @@ static const struct cmd_def *find_def(const char *name)
 	return NULL;
 }
 
+/* One man page: a command's (d), or bpfprof(1) (d NULL). */
+static int write_page(const char *dir, const struct cmd_def *d)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/bpfprof%s%s.1", dir, d ? "-" : "", d ? d->name : "");
+	f = fopen(path, "w");
+	if (!f) {
+		p_err("cannot write %s: %s", path, strerror(errno));
+		return 1;
+	}
+	if (d) {
+		opts__man(d, BPFPROF_VERSION, f);
+	} else {
+		const struct cmd_def *defs[sizeof(cmds) / sizeof(cmds[0])];
+		size_t i;
+
+		for (i = 0; cmds[i].def; i++)
+			defs[i] = cmds[i].def;
+		defs[i] = NULL;
+		opts__man_overview(BPFPROF_VERSION, defs, opts_global, f);
+	}
+	if (fclose(f)) {
+		p_err("cannot write %s: %s", path, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 /* --man DIR: bpfprof.1 and one page a command. */
 static int write_man(const char *dir)
 {
-	char path[4096];
-	size_t i;
-	FILE *f;
+	const struct cmd *c;
 
-	for (i = 0; i <= sizeof(cmds) / sizeof(cmds[0]) - 1; i++) {
-		const struct cmd_def *d = cmds[i].def;
-
-		snprintf(path, sizeof(path), "%s/bpfprof%s%s.1", dir, d ? "-" : "", d ? d->name : "");
-		f = fopen(path, "w");
-		if (!f) {
-			p_err("cannot write %s: %s", path, strerror(errno));
+	for (c = cmds; c->def; c++)
+		if (write_page(dir, c->def))
 			return 1;
-		}
-		if (d)
-			opts__man(d, BPFPROF_VERSION, f);
-		else
-			opts__man_overview(BPFPROF_VERSION, cmd_defs, opts_global, f);
-		if (fclose(f)) {
-			p_err("cannot write %s: %s", path, strerror(errno));
-			return 1;
-		}
-	}
-	return 0;
+	return write_page(dir, NULL);
 }
 
 /* --list-options[=COMMAND] */
@@ -165,37 +174,50 @@ static int list_options(const char *name)
 	return check_stdout(0);
 }
 
+/* bpfprof's own options, before the command (opts_global). */
+static const struct cmd_def global_def = {
+	.name = "",
+	.tables = (const struct opt_def *const[]){ opts_global, NULL },
+};
+
 int main(int argc, char **argv)
 {
 	const struct cmd *c;
-	int i = 1;
+	struct opts_getopt g;
+	int i, opt;
 
-	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+	opts__getopt(&global_def, "+", &g);
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'v':
 			verbose++;
-		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+			break;
+		case 'q':
 			quiet = true;
-		} else if (!strcmp(argv[i], "--version")) {
+			break;
+		case G_VERSION:
 			printf("bpfprof " BPFPROF_VERSION "\n");
 			return check_stdout(0);
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		case 'h':
 			usage(stdout);
 			return check_stdout(0);
-		} else if (!strcmp(argv[i], "--man")) {
-			if (i + 1 >= argc) {
-				p_err("option '--man' needs a value (see 'bpfprof --help')");
-				return 2;
-			}
-			return write_man(argv[i + 1]);
-		} else if (!strcmp(argv[i], "--list-options")) {
-			return list_options(NULL);
-		} else if (!strncmp(argv[i], "--list-options=", 15)) {
-			return list_options(argv[i] + 15);
-		} else {
-			p_err("unknown option '%s' (see 'bpfprof --help')", argv[i]);
+		case G_MAN:
+			return write_man(optarg);
+		case G_LIST_OPTIONS:
+			return list_options(optarg);
+		case ':':
+			p_err("option '%s' needs a value (see 'bpfprof --help')", argv[optind - 1]);
+			return 2;
+		default:
+			if (optopt && optopt < 256)
+				p_err("unknown option '-%c' (see 'bpfprof --help')", optopt);
+			else
+				p_err("unknown option '%s' (see 'bpfprof --help')", argv[optind - 1]);
 			return 2;
 		}
 	}
+	i = optind;
 	if (i >= argc) {
 		usage(stderr);
 		return 2;

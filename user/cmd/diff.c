@@ -36,7 +36,8 @@ static const struct opt_def diff_rows[] = {
 	OPT_FLAG("sample", OPT_SAMPLE, "compare on-cpu stack samples, not traced calls"),
 	OPT_FLAG("all-calls", OPT_ALL_CALLS,
 		 "test every timed call, not the faster quarter of each\n"
-		 "side's (the time other tasks took from a call only adds)"),
+		 "side's (the time other tasks took from a call only\n"
+		 "adds)"),
 	/* the test */
 	OPT_ARG("alpha", OPT_ALPHA, "A", "family-wise error rate of the tests (default 0.05)"),
 	OPT_ARG("min-change", OPT_MIN_CHANGE, "PCT",

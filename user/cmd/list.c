@@ -37,12 +37,12 @@ const struct cmd_def list_def = {
 	.about = "List the functions that 'record -F GLOB' would trace: address, size, where\n"
 		 "the entry probe goes and the instruction there (\"+3:push\": 3 bytes in, past\n"
 		 "a harmless prefix), the probe's path (emulated by the kernel, nop5, or\n"
-		 "single-step: about 3x dearer), why the probe could not move further (see\n"
-		 "docs/probe-cost.md), the file and the name.  Without GLOB: every function of the\n"
-		 "executable.  A summary of the paths goes to stderr.  'source' says where\n"
-		 "the name comes from: symtab, dynsym, build-id or debuglink (a separate\n"
-		 "debug file), minidebuginfo (.gnu_debugdata), gopclntab (Go), or eh_frame\n"
-		 "(found by its unwind information only, named FILE+0xADDR).",
+		 "single-step: about 3x dearer), why the probe could not move further\n"
+		 "(docs/probe-cost.md), the file and the name.  Without GLOB: every\n"
+		 "function of the executable.  A summary of the paths goes to stderr.\n"
+		 "'source' says where the name comes from: symtab, dynsym, build-id or\n"
+		 "debuglink (a separate debug file), minidebuginfo (.gnu_debugdata), gopclntab\n"
+		 "(Go), or eh_frame (found by its unwind information only, named FILE+0xADDR).",
 	.tables = (const struct opt_def *const[]){ list_rows, opts_debug, opts_help, NULL },
 };
 

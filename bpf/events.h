@@ -100,12 +100,30 @@ struct bp_rec_batch {
 	struct bp_rec_call r[BP_BATCH_RECS];
 };
 
+/*
+ * With --args.  Entry: regs = rdi rsi rdx rcx r8 r9, stack = the first words
+ * above the return address (7th and later integer arguments, structs passed
+ * in memory), and the strings the function's `char *` arguments point at
+ * (which words are strings: the func_strs map, set from DWARF; at most
+ * BP_ARG_NSTR).  Exit: regs[0] = rax, regs[1] = rdx.  The xmm registers
+ * (float/double arguments and returns) are not in pt_regs: not captured.
+ */
+#define BP_ARG_STACK		4
+#define BP_ARG_NSTR		2
+#define BP_ARG_STR		64
+#define BP_ARG_SLOTS		10	/* func_strs mask bits: 0-5 regs, 6-9 stack words */
+/* str_len[i]: bytes read with the NUL (1..BP_ARG_STR); 0: not read */
 struct bp_rec_call_args {
 	struct bp_rec_hdr h;
 	__u32 func_id;
 	__u32 pad;
 	__u64 sp;
-	__u64 regs[6];		/* entry: rdi rsi rdx rcx r8 r9; exit: regs[0] = rax */
+	__u64 regs[6];
+	__u64 stack[BP_ARG_STACK];
+	__u8 str_slot[BP_ARG_NSTR];	/* the word each string came from, 0xff: none */
+	__u8 str_len[BP_ARG_NSTR];
+	__u32 pad2;
+	char str[BP_ARG_NSTR][BP_ARG_STR];
 };
 
 /* Fork/clone, thread exit, rename: h.pid_tgid is the task concerned. */

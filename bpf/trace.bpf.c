@@ -85,6 +85,45 @@ static __always_inline int emit_call(struct pt_regs *ctx, __u16 type)
 	return 0;
 }
 
+/*
+ * --args: which argument words of a function are `char *` (bit i: regs[i]
+ * for i < 6, stack[i - 6] above), from DWARF; set by the loader before the
+ * function is attached.  Absent: no string.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} func_strs SEC(".maps");
+
+/*
+ * The strings of the words in mask, at most BP_ARG_NSTR, each up to
+ * BP_ARG_STR bytes with its NUL.  A page never touched (a literal the
+ * program has not read yet) fails: the string is left unread (len 0).
+ */
+static __always_inline void read_arg_strs(struct bp_rec_call_args *r, __u32 mask)
+{
+	__u32 n = 0;
+
+	for (__u32 i = 0; i < BP_ARG_SLOTS; i++) {
+		__u64 p;
+		long len;
+
+		if (!(mask & (1u << i)))
+			continue;
+		if (n >= BP_ARG_NSTR)
+			break;
+		p = i < 6 ? r->regs[i] : r->stack[(i - 6) & (BP_ARG_STACK - 1)];
+		r->str_slot[n & 1] = i;
+		len = p ? bpf_probe_read_user_str(r->str[n & 1], BP_ARG_STR, (void *)p) : 0;
+		r->str_len[n & 1] = len > 0 ? len : 0;
+		if (len <= 0)
+			r->str[n & 1][0] = 0;
+		n++;
+	}
+}
+
 static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -100,16 +139,30 @@ static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
 	}
 	/* the call part, laid out as a struct bp_rec_call */
 	fill_call((struct bp_rec_call *)r, ctx, type, id, cpu);
+	r->str_slot[0] = r->str_slot[1] = 0xff;
+	r->str_len[0] = r->str_len[1] = 0;
+	r->pad2 = 0;
 	if (type == BP_REC_ENTRY_ARGS) {
+		__u32 fid = (__u32)bpf_get_attach_cookie(ctx);
+		__u32 *mask;
+
 		r->regs[0] = PT_REGS_PARM1(ctx);
 		r->regs[1] = PT_REGS_PARM2(ctx);
 		r->regs[2] = PT_REGS_PARM3(ctx);
 		r->regs[3] = PT_REGS_PARM4(ctx);
 		r->regs[4] = PT_REGS_PARM5(ctx);
 		r->regs[5] = PT_REGS_PARM6(ctx);
+		/* the words above the return address: 7th and later arguments */
+		if (bpf_probe_read_user(r->stack, sizeof(r->stack), (void *)(PT_REGS_SP(ctx) + 8)))
+			__builtin_memset(r->stack, 0, sizeof(r->stack));
+		mask = bpf_map_lookup_elem(&func_strs, &fid);
+		if (mask && *mask)
+			read_arg_strs(r, *mask);
 	} else {
 		r->regs[0] = PT_REGS_RC(ctx);
-		r->regs[1] = r->regs[2] = r->regs[3] = r->regs[4] = r->regs[5] = 0;
+		r->regs[1] = ctx->dx;
+		r->regs[2] = r->regs[3] = r->regs[4] = r->regs[5] = 0;
+		__builtin_memset(r->stack, 0, sizeof(r->stack));
 	}
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;

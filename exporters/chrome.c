@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <sys/types.h>
 #include "exporter.h"
 #include "base/json.h"
+#include "model/argsig.h"
 #include "base/log.h"
 
 /*
@@ -156,6 +158,84 @@ static int cache_func(struct chrome_priv *p, const struct bp_session *s, uint32_
 	return p->head[func] && p->tail[func] ? 0 : -ENOMEM;
 }
 
+/* One typed value as JSON: numbers and booleans as such, the rest as strings. */
+static void json_argval(FILE *f, const struct argval *a)
+{
+	switch (a->vt) {
+	case AV_INT:
+		fprintf(f, "%" PRId64, a->i);
+		break;
+	case AV_UINT:
+		fprintf(f, "%" PRIu64, a->u);
+		break;
+	case AV_BOOL:
+		fputs(a->u ? "true" : "false", f);
+		break;
+	case AV_DOUBLE:
+		if (isfinite(a->d))
+			fprintf(f, "%.17g", a->d);
+		else
+			json_str(f, a->text);
+		break;
+	case AV_STR:
+		json_str(f, a->str);
+		break;
+	case AV_STRUCT:
+		fputc('{', f);
+		for (int i = 0; i < a->nmem; i++) {
+			struct argval m = { .vt = a->mem[i].vt, .i = a->mem[i].i, .u = a->mem[i].u,
+					    .d = a->mem[i].d };
+
+			snprintf(m.str, sizeof(m.str), "%s", a->mem[i].text);
+			snprintf(m.text, sizeof(m.text), "%s", a->mem[i].text);
+			fprintf(f, "%s", i ? "," : "");
+			json_str(f, a->mem[i].name);
+			fputc(':', f);
+			json_argval(f, &m);
+		}
+		fputc('}', f);
+		break;
+	default:	/* pointers in hex, and what was not captured: said */
+		json_str(f, a->text);
+		break;
+	}
+}
+
+/*
+ * --args, typed from DWARF: "params" {name: value}, "return", and "call",
+ * the call as C writes it.  Without DWARF the registers stay raw ("arg",
+ * "ret" below) and "arg_regs" says so.
+ */
+static void write_typed(FILE *f, const struct bp_session *s, const struct bp_call *c)
+{
+	static struct argvals av;
+	static char line[4096];
+
+	argsig__values(s, c, &av);
+	if (!av.typed) {
+		fputs(",\"arg_regs\":\"raw (no DWARF)\"", f);
+		return;
+	}
+	if (av.has_args) {
+		fputs(",\"params\":{", f);
+		for (int i = 0; i < av.n; i++) {
+			if (i)
+				fputc(',', f);
+			json_str(f, av.v[i].name[0] ? av.v[i].name : "?");
+			fputc(':', f);
+			json_argval(f, &av.v[i]);
+		}
+		fputc('}', f);
+	}
+	if (av.has_ret) {
+		fputs(",\"return\":", f);
+		json_argval(f, &av.ret);
+	}
+	argsig__line(&av, s->funcs[c->func].name, line, sizeof(line));
+	fputs(",\"call\":", f);
+	json_str(f, line);
+}
+
 static int write_call(struct exporter *e, const struct bp_session *s, const struct bp_call *c)
 {
 	struct chrome_priv *pr = e->priv;
@@ -219,6 +299,8 @@ static int write_call(struct exporter *e, const struct bp_session *s, const stru
 		fputs(",\"resumed\":true", e->out);
 	if (c->flags & BP_CALL_RAISED)
 		fputs(",\"raised\":true", e->out);
+	if (c->flags & (BP_CALL_HAS_ARGS | BP_CALL_HAS_RET))
+		write_typed(e->out, s, c);
 	if (c->flags & BP_CALL_HAS_ARGS)
 		fprintf(e->out, ",\"arg\":[\"%#" PRIx64 "\",\"%#" PRIx64 "\",\"%#" PRIx64 "\",\"%#" PRIx64
 			"\",\"%#" PRIx64 "\",\"%#" PRIx64 "\"]", c->args[0], c->args[1], c->args[2], c->args[3],

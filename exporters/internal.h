@@ -65,7 +65,9 @@
 /* DebugAnnotation */
 #define F_DA_NAME_IID		1
 #define F_DA_BOOL		2
+#define F_DA_UINT		3
 #define F_DA_INT		4
+#define F_DA_DOUBLE		5
 #define F_DA_STRING		6
 #define F_DA_POINTER		7
 #define F_DA_NAME		10

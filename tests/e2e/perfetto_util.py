@@ -97,8 +97,11 @@ class _Seq:
         self.clocks = {}  # id -> [value, incremental, monotonic base at value 0]
 
 
-def read(path):
-    """The trace as Chrome-JSON-like dict (see the module docstring)."""
+def read(path, types=None):
+    """The trace as Chrome-JSON-like dict (see the module docstring).
+
+    types: when true, each slice's args also hold "_types": per annotation
+    name, the DebugAnnotation field that held the value ("int_value", ...)."""
     pk = packets(path)
     seqs = {}
     tracks = {}  # uuid -> descriptor dict (last wins)
@@ -163,12 +166,19 @@ def read(path):
 
     def args_of(te, seq):
         out = {}
+        kinds = {}
         for a in te.get("debug_annotations", []):
             name = one(a, "name") or seq.annots.get(one(a, "name_iid"))
-            for k in ("bool_value", "int_value", "uint_value", "pointer_value", "string_value"):
+            for k in ("bool_value", "int_value", "uint_value", "pointer_value", "string_value",
+                      "double_value"):
                 if k in a:
                     v = one(a, k)
+                    if k == "double_value":
+                        v = float(v)
                     out[name] = "%#x" % v if k == "pointer_value" else v
+                    kinds[name] = k
+        if types:
+            out["_types"] = kinds
         return out
 
     def us(ns):

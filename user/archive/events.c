@@ -138,6 +138,26 @@ static int decode_call(struct archive_reader *r, const unsigned char *p, size_t 
 		c->infos = r->infos;
 		c->ninfos = n;
 	}
+	if (c->flags & BP_CALL_HAS_XARGS) {
+		uint64_t v;
+
+		for (i = 0; i < BP_ARGX_STACK; i++)
+			if (!ev_varint(p, len, &pos, &c->x.stack[i]))
+				return corrupt(r, "a call event's stack arguments are cut short");
+		if (!ev_varint(p, len, &pos, &c->x.ret2))
+			return corrupt(r, "a call event's return value is cut short");
+		for (i = 0; i < BP_ARGX_NSTR; i++) {
+			uint64_t state;
+
+			if (!ev_varint(p, len, &pos, &v) || !ev_varint(p, len, &pos, &state) ||
+			    ev_str(p, len, &pos, c->x.str[i], sizeof(c->x.str[i])))
+				return corrupt(r, "a call event's string arguments are cut short");
+			if ((v >= 10 && v != BP_ARGX_NONE) || state > BP_ARGX_STR_UNREAD)
+				return corrupt(r, "a call event's string arguments are out of range");
+			c->x.str_slot[i] = v;
+			c->x.str_state[i] = state;
+		}
+	}
 	r->prev.id = c->id;
 	r->prev.ts = c->begin;
 	r->prev.pid = c->pid;

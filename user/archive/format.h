@@ -21,7 +21,8 @@
 
 /* A new major version is unreadable by older readers; a minor one only adds. */
 #define ARCHIVE_MAJOR		1
-#define ARCHIVE_MINOR		2	/* 1: samples, edges, call arguments and infos, annotations, file:line; 2: timing note */
+#define ARCHIVE_MINOR		3	/* 1: samples, edges, call arguments and infos, annotations, file:line; 2: timing note;
+				 * 3: typed signatures (SIGS), stack words, rdx and strings of calls */
 
 enum archive_section {
 	ARCHIVE_SEC_HEADER = 1,
@@ -33,6 +34,7 @@ enum archive_section {
 	ARCHIVE_SEC_PROCS = 7,
 	ARCHIVE_SEC_LOSSES = 8,
 	ARCHIVE_SEC_COUNTERS = 9,
+	ARCHIVE_SEC_SIGS = 10,	/* 1.3: rows u32 func, string sig (model/argsig.h) */
 	ARCHIVE_SEC_END = 0x454e44,	/* "END" */
 };
 

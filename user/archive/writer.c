@@ -50,7 +50,10 @@
  *              (end - begin) - self,
  *              zigzag(pid - prev.pid), zigzag(tid - prev.tid), func, depth,
  *              flags, path; then args[6] if flags & 0x10 (BP_CALL_HAS_ARGS),
- *              then ret if flags & 0x20 (BP_CALL_HAS_RET)
+ *              then ret if flags & 0x20 (BP_CALL_HAS_RET), then the infos
+ *              if flags & 0x40; then (1.3) if flags & 0x2000 (BP_CALL_HAS_XARGS):
+ *              stack[4], ret2 (rdx; 0 without a return), and two strings,
+ *              each: varint slot (0xff none), varint state, string
  *     LOSS (2), varints: zigzag(ts - prev.ts), count, cpu
  *     SAMPLE (3), varints: zigzag(ts - prev.ts), weight, zigzag(pid - prev.pid),
  *              zigzag(tid - prev.tid), path, cpu, flags
@@ -230,6 +233,32 @@ static int write_header(struct archive_writer *a, const struct bp_session *s)
 	return write_section(a, ARCHIVE_SEC_HEADER, 0, b->p, b->len);
 }
 
+/*
+ * 1.3: the typed signatures of the functions just written (model/argsig.h),
+ * in a section of their own that older readers skip: u32 count, then rows of
+ * u32 func, string sig.
+ */
+static int write_sigs(struct archive_writer *a, const struct bp_session *s)
+{
+	struct abuf *b = &a->tab;
+	uint32_t n = 0;
+	size_t i;
+
+	for (i = a->nfuncs; i < s->nfuncs; i++)
+		n += s->funcs[i].sig != NULL;
+	if (!n)
+		return 0;
+	b->len = 0;
+	put_u32(b, n);
+	for (i = a->nfuncs; i < s->nfuncs; i++) {
+		if (!s->funcs[i].sig)
+			continue;
+		put_u32(b, (uint32_t)i);
+		put_str(b, s->funcs[i].sig);
+	}
+	return write_section(a, ARCHIVE_SEC_SIGS, 0, b->p, b->len);
+}
+
 /* The table entries added since the last call: before a block that may use them. */
 static int write_table_deltas(struct archive_writer *a, const struct bp_session *s)
 {
@@ -262,6 +291,9 @@ static int write_table_deltas(struct archive_writer *a, const struct bp_session 
 			put_str(b, f->file);
 		}
 		err = write_section(a, ARCHIVE_SEC_FUNCS, 0, b->p, b->len);
+		if (err)
+			return err;
+		err = write_sigs(a, s);
 		if (err)
 			return err;
 		a->nfuncs = s->nfuncs;
@@ -385,6 +417,17 @@ static void encode_call(struct archive_writer *a, const struct bp_call *c, struc
 				put_bytes_str(b, c->infos[i].str);
 			else
 				put_varint(b, zigzag(c->infos[i].value));
+		}
+	}
+	/* after the infos, so that a 1.2 reader skips it as bytes it does not know */
+	if (c->flags & BP_CALL_HAS_XARGS) {
+		for (int i = 0; i < BP_ARGX_STACK; i++)
+			put_varint(b, c->x.stack[i]);
+		put_varint(b, c->flags & BP_CALL_HAS_RET ? c->x.ret2 : 0);
+		for (int i = 0; i < BP_ARGX_NSTR; i++) {
+			put_varint(b, c->x.str_slot[i]);
+			put_varint(b, c->x.str_state[i]);
+			put_bytes_str(b, c->x.str_slot[i] == BP_ARGX_NONE ? "" : c->x.str[i]);
 		}
 	}
 	a->prev.id = c->id;

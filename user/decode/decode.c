@@ -256,6 +256,8 @@ int dec_emit_call(struct decoder *d, struct tstate *t, const struct frame *f, ui
 	if (f->flags & BP_CALL_HAS_ARGS)
 		memcpy(c->args, f->args, sizeof(c->args));
 	c->ret = f->ret;
+	if (f->flags & (BP_CALL_HAS_XARGS | BP_CALL_HAS_RET))
+		c->x = f->x;
 	if (f->info_first < t->ninfos && depth == t->depth) {
 		c->infos = &t->infos[f->info_first];
 		c->ninfos = t->ninfos - f->info_first;

@@ -69,9 +69,32 @@ static int dec_close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool
 	return 0;
 }
 
-static int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
-		      const uint64_t *args)
+/* --args: what the entry record carries beyond the registers. */
+static void dec_argx_entry(struct frame *f, const struct bp_rec_call_args *ra)
 {
+	struct bp_argx *x = &f->x;
+	unsigned i;
+
+	_Static_assert(BP_ARGX_STACK == BP_ARG_STACK && BP_ARGX_NSTR == BP_ARG_NSTR &&
+		       BP_ARGX_STR == BP_ARG_STR, "bp_argx holds what bp_rec_call_args carries");
+	memcpy(x->stack, ra->stack, sizeof(x->stack));
+	for (i = 0; i < BP_ARGX_NSTR; i++) {
+		uint8_t len = ra->str_len[i];
+
+		x->str_slot[i] = ra->str_slot[i] < BP_ARG_SLOTS ? ra->str_slot[i] : BP_ARGX_NONE;
+		x->str_state[i] = !len ? BP_ARGX_STR_UNREAD :
+				  len >= BP_ARG_STR ? BP_ARGX_STR_CUT : BP_ARGX_STR_OK;
+		memset(x->str[i], 0, sizeof(x->str[i]));
+		if (len)
+			memcpy(x->str[i], ra->str[i], len - 1);
+	}
+	f->flags |= BP_CALL_HAS_XARGS;
+}
+
+static int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
+		      const struct bp_rec_call_args *ra)
+{
+	const uint64_t *args = ra ? (const uint64_t *)ra->regs : NULL;
 	int err;
 
 	/*
@@ -117,6 +140,7 @@ static int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, ui
 
 		memcpy(top->args, args, sizeof(top->args));
 		top->flags |= BP_CALL_HAS_ARGS;
+		dec_argx_entry(top, ra);
 		if (d->data_edges)
 			return dec_data_edges(d, t, top, args);
 	}
@@ -130,7 +154,9 @@ static int dec_pop_return(struct decoder *d, struct tstate *t, uint64_t ts, cons
 	int err;
 
 	if (ret) {
-		t->stack[t->depth - 1].ret = *ret;
+		/* ret points at the record's regs: rax, rdx */
+		t->stack[t->depth - 1].ret = ret[0];
+		t->stack[t->depth - 1].x.ret2 = ret[1];
 		t->stack[t->depth - 1].flags |= BP_CALL_HAS_RET;
 	}
 	f = t->stack[t->depth - 1];
@@ -248,7 +274,8 @@ static int dec_on_call(struct decoder *d, const void *rec, size_t size, uint64_t
 	err = dec_wake_due(d, t, ts);
 	if (err)
 		return err;
-	err = entry ? dec_call_entry(d, t, c->func_id, ts, c->sp, regs) :
+	err = entry ? dec_call_entry(d, t, c->func_id, ts, c->sp,
+				     regs ? (const struct bp_rec_call_args *)rec : NULL) :
 		      dec_call_return(d, t, c->func_id, ts, c->sp, regs);
 	if (!err && ts > t->last_ts)
 		t->last_ts = ts;

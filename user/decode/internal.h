@@ -34,6 +34,7 @@ struct frame {
 				 * frame is live: its own and those of the frames below */
 	uint64_t args[6];	/* with BP_CALL_HAS_ARGS */
 	uint64_t ret;		/* with BP_CALL_HAS_RET */
+	struct bp_argx x;	/* with BP_CALL_HAS_XARGS (ret2 with BP_CALL_HAS_RET) */
 	uint32_t info_first;	/* its BPFPROF_INFOs: tstate.infos[info_first .. next frame's) */
 	uint32_t pad3;
 	uint64_t pyframe;	/* a Python frame: the interpreter's frame address (python.c), else 0 */

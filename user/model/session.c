@@ -21,6 +21,7 @@ void session__free(struct bp_session *s)
 	for (i = 0; i < s->nfuncs; i++) {
 		free(s->funcs[i].name);
 		free(s->funcs[i].file);
+		free(s->funcs[i].sig);
 	}
 	for (i = 0; i < s->nprocs; i++)
 		free(s->procs[i].name);
@@ -67,6 +68,7 @@ uint32_t session__add_func(struct bp_session *s, const struct bp_func *f)
 	s->funcs[s->nfuncs] = *f;
 	s->funcs[s->nfuncs].name = xstrdup(f->name);
 	s->funcs[s->nfuncs].file = f->file ? xstrdup(f->file) : NULL;
+	s->funcs[s->nfuncs].sig = f->sig ? xstrdup(f->sig) : NULL;
 	return s->nfuncs++;
 }
 

@@ -54,6 +54,8 @@ struct bp_func {
 	uint32_t line;		/* definition line from DWARF, 0: unknown */
 	char *file;		/* definition file from DWARF, NULL: unknown */
 	uint32_t source;	/* SYMSRC_* (symbols/debugsyms.h): where the name comes from */
+	/* typed parameters and return value from DWARF (model/argsig.h), NULL: unknown */
+	char *sig;
 };
 
 struct bp_thread {
@@ -158,6 +160,7 @@ _Static_assert(offsetof(struct bp_session, nannots) + sizeof(uint64_t) ==
 #define BP_CALL_HAS_ARGS	0x10	/* args[] holds the argument registers (--args) */
 #define BP_CALL_HAS_RET		0x20	/* ret holds the return value (--args) */
 #define BP_CALL_HAS_INFOS	0x40	/* infos[] holds BPFPROF_INFO key/values */
+#define BP_CALL_HAS_XARGS	0x2000	/* x holds stack words, rdx and strings (--args) */
 #define BP_CALL_NO_RETPROBE	0x8	/* nested too deep for a kernel return probe: the end is
 					 * the last event before the frame was seen gone */
 #define BP_CALL_SUSPENDED	0x100	/* a Python generator/coroutine slice that ends at a yield/await */
@@ -180,6 +183,29 @@ struct bp_info {
 	uint32_t pad;
 };
 
+/*
+ * What --args captures beyond the six registers: the first stack words at
+ * entry (the 7th and later arguments, structs passed in memory), rdx at
+ * return (the high half of a 16-byte struct), and up to BP_ARGX_NSTR strings
+ * that `char *` arguments point at, read at entry.
+ */
+#define BP_ARGX_STACK	4
+#define BP_ARGX_NSTR	2
+#define BP_ARGX_STR	64	/* bytes of each string, with its NUL (bpf/events.h BP_ARG_STR) */
+#define BP_ARGX_NONE	0xff	/* str_slot: no string */
+/* str_state */
+#define BP_ARGX_STR_OK		0	/* read whole */
+#define BP_ARGX_STR_CUT		1	/* longer than BP_ARGX_STR - 1: cut */
+#define BP_ARGX_STR_UNREAD	2	/* not readable at entry (NULL, or a page not present) */
+struct bp_argx {
+	uint64_t stack[BP_ARGX_STACK];	/* *(sp + 8 + 8 * i) at entry */
+	uint64_t ret2;			/* rdx at return */
+	uint8_t str_slot[BP_ARGX_NSTR];	/* the argument word it came from: 0-5 regs, 6-9 stack */
+	uint8_t str_state[BP_ARGX_NSTR];
+	uint32_t pad;
+	char str[BP_ARGX_NSTR][BP_ARGX_STR];
+};
+
 /* A completed call, emitted when it ends (children are emitted before parents). */
 struct bp_call {
 	uint64_t id;		/* unique within a session, in order of entry */
@@ -193,6 +219,7 @@ struct bp_call {
 	uint32_t path;		/* index into session.paths: this call's call path */
 	uint64_t args[6];	/* with BP_CALL_HAS_ARGS: rdi rsi rdx rcx r8 r9 at entry */
 	uint64_t ret;		/* with BP_CALL_HAS_RET: rax at return */
+	struct bp_argx x;	/* with BP_CALL_HAS_XARGS */
 	const struct bp_info *infos;	/* BPFPROF_INFO during the call; valid in the sink only */
 	uint32_t ninfos;
 	uint32_t pad2;

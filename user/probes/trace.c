@@ -23,6 +23,7 @@
 #include "model/session.h"
 #include "target/keeper.h"
 #include "trace.h"
+#include "model/argsig.h"
 #include "internal.h"
 
 #ifndef ENOTSUPP
@@ -271,6 +272,15 @@ int tracer__attach_module(struct tracer *t, const struct bp_session *s,
 	size_t nrefused = 0;
 	int err;
 
+	/* --args: which argument words are strings, before the first hit */
+	for (size_t i = 0; t->args && i < pm->n; i++) {
+		__u32 id = (__u32)pm->cookies[i];
+		__u32 mask = id < s->nfuncs ? argsig__str_mask(s->funcs[id].sig) : 0;
+
+		if (mask)
+			bpf_map__update_elem(t->skel->maps.func_strs, &id, sizeof(id), &mask,
+					     sizeof(mask), BPF_ANY);
+	}
 	err = tracer__attach(t, pm->path, pm->offsets, pm->cookies, pm->n, pm->entry_only, refused,
 			     &nrefused);
 	if (!err)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <elfutils/libdw.h>
 #include "dwarfinfo.h"
+#include "dwarfargs.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -40,6 +41,7 @@ static void add(struct dwarf_funcs *df, size_t *cap, Dwarf_Die *die, Dwarf_Files
 	f->nparams = n < 0 ? -1 : n;
 	f->file = NULL;
 	f->line = 0;
+	f->sig = dwarfargs__sig(die);
 	if (dwarf_decl_line(die, &line) == 0)
 		f->line = line;
 	if (files && dwarf_attr(die, DW_AT_decl_file, &a) && dwarf_formudata(&a, &fileidx) == 0) {
@@ -124,8 +126,10 @@ void dwarfinfo__free(struct dwarf_funcs *df)
 
 	if (!df)
 		return;
-	for (i = 0; i < df->n; i++)
+	for (i = 0; i < df->n; i++) {
 		free(df->v[i].file);
+		free(df->v[i].sig);
+	}
 	free(df->v);
 	memset(df, 0, sizeof(*df));
 }

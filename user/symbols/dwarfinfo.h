@@ -17,6 +17,7 @@ struct dwarf_func {
 	int nparams;		/* formal parameters; -1: variadic or unknown */
 	uint32_t line;		/* DW_AT_decl_line, 0 unknown */
 	char *file;		/* DW_AT_decl_file, NULL unknown */
+	char *sig;		/* typed signature (model/argsig.h), NULL unknown */
 };
 
 struct dwarf_funcs {

@@ -508,6 +508,7 @@ free_pat:
 				f.nparams = df->nparams;
 				f.file = df->file;
 				f.line = df->line;
+				f.sig = df->sig;
 			}
 			/*
 			 * The kernel single-steps most first instructions (mov, xor,

@@ -353,6 +353,7 @@ static uint32_t add_func(struct symbolizer *sy, const char *name, uint32_t modul
 		.nparams = df ? df->nparams : -1,
 		.file = df ? df->file : NULL,
 		.line = df ? df->line : 0,
+		.sig = df ? df->sig : NULL,
 	};
 	uint32_t id = session__add_func(sy->s, &f);
 

@@ -4,11 +4,14 @@
  * sort by start_ns for a timeline).  Fields are quoted per RFC 4180; lines
  * end in LF, which every CSV reader accepts and line tools prefer to CRLF.
  *
- *   pid,tid,function,module,start_ns,duration_ns,depth,self_ns,id,parent_id,flags
+ *   pid,tid,function,module,start_ns,duration_ns,depth,self_ns,id,parent_id,flags,args,return
  *
  * Times are ns since the start of the recording; module is the full path of
  * the binary or library; flags is empty or `|`-joined names: unfinished,
  * began_before_recording, entry_lost, unwound, no_retprobe (see the Chrome trace).
+ * args and return (--args) are the values as C writes them, `a=0, s="x"`
+ * and `1`, typed from DWARF; without DWARF the registers, `rdi=0x0, ...`;
+ * empty without --args or for a void function.
  *
  * CSV has no comments, and lost records must not vanish silently, so a gap
  * is a row of its own: the function and module fields are empty, pid and
@@ -27,8 +30,10 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include "base/escape.h"
 #include "exporter.h"
+#include "model/argsig.h"
 
 /* A function name inside the flags field: nothing that would need CSV quoting or split it. */
 static void csv_flag_value(FILE *f, const char *v)
@@ -39,8 +44,8 @@ static void csv_flag_value(FILE *f, const char *v)
 
 static int csv_begin(struct exporter *e, const struct bp_session *s)
 {
-	fputs("pid,tid,function,module,start_ns,duration_ns,depth,self_ns,id,parent_id,flags\n",
-	      e->out);
+	fputs("pid,tid,function,module,start_ns,duration_ns,depth,self_ns,id,parent_id,flags,args,"
+	      "return\n", e->out);
 	return 0;
 }
 
@@ -71,6 +76,24 @@ static void write_flags(FILE *f, uint32_t flags)
 	}
 }
 
+/* The args and return fields. */
+static void write_args(FILE *f, const struct bp_session *s, const struct bp_call *c)
+{
+	static struct argvals av;
+	static char buf[4096];
+	size_t len = 0;
+
+	argsig__values(s, c, &av);
+	buf[0] = 0;
+	for (int i = 0; i < av.n && len < sizeof(buf); i++)
+		len += snprintf(buf + len, sizeof(buf) - len, "%s%s=%s", i ? ", " : "", av.v[i].name,
+				av.v[i].text);
+	csv_str(f, buf);
+	putc(',', f);
+	if (av.has_ret)
+		csv_str(f, av.ret.text);
+}
+
 static void write_call(FILE *f, const struct bp_session *s, const struct bp_call *c)
 {
 	uint64_t dur = c->end > c->begin ? c->end - c->begin : 0;
@@ -83,6 +106,11 @@ static void write_call(FILE *f, const struct bp_session *s, const struct bp_call
 	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",",
 		c->begin, dur, c->depth, c->self, c->id, c->parent_id);
 	write_flags(f, c->flags);
+	putc(',', f);
+	if (c->flags & (BP_CALL_HAS_ARGS | BP_CALL_HAS_RET))
+		write_args(f, s, c);
+	else
+		putc(',', f);
 	putc('\n', f);
 }
 
@@ -93,7 +121,7 @@ static int csv_event(struct exporter *e, const struct bp_session *s, const struc
 		write_call(e->out, s, &ev->call);
 		break;
 	case BP_EV_LOSS:
-		fprintf(e->out, "0,0,,,%" PRIu64 ",0,,,,,lost|count=%" PRIu64 "|cpu=%" PRIu32 "\n",
+		fprintf(e->out, "0,0,,,%" PRIu64 ",0,,,,,lost|count=%" PRIu64 "|cpu=%" PRIu32 ",,\n",
 			ev->loss.ts, ev->loss.count, ev->loss.cpu);
 		break;
 	case BP_EV_ANNOT:
@@ -103,7 +131,7 @@ static int csv_event(struct exporter *e, const struct bp_session *s, const struc
 		fprintf(e->out, "0,0,,,%" PRIu64 ",0,,,,,dropped_by_max_overhead|calls=%" PRId64
 			"|function=", ev->annot.ts, ev->annot.args[1]);
 		csv_flag_value(e->out, session__func_name(s, (uint32_t)ev->annot.value));
-		putc('\n', e->out);
+		fputs(",,\n", e->out);
 		break;
 	default:
 		break;

@@ -13,7 +13,8 @@
  *   t_eight(i+1, ..., i+8) = 8 i + 36     7th and 8th on the stack
  *   t_void(i)                             no return value
  *   Counter::add(this, v = i) = 0 + 1 + .. + i   C++ method: this, const long &
- * and prints "done <sink>".  Every round calls each function once.
+ * and prints "this <&c> ref <&v>" (the addresses add receives) and
+ * "done <sink>".  Every round calls each function once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,8 @@ int main(int argc, char **argv)
 		long v = i;
 
 		snprintf(name, sizeof(name), "name-%d", i);
+		if (!i)
+			printf("this %p ref %p\n", (void *)&c, (void *)&v);
 		t_int(i - 1);
 		t_uint(4000000000u + (unsigned)i);
 		t_bool(i & 1);

@@ -20,7 +20,7 @@
 
 #define DEFAULT_ARCHIVE "bpfprof.data"
 
-enum { OPT_NO_TREE = OPT_OWN, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS };
+enum { OPT_NO_TREE = OPT_OWN, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS, OPT_ARGS };
 
 static const struct opt_def report_rows[] = {
 	{ "format", required_argument, OPT_FORMAT, "FMT",
@@ -43,6 +43,9 @@ static const struct opt_def report_which_rows[] = {
 		 "since the previous mark and since the first"),
 	OPT_FLAG("edges", OPT_EDGES, "only the dependency edges (fork, wakeup, data): source\n"
 		 "-> target function, kind, count, wake-to-run latency"),
+	OPT_ARG("args", OPT_ARGS, "FUNC:PARAM", "only the calls of FUNC (a glob) grouped by the\n"
+		"value of its parameter PARAM (or return), as recorded\n"
+		"with record --args: calls, total, avg, max per value"),
 	OPT_END
 };
 
@@ -104,6 +107,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_MARKS:
 			o.marks = true;
+			break;
+		case OPT_ARGS:
+			o.args = optarg;
 			break;
 		case OPT_TREE_ONLY:
 			o.tree_only = true;

@@ -90,6 +90,7 @@ struct report {
 	} *drops;
 	size_t ndrops;
 	uint64_t last_end;	/* latest call end: the wall time when the session has none */
+	struct report_args *args;	/* --args FUNC:PARAM (args.c), NULL: none */
 
 	/* built by resolve() from the (complete) session paths */
 	uint32_t *first_child, *next_sibling;	/* per path, 0 = none */
@@ -272,5 +273,13 @@ void diff_put_path(const struct diff *d, FILE *f, uint32_t p, bool folded);
 void diff_print_json(struct diff *d, FILE *f);
 void diff_print_csv(struct diff *d, FILE *f);
 void diff_print_folded(struct diff *d, FILE *f);
+
+/* --args FUNC:PARAM (args.c) */
+struct report_args;
+struct bp_call;
+int report_args__new(const char *spec, struct report_args **out);
+void report_args__add(struct report_args *a, const struct bp_session *s, const struct bp_call *c);
+void report_args__print(struct report_args *a, FILE *f);
+void report_args__free(struct report_args *a);
 
 #endif

@@ -440,6 +440,10 @@ int report__print(struct report *r, const struct bp_session *s, FILE *f)
 	switch (r->o.format) {
 	case REPORT_PRETTY:
 		pretty_header(r, s, f);
+		if (r->args) {
+			report_args__print(r->args, f);
+			break;
+		}
 		if (r->o.marks) {
 			pretty_marks(r, s, f);
 			break;

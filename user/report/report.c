@@ -98,7 +98,17 @@ int report__new(const struct report_opts *opts, struct report **out)
 	*out = NULL;
 	if (opts && opts->no_tree && opts->tree_only)
 		return -EINVAL;
-	r = xcalloc(1, sizeof(*r));
+	if (opts && opts->args) {
+		struct report_args *a;
+		int err = report_args__new(opts->args, &a);
+
+		if (err)
+			return err;
+		r = xcalloc(1, sizeof(*r));
+		r->args = a;
+	} else {
+		r = xcalloc(1, sizeof(*r));
+	}
 	if (opts)
 		r->o = *opts;
 	/* the one filter's rules (model/filter.h), for one process and/or thread */
@@ -129,6 +139,7 @@ void report__free(struct report *r)
 
 	if (!r)
 		return;
+	report_args__free(r->args);
 	for (i = 0; i < r->nfuncs; i++)
 		free(r->funcs[i].hist);
 	free(r->funcs);
@@ -338,6 +349,8 @@ int report__add(struct report *r, const struct bp_session *s, const struct bp_ev
 		if (c->func >= s->nfuncs)
 			return -EINVAL;
 		add_call(r, c);
+		if (r->args)
+			report_args__add(r->args, s, c);
 		return 0;
 	case BP_EV_SAMPLE:
 		return add_sample(r, s, &ev->sample);

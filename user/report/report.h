@@ -51,6 +51,7 @@ struct report_opts {
 	bool edges;		/* the dependency edge table only (pretty, csv) */
 	bool marks;		/* the BPFPROF_MARK checkpoint view only (pretty) */
 	bool no_percentiles;	/* no p50/p99 (record's summary): no per-function histogram */
+	const char *args;	/* --args FUNC:PARAM: calls grouped by a parameter's value */
 };
 
 /* opts may be NULL (pretty, by total, everything).  0 or -EINVAL. */

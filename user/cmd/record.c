@@ -131,8 +131,9 @@ static const struct opt_def trace_rows[] = {
 	OPT_ARG("stack-size", OPT_STACK_SIZE, "SIZE",
 		"user stack bytes copied per sample (default 16k,\n"
 		"at most 64k)"),
-	OPT_FLAG("args", OPT_ARGS, "record the six integer argument registers and the\n"
-		 "return value of each call (shown in the output)"),
+	OPT_FLAG("args", OPT_ARGS, "record each call's arguments and return value, typed\n"
+		 "from DWARF (names, integers, enums, strings, structs;\n"
+		 "doubles unavailable); without DWARF the raw registers"),
 	OPT_FLAG("deps", OPT_DEPS, "data edges: a call that returned a pointer -> the\n"
 		 "later calls that received it (implies --args)"),
 	OPT_FLAG("no-wakeups", OPT_NO_WAKEUPS, "no wakeup edges (on by default when tracing calls)"),

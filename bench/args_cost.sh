@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The cost of --args (typed from DWARF, with a `char *` read as a string at
+# every call) against the same recording without --args, in one run:
+# farm-bench alternates the two commands and takes the ratio pair by pair.
+# tests/progs/argtypes N calls t_str (one string argument) and t_int N times
+# each; both are traced, so the difference is 2 N calls' worth of probe cost.
+#
+#   sudo bench/args_cost.sh                # from the repo root, after `make`
+#   N=200000 RUNS=7 sudo -E bench/args_cost.sh
+#
+# Prints farm-bench's table (median wall and cpu of each command, and the
+# ratio A/B), then a second run of the plain recording against the untraced
+# program, so that the --args surplus can be put per call:
+#   per-call surplus = (cpu_args - cpu_plain) / (2 N)
+# Builds nothing: expects ./bpfprof and tests/progs/argtypes.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+N=${N:-100000}
+RUNS=${RUNS:-5}
+BPFPROF=${BPFPROF_BIN:-$PWD/bpfprof}
+PROG=$PWD/tests/progs/argtypes
+OUT=$(mktemp -d /tmp/bpfprof-args-bench.XXXXXX)
+trap 'rm -rf "$OUT"' EXIT
+
+[ "$(id -u)" = 0 ] || { echo "args_cost.sh: run as root (BPF)" >&2; exit 1; }
+[ -x "$BPFPROF" ] && [ -x "$PROG" ] || { echo "args_cost.sh: run make first" >&2; exit 1; }
+
+SEL=(-q -F t_str -F t_int)
+echo "== A: record --args (typed, strings read)  vs  B: record (no --args); $((2 * N)) traced calls"
+farm-bench -n "$RUNS" --timeout 600 \
+	--vs "$BPFPROF record ${SEL[*]} -o $OUT/b.bpfprof -- $PROG $N" -- \
+	"$BPFPROF" record "${SEL[@]}" --args -o "$OUT/a.bpfprof" -- "$PROG" "$N"
+echo
+echo "== A: record (no --args)  vs  B: the program untraced"
+farm-bench -n "$RUNS" --timeout 600 --vs "$PROG $N" -- \
+	"$BPFPROF" record "${SEL[@]}" -o "$OUT/b.bpfprof" -- "$PROG" "$N"

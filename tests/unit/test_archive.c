@@ -128,7 +128,10 @@ static void build_session(struct bp_session *s, const char *host, uint32_t pid)
 	f.nparams = 2;
 	f.line = 10;
 	f.file = "/src/demo.c";
+	/* a typed signature (1.3): kept in the SIGS section */
+	f.sig = "S1\ni\t4\ta\t\tint\t\ni\t4\tr0\targc\tint\t\ns\t8\tr1\targv0\tchar *\t";
 	fmain = session__add_func(s, &f);
+	f.sig = NULL;
 	f.nparams = -1;
 	f.line = 0;
 	f.file = NULL;
@@ -255,6 +258,18 @@ static struct bp_event make_event(size_t i, const struct bp_session *s, uint32_t
 	}
 	if (ev.call.flags & BP_CALL_HAS_RET)
 		ev.call.ret = r % 2 ? rnd() : (uint64_t)-1;
+	/* 1.3: stack words, rdx and strings, after the infos */
+	if ((ev.call.flags & BP_CALL_HAS_ARGS) && r % 3 == 0) {
+		ev.call.flags |= BP_CALL_HAS_XARGS;
+		for (int k = 0; k < BP_ARGX_STACK; k++)
+			ev.call.x.stack[k] = k % 2 ? rnd() : (uint64_t)k;
+		ev.call.x.ret2 = ev.call.flags & BP_CALL_HAS_RET ? rnd() : 0;
+		ev.call.x.str_slot[0] = 1;
+		ev.call.x.str_state[0] = r % 2 ? BP_ARGX_STR_OK : BP_ARGX_STR_CUT;
+		snprintf(ev.call.x.str[0], sizeof(ev.call.x.str[0]), "name-%zu", i);
+		ev.call.x.str_slot[1] = BP_ARGX_NONE;
+		ev.call.x.str_state[1] = BP_ARGX_STR_UNREAD;
+	}
 	return ev;
 }
 
@@ -305,6 +320,16 @@ static void assert_event_eq(const struct bp_event *a, const struct bp_event *b)
 		assert_int_equal(a->call.path, b->call.path);
 		assert_memory_equal(a->call.args, b->call.args, sizeof(a->call.args));
 		assert_int_equal(a->call.ret, b->call.ret);
+		if (a->call.flags & BP_CALL_HAS_XARGS) {
+			assert_memory_equal(a->call.x.stack, b->call.x.stack, sizeof(a->call.x.stack));
+			assert_int_equal(a->call.x.ret2, b->call.x.ret2);
+			for (int k = 0; k < BP_ARGX_NSTR; k++) {
+				assert_int_equal(a->call.x.str_slot[k], b->call.x.str_slot[k]);
+				assert_int_equal(a->call.x.str_state[k], b->call.x.str_state[k]);
+				if (a->call.x.str_slot[k] != BP_ARGX_NONE)
+					assert_string_equal(a->call.x.str[k], b->call.x.str[k]);
+			}
+		}
 	} else if (a->kind == BP_EV_SAMPLE) {
 		assert_int_equal(a->sample.ts, b->sample.ts);
 		assert_int_equal(a->sample.weight, b->sample.weight);
@@ -357,6 +382,7 @@ static void assert_session_eq(const struct bp_session *a, const struct bp_sessio
 		assert_int_equal(a->funcs[i].nparams, b->funcs[i].nparams);
 		assert_int_equal(a->funcs[i].line, b->funcs[i].line);
 		assert_str_eq(a->funcs[i].file, b->funcs[i].file);
+		assert_str_eq(a->funcs[i].sig, b->funcs[i].sig);
 	}
 	assert_int_equal(a->npaths, b->npaths);
 	for (i = 0; i < a->npaths; i++) {

@@ -171,6 +171,17 @@ int archive_rd_str(struct archive_reader *r, char **out)
 	return 0;
 }
 
+/* For the section readers outside this file (sigs.c). */
+int archive_rd_u32(struct archive_reader *r, uint32_t *v)
+{
+	return rd_u32(r, v);
+}
+
+int archive_rd_str(struct archive_reader *r, char **out)
+{
+	return rd_str(r, out);
+}
+
 /*
  * session.c grows its arrays by doubling when the count is a power of two;
  * appending the same way keeps session__process() and friends valid on the
@@ -377,35 +388,6 @@ int archive_read_section_header(struct archive_reader *r)
 }
 
 /* Reads and applies the pending section's payload. */
-/* 1.3: SIGS, the typed signatures of functions already read (writer.c, write_sigs). */
-static int read_sigs(struct archive_reader *r)
-{
-	struct bp_session *s = r->s;
-	uint32_t n, i, func;
-	char *sig;
-	int err;
-
-	err = archive_rd_u32(r, &n);
-	if (!err && (uint64_t)n * 8 > r->left)
-		return corrupt(r, "%" PRIu32 " signatures in a section of %" PRIu64 " bytes", n,
-			       (uint64_t)r->left);
-	for (i = 0; !err && i < n; i++) {
-		err = archive_rd_u32(r, &func);
-		if (!err)
-			err = archive_rd_str(r, &sig);
-		if (err)
-			break;
-		if (func >= s->nfuncs || !sig) {
-			free(sig);
-			return corrupt(r, "a signature names function %" PRIu32 " of %zu", func,
-				       s->nfuncs);
-		}
-		free(s->funcs[func].sig);
-		s->funcs[func].sig = sig;
-	}
-	return err;
-}
-
 int archive_read_section_body(struct archive_reader *r)
 {
 	int err;
@@ -435,7 +417,7 @@ int archive_read_section_body(struct archive_reader *r)
 	case ARCHIVE_SEC_END:
 		return read_end(r);
 	case ARCHIVE_SEC_SIGS:
-		err = read_sigs(r);
+		err = archive_read_sigs(r);
 		break;
 	default:
 		/* A section from a newer writer: what it says is not ours to know. */

@@ -101,6 +101,21 @@ struct bp_rec_batch {
 };
 
 /*
+ * A string the BPF side could not read (its page was never faulted in: a
+ * literal the program itself never touched).  The string's address is the
+ * probe argument (args[0] for s0, args[1] for s1); here is where it lies in
+ * the mapped file, found by bpf_find_vma() while the process still existed,
+ * so the loader can read the bytes from the file even after the process
+ * exited.  ino 0: no file (anonymous memory, or no mapping found).
+ */
+struct bp_usdt_where {
+	__u64 ino;
+	__u64 off;		/* file offset of the string */
+	__u32 dev;		/* the kernel's dev_t: major << 20 | minor */
+	__u32 pad;
+};
+
+/*
  * With --args.  Entry: regs = rdi rsi rdx rcx r8 r9, stack = the first words
  * above the return address (7th and later integer arguments, structs passed
  * in memory), and the strings the function's `char *` arguments point at
@@ -124,6 +139,7 @@ struct bp_rec_call_args {
 	__u8 str_len[BP_ARG_NSTR];
 	__u32 pad2;
 	char str[BP_ARG_NSTR][BP_ARG_STR];
+	struct bp_usdt_where where[BP_ARG_NSTR];	/* str_len 0: where the string lies (ino 0: unknown) */
 };
 
 /* Fork/clone, thread exit, rename: h.pid_tgid is the task concerned. */
@@ -300,20 +316,6 @@ struct bp_rec_wakeup {
 #define BP_USDT_STR_ARGS(cookie) ((__u32)((cookie) >> 32) & 0x3f)
 #define BP_USDT_MAX_STR_ARGS	2
 
-/*
- * A string the BPF side could not read (its page was never faulted in: a
- * literal the program itself never touched).  The string's address is the
- * probe argument (args[0] for s0, args[1] for s1); here is where it lies in
- * the mapped file, found by bpf_find_vma() while the process still existed,
- * so the loader can read the bytes from the file even after the process
- * exited.  ino 0: no file (anonymous memory, or no mapping found).
- */
-struct bp_usdt_where {
-	__u64 ino;
-	__u64 off;		/* file offset of the string */
-	__u32 dev;		/* the kernel's dev_t: major << 20 | minor */
-	__u32 pad;
-};
 
 /* bp_rec_usdt.unread (the argument: args[0] / args[1], or a -U probe's string arguments) */
 #define BP_USDT_S0_UNREAD	0x1	/* s0 is empty: read it from where[0] / its argument */

@@ -17,6 +17,7 @@
 #include <bpf/bpf_core_read.h>
 #include "events.h"
 #include "common.bpf.h"
+#include "str_where.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -118,8 +119,16 @@ static __always_inline void read_arg_strs(struct bp_rec_call_args *r, __u32 mask
 		r->str_slot[n & 1] = i;
 		len = p ? bpf_probe_read_user_str(r->str[n & 1], BP_ARG_STR, (void *)p) : 0;
 		r->str_len[n & 1] = len > 0 ? len : 0;
-		if (len <= 0)
+		if (len <= 0) {
+			struct bp_usdt_where w = { .off = p };	/* bpf_find_vma wants it on the stack */
+
 			r->str[n & 1][0] = 0;
+			if (p)
+				bpf_find_vma(bpf_get_current_task_btf(), p, str_where_cb, &w, 0);
+			if (!w.ino)
+				w.off = 0;
+			r->where[n & 1] = w;
+		}
 		n++;
 	}
 }
@@ -139,6 +148,7 @@ static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
 	}
 	/* the call part, laid out as a struct bp_rec_call */
 	fill_call((struct bp_rec_call *)r, ctx, type, id, cpu);
+	__builtin_memset(r->where, 0, sizeof(r->where));
 	r->str_slot[0] = r->str_slot[1] = 0xff;
 	r->str_len[0] = r->str_len[1] = 0;
 	r->pad2 = 0;

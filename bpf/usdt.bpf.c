@@ -13,29 +13,12 @@
 #include <bpf/usdt.bpf.h>
 #include "events.h"
 #include "common.bpf.h"
+#include "str_where.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile bool gated = false;	/* START/STOP open and close the window */
 
-
-/*
- * Where a string the probe could not read lies in its mapped file.  The read
- * fails when the page was never faulted in by the process (a literal it
- * never touched); the loader then reads the bytes from the file.
- */
-static long where_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
-{
-	struct bp_usdt_where *w = ctx;
-	struct file *f = BPF_CORE_READ(vma, vm_file);
-
-	if (!f)
-		return 0;
-	w->ino = BPF_CORE_READ(f, f_inode, i_ino);
-	w->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
-	w->off = w->off - BPF_CORE_READ(vma, vm_start) + (BPF_CORE_READ(vma, vm_pgoff) << 12);	/* x86-64 pages */
-	return 0;
-}
 
 static __u32 read_str(char *dst, __u64 addr, struct bp_usdt_where *out)
 {
@@ -44,7 +27,7 @@ static __u32 read_str(char *dst, __u64 addr, struct bp_usdt_where *out)
 	if (bpf_probe_read_user_str(dst, BP_USDT_STR, (void *)addr) > 0)
 		return 0;
 	dst[0] = 0;
-	bpf_find_vma(bpf_get_current_task_btf(), addr, where_cb, &w, 0);
+	bpf_find_vma(bpf_get_current_task_btf(), addr, str_where_cb, &w, 0);
 	if (!w.ino)
 		w.off = 0;
 	*out = w;

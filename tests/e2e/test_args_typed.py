@@ -64,7 +64,7 @@ def call_line(name, params, ret):
 def recording(tmp_path_factory):
     d = tmp_path_factory.mktemp("args")
     arch = d / "t.bpfprof"
-    p = run_bpfprof(["record", "--args", "-F", "t_*", "-F", "*::add*", "-o", arch, "--",
+    p = run_bpfprof(["record", "--args", "-F", "t_*", "-F", "*::add*", "-N", "t_lit", "-o", arch, "--",
                      prog_path("argtypes"), str(N)])
     assert p.returncode == 0, p.stderr
     m = re.search(r"this (0x[0-9a-f]+) ref (0x[0-9a-f]+)", p.stdout)
@@ -174,6 +174,19 @@ def test_report_groups_calls_by_argument(recording):
     for i in range(N):
         want[COLORS[i % 3]] = want.get(COLORS[i % 3], 0) + 1
     assert got == want, p.stdout
+
+
+def test_string_not_present_at_entry_is_read_by_the_loader(tmp_path):
+    """A literal whose page is not present at entry (argtypes unmaps it just
+    before t_lit): bpf_probe_read_user_str cannot fault it in; the loader
+    reads it from the process, as for -U probes' strings."""
+    out = tmp_path / "t.json"
+    p = run_bpfprof(["record", "--args", "-F", "t_lit", "-o", out, "--", prog_path("argtypes"), "1"])
+    assert p.returncode == 0, p.stderr
+    ev = [e for e in load_trace(out)["traceEvents"] if e.get("name") == "t_lit"]
+    assert len(ev) == 1
+    assert ev[0]["args"]["params"] == {"s": "far-literal"}
+    assert ev[0]["args"]["return"] == 11
 
 
 def test_without_dwarf_registers_are_raw_and_said(tmp_path):

@@ -13,12 +13,16 @@
  *   t_eight(i+1, ..., i+8) = 8 i + 36     7th and 8th on the stack
  *   t_void(i)                             no return value
  *   Counter::add(this, v = i) = 0 + 1 + .. + i   C++ method: this, const long &
- * and prints "this <&c> ref <&v>" (the addresses add receives) and
+ * then t_lit(FAR) once: a string literal alone in its own 64 KiB of
+ * .rodata whose page is unmapped (madvise MADV_DONTNEED) just before the
+ * call (not present at entry: the BPF side cannot read it), and prints "this <&c> ref <&v>" (the addresses add receives) and
  * "done <sink>".  Every round calls each function once.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include "progs.h"
 
 volatile unsigned long sink;
@@ -86,6 +90,15 @@ TRACED long t_eight(long a, long b, long c, long d, long e, long f, long g, long
 	return a + b + c + d + e + f + g + h;
 }
 
+/* 64 KiB-aligned and followed by 64 KiB: no fault-around maps it early */
+__attribute__((aligned(65536), used)) static const char FAR[131072] = "far-literal";
+
+TRACED size_t t_lit(const char *s)
+{
+	sink += strlen(s);
+	return strlen(s);
+}
+
 TRACED void t_void(int v)
 {
 	sink += v;
@@ -130,6 +143,9 @@ int main(int argc, char **argv)
 		t_void(i);
 		c.add(v);
 	}
+	/* its page unmapped (the file's bytes stay): not present at t_lit's entry */
+	madvise((void *)((uintptr_t)FAR & ~(uintptr_t)4095), 4096, MADV_DONTNEED);
+	t_lit(FAR);
 	printf("done %lu\n", sink);
 	return 0;
 }

@@ -305,6 +305,9 @@ int capture__start(struct capture *c)
 	if (!err)
 		err = c->gov ? governor__attach_set(c->gov, &c->ps) :
 		      tracer__attach_set(c->tr, c->s, &c->ps);
+	/* --args: a string argument not paged in is read from its file */
+	for (size_t i = 0; !err && (o->args || o->deps) && i < c->ps.nmods; i++)
+		ustrings__add_file(c->strings, c->ps.mods[i].path);
 	if (!err && c->python) {
 		struct shared_maps maps;
 

@@ -25,6 +25,7 @@
 #include "symbols/placement.h"
 #include "symbols/select.h"
 #include "symbols/symbolize.h"
+#include "symbols/ustrings.h"
 
 /* ---------------------------------------------------------------- targets */
 
@@ -205,6 +206,10 @@ void capture_attach_later(struct capture *c, const struct probe_set *ps, uint32_
 		const struct probe_module *m = &ps->mods[i];
 		int err = c->gov ? governor__attach_module(c->gov, m) :
 			  tracer__attach_module(c->tr, c->s, m);
+
+		/* --args: a string argument not paged in is read from its file */
+		if (!err && (c->o.args || c->o.deps))
+			ustrings__add_file(c->strings, m->path);
 
 		if (err)
 			p_warn("pid %u %s %s: cannot attach %zu probes: %s", pid, how,

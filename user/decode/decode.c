@@ -22,6 +22,7 @@
 #include "compensate.h"
 #include "base/log.h"
 #include "symbols/symbolize.h"
+#include "symbols/ustrings.h"
 
 void decoder__set_symbolizer(struct decoder *d, struct symbolizer *sy)
 {

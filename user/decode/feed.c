@@ -18,6 +18,7 @@
 #include "hold.h"
 #include "internal.h"
 #include "compensate.h"
+#include "symbols/ustrings.h"
 
 /* A record that holds a process, to the live side's hook (hold.h). */
 static void dec_hold(struct decoder *d, const void *rec, size_t size)
@@ -69,8 +70,16 @@ static int dec_close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool
 	return 0;
 }
 
-/* --args: what the entry record carries beyond the registers. */
-static void dec_argx_entry(struct frame *f, const struct bp_rec_call_args *ra)
+/*
+ * --args: what the entry record carries beyond the registers.  A string the
+ * BPF side could not read (its page not present at entry: a literal the
+ * program had not touched yet) is read from its file, where the BPF side
+ * found it mapped (also after the process exited), or from the process, as
+ * for -U probes' strings (symbols/ustrings.c): such pages hold file
+ * contents that do not change.
+ */
+static void dec_argx_entry(struct decoder *d, uint32_t pid, struct frame *f,
+			   const struct bp_rec_call_args *ra)
 {
 	struct bp_argx *x = &f->x;
 	unsigned i;
@@ -87,6 +96,15 @@ static void dec_argx_entry(struct frame *f, const struct bp_rec_call_args *ra)
 		memset(x->str[i], 0, sizeof(x->str[i]));
 		if (len)
 			memcpy(x->str[i], ra->str[i], len - 1);
+		if (!len && d->strings && x->str_slot[i] != BP_ARGX_NONE) {
+			uint8_t k = x->str_slot[i];
+			uint64_t p = k < 6 ? ra->regs[k] : ra->stack[k - 6];
+
+			if (p && ustrings__read(d->strings, pid, p, &ra->where[i], x->str[i],
+						sizeof(x->str[i])) == 0)
+				x->str_state[i] = strlen(x->str[i]) + 1 >= BP_ARGX_STR ?
+						  BP_ARGX_STR_CUT : BP_ARGX_STR_OK;
+		}
 	}
 	f->flags |= BP_CALL_HAS_XARGS;
 }
@@ -140,7 +158,7 @@ static int dec_call_entry(struct decoder *d, struct tstate *t, uint32_t func, ui
 
 		memcpy(top->args, args, sizeof(top->args));
 		top->flags |= BP_CALL_HAS_ARGS;
-		dec_argx_entry(top, ra);
+		dec_argx_entry(d, t->pid, top, ra);
 		if (d->data_edges)
 			return dec_data_edges(d, t, top, args);
 	}

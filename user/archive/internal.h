@@ -94,9 +94,6 @@ int archive_read_table(struct archive_reader *r);
 /* The next section's header; then its body (tables are read, an events block is loaded). */
 int archive_read_section_header(struct archive_reader *r);
 int archive_read_section_body(struct archive_reader *r);
-/* Fixed-width reads of the pending section, for the section readers below. */
-int archive_rd_u32(struct archive_reader *r, uint32_t *v);
-int archive_rd_str(struct archive_reader *r, char **out);
 /* SIGS (sigs.c) */
 int archive_read_sigs(struct archive_reader *r);
 

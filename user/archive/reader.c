@@ -171,17 +171,6 @@ int archive_rd_str(struct archive_reader *r, char **out)
 	return 0;
 }
 
-/* For the section readers outside this file (sigs.c). */
-int archive_rd_u32(struct archive_reader *r, uint32_t *v)
-{
-	return rd_u32(r, v);
-}
-
-int archive_rd_str(struct archive_reader *r, char **out)
-{
-	return rd_str(r, out);
-}
-
 /*
  * session.c grows its arrays by doubling when the count is a power of two;
  * appending the same way keeps session__process() and friends valid on the

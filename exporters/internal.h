@@ -189,6 +189,10 @@ void pf_an_bool(struct perfetto_priv *pr, struct pf_lane *l, uint64_t iid);
 void pf_an_int(struct perfetto_priv *pr, struct pf_lane *l, uint64_t iid, int64_t v);
 void pf_an_ptr(struct perfetto_priv *pr, struct pf_lane *l, uint64_t iid, uint64_t v);
 void pf_an_str(struct perfetto_priv *pr, struct pf_lane *l, uint64_t iid, const char *v);
+/* a call's --args (perfetto_annots.c); the iid of a BPFPROF_INFO or argument key */
+void pf_write_args(struct perfetto_priv *pr, struct pf_lane *l, const struct bp_session *s,
+		   const struct bp_call *c);
+uint64_t pf_info_iid(struct perfetto_priv *pr, const char *key);
 void pf_ensure_process(struct exporter *e, const struct bp_session *s, uint32_t pid);
 void pf_ev_begin(struct perfetto_priv *pr);
 void pf_ev_write(struct exporter *e, struct pf_lane *l, uint64_t ts);

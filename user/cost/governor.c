@@ -333,66 +333,6 @@ static int by_score(const void *a, const void *b)
 	return x->func < y->func ? -1 : x->func > y->func;
 }
 
-/* -v: the ranking behind a decision, as many as GOV_LOG_RANKED of its head. */
-static void log_ranking(const struct governor *g, const struct gov_cand *c, size_t nc,
-			size_t ndrop, double cost, double allowed)
-{
-	size_t i;
-
-	if (!verbose)
-		return;
-	p_dbg("governor: %zu candidates, estimate %.3f s against %.3f s allowed; %zu dropped "
-	      "(ranked: distortion = probe cost per call / compensated median inclusive time)",
-	      nc, cost / 1e9, allowed / 1e9, ndrop);
-	for (i = 0; i < nc && i < GOV_LOG_RANKED; i++)
-		p_dbg("governor:  %3zu %-5s %-40.40s %8llu calls  probe %6.0f ns  own %9.0f ns  "
-		      "distortion %7.3g  %s%s%s", i + 1, i < ndrop && g->dropped[c[i].func] ?
-		      "DROP" : "keep", session__func_name(g->s, c[i].func),
-		      (unsigned long long)g->calls_w[c[i].func], c[i].cost / g->calls_w[c[i].func],
-		      c[i].mid, c[i].distortion, c[i].caller ? "caller" : "leaf",
-		      c[i].informs ? ", informs" : "", c[i].negligible ? ", negligible" : "");
-}
-
-/* The annotations and the line on stderr: what went, when, how often it was called. */
-static void announce(struct governor *g, const struct gov_cand *c, size_t n, uint64_t now,
-		     double window_s, double factor, bool quiet)
-{
-	struct bp_annot a = { .kind = BP_ANNOT_DROP, .nargs = 4 };
-	double pct = 100 * factor;
-	char names[256] = "";
-	size_t i, len = 0;
-
-	a.ts = now;
-	a.pid = a.tid = (uint32_t)overhead__target(g->ov);
-	a.args[2] = (int64_t)(pct + 0.5);
-	for (i = 0; i < n; i++) {
-		uint32_t f = c[i].func;
-		const char *name = session__func_name(g->s, f);
-
-		if (!g->dropped[f])
-			continue;	/* its group could not be re-linked */
-		a.value = f;
-		a.args[0] = (int64_t)(g->calls_w[f] / window_s + 0.5);
-		a.args[1] = (int64_t)g->calls[f];
-		/* how many times its probe cost its calls' own time was, in percent */
-		a.args[3] = (int64_t)(100 * c[i].distortion + 0.5);
-		snprintf(a.name, sizeof(a.name), "dropped: %s", name);
-		decoder__drop_func(g->dec, f);
-		if (f < g->s->nfuncs)
-			g->s->funcs[f].flags |= BP_FUNC_DROPPED;
-		if (decoder__annot(g->dec, &a))
-			p_dbg("governor: the drop of %s could not be written", name);
-		if (len < sizeof(names) - 1)
-			len += snprintf(names + len, sizeof(names) - len, "%s%s (%.3g calls/s, "
-					"probe %.2gx its time)", len ? ", " : "", name,
-					(double)a.args[0], c[i].distortion);
-	}
-	if (len && !quiet)
-		p_info("--max-overhead %.0f%% (at most %.2gx slower): the probes made %s about "
-		       "%.*fx slower; no longer tracing %s", g->limit * 100, 1 + g->limit,
-		       overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0, 1 + factor, names);
-}
-
 /*
  * Over the limit: which functions go.  Ranked by distortion, the probe's
  * cost per call against its calls' own (compensated) median inclusive time:
@@ -403,60 +343,12 @@ static void announce(struct governor *g, const struct gov_cand *c, size_t n, uin
  * calls, under T us each) is the same idea with fixed N and T; here the
  * bar is this machine's measured probe cost, and only as much goes as the
  * limit needs.
- */
-static void say_futile(struct governor *g, double factor)
-{
-	g->py_futile = true;
-	p_warn("--max-overhead %.0f%%: the probes of dropped functions alone make %s about "
-	       "%.*fx slower: %s.  Only the functions measured as their own probe cost are "
-	       "dropped from now on%s", g->limit * 100, overhead__target_name(g->ov),
-	       1 + factor < 10 ? 1 : 0, 1 + factor, g->py ?
-	       "Python's probes sit in the interpreter loop and fire for every Python call, those "
-	       "of dropped functions too (not recorded), and native ones stay until their links' "
-	       "removal ends (a grace period that pending traced calls hold off)" :
-	       "they stay until their links' removal ends (a grace period that pending traced "
-	       "calls hold off)", g->py ? "; for hot, small Python functions sample instead "
-	       "(--sample)" : "");
-}
-
-/*
+ *
  * irr: what the Python probe's hits on dropped functions cost in the window
  * (they stay: the probe sits in the interpreter loop); going: what old links
  * of dropped native functions cost until their removal took them out (a
  * matter of seconds: counted in the estimate, but no reason to drop more).
  */
-/*
- * CPython's function probes sit in the interpreter loop: a dropped Python
- * function is only filtered out in BPF, its calls still trap.  When those
- * traps alone pass the limit, the probes go: every Python function not
- * dropped yet is named dropped now (stderr, the stream's annotations, so
- * the archive, report, /metrics and every format), and the interpreter
- * runs without probes; where its time goes is then for sampling to say.
- */
-static void py_fallback(struct governor *g, uint64_t now, double window_s, double factor)
-{
-	struct gov_cand *c = xcalloc(g->s->nfuncs ? g->s->nfuncs : 1, sizeof(*c));
-	size_t n = 0;
-	uint32_t f;
-
-	pycap__detach(g->py, &g->closer);
-	g->py_detached = true;
-	for (f = 0; f < g->s->nfuncs && f < g->cap; f++) {
-		if (!(g->s->funcs[f].flags & BP_FUNC_PYTHON) || g->dropped[f])
-			continue;
-		g->dropped[f] = 1;
-		g->ndropped++;
-		c[n++].func = f;
-	}
-	p_info("--max-overhead %.0f%%: CPython's probes fire for every Python call, dropped "
-	       "functions' too, and those alone made %s about %.*fx slower: the Python probes "
-	       "are detached, no Python call is traced from now on (%zu more functions named "
-	       "dropped); for where its time goes, sample (--sample)", g->limit * 100,
-	       overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0, 1 + factor, n);
-	announce(g, c, n, now, window_s, factor, true);
-	free(c);
-}
-
 static bool decide(struct governor *g, uint64_t now, double base, double irr, double going)
 {
 	struct gov_cand *c;
@@ -531,13 +423,13 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 	/* what is said: the estimate against all the CPU time measured */
 	said = overhead__factor(cost + irr + going, all);
 	if (factor > g->limit && futile && g->py && !g->py_detached && irr > 0) {
-		py_fallback(g, now_ns(CLOCK_MONOTONIC) - g->s->t0, window_s > 0 ? window_s : 1e-9,
-			    said);
+		gov_py_fallback(g, now_ns(CLOCK_MONOTONIC) - g->s->t0,
+				window_s > 0 ? window_s : 1e-9, said);
 		free(c);
 		return true;
 	}
 	if (factor > g->limit && futile && !g->py_futile)
-		say_futile(g, said);
+		gov_say_futile(g, said);
 	if (factor <= g->limit || !nc) {
 		free(c);
 		return true;
@@ -563,11 +455,11 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 		npy += !g->group_of[c[i].func];
 		ndrop++;
 	}
-	log_ranking(g, c, nc, i, cost, allowed);
+	gov_log_ranking(g, c, nc, i, cost, allowed);
 	/* the moment the kept functions' new links took over (phase X) */
 	if (ndrop && (gov_relink(g, c, i) || npy))
-		announce(g, c, i, now_ns(CLOCK_MONOTONIC) - g->s->t0,
-			 window_s > 0 ? window_s : 1e-9, said, false);
+		gov_announce(g, c, i, now_ns(CLOCK_MONOTONIC) - g->s->t0,
+			     window_s > 0 ? window_s : 1e-9, said, false);
 	free(c);
 	return true;
 }

@@ -148,5 +148,12 @@ void gov_join_reaps(struct governor *g, bool all);
 /* Ends phase X of the groups re-linked GOV_X_NS ago or more (all: every one). */
 void gov_end_x(struct governor *g, bool all);
 size_t gov_relink(struct governor *g, const struct gov_cand *c, size_t nc);
+/* governor_say.c: what the governor says of its decisions */
+void gov_log_ranking(const struct governor *g, const struct gov_cand *c, size_t nc,
+		     size_t ndrop, double cost, double allowed);
+void gov_announce(struct governor *g, const struct gov_cand *c, size_t n, uint64_t now,
+		  double window_s, double factor, bool quiet);
+void gov_say_futile(struct governor *g, double factor);
+void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double factor);
 
 #endif

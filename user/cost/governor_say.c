@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * What the overhead governor says (governor.c decides): its ranking with -v,
+ * the drops as annotations and a line on stderr, the limit it cannot keep,
+ * and the fall-back from Python's probes to none.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include "governor.h"
+#include "overhead.h"
+#include "cpython/cpython.h"
+#include "decode/decode.h"
+#include "base/log.h"
+#include "base/util.h"
+
+#include "internal.h"
+
+/* -v: the ranking behind a decision, as many as GOV_LOG_RANKED of its head. */
+void gov_log_ranking(const struct governor *g, const struct gov_cand *c, size_t nc,
+		     size_t ndrop, double cost, double allowed)
+{
+	size_t i;
+
+	if (!verbose)
+		return;
+	p_dbg("governor: %zu candidates, estimate %.3f s against %.3f s allowed; %zu dropped "
+	      "(ranked: distortion = probe cost per call / compensated median inclusive time)",
+	      nc, cost / 1e9, allowed / 1e9, ndrop);
+	for (i = 0; i < nc && i < GOV_LOG_RANKED; i++)
+		p_dbg("governor:  %3zu %-5s %-40.40s %8llu calls  probe %6.0f ns  own %9.0f ns  "
+		      "distortion %7.3g  %s%s%s", i + 1, i < ndrop && g->dropped[c[i].func] ?
+		      "DROP" : "keep", session__func_name(g->s, c[i].func),
+		      (unsigned long long)g->calls_w[c[i].func], c[i].cost / g->calls_w[c[i].func],
+		      c[i].mid, c[i].distortion, c[i].caller ? "caller" : "leaf",
+		      c[i].informs ? ", informs" : "", c[i].negligible ? ", negligible" : "");
+}
+
+/* The annotations and the line on stderr: what went, when, how often it was called. */
+void gov_announce(struct governor *g, const struct gov_cand *c, size_t n, uint64_t now,
+		  double window_s, double factor, bool quiet)
+{
+	struct bp_annot a = { .kind = BP_ANNOT_DROP, .nargs = 4 };
+	double pct = 100 * factor;
+	char names[256] = "";
+	size_t i, len = 0;
+
+	a.ts = now;
+	a.pid = a.tid = (uint32_t)overhead__target(g->ov);
+	a.args[2] = (int64_t)(pct + 0.5);
+	for (i = 0; i < n; i++) {
+		uint32_t f = c[i].func;
+		const char *name = session__func_name(g->s, f);
+
+		if (!g->dropped[f])
+			continue;	/* its group could not be re-linked */
+		a.value = f;
+		a.args[0] = (int64_t)(g->calls_w[f] / window_s + 0.5);
+		a.args[1] = (int64_t)g->calls[f];
+		/* how many times its probe cost its calls' own time was, in percent */
+		a.args[3] = (int64_t)(100 * c[i].distortion + 0.5);
+		snprintf(a.name, sizeof(a.name), "dropped: %s", name);
+		decoder__drop_func(g->dec, f);
+		if (f < g->s->nfuncs)
+			g->s->funcs[f].flags |= BP_FUNC_DROPPED;
+		if (decoder__annot(g->dec, &a))
+			p_dbg("governor: the drop of %s could not be written", name);
+		if (len < sizeof(names) - 1)
+			len += snprintf(names + len, sizeof(names) - len, "%s%s (%.3g calls/s, "
+					"probe %.2gx its time)", len ? ", " : "", name,
+					(double)a.args[0], c[i].distortion);
+	}
+	if (len && !quiet)
+		p_info("--max-overhead %.0f%% (at most %.2gx slower): the probes made %s about "
+		       "%.*fx slower; no longer tracing %s", g->limit * 100, 1 + g->limit,
+		       overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0, 1 + factor, names);
+}
+
+void gov_say_futile(struct governor *g, double factor)
+{
+	g->py_futile = true;
+	p_warn("--max-overhead %.0f%%: the probes of dropped functions alone make %s about "
+	       "%.*fx slower: %s.  Only the functions measured as their own probe cost are "
+	       "dropped from now on%s", g->limit * 100, overhead__target_name(g->ov),
+	       1 + factor < 10 ? 1 : 0, 1 + factor, g->py ?
+	       "Python's probes sit in the interpreter loop and fire for every Python call, those "
+	       "of dropped functions too (not recorded), and native ones stay until their links' "
+	       "removal ends (a grace period that pending traced calls hold off)" :
+	       "they stay until their links' removal ends (a grace period that pending traced "
+	       "calls hold off)", g->py ? "; for hot, small Python functions sample instead "
+	       "(--sample)" : "");
+}
+
+/*
+ * CPython's function probes sit in the interpreter loop: a dropped Python
+ * function is only filtered out in BPF, its calls still trap.  When those
+ * traps alone pass the limit, the probes go: every Python function not
+ * dropped yet is named dropped now (stderr, the stream's annotations, so
+ * the archive, report, /metrics and every format), and the interpreter
+ * runs without probes; where its time goes is then for sampling to say.
+ */
+void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double factor)
+{
+	struct gov_cand *c = xcalloc(g->s->nfuncs ? g->s->nfuncs : 1, sizeof(*c));
+	size_t n = 0;
+	uint32_t f;
+
+	pycap__detach(g->py, &g->closer);
+	g->py_detached = true;
+	for (f = 0; f < g->s->nfuncs && f < g->cap; f++) {
+		if (!(g->s->funcs[f].flags & BP_FUNC_PYTHON) || g->dropped[f])
+			continue;
+		g->dropped[f] = 1;
+		g->ndropped++;
+		c[n++].func = f;
+	}
+	p_info("--max-overhead %.0f%%: CPython's probes fire for every Python call, dropped "
+	       "functions' too, and those alone made %s about %.*fx slower: the Python probes "
+	       "are detached, no Python call is traced from now on (%zu more functions named "
+	       "dropped); for where its time goes, sample (--sample)", g->limit * 100,
+	       overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0, 1 + factor, n);
+	gov_announce(g, c, n, now, window_s, factor, true);
+	free(c);
+}

@@ -205,7 +205,8 @@ FUZZ_TIME  ?= 600
 FUZZ_FLAGS := -g -O1 -Werror=implicit-function-declaration -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	      -D_GNU_SOURCE -I. -Iuser -Itests/fuzz
 FUZZ_BASE  := user/base/log.c user/base/util.c user/base/safeopen.c
-FUZZ_ARCH  := user/archive/reader.c user/archive/tables.c user/archive/events.c user/model/session.c
+FUZZ_ARCH  := user/archive/reader.c user/archive/tables.c user/archive/sigs.c user/archive/events.c \
+	      user/model/session.c
 # the archive reader
 FUZZ_SRCS_archive   := $(FUZZ_ARCH)
 FUZZ_LIBS_archive   := -lz
@@ -229,7 +230,7 @@ FUZZ_SRCS_unwind    := user/symbols/unwind.c user/symbols/debugsyms.c user/symbo
 		       user/symbols/procmaps.c
 FUZZ_LIBS_unwind    := -lelf -ldw -lz -llzma
 # the DWARF subprograms of a binary (--deps parameter counts, file:line)
-FUZZ_SRCS_dwarfinfo := user/symbols/dwarfinfo.c
+FUZZ_SRCS_dwarfinfo := user/symbols/dwarfinfo.c user/symbols/dwarfargs.c
 FUZZ_LIBS_dwarfinfo := -ldw -lelf
 FUZZ_TARGETS := archive elfsym usdt export debugsyms unwind dwarfinfo
 # seconds of each in make test (fuzz-smoke), from a fixed seed: the smoke tries

@@ -168,7 +168,7 @@ static int wake_land(struct decoder *d, struct tstate *t, struct bp_edge *e, uin
  * A woken thread's own events come after its RUNNING: that record is sent
  * as it is switched in, before it runs.  An event of the wakee later than
  * the wakeup with no RUNNING first means its switch-in was not seen (this
- * happens, rarely, under load: see the README on wakeup edges); it did run
+ * happens, rarely, under load: docs/edges-and-annotations.md); it did run
  * again, in the call it is in now, at the latest at ts.
  */
 int dec_wake_due(struct decoder *d, struct tstate *t, uint64_t ts)

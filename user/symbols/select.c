@@ -275,10 +275,256 @@ static void hint_small_exe(const char *exe, const struct bp_session *s, const ui
 	       "--sample", exe, n, n == 1 ? "" : "s", names);
 }
 
+/*
+ * One -F (pass 0) or -N (pass 1) pattern over the modules it names: the
+ * main executable, or the files LIB resolves to (read, then matched).
+ * 0, or -errno with the reason printed.
+ */
+static int select_pattern(const struct select_opts *o, const char *pat, int pass,
+			  struct mod_work **mods, size_t *nmods, size_t nseen, size_t *ndeferred)
+{
+	const char *lib, *glob;
+	char *copy = select__split(pat, &lib, &glob);
+	char **paths = NULL;
+	size_t npaths = 0, hits = 0, j;
+	int err = 0;
+
+	if ((lib && o->main_only) || (!lib && o->no_exe)) {
+		free(copy);
+		return 0;
+	}
+	if (lib) {
+		if (o->maps_only)
+			err = libpaths__scan_maps(o->pid, lib, &paths, &npaths);
+		else
+			err = libpaths__resolve(lib, o->no_exe ? NULL : o->exe, o->pid,
+						&paths, &npaths);
+		if (err == -ESTALE || err == -ENOEXEC) {	/* printed */
+			free(copy);
+			return err;
+		}
+		if (pass == 0 && o->seen)	/* probed before: not again */
+			drop_seen(o->seen, nseen, paths, &npaths);
+		if (pass == 0 && !npaths && (o->maps_only ||
+		    (o->defer_missing && !strchr(lib, '/')))) {
+			free(paths);	/* for later, when a file of that name is mapped */
+			free(copy);
+			(*ndeferred)++;
+			return 0;
+		}
+		if (err && pass == 0 && strchr(lib, '/')) {
+			p_err("no file matches '%s' (in pattern '%s')", lib, pat);
+			free(copy);
+			return err;
+		}
+		if (err && pass == 0) {
+			/* what is loaded later from elsewhere can only be named by path */
+			p_err("no shared library matches '%s' (in pattern '%s'): no file of "
+			      "that name is %s in the linker's or an interpreter's module "
+			      "directories; a module loaded later from elsewhere is selected "
+			      "by its path "
+			      "('DIR/%s:%s')", lib, pat,
+			      o->pid > 0 ? "mapped by the process or" : "the executable or",
+			      lib, glob);
+			free(copy);
+			return err;
+		}
+		err = 0;
+	} else {
+		paths = xmalloc(sizeof(*paths));
+		paths[npaths++] = xstrdup((*mods)[0].path);
+		binfile__ref(paths[0]);	/* each entry holds a pin */
+	}
+	for (j = 0; j < npaths; j++) {
+		struct mod_work *mm;
+
+		/* Excludes only touch modules something was selected from. */
+		if (pass == 1) {
+			size_t k;
+
+			for (k = 0, mm = NULL; k < *nmods; k++)
+				if (strcmp((*mods)[k].path, paths[j]) == 0)
+					mm = &(*mods)[k];
+			if (!mm)
+				continue;
+		} else {
+			mm = lib ? find_mod(mods, nmods, paths[j]) : &(*mods)[0];
+		}
+		err = load_syms(mm);
+		if (err) {
+			if (lib && npaths > 1 && (err == -ENOEXEC || err == -ENODATA)) {
+				err = 0;	/* e.g. a linker script named libc.so */
+				continue;
+			}
+			if (o->lenient) {
+				err = 0;
+				continue;
+			}
+			report_read_err(binfile__name(mm->path), err);
+			goto free_pat;
+		}
+		hits += apply(mm, glob, pass == 0);
+	}
+	if (pass == 0 && !hits && !o->lenient) {
+		p_err("pattern '%s' matches no function in %s", pat, lib ? lib : o->exe);
+		err = -ESRCH;
+	}
+free_pat:
+	for (j = 0; j < npaths; j++) {
+		binfile__unpin(paths[j]);
+		free(paths[j]);
+	}
+	free(paths);
+	free(copy);
+	return err;
+}
+
+/* Where function j of m is probed: its entry, or past a prefix the kernel would single-step. */
+static void func_place(const struct select_opts *o, const struct mod_work *m, size_t j,
+		       struct placement_mod *pl, struct bp_func *f)
+{
+	const struct elf_func *ef = &m->syms.v[j];
+
+	/*
+	 * The kernel single-steps most first instructions (mov, xor,
+	 * endbr64...) and emulates push, nop and relative branches:
+	 * ~3x cheaper.  placement.c moves the probe onto the first
+	 * emulated instruction when the prefix before it is harmless
+	 * and nothing can enter the function inside it.  Without a
+	 * decoder for the file (not x86-64, unreadable): only a lone
+	 * endbr64 followed by push/nop is skipped, as before.
+	 */
+	if (pl) {
+		/* past a harmless prefix, onto an emulated instruction */
+		placement__apply(pl, j, o->keep_args, f);
+	} else if (ef->insn == ELFSYM_INSN_ENDBR64 && !o->no_skip_endbr &&
+	    (ef->insn_next == ELFSYM_INSN_PUSH || ef->insn_next == ELFSYM_INSN_NOP ||
+	     ef->insn_next == ELFSYM_INSN_NOP5) && ef->size > 4) {
+		f->flags = (f->flags & ~BP_FUNC_INSN_MASK) | BP_FUNC_SKIP_ENDBR |
+			   ef->insn_next;
+		f->offset += 4;
+	}
+	/*
+	 * Go: after the stack check, which morestack jumps back to
+	 * the entry to run again: one probe hit per call.
+	 */
+	if (m->syms.go && ef->go_prologue && ef->size > ef->go_prologue) {
+		f->flags = (f->flags & ~BP_FUNC_INSN_MASK) | BP_FUNC_GO_CHECKED |
+			   ef->insn_next;
+		f->offset += ef->go_prologue;
+	}
+}
+
+/*
+ * One module's probe set (its entry points, where each probe goes) and its
+ * functions in the session's table; nothing when none can be probed.
+ * exe: the main executable (the hint for a thin one).
+ */
+static void module_probes(const struct select_opts *o, struct bp_session *s, struct mod_work *m,
+			  bool exe, struct probe_set *out)
+{
+	struct probe_module pm = { 0 };
+	struct dwarf_funcs dw = { 0 };
+	struct placement_mod *pl = NULL;
+	size_t nrefused = 0, j;
+	uint32_t mid;
+
+	if (m->read_err)
+		return;
+	for (j = 0; j < m->syms.n; j++)
+		pm.n += m->chosen[j] &&
+			(o->list_only || m->syms.v[j].insn != ELFSYM_INSN_REFUSED);
+	if (!pm.n) {
+		for (j = 0; j < m->syms.n && !o->lenient; j++)
+			if (m->chosen[j])
+				p_warn("cannot probe %s in %s (first instruction with a lock or "
+				       "segment prefix, which the kernel refuses, or AVX-encoded, "
+				       "which it mis-executes); not traced",
+				       m->syms.v[j].name, binfile__name(m->path));
+		return;
+	}
+	mid = session__add_module(s, binfile__name(m->path));
+	dwarfinfo__read(m->path, &dw);
+	pm.path = xstrdup(m->path);
+	binfile__ref(pm.path);	/* held while bpfprof runs: the probes' file */
+	/*
+	 * Go: the runtime copies goroutine stacks when they grow and walks
+	 * them (GC, tracebacks, panics); a return address replaced by the
+	 * kernel's return trampoline makes it abort ("unexpected return
+	 * pc").  Entries only, each a call of no duration.
+	 */
+	if (m->syms.go) {
+		pm.entry_only = true;
+		if (!o->list_only)
+			p_warn("%s is a Go program: return probes would crash it (its runtime "
+			       "moves and walks goroutine stacks), so its functions are traced "
+			       "at entry only: call counts, no durations",
+			       binfile__name(m->path));
+	}
+	/* Go has its own entry rule below; --no-skip-endbr: probe every entry itself */
+	if (!m->syms.go && !o->no_skip_endbr)
+		placement__open(m->path, &m->syms, &pl);	/* NULL: entries stay */
+	pm.offsets = xcalloc(pm.n, sizeof(*pm.offsets));
+	pm.cookies = xcalloc(pm.n, sizeof(*pm.cookies));
+	pm.n = 0;
+	for (j = 0; j < m->syms.n; j++) {
+		const struct elf_func *ef = &m->syms.v[j];
+		struct bp_func f = {
+			.name = ef->name,
+			.module = mid,
+			.flags = ef->insn | (m->syms.go ? BP_FUNC_ENTRY_ONLY : 0),
+			.addr = ef->addr,
+			.size = ef->size,
+			.offset = ef->offset,
+			.source = ef->source,
+		};
+
+		const struct dwarf_func *df;
+
+		if (!m->chosen[j])
+			continue;
+		if (ef->insn == ELFSYM_INSN_REFUSED && !o->list_only) {
+			/* the kernel would skip it silently once the file is mapped */
+			if (!o->lenient) {
+				if (!nrefused++)
+					p_warn("cannot probe these functions of %s (first "
+					       "instruction with a lock or segment prefix, which "
+					       "the kernel refuses, or AVX-encoded, which it "
+					       "mis-executes); not traced:",
+					       binfile__name(m->path));
+				if (nrefused <= 20)
+					fprintf(stderr, "    %s\n", ef->name);
+			}
+			continue;
+		}
+		f.nparams = -1;
+		df = dwarfinfo__find(&dw, ef->addr);
+		if (df) {
+			f.nparams = df->nparams;
+			f.file = df->file;
+			f.line = df->line;
+			f.sig = df->sig;
+		}
+		func_place(o, m, j, pl, &f);
+		pm.offsets[pm.n] = f.offset;
+		pm.cookies[pm.n] = session__add_func(s, &f);
+		pm.n++;
+	}
+	dwarfinfo__free(&dw);
+	placement__close(pl);
+	if (nrefused > 20)
+		fprintf(stderr, "    ... and %zu more\n", nrefused - 20);
+	if (exe && !o->nincludes && !o->lenient && !o->list_only)
+		hint_small_exe(o->exe, s, pm.cookies, pm.n);
+	out->mods = xrealloc(out->mods, (out->nmods + 1) * sizeof(*out->mods));
+	out->mods[out->nmods++] = pm;
+	out->nfuncs += pm.n;
+}
+
 int select__resolve(const struct select_opts *o, struct bp_session *s, struct probe_set *out)
 {
 	struct mod_work *mods = NULL, *m;
-	size_t nmods = 0, i, j, nseen = o->seen ? o->seen->n : 0, ndeferred = 0;
+	size_t nmods = 0, i, nseen = o->seen ? o->seen->n : 0, ndeferred = 0;
 	struct stat st;
 	int err = 0;
 
@@ -325,232 +571,15 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 		size_t npats = pass ? o->nexcludes : o->nincludes;
 
 		for (i = 0; i < npats; i++) {
-			const char *lib, *glob;
-			char *copy = select__split(pats[i], &lib, &glob);
-			char **paths = NULL;
-			size_t npaths = 0, hits = 0;
-
-			if ((lib && o->main_only) || (!lib && o->no_exe)) {
-				free(copy);
-				continue;
-			}
-			if (lib) {
-				if (o->maps_only)
-					err = libpaths__scan_maps(o->pid, lib, &paths, &npaths);
-				else
-					err = libpaths__resolve(lib, o->no_exe ? NULL : o->exe, o->pid,
-								&paths, &npaths);
-				if (err == -ESTALE || err == -ENOEXEC) {	/* printed */
-					free(copy);
-					goto cleanup;
-				}
-				if (pass == 0 && o->seen)	/* probed before: not again */
-					drop_seen(o->seen, nseen, paths, &npaths);
-				if (pass == 0 && !npaths && (o->maps_only ||
-				    (o->defer_missing && !strchr(lib, '/')))) {
-					free(paths);	/* for later, when a file of that name is mapped */
-					free(copy);
-					ndeferred++;
-					err = 0;
-					continue;
-				}
-				if (err && pass == 0 && strchr(lib, '/')) {
-					p_err("no file matches '%s' (in pattern '%s')", lib, pats[i]);
-					free(copy);
-					goto cleanup;
-				}
-				if (err && pass == 0) {
-					/* what is loaded later from elsewhere can only be named by path */
-					p_err("no shared library matches '%s' (in pattern '%s'): no file of "
-					      "that name is %s in the linker's or an interpreter's module "
-					      "directories; a module loaded later from elsewhere is selected "
-					      "by its path "
-					      "('DIR/%s:%s')", lib, pats[i],
-					      o->pid > 0 ? "mapped by the process or" : "the executable or",
-					      lib, glob);
-					free(copy);
-					goto cleanup;
-				}
-				err = 0;
-			} else {
-				paths = xmalloc(sizeof(*paths));
-				paths[npaths++] = xstrdup(mods[0].path);
-				binfile__ref(paths[0]);	/* each entry holds a pin */
-			}
-			for (j = 0; j < npaths; j++) {
-				struct mod_work *mm;
-
-				/* Excludes only touch modules something was selected from. */
-				if (pass == 1) {
-					size_t k;
-
-					for (k = 0, mm = NULL; k < nmods; k++)
-						if (strcmp(mods[k].path, paths[j]) == 0)
-							mm = &mods[k];
-					if (!mm)
-						continue;
-				} else {
-					mm = lib ? find_mod(&mods, &nmods, paths[j]) : &mods[0];
-				}
-				err = load_syms(mm);
-				if (err) {
-					if (lib && npaths > 1 && (err == -ENOEXEC || err == -ENODATA)) {
-						err = 0;	/* e.g. a linker script named libc.so */
-						continue;
-					}
-					if (o->lenient) {
-						err = 0;
-						continue;
-					}
-					report_read_err(binfile__name(mm->path), err);
-					goto free_pat;
-				}
-				hits += apply(mm, glob, pass == 0);
-			}
-			if (pass == 0 && !hits && !o->lenient) {
-				p_err("pattern '%s' matches no function in %s", pats[i],
-				      lib ? lib : o->exe);
-				err = -ESRCH;
-			}
-free_pat:
-			for (j = 0; j < npaths; j++) {
-				binfile__unpin(paths[j]);
-				free(paths[j]);
-			}
-			free(paths);
-			free(copy);
+			err = select_pattern(o, pats[i], pass, &mods, &nmods, nseen, &ndeferred);
 			if (err)
 				goto cleanup;
 		}
 	}
 
 	/* Build the probe set and the session's function table. */
-	for (i = 0; i < nmods; i++) {
-		struct probe_module pm = { 0 };
-		struct dwarf_funcs dw = { 0 };
-		struct placement_mod *pl = NULL;
-		size_t nrefused = 0;
-		uint32_t mid;
-
-		m = &mods[i];
-		if (m->read_err)
-			continue;
-		for (j = 0; j < m->syms.n; j++)
-			pm.n += m->chosen[j] &&
-				(o->list_only || m->syms.v[j].insn != ELFSYM_INSN_REFUSED);
-		if (!pm.n) {
-			for (j = 0; j < m->syms.n && !o->lenient; j++)
-				if (m->chosen[j])
-					p_warn("cannot probe %s in %s (first instruction with a lock or "
-					       "segment prefix, which the kernel refuses, or AVX-encoded, "
-					       "which it mis-executes); not traced",
-					       m->syms.v[j].name, binfile__name(m->path));
-			continue;
-		}
-		mid = session__add_module(s, binfile__name(m->path));
-		dwarfinfo__read(m->path, &dw);
-		pm.path = xstrdup(m->path);
-		binfile__ref(pm.path);	/* held while bpfprof runs: the probes' file */
-		/*
-		 * Go: the runtime copies goroutine stacks when they grow and walks
-		 * them (GC, tracebacks, panics); a return address replaced by the
-		 * kernel's return trampoline makes it abort ("unexpected return
-		 * pc").  Entries only, each a call of no duration.
-		 */
-		if (m->syms.go) {
-			pm.entry_only = true;
-			if (!o->list_only)
-				p_warn("%s is a Go program: return probes would crash it (its runtime "
-				       "moves and walks goroutine stacks), so its functions are traced "
-				       "at entry only: call counts, no durations",
-				       binfile__name(m->path));
-		}
-		/* Go has its own entry rule below; --no-skip-endbr: probe every entry itself */
-		if (!m->syms.go && !o->no_skip_endbr)
-			placement__open(m->path, &m->syms, &pl);	/* NULL: entries stay */
-		pm.offsets = xcalloc(pm.n, sizeof(*pm.offsets));
-		pm.cookies = xcalloc(pm.n, sizeof(*pm.cookies));
-		pm.n = 0;
-		for (j = 0; j < m->syms.n; j++) {
-			const struct elf_func *ef = &m->syms.v[j];
-			struct bp_func f = {
-				.name = ef->name,
-				.module = mid,
-				.flags = ef->insn | (m->syms.go ? BP_FUNC_ENTRY_ONLY : 0),
-				.addr = ef->addr,
-				.size = ef->size,
-				.offset = ef->offset,
-				.source = ef->source,
-			};
-
-			const struct dwarf_func *df;
-
-			if (!m->chosen[j])
-				continue;
-			if (ef->insn == ELFSYM_INSN_REFUSED && !o->list_only) {
-				/* the kernel would skip it silently once the file is mapped */
-				if (!o->lenient) {
-					if (!nrefused++)
-						p_warn("cannot probe these functions of %s (first "
-						       "instruction with a lock or segment prefix, which "
-						       "the kernel refuses, or AVX-encoded, which it "
-						       "mis-executes); not traced:",
-						       binfile__name(m->path));
-					if (nrefused <= 20)
-						fprintf(stderr, "    %s\n", ef->name);
-				}
-				continue;
-			}
-			f.nparams = -1;
-			df = dwarfinfo__find(&dw, ef->addr);
-			if (df) {
-				f.nparams = df->nparams;
-				f.file = df->file;
-				f.line = df->line;
-				f.sig = df->sig;
-			}
-			/*
-			 * The kernel single-steps most first instructions (mov, xor,
-			 * endbr64...) and emulates push, nop and relative branches:
-			 * ~3x cheaper.  placement.c moves the probe onto the first
-			 * emulated instruction when the prefix before it is harmless
-			 * and nothing can enter the function inside it.  Without a
-			 * decoder for the file (not x86-64, unreadable): only a lone
-			 * endbr64 followed by push/nop is skipped, as before.
-			 */
-			if (pl) {
-				/* past a harmless prefix, onto an emulated instruction */
-				placement__apply(pl, j, o->keep_args, &f);
-			} else if (ef->insn == ELFSYM_INSN_ENDBR64 && !o->no_skip_endbr &&
-			    (ef->insn_next == ELFSYM_INSN_PUSH || ef->insn_next == ELFSYM_INSN_NOP ||
-			     ef->insn_next == ELFSYM_INSN_NOP5) && ef->size > 4) {
-				f.flags = (f.flags & ~BP_FUNC_INSN_MASK) | BP_FUNC_SKIP_ENDBR |
-					  ef->insn_next;
-				f.offset += 4;
-			}
-			/*
-			 * Go: after the stack check, which morestack jumps back to
-			 * the entry to run again: one probe hit per call.
-			 */
-			if (m->syms.go && ef->go_prologue && ef->size > ef->go_prologue) {
-				f.flags = (f.flags & ~BP_FUNC_INSN_MASK) | BP_FUNC_GO_CHECKED |
-					  ef->insn_next;
-				f.offset += ef->go_prologue;
-			}
-			pm.offsets[pm.n] = f.offset;
-			pm.cookies[pm.n] = session__add_func(s, &f);
-			pm.n++;
-		}
-		dwarfinfo__free(&dw);
-		placement__close(pl);
-		if (nrefused > 20)
-			fprintf(stderr, "    ... and %zu more\n", nrefused - 20);
-		if (i == 0 && !o->nincludes && !o->lenient && !o->list_only)
-			hint_small_exe(o->exe, s, pm.cookies, pm.n);
-		out->mods = xrealloc(out->mods, (out->nmods + 1) * sizeof(*out->mods));
-		out->mods[out->nmods++] = pm;
-		out->nfuncs += pm.n;
-	}
+	for (i = 0; i < nmods; i++)
+		module_probes(o, s, &mods[i], i == 0, out);
 	if (!out->nfuncs && !(ndeferred && !o->maps_only)) {
 		if (!o->lenient)
 			p_err("no function left to trace (every match was excluded by -N or "

@@ -357,7 +357,8 @@ def test_csv(outputs):
     with open(outputs["csv"], newline="") as f:
         rd = csv.DictReader(f)
         assert rd.fieldnames == ["pid", "tid", "function", "module", "start_ns", "duration_ns",
-                                 "depth", "self_ns", "id", "parent_id", "flags"]
+                                 "depth", "self_ns", "id", "parent_id", "flags", "args",
+                                 "return"]
         rows = list(rd)
     calls = [r for r in rows if r["function"]]
     assert collections.Counter(r["function"] for r in calls) == CALLTREE_COUNTS
@@ -368,6 +369,7 @@ def test_csv(outputs):
         dur, self_ns = int(r["duration_ns"]), int(r["self_ns"])
         assert 0 <= self_ns <= dur, r
         assert r["flags"] == "", r
+        assert r["args"] == r["return"] == "", r   # recorded without --args
         pid = int(r["parent_id"])
         if pid:
             parent = by_id[pid]

@@ -177,9 +177,8 @@ int dec_wake_due(struct decoder *d, struct tstate *t, uint64_t ts)
 
 	if (t->stayed_wake.src_call && ts >= t->stayed_at)
 		err = wake_land(d, t, &t->stayed_wake, t->stayed_at);
-	if (!err && t->pend_wake.src_call && ts != UINT64_MAX && ts > t->pend_wake.src_ts) {
+	if (!err && t->pend_wake.src_call && ts != UINT64_MAX && ts > t->pend_wake.src_ts)
 		err = wake_land(d, t, &t->pend_wake, ts);
-	}
 	return err;
 }
 

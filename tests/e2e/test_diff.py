@@ -109,8 +109,12 @@ def test_paths(runs):
     p = paths["slow"]
     assert p["base"]["calls"] == 100 and p["new"]["calls"] == 100
     assert p["delta_total_ns"] == p["new"]["total_ns"] - p["base"]["total_ns"]
-    # 100 calls each 1 ms longer
-    assert p["delta_total_ns"] >= 100 * 1000000 * 0.9, p
+    # each slow(N) call busy-waits at least N ms (less 1% for the
+    # compensated probe cost); how much longer a call lasts is the
+    # machine's (a stalled vCPU lengthens calls even under SCHED_FIFO), so
+    # the delta itself has no guaranteed size: ciF's base side took 116 ms
+    assert p["base"]["total_ns"] >= 100 * 1000000 * 0.99, p
+    assert p["new"]["total_ns"] >= 100 * 2000000 * 0.99, p
 
 
 def test_fail_above(runs):
@@ -144,7 +148,7 @@ def test_folded(runs):
     lines = {l.rsplit(" ", 2)[0]: l.rsplit(" ", 2)[1:] for l in p.stdout.splitlines()}
     assert set(lines) == {"slow", "steady"}, p.stdout
     base, new = map(int, lines["slow"])
-    assert base >= 100 * 1000000 and new >= 100 * 2000000
+    assert base >= 100 * 1000000 * 0.99 and new >= 100 * 2000000 * 0.99
 
 
 def test_errors(runs, tmp_path):

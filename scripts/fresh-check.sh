@@ -77,15 +77,13 @@ if [ ! -s "$base" ]; then
 		rm -rf "$tmp"
 		exit 1
 	fi
+	chmod 755 "$tmp"
 	tar -C "$tmp" -cf "$base.part" . && mv "$base.part" "$base"
 	rm -rf "$tmp" "$tmp.log"
 fi
 
 name=$where$([ $backports = 1 ] && echo -bp || true)
 root=$(mktemp -d "$work/$name.XXXXXX")
-# mktemp -d makes it 0700: as /, it would let no user but root reach a file
-# (every test run as nobody failed on it: "libc.so.6: Permission denied")
-chmod 755 "$root"
 log=$root.log
 : >"$log"
 mounted=()
@@ -105,6 +103,12 @@ cleanup() {
 }
 trap cleanup EXIT
 tar -C "$root" -xf "$base"
+# mktemp -d makes a directory 0700, and the base's "./" entry is one too
+# (tar -x gives "." the archived mode, after any chmod made before it): as
+# /, it would let no user but root reach a file (every test run as nobody
+# failed on it: "libbpf.so.1: cannot open shared object file: Permission
+# denied")
+chmod 755 "$root"
 
 # the machine's network as the host has it: its resolver and its local CAs
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"

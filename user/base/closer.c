@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <poll.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include "base/closer.h"
@@ -33,42 +35,113 @@ static int recv_fd(int sock)
 	return fd;
 }
 
+/*
+ * At most CLOSERS_MAX closes run at once.  Every removal of probes takes the
+ * kernel's dup_mmap_sem for writing, which every fork on the machine takes
+ * for reading: thousands of closes at once (a governor dropping functions in
+ * a make -j2's hundreds of processes: 2,789 processes seen) held up every
+ * fork on the machine (load average 900).  The rest wait here, in order.
+ */
+#define CLOSERS_MAX	32
+#define QUEUE_MAX	4096
+
+static int child_wake = -1;	/* the self-pipe's write end */
+
+static void on_child(int sig)
+{
+	char c = 0;
+	int e = errno;
+
+	(void)sig;
+	if (write(child_wake, &c, 1) < 0) {
+		/* full: a wake-up is pending already */
+	}
+	errno = e;
+}
+
+/* A process that holds fd alone and closes it; 0 or -1 (then closed here). */
+static int close_away(int sock, int wake_rd, int fd)
+{
+	int after[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(after, O_CLOEXEC)) {
+		close(fd);	/* the slow way, here */
+		return -1;
+	}
+	/* it holds this descriptor alone (the socket is not its own) */
+	pid = fork();
+	if (pid == 0) {
+		close(sock);
+		close(wake_rd);
+		close(child_wake);
+		close(after[1]);
+		/* after ours is gone: its close is the last one */
+		while (read(after[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(fd);	/* the probes go, then the wait */
+		_exit(0);
+	}
+	close(after[0]);
+	if (pid < 0) {
+		close(after[1]);
+		close(fd);
+		return -1;
+	}
+	close(fd);	/* not the last: the child's copy is */
+	close(after[1]);
+	return 0;
+}
+
 /* The closer: system calls only (forked from a threaded process). */
 static void __attribute__((noreturn)) serve(int sock)
 {
-	char ready = 1;
-	int fd;
+	static int queue[QUEUE_MAX];
+	size_t head = 0, tail = 0;
+	int wake[2], live = 0, eof = 0, fd;
+	struct rlimit rl;
+	char ready = 1, buf[64];
 
 	close_range(0, (unsigned int)sock - 1, 0);
 	close_range((unsigned int)sock + 1, ~0U, 0);
-	signal(SIGCHLD, SIG_IGN);	/* the per-descriptor processes reap themselves */
 	signal(SIGINT, SIG_IGN);	/* a Ctrl-C on the terminal is for bpfprof */
 	signal(SIGPIPE, SIG_IGN);
+	/* the descriptors waiting their turn are ours meanwhile */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (pipe2(wake, O_CLOEXEC | O_NONBLOCK))
+		_exit(1);
+	child_wake = wake[1];
+	signal(SIGCHLD, on_child);
 	if (write(sock, &ready, 1) != 1)
 		_exit(1);
-	while ((fd = recv_fd(sock)) != -1) {
-		int after[2];
-		char c;
+	for (;;) {
+		struct pollfd p[2] = { { .fd = wake[0], .events = POLLIN },
+				       { .fd = sock, .events = POLLIN } };
 
-		if (fd < 0)
-			continue;
-		if (pipe2(after, O_CLOEXEC)) {
-			close(fd);	/* the slow way, here */
-			continue;
-		}
-		/* it holds this descriptor alone (the socket is not its own) */
-		if (fork() == 0) {
-			close(sock);
-			close(after[1]);
-			/* after ours is gone: its close is the last one */
-			while (read(after[0], &c, 1) < 0 && errno == EINTR)
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			live--;
+		while (live < CLOSERS_MAX && head < tail)
+			if (!close_away(sock, wake[0], queue[head++ % QUEUE_MAX]))
+				live++;
+		if (eof && head == tail)
+			break;	/* those still closing end alone */
+		/* a full queue takes no more: bpfprof's next give waits */
+		if (poll(p, eof || tail - head == QUEUE_MAX ? 1 : 2, -1) < 0)
+			continue;	/* EINTR: the SIGCHLD */
+		if (p[0].revents)
+			while (read(wake[0], buf, sizeof(buf)) > 0)
 				;
-			close(fd);	/* the probes go, then the wait */
-			_exit(0);
+		if (!eof && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+			fd = recv_fd(sock);
+			if (fd == -1)
+				eof = 1;	/* bpfprof closed its end: done */
+			else if (fd >= 0)
+				queue[tail++ % QUEUE_MAX] = fd;
 		}
-		close(after[0]);
-		close(fd);	/* not the last: the child's copy is */
-		close(after[1]);
 	}
 	_exit(0);
 }

@@ -15,8 +15,11 @@
  * closer__start forks one small process, early, that keeps none of
  * bpfprof's descriptors.  closer__give passes it one descriptor (over a
  * socket); it forks a process per descriptor, which holds that one alone
- * and closes it, so every close starts as soon as it is given.  Those
- * processes end alone when their close does, after bpfprof if need be.
+ * and closes it, so every close starts as soon as it is given, up to 32 at
+ * once (each removal of probes holds up every fork on the machine for its
+ * moment: thousands at once stalled them all); the others wait their turn
+ * in the closer.  Those processes end alone when their close does, after
+ * bpfprof if need be.
  */
 #ifndef BPFPROF_BASE_CLOSER_H
 #define BPFPROF_BASE_CLOSER_H

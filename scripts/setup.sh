@@ -52,7 +52,8 @@ fi
 # elfutils' libraries must all come from one release (libdw1 wants libelf1 of
 # its exact version): they are installed from the suite libelf1 already came
 # from (bookworm-backports when libbpf-dev was installed from there first).
-pkgs_elf="libelf-dev libdw-dev"
+# libdebuginfod-dev: debug files fetched by build-id (symbols/debuginfod.c)
+pkgs_elf="libelf-dev libdw-dev libdebuginfod-dev"
 pkgs_build="make gcc g++ clang llvm pkg-config zlib1g-dev liblzma-dev systemtap-sdt-dev libmicrohttpd-dev libcapstone-dev"
 pkgs_bp="libbpf-dev bpftool"
 # what `bpfprof view` draws with: Graphviz for the call graph (speedscope, from npm, below)
@@ -65,6 +66,9 @@ if [ $want_test = 1 ] || [ $want_bench = 1 ]; then
 	# gdb, linux-perf, bpftrace and uftrace pull libdebuginfod1 and libdw1
 	pkgs_elf="$pkgs_elf libdw1 libdebuginfod1"
 fi
+# debuginfod, the server: tests/e2e/test_debuginfod.py serves debug files of
+# test programs on 127.0.0.1 (an elfutils package: installed as its libraries)
+[ $want_test = 1 ] && pkgs_elf="$pkgs_elf debuginfod"
 
 missing() {
 	local p out=""

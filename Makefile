@@ -35,7 +35,7 @@ endif
 CFLAGS   ?= -O2 -g
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	    -D_GNU_SOURCE -MMD -MP -I. -Iuser
-LDLIBS   += -lbpf -lelf -ldw -lz -llzma -lmicrohttpd -lcapstone -lstdc++ -lm
+LDLIBS   += -lbpf -lelf -ldw -ldebuginfod -lz -llzma -lmicrohttpd -lcapstone -lstdc++ -lm
 
 # The shipped binary runs as root on input from other users' processes and
 # files: hardened (checked string/memory calls, stack canaries, PIE, a

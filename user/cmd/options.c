@@ -12,6 +12,7 @@
 #include "exporters/exporter.h"
 #include "cost/governor.h"
 #include "symbols/debugsyms.h"
+#include "symbols/debuginfod.h"
 
 /*
  * The parsers of the shared rows: 0, OPTS_HELP, -EINVAL (printed), or
@@ -56,6 +57,30 @@ static int take_partial(struct cmd_opts *o, const char *arg)
 static int take_debug_dir(struct cmd_opts *o, const char *arg)
 {
 	strv_push(&o->debug_dirs, &o->ndebug_dirs, arg);
+	return 0;
+}
+
+static int take_debuginfod(struct cmd_opts *o, const char *arg)
+{
+	if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8) &&
+	    strncmp(arg, "file://", 7)) {
+		p_err("--debuginfod: '%s' is not an http://, https:// or file:// URL", arg);
+		return -EINVAL;
+	}
+	o->debuginfod = arg;
+	return 0;
+}
+
+static int take_debuginfod_timeout(struct cmd_opts *o, const char *arg)
+{
+	char *end;
+	double s = strtod(arg, &end);
+
+	if (end == arg || *end || !(s > 0) || s > 3600) {
+		p_err("--debuginfod-timeout: '%s' is not a number of seconds in (0, 3600]", arg);
+		return -EINVAL;
+	}
+	o->debuginfod_ms = (unsigned)(s * 1000 + 0.5) ? (unsigned)(s * 1000 + 0.5) : 1;
 	return 0;
 }
 /* The capture group, when the command has one; its parsers' errors are printed. */
@@ -259,6 +284,15 @@ const struct opt_def opts_debug[] = {
 	    "binaries) in DIR, as in /usr/lib/debug\n"
 	    "(DIR/.build-id/xx/yyyy.debug, or by .gnu_debuglink);\n"
 	    "repeatable", "@dirs", take_debug_dir),
+	ROW("debuginfod", required_argument, OPT_DEBUGINFOD, "URL",
+	    "fetch the debug file of a binary no local source\n"
+	    "names from this debuginfod server, by build-id\n"
+	    "(default: DEBUGINFOD_URLS; cache: libdebuginfod's,\n"
+	    "DEBUGINFOD_CACHE_PATH)", NULL, take_debuginfod),
+	ROW("debuginfod-timeout", required_argument, OPT_DEBUGINFOD_TIMEOUT, "SEC",
+	    "give each debuginfod fetch at most SEC seconds,\n"
+	    "then go on unnamed (default: 2, or\n"
+	    "BPFPROF_DEBUGINFOD_TIMEOUT)", NULL, take_debuginfod_timeout),
 	OPT_END
 };
 
@@ -347,6 +381,7 @@ void opts__apply(const struct cmd_opts *o)
 
 	for (i = 0; i < o->ndebug_dirs; i++)
 		debugsyms__add_dir(o->debug_dirs[i]);
+	debuginfod__setup(o->debuginfod, o->debuginfod_ms);
 	if (o->partial)
 		archive__accept_unfinished(true);
 }

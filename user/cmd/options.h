@@ -29,7 +29,7 @@ enum {
 	OPT_FORMAT = 256, OPT_MIN_TIME, OPT_PARTIAL,
 	OPT_BUFFER, OPT_NO_FOLLOW, OPT_NO_SKIP_ENDBR, OPT_DEBUG_DIR, OPT_NO_COMP, OPT_COMP,
 	OPT_MAX_OVH,
-	OPT_DEPTH,
+	OPT_DEPTH, OPT_DEBUGINFOD, OPT_DEBUGINFOD_TIMEOUT,
 	OPT_OWN = 320,
 };
 
@@ -65,7 +65,7 @@ extern const struct opt_def opts_output[];	/* -o, --format: one output file */
 extern const struct opt_def opts_read[];	/* --partial: commands that read a recording */
 extern const struct opt_def opts_capture[];	/* what the probes trace and how */
 extern const struct opt_def opts_targets[];	/* -p: the running processes (attach, serve) */
-extern const struct opt_def opts_debug[];	/* --debug-dir */
+extern const struct opt_def opts_debug[];	/* --debug-dir, --debuginfod */
 extern const struct opt_def opts_min_time[];	/* --min-time: no short calls in the output */
 extern const struct opt_def opts_filter[];	/* -p, -t: which events (convert) */
 extern const struct opt_def opts_size[];	/* -n, --depth: how much of a table and tree */
@@ -95,6 +95,8 @@ struct cmd_opts {
 	/* fields the command applies (not globals written while parsing) */
 	char **debug_dirs;		/* --debug-dir, in order */
 	size_t ndebug_dirs;
+	const char *debuginfod;		/* --debuginfod URL, NULL: DEBUGINFOD_URLS */
+	unsigned debuginfod_ms;		/* --debuginfod-timeout, 0: the default */
 	bool partial;			/* --partial */
 };
 
@@ -114,7 +116,7 @@ void opts__getopt(const struct cmd_def *d, const char *mode, struct opts_getopt 
  * (printed) or -ENOENT (not a shared option: an error in `default:`).
  */
 int opts__take(struct cmd_opts *o, int c, char **argv);
-/* --debug-dir's directories handed to the symbol reader; --partial to the archive reader. */
+/* --debug-dir's directories and --debuginfod handed to the symbol reader; --partial to the archive reader. */
 void opts__apply(const struct cmd_opts *o);
 void opts__free(struct cmd_opts *o);
 /* The buffer size is the capture's default when none is given. */

@@ -17,6 +17,7 @@
 #include <zlib.h>
 #include "binfile.h"
 #include "debugsyms.h"
+#include "debuginfod.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -104,6 +105,7 @@ void debugsyms__reset(void)
 	free(dirs);
 	dirs = NULL;
 	ndirs = 0;
+	debuginfod__reset();
 	for (i = 0; i < ncache; i++) {
 		free(cache[i].key);	/* (NULL for an image in memory) */
 		names_free(cache[i].names);
@@ -130,6 +132,8 @@ const char *debugsyms__source_name(uint32_t source)
 		return "gopclntab";
 	case SYMSRC_EHFRAME:
 		return "eh_frame";
+	case SYMSRC_DEBUGINFOD:
+		return "debuginfod";
 	default:
 		return "-";
 	}
@@ -422,6 +426,41 @@ static struct debug_names *by_debuglink(const char *path, Elf *elf, const char *
 	return dn;
 }
 
+/* The debug file a debuginfod server has for build-id id: the last source. */
+static struct debug_names *by_debuginfod(const char *id, const char *what)
+{
+	struct debug_names *dn;
+	char *file = debuginfod__fetch(id, what);
+
+	if (!file)
+		return NULL;
+	dn = try_debug_file(file, id, false, 0, SYMSRC_DEBUGINFOD);
+	if (!dn)
+		p_warn("%s: the debug file debuginfod gave for %s has no function names: not used",
+		       file, what);
+	free(file);
+	return dn;
+}
+
+const struct debug_names *debugsyms__by_build_id(const char *id, const char *what)
+{
+	char key[128];
+	struct debug_names *dn;
+	size_t i;
+
+	snprintf(key, sizeof(key), "id:%s", id);
+	for (i = 0; i < ncache; i++)
+		if (cache[i].key && !strcmp(cache[i].key, key))
+			return cache[i].names;
+	dn = by_build_id(id);
+	if (!dn && strlen(id) >= 3)
+		dn = by_debuginfod(id, what);
+	cache = xrealloc(cache, (ncache + 1) * sizeof(*cache));
+	cache[ncache].key = xstrdup(key);
+	cache[ncache++].names = dn;
+	return dn;
+}
+
 /* .gnu_debugdata: an xz stream holding a small ELF file with a .symtab. */
 static struct debug_names *minidebuginfo(Elf *elf, const char *name)
 {
@@ -578,6 +617,9 @@ const struct debug_names *debugsyms__names(const char *path, Elf *elf, const str
 		dn = minidebuginfo(elf, name);
 	if (!dn)
 		dn = gopclntab(elf);
+	/* last: the network, for a file nothing local names (st: a file, not a fuzz image) */
+	if (!dn && *id && st)
+		dn = by_debuginfod(id, name);
 	cache = xrealloc(cache, (ncache + 1) * sizeof(*cache));
 	cache[ncache].key = st ? xstrdup(key) : NULL;
 	cache[ncache++].names = dn;

@@ -38,6 +38,7 @@
 #define SYMSRC_GOPCLNTAB	5	/* Go's .gopclntab */
 #define SYMSRC_EHFRAME		6	/* no name anywhere: FILE+0xADDR, found by its FDE */
 #define SYMSRC_NONE		7	/* not from a file's symbols (kernel, markers) */
+#define SYMSRC_DEBUGINFOD	8	/* debug file fetched from a debuginfod server */
 
 struct debug_sym {
 	uint64_t addr;		/* link-time address, as in the file itself */
@@ -73,10 +74,19 @@ void debugsyms__reset(void);
 struct stat;
 const struct debug_names *debugsyms__names(const char *path, Elf *elf, const struct stat *st);
 
+/*
+ * The names of the debug file of build-id `id` (hex) without the file it is
+ * for (bpfprof symbolize: the recording's host had it): the debug dirs by
+ * build-id, then debuginfod.  Cached as debugsyms__names(); NULL: none.
+ * `what` names the file in messages.
+ */
+const struct debug_names *debugsyms__by_build_id(const char *id, const char *what);
+
 /* The GNU build-id of elf as lowercase hex, "" when it has none; buf >= 81 bytes. */
 void debugsyms__build_id(Elf *elf, char *buf, size_t size);
 
-/* "symtab", "dynsym", "build-id", "debuglink", "minidebuginfo", "gopclntab", "eh_frame", "-". */
+/* "symtab", "dynsym", "build-id", "debuglink", "minidebuginfo", "gopclntab", "eh_frame",
+ * "debuginfod", "-". */
 const char *debugsyms__source_name(uint32_t source);
 
 #endif

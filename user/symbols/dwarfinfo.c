@@ -5,9 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <gelf.h>
 #include <elfutils/libdw.h>
 #include "dwarfinfo.h"
 #include "dwarfargs.h"
+#include "debugsyms.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -91,7 +95,37 @@ int dwarfinfo__read_elf(Elf *elf, struct dwarf_funcs *out)
 	return 0;
 }
 
-int dwarfinfo__read(const char *path, struct dwarf_funcs *out)
+/* True when elf has a section of type `type` with contents. */
+static bool has_section(Elf *elf, GElf_Word type)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+			return true;
+	return false;
+}
+
+/*
+ * A stripped file (no .symtab, no DWARF): the DWARF of the debug file its
+ * names came from (debugsyms.h: by build-id, debuglink or debuginfod), whose
+ * addresses are the file's own.  0 and nothing when it has none.
+ */
+static int from_debug_file(const char *path, Elf *elf, const struct stat *st,
+			   struct dwarf_funcs *out)
+{
+	const struct debug_names *dn;
+
+	if (has_section(elf, SHT_SYMTAB))
+		return 0;
+	dn = debugsyms__names(path, elf, st);
+	if (!dn || !dn->file || !strcmp(dn->file, path))
+		return 0;
+	return dwarfinfo__read_file(dn->file, out);
+}
+
+int dwarfinfo__read_file(const char *path, struct dwarf_funcs *out)
 {
 	Elf *elf;
 	int fd, err;
@@ -107,6 +141,27 @@ int dwarfinfo__read(const char *path, struct dwarf_funcs *out)
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	err = dwarfinfo__read_elf(elf, out);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
+int dwarfinfo__read(const char *path, struct dwarf_funcs *out)
+{
+	struct stat st;
+	Elf *elf;
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	fd = open_binary(path, &st);
+	if (fd < 0)
+		return fd;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	err = dwarfinfo__read_elf(elf, out);
+	if (!err && !out->n && elf && elf_kind(elf) == ELF_K_ELF)
+		err = from_debug_file(path, elf, &st, out);
 	if (elf)
 		elf_end(elf);
 	close(fd);

@@ -25,8 +25,13 @@ struct dwarf_funcs {
 	size_t n;
 };
 
-/* Reads the subprograms of `path`; returns 0 (also when there is no DWARF) or -errno. */
+/*
+ * Reads the subprograms of `path`; returns 0 (also when there is no DWARF) or
+ * -errno.  A stripped file gets those of its debug file (debugsyms.h).
+ */
 int dwarfinfo__read(const char *path, struct dwarf_funcs *out);
+/* The subprograms of `path` itself only (a debug file). */
+int dwarfinfo__read_file(const char *path, struct dwarf_funcs *out);
 /* The same from an open ELF (an image in memory: the fuzz target); elf stays the caller's. */
 int dwarfinfo__read_elf(Elf *elf, struct dwarf_funcs *out);
 /* The entry at addr, or NULL. */

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Debug files fetched by build-id from debuginfod servers (elfutils'
+ * libdebuginfod), the last of the debug sources (debugsyms.h): asked only
+ * when DEBUGINFOD_URLS is set or --debuginfod URL is given, and only for a
+ * file no local source names.
+ *
+ * Cache: libdebuginfod's own (DEBUGINFOD_CACHE_PATH, else
+ * $XDG_CACHE_HOME/debuginfod_client, else ~/.cache/debuginfod_client: root's
+ * when bpfprof runs as root), shared with gdb, perf and the other clients.
+ *
+ * Time: each file gets a budget (2 s, --debuginfod-timeout or
+ * BPFPROF_DEBUGINFOD_TIMEOUT), so an attach or a process held at a dlopen
+ * waits no longer; a fetch that runs out of it is cancelled and the file
+ * stays unnamed (said on stderr: `bpfprof symbolize` can name it later).
+ * After a server failure (timeout, refused connection) none is asked again
+ * in this run: each file would pay the same wait.
+ *
+ * The file fetched is parsed as every other debug file: by the hardened
+ * readers (debugsyms.c, dwarfinfo.c), checked against the build-id asked
+ * for; libdebuginfod is told its size limit (DEBUGINFOD_MAXSIZE, 1 GiB,
+ * unless set) so that a server cannot fill the disk.
+ */
+#ifndef BPFPROF_DEBUGINFOD_H
+#define BPFPROF_DEBUGINFOD_H
+
+/*
+ * --debuginfod URL (NULL: DEBUGINFOD_URLS as set) and the per-file budget
+ * in ms (0: BPFPROF_DEBUGINFOD_TIMEOUT, else 2000).  Called before any
+ * thread starts (it sets the environment libdebuginfod reads).
+ */
+void debuginfod__setup(const char *urls, unsigned budget_ms);
+/* True when a server is configured (and none failed in this run). */
+int debuginfod__enabled(void);
+/*
+ * The path of the debug file of build-id `id` (lowercase hex) in the cache,
+ * fetched now if not there, malloc'd; NULL when none could be had (said on
+ * stderr, except a plain "the server has none").  `what`: the file it is
+ * for, in messages.
+ */
+char *debuginfod__fetch(const char *id, const char *what);
+/* Ends the client (the end of a command). */
+void debuginfod__reset(void);
+
+#endif

@@ -21,8 +21,9 @@
 
 /* A new major version is unreadable by older readers; a minor one only adds. */
 #define ARCHIVE_MAJOR		1
-#define ARCHIVE_MINOR		3	/* 1: samples, edges, call arguments and infos, annotations, file:line; 2: timing note;
-				 * 3: typed signatures (SIGS), stack words, rdx and strings of calls */
+#define ARCHIVE_MINOR		4	/* 1: samples, edges, call arguments and infos, annotations, file:line; 2: timing note;
+				 * 3: typed signatures (SIGS), stack words, rdx and strings of calls;
+				 * 4: modules' build-ids (BUILDIDS) */
 
 enum archive_section {
 	ARCHIVE_SEC_HEADER = 1,
@@ -35,6 +36,7 @@ enum archive_section {
 	ARCHIVE_SEC_LOSSES = 8,
 	ARCHIVE_SEC_COUNTERS = 9,
 	ARCHIVE_SEC_SIGS = 10,	/* 1.3: rows u32 func, string sig (model/argsig.h) */
+	ARCHIVE_SEC_BUILDIDS = 11,	/* 1.4: u32 n, rows u32 module, string build-id (hex) */
 	ARCHIVE_SEC_END = 0x454e44,	/* "END" */
 };
 
@@ -66,6 +68,7 @@ enum archive_section {
  * hostile file cannot make the reader allocate without bound.
  */
 #define ARCHIVE_MAX_STR		(64u << 10)
+#define ARCHIVE_MAX_BUILD_ID	128	/* hex digits (64 bytes: above any linker's) */
 #define ARCHIVE_MAX_MODULES	(1u << 16)
 #define ARCHIVE_MAX_FUNCS	(1u << 24)
 #define ARCHIVE_MAX_PATHS	(1u << 26)

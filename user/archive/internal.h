@@ -96,5 +96,6 @@ int archive_read_section_header(struct archive_reader *r);
 int archive_read_section_body(struct archive_reader *r);
 /* SIGS (sigs.c) */
 int archive_read_sigs(struct archive_reader *r);
+int archive_read_build_ids(struct archive_reader *r);
 
 #endif

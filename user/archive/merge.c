@@ -113,6 +113,9 @@ struct merge {
 	/* functions of the merged session, hashed for sharing */
 	uint32_t *fhash;	/* index + 1, 0 = free */
 	size_t fhash_cap;
+	/* changes each input's tables before they are merged (symbolize), or NULL */
+	void (*tables)(void *ctx, struct bp_session *s);
+	void *tables_ctx;
 };
 
 static uint64_t func_key(const struct bp_func *f)
@@ -197,8 +200,10 @@ static void merge_tables(struct merge *g, struct input *in, const struct bp_sess
 	uint32_t *modmap = xcalloc(s->nmodules + 1, sizeof(*modmap));
 	size_t i;
 
-	for (i = 0; i < s->nmodules; i++)
+	for (i = 0; i < s->nmodules; i++) {
 		modmap[i] = session__add_module(m, s->modules[i].path);
+		session__module_build_id(m, modmap[i], s->modules[i].build_id);
+	}
 	in->nfuncs = s->nfuncs;
 	in->funcmap = xcalloc(s->nfuncs + 1, sizeof(*in->funcmap));
 	for (i = 0; i < s->nfuncs; i++) {
@@ -300,6 +305,8 @@ static int pass1(struct merge *g)
 		err = archive__read_tables(g->in[i].path, &tabs[i]);
 		if (err)
 			goto cleanup;
+		if (g->tables)
+			g->tables(g->tables_ctx, &tabs[i]);
 		nfuncs += tabs[i].nfuncs;
 		if (max_id(&tabs[i]) > mx)
 			mx = max_id(&tabs[i]);
@@ -308,6 +315,9 @@ static int pass1(struct merge *g)
 	}
 	g->m.t0 = tabs[base].t0;
 	g->m.realtime_offset = tabs[base].realtime_offset;
+	/* one recording's timing note stays true of it; several may each say another */
+	if (g->nin == 1 && tabs[0].timing)
+		g->m.timing = xstrdup(tabs[0].timing);
 	g->next_fresh = mx + 1;
 	for (g->fhash_cap = 64; g->fhash_cap < 2 * nfuncs + 2; g->fhash_cap *= 2)
 		;
@@ -427,7 +437,14 @@ static int pass2(struct merge *g, struct input *in, replay_fn fn, void *ctx, uin
 int merge__run(const char *const *paths, size_t n, struct bp_session *s,
 	       int (*begin)(void *ctx, struct bp_session *s), replay_fn fn, void *ctx)
 {
-	struct merge g = { 0 };
+	return merge__run_tables(paths, n, s, NULL, NULL, begin, fn, ctx);
+}
+
+int merge__run_tables(const char *const *paths, size_t n, struct bp_session *s,
+		      void (*tables)(void *tctx, struct bp_session *in), void *tctx,
+		      int (*begin)(void *ctx, struct bp_session *s), replay_fn fn, void *ctx)
+{
+	struct merge g = { .tables = tables, .tables_ctx = tctx };
 	uint64_t id_base = 0;
 	size_t i;
 	int err;

@@ -20,4 +20,12 @@
 int merge__run(const char *const *paths, size_t n, struct bp_session *s,
 	       int (*begin)(void *ctx, struct bp_session *s), replay_fn fn, void *ctx);
 
+/*
+ * merge__run() with tables(tctx, in) called on each input's tables once read,
+ * before they are merged: functions it renames (to the name and address of
+ * another) are shared as any equal functions are (bpfprof symbolize).
+ */
+int merge__run_tables(const char *const *paths, size_t n, struct bp_session *s,
+		      void (*tables)(void *tctx, struct bp_session *in), void *tctx,
+		      int (*begin)(void *ctx, struct bp_session *s), replay_fn fn, void *ctx);
 #endif

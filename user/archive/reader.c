@@ -39,6 +39,8 @@ static const char *sec_name(uint32_t type)
 	case ARCHIVE_SEC_PROCS: return "processes";
 	case ARCHIVE_SEC_LOSSES: return "losses";
 	case ARCHIVE_SEC_COUNTERS: return "counters";
+	case ARCHIVE_SEC_SIGS: return "signatures";
+	case ARCHIVE_SEC_BUILDIDS: return "build-ids";
 	case ARCHIVE_SEC_END: return "end";
 	default: return "unknown";
 	}
@@ -405,6 +407,9 @@ int archive_read_section_body(struct archive_reader *r)
 		return read_events(r);
 	case ARCHIVE_SEC_END:
 		return read_end(r);
+	case ARCHIVE_SEC_BUILDIDS:
+		err = archive_read_build_ids(r);
+		break;
 	case ARCHIVE_SEC_SIGS:
 		err = archive_read_sigs(r);
 		break;

@@ -72,6 +72,7 @@ static int module_row(struct archive_reader *r, const unsigned char *b, uint32_t
 	if (!str[0])
 		return corrupt(r, "module %zu has no path", s->nmodules);
 	s->modules = archive_grow(s->modules, s->nmodules, sizeof(*s->modules));
+	s->modules[s->nmodules].build_id = NULL;
 	s->modules[s->nmodules++].path = str[0];
 	return 0;
 }

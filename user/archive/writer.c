@@ -62,6 +62,12 @@
  *              src_func, dst_func, value
  *              `prev` (id, ts, pid, tid) starts at 0 in each block and is
  *              the last event's; arithmetic wraps modulo 2^64.
+ *   SIGS    (10) (1.3) u32 n, then n times: u32 func, string signature
+ *                (model/argsig.h), after the FUNCS rows it names
+ *   BUILDIDS (11) (1.4) u32 n, then n times: u32 module, string build-id
+ *                (lowercase hex), after the MODULES row it names; a module's
+ *                may come in a later section than its row (a sampled file is
+ *                read after it is first seen)
  *   LOSSES   (8) u64 lost_total, u32 ncpus, u32 reserved, u64 lost[ncpus]
  *   COUNTERS (9) ends (since 1.2) with string timing: NULL when durations are
  *                the raw clock, else how much probe cost was taken out of them
@@ -99,6 +105,8 @@ struct archive_writer {
 	uint64_t nevents;
 	bool header_done;	/* HEADER waits for the first block: t0 is set after begin() */
 	size_t nmodules, nfuncs, npaths;	/* table entries already written */
+	bool *bid_done;		/* per module: its build-id written (set late for a sampled file) */
+	size_t nbid_done;
 	struct abuf blk;	/* raw events of the current block */
 	uint32_t blk_events;
 	struct archive_delta prev;
@@ -259,6 +267,34 @@ static int write_sigs(struct archive_writer *a, const struct bp_session *s)
 	return write_section(a, ARCHIVE_SEC_SIGS, 0, b->p, b->len);
 }
 
+/* 1.4: BUILDIDS, the build-ids set since the last call (a module's may come after it). */
+static int write_build_ids(struct archive_writer *a, const struct bp_session *s)
+{
+	struct abuf *b = &a->tab;
+	uint32_t n = 0;
+	size_t i;
+
+	if (s->nmodules > a->nbid_done) {
+		a->bid_done = xrealloc(a->bid_done, s->nmodules * sizeof(*a->bid_done));
+		memset(a->bid_done + a->nbid_done, 0, s->nmodules - a->nbid_done);
+		a->nbid_done = s->nmodules;
+	}
+	for (i = 0; i < s->nmodules; i++)
+		n += s->modules[i].build_id && !a->bid_done[i];
+	if (!n)
+		return 0;
+	b->len = 0;
+	put_u32(b, n);
+	for (i = 0; i < s->nmodules; i++) {
+		if (!s->modules[i].build_id || a->bid_done[i])
+			continue;
+		put_u32(b, (uint32_t)i);
+		put_str(b, s->modules[i].build_id);
+		a->bid_done[i] = true;
+	}
+	return write_section(a, ARCHIVE_SEC_BUILDIDS, 0, b->p, b->len);
+}
+
 /* The table entries added since the last call: before a block that may use them. */
 static int write_table_deltas(struct archive_writer *a, const struct bp_session *s)
 {
@@ -275,6 +311,9 @@ static int write_table_deltas(struct archive_writer *a, const struct bp_session 
 			return err;
 		a->nmodules = s->nmodules;
 	}
+	err = write_build_ids(a, s);
+	if (err)
+		return err;
 	if (s->nfuncs > a->nfuncs) {
 		table_start(b, a->nfuncs, s->nfuncs - a->nfuncs, ARCHIVE_FUNC_FIXED);
 		for (i = a->nfuncs; i < s->nfuncs; i++) {
@@ -620,6 +659,7 @@ void archive_writer__free(struct archive_writer *a)
 {
 	if (!a)
 		return;
+	free(a->bid_done);
 	free(a->blk.p);
 	free(a->tab.p);
 	free(a->ev.p);

@@ -17,8 +17,9 @@ int cmd_merge(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
 
 extern const struct cmd_def record_def, attach_def, list_def, report_def, convert_def, diff_def,
-	merge_def, view_def, serve_def;
+	merge_def, view_def, serve_def, symbolize_def;
 
 #endif

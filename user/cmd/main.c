@@ -31,6 +31,7 @@ static const struct cmd {
 	{ &convert_def, cmd_convert, false },
 	{ &diff_def, cmd_diff, false },
 	{ &merge_def, cmd_merge, false },
+	{ &symbolize_def, cmd_symbolize, false },
 	{ &view_def, cmd_view, false },
 	{ &serve_def, cmd_serve, true },
 	{ NULL },

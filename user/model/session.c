@@ -16,8 +16,10 @@ void session__free(struct bp_session *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nmodules; i++)
+	for (i = 0; i < s->nmodules; i++) {
 		free(s->modules[i].path);
+		free(s->modules[i].build_id);
+	}
 	for (i = 0; i < s->nfuncs; i++) {
 		free(s->funcs[i].name);
 		free(s->funcs[i].file);
@@ -59,7 +61,14 @@ uint32_t session__add_module(struct bp_session *s, const char *path)
 			return i;
 	s->modules = grow(s->modules, s->nmodules, sizeof(*s->modules));
 	s->modules[s->nmodules].path = xstrdup(path);
+	s->modules[s->nmodules].build_id = NULL;
 	return s->nmodules++;
+}
+
+void session__module_build_id(struct bp_session *s, uint32_t mid, const char *id)
+{
+	if (mid < s->nmodules && id && *id && !s->modules[mid].build_id)
+		s->modules[mid].build_id = xstrdup(id);
 }
 
 uint32_t session__add_func(struct bp_session *s, const struct bp_func *f)

@@ -17,6 +17,8 @@
 /* A binary or shared library whose functions are traced. */
 struct bp_module {
 	char *path;
+	/* its GNU build-id in lowercase hex, NULL: none or unknown (bpfprof symbolize's key) */
+	char *build_id;
 };
 
 /*
@@ -325,6 +327,8 @@ void session__init(struct bp_session *s);
 void session__free(struct bp_session *s);	/* accepts a zeroed session */
 
 uint32_t session__add_module(struct bp_session *s, const char *path);
+/* Sets module mid's build-id (hex; "" or NULL: none) unless it has one. */
+void session__module_build_id(struct bp_session *s, uint32_t mid, const char *id);
 uint32_t session__add_func(struct bp_session *s, const struct bp_func *f);	/* copies name */
 /* Finds or creates the thread `tid`; never NULL. */
 struct bp_thread *session__thread(struct bp_session *s, uint32_t tid, uint32_t pid);

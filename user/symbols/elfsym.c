@@ -91,6 +91,7 @@ void elfsym__free(struct elf_funcs *f)
 	free(f->ifuncs);
 	free(f->segs);
 	free(f->plts);
+	free(f->build_id);
 	free(f->v);
 	memset(f, 0, sizeof(*f));
 }
@@ -498,6 +499,15 @@ static void scan_sections(Elf *elf, size_t shstrndx, size_t nscn, bool *code_scn
 	}
 }
 
+/* elf's build-id in hex (malloc'd), NULL: none. */
+static char *build_id_of(Elf *elf)
+{
+	char id[96];
+
+	debugsyms__build_id(elf, id, sizeof(id));
+	return *id ? xstrdup(id) : NULL;
+}
+
 /*
  * The work of elfsym__read() on elf, open from `path`: fd its descriptor and
  * st its fstat, or fd -1 and st NULL for an image in memory (elfsym__read_elf).
@@ -591,6 +601,7 @@ static int read_elf(const char *path, Elf *elf, int fd, const struct stat *st,
 	out->n = n;
 	out->from_dynsym = !symtab;
 	out->pie = ehdr.e_type == ET_DYN;
+	out->build_id = build_id_of(elf);
 	/* (out->go was set by the section pass) */
 	out->segs = segs;	/* for elfsym__addr_to_offset() */
 	out->nsegs = nsegs;

@@ -75,6 +75,7 @@ struct elf_funcs {
 	uint32_t ifunc_source;	/* SYMSRC_* of those names */
 	struct elf_seg *segs;	/* its PT_LOAD segments */
 	size_t nsegs;
+	char *build_id;		/* its GNU build-id in hex, NULL: none */
 	struct elf_seg *plts;	/* its PLT sections (.plt, .plt.sec...): stubs, not functions */
 	size_t nplts;
 };

@@ -444,6 +444,7 @@ static void module_probes(const struct select_opts *o, struct bp_session *s, str
 		return;
 	}
 	mid = session__add_module(s, binfile__name(m->path));
+	session__module_build_id(s, mid, m->syms.build_id);
 	dwarfinfo__read(m->path, &dw);
 	pm.path = xstrdup(m->path);
 	binfile__ref(pm.path);	/* held while bpfprof runs: the probes' file */

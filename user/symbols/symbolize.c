@@ -416,8 +416,10 @@ static uint32_t user_frame(struct symbolizer *sy, uint32_t pid, uint64_t ip)
 		sf->err = elfsym__read(full, &sf->syms);
 		if (sf->err)
 			sf->err = elfsym__read(sf->path, &sf->syms);
-		if (!sf->err)	/* source file:line, where the file has debug information */
+		if (!sf->err) {	/* source file:line, where the file has debug information */
 			dwarfinfo__read(sf->err ? sf->path : full, &sf->dw);
+			session__module_build_id(sy->s, sf->module, sf->syms.build_id);
+		}
 	}
 	if (!sf->err) {
 		/* the function whose file range holds off (offsets ascend with addresses) */

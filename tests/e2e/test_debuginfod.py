@@ -299,3 +299,44 @@ def test_symbolize_debuginfod(demo, server, tmp_path):
     assert "from debuginfod" in err, err
     got = report_functions(out, env())
     assert named(Counter(got)) == (FACTS, LIB_FACTS), got
+
+
+def folded(path, environ):
+    """{stack: weight} of the folded output of a recording."""
+    out, _ = bpfprof(["convert", "-q", "-o", "-", "--format", "folded", path], environ)
+    rows = {}
+    for l in out.splitlines():
+        stack, w = l.rsplit(" ", 1)
+        rows[stack] = rows.get(stack, 0) + int(w)
+    return rows
+
+
+def test_symbolize_sample_frames(tmp_path):
+    """Sampled stacks of a stripped program (frames FILE+0xADDR, ADDR a
+    function's start found by its FDE) named later: the same stacks and
+    weights, each frame renamed to the function nm says starts at ADDR."""
+    plain, prog, debug = tmp_path / "spin.plain", tmp_path / "spin", tmp_path / "debug"
+    sh("cc", "-g", "-O1", "-Wl,--build-id", "-I", PROGS, PROGS / "spin.c", "-o", plain)
+    shutil.copy(plain, prog)
+    sh("strip", prog)
+    bid = build_id(prog)
+    (debug / ".build-id" / bid[:2]).mkdir(parents=True)
+    sh("objcopy", "--only-keep-debug", plain, debug / ".build-id" / bid[:2] / (bid[2:] + ".debug"))
+    by_addr = {a: n for n, a in nm_funcs(plain).items()}
+    e = env()
+    raw = tmp_path / "raw.bpfprof"
+    bpfprof(["record", "-q", "--sample", "-o", raw, "--", prog, "5000000"], e)
+    before = folded(raw, e)
+    assert any("spin+0x" in s for s in before), before
+
+    def rename(stack):
+        return ";".join(by_addr[int(f[5:], 16)] if f.startswith("spin+0x") else f
+                        for f in stack.split(";"))
+    want = {}
+    for s, w in before.items():
+        want[rename(s)] = want.get(rename(s), 0) + w
+    out = tmp_path / "named.bpfprof"
+    bpfprof(["symbolize", "--debug-dir", debug, "-o", out, raw], e)
+    after = folded(out, e)
+    assert after == want
+    assert any(";main" in s for s in after), after

@@ -100,7 +100,7 @@ char *debuginfod__fetch(const char *id, const char *what)
 	fd = debuginfod_find_debuginfo(client, bin, (int)n, &path);
 	if (fd >= 0) {
 		close(fd);	/* read again by path, by the same readers as a local file */
-		p_dbg("debuginfod: %s in %.3f s", path, (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
+		p_dbg("debuginfod: %s in %.3f ms", path, (now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 		return path;
 	}
 	free(path);

@@ -119,6 +119,8 @@ static void build_session(struct bp_session *s, const char *host, uint32_t pid)
 	s->realtime_offset = -42;
 	m0 = session__add_module(s, "/usr/bin/demo");
 	m1 = session__add_module(s, "/lib/x86_64-linux-gnu/libc.so.6");
+	/* a build-id (1.4): kept in the BUILDIDS section; libc's none */
+	session__module_build_id(s, m0, "4e211784508e3430ff797c6e0e46c129043305ef");
 	f.name = "main";
 	f.module = m0;
 	f.flags = 3;
@@ -369,8 +371,10 @@ static void assert_session_eq(const struct bp_session *a, const struct bp_sessio
 	assert_int_equal(a->realtime_offset, b->realtime_offset);
 	assert_int_equal(a->duration, b->duration);
 	assert_int_equal(a->nmodules, b->nmodules);
-	for (i = 0; i < a->nmodules; i++)
+	for (i = 0; i < a->nmodules; i++) {
 		assert_string_equal(a->modules[i].path, b->modules[i].path);
+		assert_str_eq(a->modules[i].build_id, b->modules[i].build_id);
+	}
 	assert_int_equal(a->nfuncs, b->nfuncs);
 	for (i = 0; i < a->nfuncs; i++) {
 		assert_string_equal(a->funcs[i].name, b->funcs[i].name);

@@ -501,7 +501,8 @@ static int reader_open(const char *path, struct bp_session *s, bool tables_only,
 	for (;;) {
 		err = archive_read_section_header(r);
 		if (!err && r->header_seen && r->type != ARCHIVE_SEC_MODULES &&
-		    r->type != ARCHIVE_SEC_FUNCS && r->type != ARCHIVE_SEC_PATHS)
+		    r->type != ARCHIVE_SEC_FUNCS && r->type != ARCHIVE_SEC_PATHS &&
+		    r->type != ARCHIVE_SEC_SIGS && r->type != ARCHIVE_SEC_BUILDIDS)
 			break;
 		if (!err)
 			err = archive_read_section_body(r);

@@ -311,9 +311,6 @@ static int write_table_deltas(struct archive_writer *a, const struct bp_session 
 			return err;
 		a->nmodules = s->nmodules;
 	}
-	err = write_build_ids(a, s);
-	if (err)
-		return err;
 	if (s->nfuncs > a->nfuncs) {
 		table_start(b, a->nfuncs, s->nfuncs - a->nfuncs, ARCHIVE_FUNC_FIXED);
 		for (i = a->nfuncs; i < s->nfuncs; i++) {
@@ -351,7 +348,8 @@ static int write_table_deltas(struct archive_writer *a, const struct bp_session 
 			return err;
 		a->npaths = s->npaths;
 	}
-	return 0;
+	/* last: a reader's open reads the tables up to the first other section */
+	return write_build_ids(a, s);
 }
 
 static int flush_block(struct archive_writer *a, const struct bp_session *s)

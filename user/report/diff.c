@@ -3,11 +3,13 @@
  * diff: two recordings compared per function and per call path (diff.h).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/hashtab.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "diff.h"
@@ -104,6 +106,20 @@ static uint64_t dp_key(const struct diff *d, size_t i)
 	return dp_hash(d->dp[i].parent, d->dp[i].func);
 }
 
+/* The slot of (name, module) in gf_slots: its gfunc, or the empty slot it would take. */
+static size_t func_slot(const struct diff *d, const char *name, const char *module, uint64_t h)
+{
+	size_t j;
+
+	for (j = h & (d->gf_nslots - 1); d->gf_slots[j]; j = (j + 1) & (d->gf_nslots - 1)) {
+		const struct gfunc *g = &d->gf[d->gf_slots[j] - 1];
+
+		if (g->hash == h && !strcmp(g->name, name) && !strcmp(g->module, module))
+			break;
+	}
+	return j;
+}
+
 static uint32_t intern_func(struct diff *d, const char *name, const char *module)
 {
 	uint64_t h = str_hash(name, module);
@@ -111,12 +127,9 @@ static uint32_t intern_func(struct diff *d, const char *name, const char *module
 
 	if ((d->ngf + 1) * 2 > d->gf_nslots)
 		rehash(&d->gf_slots, &d->gf_nslots, d->ngf, gf_key, d);
-	for (j = h & (d->gf_nslots - 1); d->gf_slots[j]; j = (j + 1) & (d->gf_nslots - 1)) {
-		const struct gfunc *g = &d->gf[d->gf_slots[j] - 1];
-
-		if (g->hash == h && !strcmp(g->name, name) && !strcmp(g->module, module))
-			return d->gf_slots[j] - 1;
-	}
+	j = func_slot(d, name, module, h);
+	if (d->gf_slots[j])
+		return d->gf_slots[j] - 1;
 	if (!d->ngf || (d->ngf >= 64 && !(d->ngf & (d->ngf - 1))))
 		d->gf = xrealloc(d->gf, (d->ngf ? d->ngf * 2 : 64) * sizeof(*d->gf));
 	d->gf[d->ngf].name = xstrdup(name);
@@ -124,6 +137,78 @@ static uint32_t intern_func(struct diff *d, const char *name, const char *module
 	d->gf[d->ngf].hash = h;
 	d->gf_slots[j] = ++d->ngf;
 	return d->ngf - 1;
+}
+
+/* "FILE+0xADDR": a function no debug source named, ADDR its own address. */
+static bool unnamed(const char *name, uint64_t addr)
+{
+	char tail[32];
+	size_t n = strlen(name), t = (size_t)snprintf(tail, sizeof(tail), "+0x%" PRIx64, addr);
+
+	return n > t && !strcmp(name + n - t, tail) && !strchr(name, ' ');
+}
+
+static bool bidf_empty(const void *slot)
+{
+	return !((const struct bidfunc *)slot)->key;
+}
+
+static uint64_t bidf_hash(const void *slot)
+{
+	return ((const struct bidfunc *)slot)->hash;
+}
+
+static const struct hashtab_ops bidf_ops = { sizeof(struct bidfunc), 64, bidf_empty, bidf_hash };
+
+/*
+ * The gfunc of session function f: by name and module file name, except
+ * that a function named on one side and unnamed (FILE+0xADDR) on the other
+ * is one function when their modules' build-ids and addresses are equal
+ * (a recording of a stripped build against one with its debug file); the
+ * unnamed gfunc then takes the name.
+ */
+static uint32_t intern_session_func(struct diff *d, const struct bp_session *s, size_t f)
+{
+	const struct bp_func *fn = &s->funcs[f];
+	const char *name = fn->name ? fn->name : "", *module = session__func_module(s, f);
+	const char *bid = fn->module < s->nmodules ? s->modules[fn->module].build_id : NULL;
+	struct bidfunc *b;
+	uint64_t h;
+	uint32_t g;
+	char *key;
+	size_t i;
+
+	if (!bid || (fn->flags & (BP_FUNC_UNKNOWN | BP_FUNC_KERNEL | BP_FUNC_MARKER)))
+		return intern_func(d, name, module);
+	key = xasprintf("%s:%" PRIx64, bid, fn->addr);
+	h = str_hash(key, "");
+	hashtab__reserve((void **)&d->bidf, &d->bidf_cap, d->nbidf, &bidf_ops);
+	for (i = hashtab__first(h, d->bidf_cap); (b = &d->bidf[i])->key;
+	     i = hashtab__next(i, d->bidf_cap))
+		if (b->hash == h && !strcmp(b->key, key))
+			break;
+	if (!b->key) {
+		g = intern_func(d, name, module);
+		*b = (struct bidfunc){ key, h, g };
+		d->nbidf++;
+		return g;
+	}
+	free(key);
+	g = b->g;
+	if (!strcmp(d->gf[g].name, name))
+		return g;
+	if (unnamed(name, fn->addr) && !unnamed(d->gf[g].name, fn->addr))
+		return g;
+	if (!unnamed(d->gf[g].name, fn->addr) || unnamed(name, fn->addr) ||
+	    d->gf_slots[func_slot(d, name, module, str_hash(name, module))])
+		return intern_func(d, name, module);	/* two names for one address: by name */
+	/* the gfunc so far unnamed takes this side's name */
+	free(d->gf[g].name);
+	d->gf[g].name = xstrdup(name);
+	d->gf[g].hash = str_hash(name, d->gf[g].module);
+	d->gf_nslots /= 2;	/* (rehash doubles it: the same size again) */
+	rehash(&d->gf_slots, &d->gf_nslots, d->ngf, gf_key, d);
+	return g;
 }
 
 static uint32_t intern_path(struct diff *d, uint32_t parent, uint32_t func)
@@ -294,8 +379,7 @@ int diff__side_done(struct diff *d, int side, const struct bp_session *s, const 
 	pthread_mutex_lock(&d->lock);
 
 	for (f = 0; f < s->nfuncs; f++)
-		gmap[f] = intern_func(d, s->funcs[f].name ? s->funcs[f].name : "",
-				      session__func_module(s, f)) + 1;
+		gmap[f] = intern_session_func(d, s, f) + 1;
 	for (p = 1; p < s->npaths; p++) {
 		uint32_t parent = s->paths[p].parent;
 

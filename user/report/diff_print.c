@@ -484,6 +484,9 @@ void diff__free(struct diff *d)
 	}
 	free(d->gf);
 	free(d->gf_slots);
+	for (i = 0; i < d->bidf_cap; i++)
+		free(d->bidf[i].key);
+	free(d->bidf);
 	free(d->dp);
 	free(d->dp_slots);
 	free(d->rows);

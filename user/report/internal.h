@@ -214,6 +214,13 @@ struct frow {
 	int64_t dtotal;		/* sort key: change in total ns (or in share, scaled) */
 };
 
+/* A function of a module with a build-id: "BUILDID:ADDR" -> its gfunc (diff.c). */
+struct bidfunc {
+	char *key;		/* NULL: an empty slot */
+	uint64_t hash;
+	uint32_t g;
+};
+
 struct diff {
 	struct diff_opts o;
 	enum diff_mode mode;
@@ -221,6 +228,8 @@ struct diff {
 	size_t ngf;
 	uint32_t *gf_slots;
 	size_t gf_nslots;
+	struct bidfunc *bidf;	/* hash table (base/hashtab.h) */
+	size_t bidf_cap, nbidf;
 	struct dpath *dp;
 	size_t ndp;		/* dp[0] is the root */
 	uint32_t *dp_slots;

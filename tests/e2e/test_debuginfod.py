@@ -364,3 +364,30 @@ def test_diff_matches_by_build_id(demo, tmp_path):
                 assert r and r["base"] and r["new"], (f, sorted(rows))
                 assert (r["base"]["calls"], r["new"]["calls"]) == (n, n), r
         assert not any("+0x" in f for _, f in rows), sorted(rows)
+
+
+def test_debuginfod_silent_server(demo, server, tmp_path):
+    """A server that accepts and never answers: the fetch is cancelled at the
+    budget, the recording completes unnamed and says so, the library is not
+    asked, and no "not found" is left in the cache to stop a later fetch:
+    the real server then names the same program from that cache directory."""
+    bindir, _, _, nms = demo
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    lsock = socket.socket()
+    lsock.bind(("127.0.0.1", 0))
+    lsock.listen(16)
+    try:
+        err = record(bindir, tmp_path / "t.json", env(DEBUGINFOD_CACHE_PATH=cache),
+                     "--debuginfod", "http://127.0.0.1:%d" % lsock.getsockname()[1],
+                     "--debuginfod-timeout", "0.5")
+    finally:
+        lsock.close()
+    assert re.search(r"no debug info for \S*stripdemo from debuginfod within 0\.5 s: its "
+                     r"functions stay unnamed", err), err
+    assert "libstripdemo.so (build-id" not in err, err
+    calls, _ = chrome_calls(tmp_path / "t.json")
+    assert calls[("stripdemo", "stripdemo+0x%x" % nms["stripdemo"]["leaf"])] == 12, calls
+    assert not [p for p in cache.rglob("debuginfo") if p.stat().st_size == 0]
+    record(bindir, tmp_path / "u.json", env(DEBUGINFOD_CACHE_PATH=cache), "--debuginfod", server)
+    assert named(chrome_calls(tmp_path / "u.json")[0]) == (FACTS, LIB_FACTS)

@@ -287,8 +287,9 @@ const struct opt_def opts_debug[] = {
 	ROW("debuginfod", required_argument, OPT_DEBUGINFOD, "URL",
 	    "fetch the debug file of a binary no local source\n"
 	    "names from this debuginfod server, by build-id\n"
-	    "(default: DEBUGINFOD_URLS; cache: libdebuginfod's,\n"
-	    "DEBUGINFOD_CACHE_PATH)", NULL, take_debuginfod),
+	    "(default: DEBUGINFOD_URLS; cache:\n"
+	    "DEBUGINFOD_CACHE_PATH, else as root\n"
+	    "/var/cache/bpfprof/debuginfod)", NULL, take_debuginfod),
 	ROW("debuginfod-timeout", required_argument, OPT_DEBUGINFOD_TIMEOUT, "SEC",
 	    "give each debuginfod fetch at most SEC seconds,\n"
 	    "then go on unnamed (default: 2, or\n"

@@ -6,12 +6,14 @@
  * messages, and giving up after a failed server.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <elfutils/debuginfod.h>
 #include "debuginfod.h"
 #include "base/log.h"
@@ -19,6 +21,9 @@
 
 #define BUDGET_DEFAULT_MS	2000
 #define MAXSIZE_DEFAULT		"1073741824"	/* bytes: debugsyms.c's largest debug file */
+/* root's cache, unless DEBUGINFOD_CACHE_PATH says otherwise (debuginfod.h) */
+#define ROOT_CACHE_PARENT	"/var/cache/bpfprof"
+#define ROOT_CACHE		ROOT_CACHE_PARENT "/debuginfod"
 
 static debuginfod_client *client;
 static unsigned budget_ms = BUDGET_DEFAULT_MS;
@@ -45,6 +50,18 @@ void debuginfod__setup(const char *urls, unsigned ms)
 	}
 	if (!getenv("DEBUGINFOD_MAXSIZE"))
 		setenv("DEBUGINFOD_MAXSIZE", MAXSIZE_DEFAULT, 1);
+	/*
+	 * Root never keeps its cache under a home it may not own (sudo -E keeps
+	 * the user's HOME and XDG_CACHE_HOME): the user could plant debug files
+	 * there, or links that root would write through.
+	 */
+	if (geteuid() == 0 && !getenv("DEBUGINFOD_CACHE_PATH")) {
+		if (mkdir(ROOT_CACHE_PARENT, 0755) && errno != EEXIST)
+			p_dbg("cannot create %s: %s", ROOT_CACHE_PARENT, strerror(errno));
+		if (mkdir(ROOT_CACHE, 0700) && errno != EEXIST)
+			p_dbg("cannot create %s: %s", ROOT_CACHE, strerror(errno));
+		setenv("DEBUGINFOD_CACHE_PATH", ROOT_CACHE, 1);
+	}
 	/* libdebuginfod's own timeout is per stall, not per file: ours, in whole seconds */
 	if (!getenv("DEBUGINFOD_TIMEOUT")) {
 		char t[16];
@@ -66,6 +83,43 @@ static int progress(debuginfod_client *c, long done, long total)
 {
 	(void)c, (void)done, (void)total;
 	return now_ns(CLOCK_MONOTONIC) > deadline;
+}
+
+/*
+ * A fetch cancelled at the budget ends in libdebuginfod as "not found", which
+ * it caches as an empty file that suppresses the build-id for its
+ * cache_miss_s (10 minutes): removed, so that a later run (or symbolize)
+ * asks again.  Through descriptors opened without following links, in
+ * directories of our own only.
+ */
+static void forget_miss(const char *id)
+{
+	const char *env = getenv("DEBUGINFOD_CACHE_PATH"), *base;
+	char *cache = NULL;
+	struct stat st;
+	int dir, sub;
+
+	if (env && *env)
+		cache = xstrdup(env);
+	else if ((base = getenv("XDG_CACHE_HOME")) && *base)
+		cache = xasprintf("%s/debuginfod_client", base);
+	else if ((base = getenv("HOME")) && *base)
+		cache = xasprintf("%s/.cache/debuginfod_client", base);
+	if (!cache)
+		return;
+	dir = open(cache, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	free(cache);
+	if (dir < 0)
+		return;
+	sub = fstat(dir, &st) || st.st_uid != geteuid() ? -1 :
+	      openat(dir, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sub >= 0 && !fstat(sub, &st) && st.st_uid == geteuid() &&
+	    !fstatat(sub, "debuginfo", &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
+	    !st.st_size)
+		unlinkat(sub, "debuginfo", 0);
+	if (sub >= 0)
+		close(sub);
+	close(dir);
 }
 
 char *debuginfod__fetch(const char *id, const char *what)
@@ -104,17 +158,21 @@ char *debuginfod__fetch(const char *id, const char *what)
 		return path;
 	}
 	free(path);
+	if (now_ns(CLOCK_MONOTONIC) > deadline || fd == -ECANCELED) {
+		/* (a cancelled transfer is "not found" to libdebuginfod: the time says) */
+		gave_up = true;
+		forget_miss(id);
+		p_warn("no debug info for %s from debuginfod within %.1f s: its functions stay "
+		       "unnamed, and debuginfod is not asked again in this run (bpfprof "
+		       "symbolize names a recording later)", what, budget_ms / 1000.0);
+		return NULL;
+	}
 	if (fd == -ENOENT) {
 		p_info("debuginfod has no debug info for %s: its functions stay unnamed", what);
 		return NULL;
 	}
 	gave_up = true;
-	if (now_ns(CLOCK_MONOTONIC) > deadline || fd == -ECANCELED)
-		p_warn("no debug info for %s from debuginfod within %.1f s: its functions stay "
-		       "unnamed, and debuginfod is not asked again in this run (bpfprof "
-		       "symbolize names a recording later)", what, budget_ms / 1000.0);
-	else
-		p_warn("cannot fetch debug info for %s from debuginfod: %s: its functions stay "
+	p_warn("cannot fetch debug info for %s from debuginfod: %s: its functions stay "
 		       "unnamed, and debuginfod is not asked again in this run (bpfprof "
 		       "symbolize names a recording later)", what, strerror(-fd));
 	return NULL;

@@ -5,9 +5,10 @@
  * when DEBUGINFOD_URLS is set or --debuginfod URL is given, and only for a
  * file no local source names.
  *
- * Cache: libdebuginfod's own (DEBUGINFOD_CACHE_PATH, else
- * $XDG_CACHE_HOME/debuginfod_client, else ~/.cache/debuginfod_client: root's
- * when bpfprof runs as root), shared with gdb, perf and the other clients.
+ * Cache: libdebuginfod's own, in DEBUGINFOD_CACHE_PATH when set; else, as
+ * root, /var/cache/bpfprof/debuginfod (never a home root may not own: under
+ * sudo -E, HOME is the user's); else libdebuginfod's default
+ * ($XDG_CACHE_HOME/debuginfod_client, ~/.cache/debuginfod_client).
  *
  * Time: each file gets a budget (2 s, --debuginfod-timeout or
  * BPFPROF_DEBUGINFOD_TIMEOUT), so an attach or a process held at a dlopen

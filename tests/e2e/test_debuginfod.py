@@ -231,6 +231,14 @@ def test_debuginfod_cache_and_option(demo, server, tmp_path):
                  "http://127.0.0.1:%d" % free_port())
     assert named(chrome_calls(tmp_path / "b.json")[0]) == (FACTS, LIB_FACTS), err
     assert "cannot fetch" not in err, err
+    # list says where each name came from
+    out, _ = bpfprof(["list", "--debuginfod", server, bindir / "stripdemo"], e)
+    lines = out.splitlines()
+    head = lines[0].split()
+    src = {r["function"]: r["source"] for r in
+           (dict(zip(head, l.split())) for l in lines[1:] if l.startswith("0x"))}
+    assert {f: src.get(f) for f in FACTS if f != "main"} == \
+        {f: "debuginfod" for f in FACTS if f != "main"}, src
 
 
 def test_debuginfod_server_down(demo, tmp_path):

@@ -1122,6 +1122,77 @@ static void test_bad_index(void **state)
 	free(im);
 }
 
+/* BUILDIDS (1.4) rows: u32 module, then the build-id as a string. */
+static size_t bid_row(unsigned char *p, uint32_t module, const char *id)
+{
+	put_le32(p, module);
+	put_le32(p + 4, strlen(id));
+	memcpy(p + 8, id, strlen(id));
+	return 8 + strlen(id);
+}
+
+/* A build-id section: read into its module; one naming no module, or not hex, refused. */
+static void test_hostile_build_ids(void **state)
+{
+	enum { N = 4 };
+	struct bp_event evs[N];
+	struct image *im = calloc(1, sizeof(*im));
+	const char *bad_ids[] = { "../../etc/x", "ABCDEF", "" };
+	unsigned char sec[512], *buf;
+	struct archive_reader *r = NULL;
+	struct bp_session s;
+	struct bp_event ev;
+	char path[128], longid[200];
+	size_t len, nread, n, i;
+	int saved;
+
+	assert_non_null(im);
+	path_in(path, sizeof(path), "bid.bpfprof");
+	write_small(path, evs, N);
+	buf = slurp(path, &len);
+	/* a good one */
+	img_from_prefix(im, buf, len);
+	put_le32(sec, 1);
+	n = 4 + bid_row(sec + 4, 0, "00ff12");
+	img_section(im, ARCHIVE_SEC_BUILDIDS, 0, sec, n);
+	img_finish(im);
+	spit(path, im->buf, im->len);
+	assert_int_equal(archive__open(path, &s, &r), 0);
+	while (archive__next(r, &ev) > 0)
+		;
+	assert_string_equal(s.modules[0].build_id, "00ff12");
+	archive__close(r);
+	session__free(&s);
+
+	saved = quiet_begin();
+	memset(longid, 'a', sizeof(longid) - 1);
+	longid[sizeof(longid) - 1] = 0;
+	for (i = 0; i < 5; i++) {
+		img_from_prefix(im, buf, len);
+		put_le32(sec, 1);
+		if (i < 3)
+			n = 4 + bid_row(sec + 4, 0, bad_ids[i]);
+		else if (i == 3)
+			n = 4 + bid_row(sec + 4, 1000, "00ff");	/* no such module */
+		else
+			n = 4 + bid_row(sec + 4, 0, longid);	/* over 128 digits */
+		img_section(im, ARCHIVE_SEC_BUILDIDS, 0, sec, n);
+		img_finish(im);
+		spit(path, im->buf, im->len);
+		assert_int_equal(read_all(path, NULL, 0, &nread), -EBADMSG);
+	}
+	/* more rows than the section could hold */
+	img_from_prefix(im, buf, len);
+	put_le32(sec, 1000000);
+	img_section(im, ARCHIVE_SEC_BUILDIDS, 0, sec, 4);
+	img_finish(im);
+	spit(path, im->buf, im->len);
+	assert_int_equal(read_all(path, NULL, 0, &nread), -EBADMSG);
+	quiet_end(saved);
+	free(buf);
+	free(im);
+}
+
 /* Data after END, a missing END, a wrong checksum. */
 static void test_end_checks(void **state)
 {
@@ -1291,6 +1362,7 @@ int main(void)
 		cmocka_unit_test(test_version_1_0),
 		cmocka_unit_test(test_bad_index),
 		cmocka_unit_test(test_end_checks),
+		cmocka_unit_test(test_hostile_build_ids),
 		cmocka_unit_test(test_merge),
 	};
 

@@ -399,3 +399,61 @@ def test_debuginfod_silent_server(demo, server, tmp_path):
     assert not [p for p in cache.rglob("debuginfo") if p.stat().st_size == 0]
     record(bindir, tmp_path / "u.json", env(DEBUGINFOD_CACHE_PATH=cache), "--debuginfod", server)
     assert named(chrome_calls(tmp_path / "u.json")[0]) == (FACTS, LIB_FACTS)
+
+
+class _SlowProxy:
+    """An HTTP server on 127.0.0.1 answering each GET as `upstream` does,
+    `delay` seconds late: a debuginfod slower than bpfprof's budget."""
+
+    def __init__(self, upstream, delay):
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                time.sleep(delay)
+                try:
+                    with urllib.request.urlopen(upstream + self.path, timeout=30) as r:
+                        body, code = r.read(), r.status
+                except urllib.error.HTTPError as e:
+                    body, code = b"", e.code
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass    # the client gave up: its budget ran out
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_debuginfod_names_late(demo, server, tmp_path):
+    """A server slower than the budget: the recording goes on unnamed, the
+    fetches go on in the background, and the archive written is named when
+    they arrive (no `symbolize` needed)."""
+    bindir, _, _, _ = demo
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    proxy = _SlowProxy(server, 3)
+    try:
+        out = tmp_path / "t.bpfprof"
+        err = record(bindir, out, env(DEBUGINFOD_CACHE_PATH=cache), "--debuginfod", proxy.url,
+                     "--debuginfod-timeout", "0.5")
+    finally:
+        proxy.close()
+    assert "the fetch goes on in the background" in err, err
+    assert "with debug files debuginfod brought late" in err, err
+    got = report_functions(out, env())
+    assert named(Counter(got)) == (FACTS, LIB_FACTS), (got, err)

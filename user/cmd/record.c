@@ -21,6 +21,8 @@
 #include "exporters/exporter.h"
 #include "model/filter.h"
 #include "symbols/debugsyms.h"
+#include "symbols/debuginfod.h"
+#include "symbols/resymbolize.h"
 #include "model/session.h"
 #include "report/report.h"
 
@@ -315,6 +317,45 @@ static int open_output(struct record_opts *o, struct record_ctx *rc)
 	return exporter__new(ops, o->cmd.output, &rc->s, &rc->exp);
 }
 
+/* The output is an archive in a file (bpfprof.data without -o or --format). */
+static bool archive_file(struct record_opts *o)
+{
+	if (!o->cmd.output && !o->cmd.format)
+		return true;
+	if (!o->cmd.output || !strcmp(o->cmd.output, "-") || !strcmp(o->cmd.output, "/dev/stdout"))
+		return false;
+	return (o->cmd.format ? exporter__find(o->cmd.format) : exporter__for_path(o->cmd.output)) ==
+	       &archive_exporter;
+}
+
+#define LATE_WAIT_MS	30000	/* at the end of a recording, for late debug files */
+
+/*
+ * Debug files debuginfod brought after their budget (debuginfod.h): the
+ * archive written is named with them, as `bpfprof symbolize` would.
+ */
+static void name_late(const char *output)
+{
+	struct resymbolize_stats st = { 0 };
+	size_t pending = debuginfod__late_pending();
+
+	if (pending)
+		p_info("waiting up to %u s for %zu debug files still coming from debuginfod",
+		       LATE_WAIT_MS / 1000, pending);
+	if (!debuginfod__wait_late(LATE_WAIT_MS)) {
+		if (pending)
+			p_warn("no debug file came from debuginfod in time: %s stays unnamed "
+			       "(bpfprof symbolize names it later)", output);
+		return;
+	}
+	if (symbolize__run(output, output, &archive_exporter, &st))
+		p_warn("cannot name %s with what debuginfod brought late (bpfprof symbolize "
+		       "names it later)", output);
+	else
+		p_info("named %zu functions of %s with debug files debuginfod brought late",
+		       st.named, output);
+}
+
 static void print_summary(const struct record_opts *o, struct record_ctx *rc)
 {
 	const struct bp_session *s = &rc->s;
@@ -370,6 +411,8 @@ static int run(struct record_opts *o)
 		goto cleanup;
 	/* 1. What to trace; 2. where to write: fail before starting anything. */
 	o->co.verb = "attach";
+	/* an archive can be named after the fact: a slow fetch goes on meanwhile */
+	debuginfod__want_late(archive_file(o));
 	err = capture__new(&o->co, &rc.s, sink, &rc, &cap);
 	if (err)
 		goto cleanup;
@@ -415,6 +458,7 @@ static int run(struct record_opts *o)
 	}
 	if (!quiet)
 		print_summary(o, &rc);
+	name_late(o->cmd.output);
 	exit_code = stop_signal ? 128 + stop_signal : capture__exit_code(cap);
 cleanup:
 	capture__free(cap);

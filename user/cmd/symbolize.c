@@ -38,13 +38,28 @@ static void rename_tables(void *ctx, struct bp_session *in)
 	resymbolize__session(in, ctx);
 }
 
+int symbolize__run(const char *in, const char *out, const struct exporter_ops *ops,
+		   struct resymbolize_stats *st)
+{
+	struct exporter_sink x = { .ops = ops, .out = out };
+	struct bp_session s;
+	int err;
+
+	err = merge__run_tables(&in, 1, &s, rename_tables, st, exporter__sink_begin,
+				exporter__sink_event, &x);
+	if (!err)
+		err = exporter__finish(x.e, &s);
+	exporter__free(x.e);
+	session__free(&s);
+	return err;
+}
+
 int cmd_symbolize(int argc, char **argv)
 {
 	struct cmd_opts o = { .def = &symbolize_def };
 	struct resymbolize_stats st = { 0 };
+	const struct exporter_ops *ops;
 	struct opts_getopt g;
-	struct exporter_sink x = { 0 };
-	struct bp_session s;
 	int c, err;
 
 	opts__getopt(&symbolize_def, "", &g);
@@ -54,21 +69,15 @@ int cmd_symbolize(int argc, char **argv)
 		if (err)
 			return err > 0 ? 0 : 2;
 	}
-	x.ops = opts__output(&o);
-	if (!x.ops)
+	ops = opts__output(&o);
+	if (!ops)
 		return 2;
-	x.out = o.output;
 	if (optind != argc - 1) {
 		p_err("symbolize needs one recording (see 'bpfprof symbolize --help')");
 		return 2;
 	}
 	opts__apply(&o);
-	err = merge__run_tables((const char *const *)argv + optind, 1, &s, rename_tables, &st,
-				exporter__sink_begin, exporter__sink_event, &x);
-	if (!err)
-		err = exporter__finish(x.e, &s);
-	exporter__free(x.e);
-	session__free(&s);
+	err = symbolize__run(argv[optind], o.output, ops, &st);
 	debugsyms__reset();
 	opts__free(&o);
 	if (!err && strcmp(o.output, "-"))

@@ -6,6 +6,7 @@
  * messages, and giving up after a failed server.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,15 +21,34 @@
 #include "base/util.h"
 
 #define BUDGET_DEFAULT_MS	2000
+#define LATE_BUDGET_MS		60000	/* a fetch gone on in the background */
 #define MAXSIZE_DEFAULT		"1073741824"	/* bytes: debugsyms.c's largest debug file */
 /* root's cache, unless DEBUGINFOD_CACHE_PATH says otherwise (debuginfod.h) */
 #define ROOT_CACHE_PARENT	"/var/cache/bpfprof"
 #define ROOT_CACHE		ROOT_CACHE_PARENT "/debuginfod"
 
+/*
+ * A fetch that outlived its budget, continued in a thread of its own (with
+ * its own client) when late names are wanted (debuginfod__want_late).
+ */
+struct late {
+	char id[132];
+	char *path;		/* the debug file once done, NULL: none came */
+	bool done;
+	uint64_t deadline;
+	pthread_t th;
+};
+
 static debuginfod_client *client;
+static bool want_late;
+static struct late **lates;
+static size_t nlates;
+static pthread_mutex_t late_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t late_cond = PTHREAD_COND_INITIALIZER;
 static unsigned budget_ms = BUDGET_DEFAULT_MS;
 static uint64_t deadline;	/* CLOCK_MONOTONIC ns: the fetch under way ends here */
 static bool gave_up;		/* a server failed: not asked again */
+static bool timed_out;		/* ...by running out of time (late fetches may still come) */
 
 void debuginfod__setup(const char *urls, unsigned ms)
 {
@@ -61,13 +81,6 @@ void debuginfod__setup(const char *urls, unsigned ms)
 		if (mkdir(ROOT_CACHE, 0700) && errno != EEXIST)
 			p_dbg("cannot create %s: %s", ROOT_CACHE, strerror(errno));
 		setenv("DEBUGINFOD_CACHE_PATH", ROOT_CACHE, 1);
-	}
-	/* libdebuginfod's own timeout is per stall, not per file: ours, in whole seconds */
-	if (!getenv("DEBUGINFOD_TIMEOUT")) {
-		char t[16];
-
-		snprintf(t, sizeof(t), "%u", (budget_ms + 999) / 1000);
-		setenv("DEBUGINFOD_TIMEOUT", t, 1);
 	}
 }
 
@@ -122,6 +135,130 @@ static void forget_miss(const char *id)
 	close(dir);
 }
 
+static int late_progress(debuginfod_client *c, long done, long total)
+{
+	const struct late *l = debuginfod_get_user_data(c);
+
+	(void)done, (void)total;
+	return now_ns(CLOCK_MONOTONIC) > l->deadline;
+}
+
+static void *late_fetch(void *arg)
+{
+	struct late *l = arg;
+	unsigned char bin[64];
+	size_t n = strlen(l->id) / 2, i;
+	debuginfod_client *c = debuginfod_begin();
+	char *path = NULL;
+	int fd = -1;
+
+	for (i = 0; i < n; i++) {
+		unsigned v = 0;
+
+		sscanf(l->id + 2 * i, "%2x", &v);
+		bin[i] = (unsigned char)v;
+	}
+	if (c) {
+		debuginfod_set_user_data(c, l);
+		debuginfod_set_progressfn(c, late_progress);
+		fd = debuginfod_find_debuginfo(c, bin, (int)n, &path);
+		debuginfod_end(c);
+	}
+	if (fd >= 0)
+		close(fd);
+	else if (path) {
+		free(path);
+		path = NULL;
+	}
+	pthread_mutex_lock(&late_lock);
+	l->path = path;
+	l->done = true;
+	pthread_cond_broadcast(&late_cond);
+	pthread_mutex_unlock(&late_lock);
+	return NULL;
+}
+
+void debuginfod__want_late(bool on)
+{
+	want_late = on;
+}
+
+/* Goes on with id's fetch in a thread; false when none could start. */
+static bool start_late(const char *id)
+{
+	struct late *l = xcalloc(1, sizeof(*l));
+	pthread_attr_t attr;
+	bool ok;
+
+	snprintf(l->id, sizeof(l->id), "%s", id);
+	l->deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)LATE_BUDGET_MS * 1000000;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_mutex_lock(&late_lock);
+	ok = !pthread_create(&l->th, &attr, late_fetch, l);
+	if (ok) {
+		lates = xrealloc(lates, (nlates + 1) * sizeof(*lates));
+		lates[nlates++] = l;
+	}
+	pthread_mutex_unlock(&late_lock);
+	pthread_attr_destroy(&attr);
+	if (!ok)
+		free(l);
+	return ok;
+}
+
+size_t debuginfod__late_pending(void)
+{
+	size_t i, n = 0;
+
+	pthread_mutex_lock(&late_lock);
+	for (i = 0; i < nlates; i++)
+		n += !lates[i]->done;
+	pthread_mutex_unlock(&late_lock);
+	return n;
+}
+
+size_t debuginfod__wait_late(unsigned ms)
+{
+	struct timespec until;
+	size_t i, got = 0;
+	bool all;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&late_lock);
+	for (;;) {
+		all = true;
+		for (i = 0; i < nlates; i++)
+			all &= lates[i]->done;
+		if (all || pthread_cond_timedwait(&late_cond, &late_lock, &until))
+			break;
+	}
+	for (i = 0; i < nlates; i++)
+		got += lates[i]->done && lates[i]->path;
+	pthread_mutex_unlock(&late_lock);
+	return got;
+}
+
+/* The debug file a finished late fetch brought for id (malloc'd), or NULL. */
+static char *late_path(const char *id)
+{
+	char *p = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&late_lock);
+	for (i = 0; i < nlates && !p; i++)
+		if (lates[i]->done && lates[i]->path && !strcmp(lates[i]->id, id))
+			p = xstrdup(lates[i]->path);
+	pthread_mutex_unlock(&late_lock);
+	return p;
+}
+
 char *debuginfod__fetch(const char *id, const char *what)
 {
 	unsigned char bin[64];
@@ -130,7 +267,17 @@ char *debuginfod__fetch(const char *id, const char *what)
 	uint64_t t0;
 	int fd;
 
-	if (!debuginfod__enabled() || n < 2 || n > sizeof(bin) || strlen(id) % 2)
+	if (n < 2 || n > sizeof(bin) || strlen(id) % 2)
+		return NULL;
+	path = late_path(id);
+	if (path)
+		return path;
+	if (gave_up && want_late && getenv("DEBUGINFOD_URLS") && timed_out && start_late(id)) {
+		p_info("debug info for %s (build-id %s) asked from debuginfod in the background",
+		       what, id);
+		return NULL;
+	}
+	if (!debuginfod__enabled())
 		return NULL;
 	for (i = 0; i < n; i++) {
 		unsigned v;
@@ -161,7 +308,14 @@ char *debuginfod__fetch(const char *id, const char *what)
 	if (now_ns(CLOCK_MONOTONIC) > deadline || fd == -ECANCELED) {
 		/* (a cancelled transfer is "not found" to libdebuginfod: the time says) */
 		gave_up = true;
+		timed_out = true;
 		forget_miss(id);
+		if (want_late && start_late(id)) {
+			p_warn("no debug info for %s from debuginfod within %.1f s: recording "
+			       "unnamed, the fetch goes on in the background and names the "
+			       "archive at the end if it arrives", what, budget_ms / 1000.0);
+			return NULL;
+		}
 		p_warn("no debug info for %s from debuginfod within %.1f s: its functions stay "
 		       "unnamed, and debuginfod is not asked again in this run (bpfprof "
 		       "symbolize names a recording later)", what, budget_ms / 1000.0);

@@ -13,9 +13,12 @@
  * Time: each file gets a budget (2 s, --debuginfod-timeout or
  * BPFPROF_DEBUGINFOD_TIMEOUT), so an attach or a process held at a dlopen
  * waits no longer; a fetch that runs out of it is cancelled and the file
- * stays unnamed (said on stderr: `bpfprof symbolize` can name it later).
- * After a server failure (timeout, refused connection) none is asked again
- * in this run: each file would pay the same wait.
+ * stays unnamed (said on stderr: `bpfprof symbolize` can name it later),
+ * or, when late names are wanted (an archive output), goes on in a thread
+ * whose file names the archive at the end (cmd/record.c).  After a server
+ * failure (timeout, refused connection) none is asked again in this run
+ * (but in the background, after a timeout, with late names): each file
+ * would pay the same wait.
  *
  * The file fetched is parsed as every other debug file: by the hardened
  * readers (debugsyms.c, dwarfinfo.c), checked against the build-id asked
@@ -24,6 +27,8 @@
  */
 #ifndef BPFPROF_DEBUGINFOD_H
 #define BPFPROF_DEBUGINFOD_H
+
+#include <stddef.h>
 
 /*
  * --debuginfod URL (NULL: DEBUGINFOD_URLS as set) and the per-file budget
@@ -40,6 +45,17 @@ int debuginfod__enabled(void);
  * for, in messages.
  */
 char *debuginfod__fetch(const char *id, const char *what);
+/*
+ * Late names (record into an archive): a fetch past its budget goes on in a
+ * thread (60 s at most), and so does each later one once a fetch timed out;
+ * debuginfod__fetch() then returns what arrived.
+ */
+#include <stdbool.h>
+void debuginfod__want_late(bool on);
+/* Late fetches not done yet. */
+size_t debuginfod__late_pending(void);
+/* Waits at most ms for the late fetches; how many brought a file. */
+size_t debuginfod__wait_late(unsigned ms);
 /* Ends the client (the end of a command). */
 void debuginfod__reset(void);
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * What the exporter tests share (test_formats.c, test_pathagg.c, test_pprof.c,
+ * What the exporter tests share (test_formats.c, test_pprof.c,
  * test_speedscope.c): a session with known functions and call paths, hostile
- * names among them, the events of a standard recording, stack samples, and
- * an exporter run over events into a file.  Include after <cmocka.h> and
- * helpers.h.
+ * names among them, the events of a standard recording, stack samples, a
+ * chain of deep calls, and an exporter run over events into a file.  Include
+ * after <cmocka.h> and helpers.h.
  */
 #ifndef BPFPROF_FORMATS_FIXTURE_H
 #define BPFPROF_FORMATS_FIXTURE_H
@@ -185,6 +185,26 @@ static inline void write_standard(struct fixture *fx, const struct exporter_ops 
 	struct bp_event evs[16];
 
 	write_out(fx, ops, name, evs, standard_events(fx, evs));
+}
+
+/*
+ * One chain of `depth` nested calls of run on tid 100, in the order they end
+ * (innermost first), each 1 ns of self time (free it).
+ */
+static inline struct bp_event *deep_calls(struct fixture *fx, size_t depth)
+{
+	struct bp_event *ev = calloc(depth, sizeof(*ev));
+	uint32_t *paths = calloc(depth + 1, sizeof(*paths));
+	size_t i;
+
+	assert_non_null(ev);
+	assert_non_null(paths);
+	for (i = 1; i <= depth; i++)
+		paths[i] = session__path(&fx->s, paths[i - 1], fx->f_run);
+	for (i = depth; i >= 1; i--)
+		ev[depth - i] = call(i, i - 1, fx->f_run, paths[i], 100, i, 2 * depth - i, 1, i - 1);
+	free(paths);
+	return ev;
 }
 
 /* The file last written (fx->path) holds exactly `want`. */

@@ -586,18 +586,11 @@ static void test_pprof_default_type(void **state)
 static void test_pprof_deep(void **state)
 {
 	struct fixture *fx = *state;
-	size_t depth = PATH_MAX_STACK + 3, i, ntrunc = 0;
-	struct bp_event *ev = calloc(depth, sizeof(*ev));
-	uint32_t *paths = calloc(depth + 1, sizeof(*paths));
+	size_t depth = PATH_MAX_STACK + 3, ntrunc = 0;
+	struct bp_event *ev = deep_calls(fx, depth);
 	uint8_t *raw;
 	size_t len;
 
-	assert_non_null(ev);
-	assert_non_null(paths);
-	for (i = 1; i <= depth; i++)
-		paths[i] = session__path(&fx->s, paths[i - 1], fx->f_run);
-	for (i = depth; i >= 1; i--)
-		ev[depth - i] = call(i, i - 1, fx->f_run, paths[i], 100, i, 2 * depth - i, 1, i - 1);
 	write_out(fx, &pprof_exporter, "d.pb.gz", ev, depth);
 	raw = gunzip(fx->path, &len);
 	{
@@ -637,7 +630,6 @@ static void test_pprof_deep(void **state)
 		assert_int_equal(ntrunc, 1);
 	}
 	free(raw);
-	free(paths);
 	free(ev);
 }
 

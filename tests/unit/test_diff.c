@@ -20,7 +20,6 @@
 #include "report/diff.h"
 #include "report/stats.h"
 
-
 /*
  * Two sessions of "prog" (different module paths: two builds): base defines
  * fast, slowed, rec, gone; new defines them in another order (ids differ),

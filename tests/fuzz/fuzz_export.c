@@ -156,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(copy);
 	fuzz__quiet();
 	for (i = 0; exporter_table[i]; i++)
-		(void)exporter__replay(path, NULL, exporter_table[i], "-", NULL);
+		(void)exporter__replay(path, false, NULL, exporter_table[i], "-", NULL);
 	report(path, h);
 	diff(path, h >> 32);
 	fuzz__loud();

@@ -415,7 +415,7 @@ static inline size_t read_back(const char *path, const struct bp_session *want,
 	size_t i = 0;
 	int err;
 
-	assert_int_equal(archive__open(path, &s, &r), 0);
+	assert_int_equal(archive__open(path, false, &s, &r), 0);
 	/* The tables of the start are there before the first event. */
 	assert_true(s.nfuncs >= 3);
 	assert_str_eq(s.cmdline, want->cmdline);
@@ -439,9 +439,12 @@ static inline size_t read_back(const char *path, const struct bp_session *want,
 	return i;
 }
 
-
-/* Opens and reads `path` to the end; returns the final status, counts events. */
-static inline int read_all(const char *path, const struct bp_event *evs, size_t n, size_t *nread)
+/*
+ * Opens and reads `path` to the end (`partial`: as archive__open reads an
+ * unfinished recording); returns the final status, counts events.
+ */
+static inline int read_archive(const char *path, bool partial, const struct bp_event *evs,
+			       size_t n, size_t *nread)
 {
 	struct archive_reader *r = NULL;
 	struct bp_session s;
@@ -449,7 +452,7 @@ static inline int read_all(const char *path, const struct bp_event *evs, size_t 
 	int err;
 
 	*nread = 0;
-	err = archive__open(path, &s, &r);
+	err = archive__open(path, partial, &s, &r);
 	if (err)
 		return err;
 	while ((err = archive__next(r, &ev)) > 0) {
@@ -466,6 +469,12 @@ static inline int read_all(const char *path, const struct bp_event *evs, size_t 
 	archive__close(r);
 	session__free(&s);
 	return err;
+}
+
+/* read_archive() of a finished recording. */
+static inline int read_all(const char *path, const struct bp_event *evs, size_t n, size_t *nread)
+{
+	return read_archive(path, false, evs, n, nread);
 }
 
 static inline void write_small(const char *path, struct bp_event *evs, size_t n)

@@ -109,7 +109,7 @@ static void test_empty(void **state)
 	assert_int_equal(exporter__new(&archive_exporter, path, &s, &e), 0);
 	assert_int_equal(exporter__finish(e, &s), 0);
 	exporter__free(e);
-	assert_int_equal(archive__open(path, &back, &r), 0);
+	assert_int_equal(archive__open(path, false, &back, &r), 0);
 	assert_int_equal(archive__next(r, &ev), 0);
 	assert_null(back.cmdline);
 	assert_int_equal(back.nfuncs, 0);
@@ -159,7 +159,7 @@ static void test_merge(void **state)
 
 	optind = 0;
 	assert_int_equal(cmd_merge(6, argv), 0);
-	assert_int_equal(archive__open(pm, &m, &r), 0);
+	assert_int_equal(archive__open(pm, false, &m, &r), 0);
 	assert_int_equal(m.t0, a.t0);
 	assert_int_equal(m.realtime_offset, a.realtime_offset);
 	/* The same binary on both hosts: functions are shared. */

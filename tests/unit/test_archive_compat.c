@@ -193,7 +193,7 @@ static void test_version_1_0(void **state)
 	path_in(path, sizeof(path), "v1.0.bpfprof");
 	spit(path, im->buf, im->len);
 
-	assert_int_equal(archive__open(path, &s, &r), 0);
+	assert_int_equal(archive__open(path, false, &s, &r), 0);
 	assert_int_equal(s.nfuncs, 1);
 	assert_string_equal(s.funcs[0].name, "f");
 	assert_int_equal(s.funcs[0].addr, 0x10);

@@ -67,7 +67,7 @@ static void test_truncated_everywhere(void **state)
 
 /*
  * An unfinished recording (bpfprof killed: the file stops at any byte) read
- * with archive__accept_unfinished(): past the header, never an error, and
+ * as `--partial` does (archive__open's partial): past the header, never an error, and
  * what comes out is a prefix of the events made of whole blocks.
  */
 static void test_partial_everywhere(void **state)
@@ -91,10 +91,9 @@ static void test_partial_everywhere(void **state)
 	buf = slurp(path, &len);
 
 	saved = quiet_begin();
-	archive__accept_unfinished(true);
 	for (k = 0; k <= len; k += k < 2048 ? 1 : 4093) {
 		spit(cut, buf, k);
-		err = read_all(cut, evs, N, &nread);
+		err = read_archive(cut, true, evs, N, &nread);
 		if (k < ARCHIVE_MAGIC_LEN) {
 			assert_int_equal(err, -ENOEXEC);
 			continue;
@@ -113,9 +112,8 @@ static void test_partial_everywhere(void **state)
 		last = nread;
 	}
 	spit(cut, buf, len);
-	assert_int_equal(read_all(cut, evs, N, &nread), 0);
+	assert_int_equal(read_archive(cut, true, evs, N, &nread), 0);
 	assert_int_equal(nread, N);
-	archive__accept_unfinished(false);
 	quiet_end(saved);
 	/* whole blocks: a handful of distinct counts, not one per event */
 	assert_true(nblocks >= 3 && nblocks < 20);

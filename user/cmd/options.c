@@ -347,8 +347,6 @@ void opts__apply(const struct cmd_opts *o)
 
 	for (i = 0; i < o->ndebug_dirs; i++)
 		debugsyms__add_dir(o->debug_dirs[i]);
-	if (o->partial)
-		archive__accept_unfinished(true);
 }
 
 void opts__free(struct cmd_opts *o)

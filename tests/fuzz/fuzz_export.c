@@ -97,7 +97,7 @@ static void report(const char *path, uint64_t h)
 	session__init(&s);
 	if (report__new(&o, &rep))
 		abort();
-	if (!report__read(rep, path, NULL, &s, NULL))
+	if (!report__read(rep, path, false, NULL, &s, NULL))
 		report__print(rep, &s, sink);
 	report__free(rep);
 	session__free(&s);

@@ -3,29 +3,9 @@
 # scripts/check-size.sh passes on the tree as it is, and fails on a function
 # of 121 lines or a .c file of 701 lines planted in a copy of it, while a
 # function of 120 lines and a file of 700 pass (make unit).
-set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-check() {		# WANT(0|1) WHAT [GREP]: the check on $tmp/tree
-	local rc out
-	out=$(bash "$root/scripts/check-size.sh" -C "$tmp/tree" 2>&1)
-	rc=$?
-	if [ "$rc" != "$1" ] || { [ -n "${3:-}" ] && ! grep -qF -- "$3" <<<"$out"; }; then
-		echo "FAIL ($2): exit $rc, want $1; output:" >&2
-		echo "$out" >&2
-		fails=$((fails + 1))
-	fi
-}
-
-fresh() {
-	rm -rf "$tmp/tree"
-	mkdir -p "$tmp/tree/tests"
-	cp -r "$root/user" "$root/exporters" "$root/bpf" "$tmp/tree/"
-	cp -r "$root/tests/unit" "$tmp/tree/tests/"
-}
+CHECK=check-size.sh
+COPY="user exporters bpf tests/unit"
+source "$(dirname "$0")/tree_check.sh"
 
 # a function of N lines, its name's line to its closing brace, as the code writes them
 function_of() {		# NAME LINES

@@ -5,6 +5,8 @@
 #   make demo       deps + build + trace the bundled demo program
 #   make test       deps + build + unit tests + end-to-end tests (root)
 #   make check-layers  the layer rule (scripts/check-layers.sh; part of make unit)
+#   make check-size    no .c file over 700 lines, no function over 120
+#                      (scripts/check-size.sh; part of make unit)
 #   make bench      overhead and throughput figures
 #   make man        the man pages, from the option tables (.output/man)
 #   make install    PREFIX=/usr/local DESTDIR=: binary, man pages, bash completion,
@@ -83,7 +85,7 @@ PROG_BINS  := $(basename $(PROG_SRCS))
 # the BPF objects are intermediates of the skeletons: keep them (no rebuild on every make)
 .SECONDARY: $(patsubst bpf/%.bpf.c,$(BPF_OUT)/%.bpf.o,$(BPF_SRCS)) $(SKELS)
 .PHONY: FORCE all deps test-deps bench-deps demo test unit e2e bench clean progs format fuzz fuzz-smoke \
-	check-layers man install uninstall deb
+	check-layers check-size man install uninstall deb
 
 all: $(BPFPROF_BIN) progs $(OUTPUT)/bench/repeat_archive
 
@@ -183,8 +185,13 @@ check-layers: $(USER_OBJS)
 	$(call msg,CHECK,layers)
 	$(Q)bash scripts/check-layers.sh -o $(OUTPUT)
 
-# the layer rule, the C units, and the scripts' own tests (tests/scripts/test_*.sh)
-unit: $(UNIT_BINS) check-layers
+# the size rule: files of at most 700 lines, functions of at most 120
+check-size:
+	$(call msg,CHECK,size)
+	$(Q)bash scripts/check-size.sh
+
+# the layer and size rules, the C units, and the scripts' own tests (tests/scripts/test_*.sh)
+unit: $(UNIT_BINS) check-layers check-size
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	$(Q)set -e; for t in tests/scripts/test_*.sh; do echo "== $$t"; bash $$t; done
 

@@ -119,7 +119,7 @@ int main(int argc, char **argv)
 	in = argv[optind];
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	session__init(&first);
-	err = replay__run(in, NULL, &first, NULL, count_event, &c, NULL);
+	err = replay__run(in, false, NULL, &first, NULL, count_event, &c, NULL);
 	if (err)
 		return 1;
 	if (!c.calls) {
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 		c.shift = copies * period;
 		c.id_shift = copies * (c.max_id + 1);
 		session__init(&s);
-		err = replay__run(in, NULL, &s, NULL, copy_event, &c, NULL);
+		err = replay__run(in, false, NULL, &s, NULL, copy_event, &c, NULL);
 		session__free(&s);
 		if (err)
 			break;

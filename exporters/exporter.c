@@ -354,15 +354,15 @@ int exporter__sink_event(void *sink, const struct bp_session *s, const struct bp
 	return exporter__event(x->e, s, ev);
 }
 
-int exporter__replay(const char *path, const struct event_filter *f, const struct exporter_ops *ops,
-		     const char *out, uint64_t *nkept)
+int exporter__replay(const char *path, bool partial, const struct event_filter *f,
+		     const struct exporter_ops *ops, const char *out, uint64_t *nkept)
 {
 	struct exporter_sink x = { .ops = ops, .out = out };
 	struct bp_session s;
 	int err;
 
 	session__init(&s);
-	err = replay__run(path, f, &s, exporter__sink_begin, exporter__sink_event, &x, nkept);
+	err = replay__run(path, partial, f, &s, exporter__sink_begin, exporter__sink_event, &x, nkept);
 	if (!err)
 		err = exporter__finish(x.e, &s);
 	exporter__free(x.e);

@@ -12,6 +12,7 @@
 #ifndef BPFPROF_EXPORTER_H
 #define BPFPROF_EXPORTER_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include "model/session.h"
 
@@ -80,13 +81,14 @@ struct exporter_sink {
 int exporter__sink_begin(void *sink, struct bp_session *s);
 int exporter__sink_event(void *sink, const struct bp_session *s, const struct bp_event *ev);
 /*
- * The recording at `path`, through the filter f (may be NULL), written by
- * exporter `ops` to `out`; *nkept (may be NULL): the events written.  0 or
+ * The recording at `path` (`partial`: an unfinished one read up to its last
+ * complete block, archive__open), through the filter f (may be NULL), written
+ * by exporter `ops` to `out`; *nkept (may be NULL): the events written.  0 or
  * -errno (printed).
  */
 struct event_filter;
-int exporter__replay(const char *path, const struct event_filter *f, const struct exporter_ops *ops,
-		     const char *out, uint64_t *nkept);
+int exporter__replay(const char *path, bool partial, const struct event_filter *f,
+		     const struct exporter_ops *ops, const char *out, uint64_t *nkept);
 /*
  * Removes the temporaries BASE.tmp.PID.XXXXXX in the directory dfd of
  * bpfprofs that died, but the newest archive among them: the crash copy of

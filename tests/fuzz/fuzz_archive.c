@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuzz__quiet();
 
-	err = archive__open(path, &s, &r);
+	err = archive__open(path, false, &s, &r);
 	if (!err) {
 		while ((err = archive__next(r, &ev)) > 0) {
 			if (ev.kind != BP_EV_CALL)

@@ -97,7 +97,7 @@ static void report(const char *path, uint64_t h)
 	session__init(&s);
 	if (report__new(&o, &rep))
 		abort();
-	if (!report__read(rep, path, NULL, &s, NULL))
+	if (!report__read(rep, path, false, NULL, &s, NULL))
 		report__print(rep, &s, sink);
 	report__free(rep);
 	session__free(&s);
@@ -156,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(copy);
 	fuzz__quiet();
 	for (i = 0; exporter_table[i]; i++)
-		(void)exporter__replay(path, NULL, exporter_table[i], "-", NULL);
+		(void)exporter__replay(path, false, NULL, exporter_table[i], "-", NULL);
 	report(path, h);
 	diff(path, h >> 32);
 	fuzz__loud();

@@ -3,28 +3,9 @@
 # scripts/check-layers.sh passes on the tree as it is, and fails on an upward
 # include, a private header or a record read outside decode/ planted in a
 # copy of it (make unit).
-set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-check() {		# WANT(0|1) WHAT [GREP]: the check on $tmp/tree
-	local rc out
-	out=$(bash "$root/scripts/check-layers.sh" -C "$tmp/tree" 2>&1)
-	rc=$?
-	if [ "$rc" != "$1" ] || { [ -n "${3:-}" ] && ! grep -qF -- "$3" <<<"$out"; }; then
-		echo "FAIL ($2): exit $rc, want $1; output:" >&2
-		echo "$out" >&2
-		fails=$((fails + 1))
-	fi
-}
-
-fresh() {
-	rm -rf "$tmp/tree"
-	mkdir -p "$tmp/tree"
-	cp -r "$root/user" "$root/exporters" "$tmp/tree/"
-}
+CHECK=check-layers.sh
+COPY="user exporters"
+source "$(dirname "$0")/tree_check.sh"
 
 fresh
 check 0 "the tree as it is"

@@ -24,8 +24,13 @@ struct archive_reader;
  * recording (modules, functions) into `s` (which it initialises).  Tables
  * written at the end (threads, processes, paths, losses, counters) are filled
  * in as archive__next() reaches them, at the latest when it returns 0.
+ * `partial` (`--partial`): a file that ends before its END section (a
+ * recording whose bpfprof was killed: the writer flushes every complete
+ * events block) is read up to its last complete block, with a warning,
+ * instead of being an error.  A cut inside the file header stays an error.
  */
-int archive__open(const char *path, struct bp_session *s, struct archive_reader **out);
+int archive__open(const char *path, bool partial, struct bp_session *s,
+		  struct archive_reader **out);
 /* The next event: 1 and *ev filled, 0 at the end (s complete), or -errno. */
 int archive__next(struct archive_reader *r, struct bp_event *ev);
 void archive__close(struct archive_reader *r);
@@ -38,14 +43,6 @@ void archive__progress(const struct archive_reader *r, uint64_t *done, uint64_t 
  * end: merge's first pass.  0 or -errno (printed); on error `s` is empty.
  */
 int archive__read_tables(const char *path, struct bp_session *s);
-
-/*
- * From now on, a file that ends before its END section (a recording whose
- * bpfprof was killed: the writer flushes every complete events block) is
- * read up to its last complete block, with a warning, instead of being an
- * error (`--partial`).  A cut inside the file header stays an error.
- */
-void archive__accept_unfinished(bool on);
 
 /* True when the file starts with the archive magic. */
 int archive__probe(const char *path);

@@ -41,6 +41,7 @@ struct archive_reader {
 
 	struct bp_info infos[ARCHIVE_MAX_INFOS];	/* the current call's, valid until the next */
 
+	bool partial;		/* archive__open's: an unfinished recording is read */
 	bool header_seen;
 	bool done;		/* END read and checked, or (partial) the cut reached */
 	bool cut;		/* partial: the file ends without END */
@@ -49,8 +50,8 @@ struct archive_reader {
 
 /*
  * Prints "FILE: WHAT (details)" once and makes the error sticky; returns it.
- * `cut`: the file ends too early, which with archive__accept_unfinished()
- * (past the header) is the end of an unfinished recording: -ECANCELED,
+ * `cut`: the file ends too early, which for a partial reader (past the
+ * header) is the end of an unfinished recording: -ECANCELED,
  * which archive__next() turns into the end.
  */
 int archive_fail(struct archive_reader *r, bool cut, int err, const char *what,

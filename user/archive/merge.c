@@ -427,7 +427,7 @@ static int pass2(struct merge *g, struct input *in, replay_fn fn, void *ctx, uin
 	int err;
 
 	session__init(&s);
-	err = replay__run(in->path, NULL, &s, NULL, remap_event, &x, NULL);
+	err = replay__run(in->path, false, NULL, &s, NULL, remap_event, &x, NULL);
 	/* Call ids stay unique: the next input's start above this one's. */
 	*id_base = x.top;
 	session__free(&s);

@@ -46,17 +46,9 @@ static const char *sec_name(uint32_t type)
 	}
 }
 
-/* archive__accept_unfinished() */
-static bool accept_unfinished;
-
-void archive__accept_unfinished(bool on)
-{
-	accept_unfinished = on;
-}
-
 /*
  * Every error of the reader: printed once, sticky.  A file that ends too
- * early (`cut`) is an error too, except with archive__accept_unfinished()
+ * early (`cut`) is an error too, except for a partial reader (archive__open)
  * once past the header: then it is the end of what an unfinished recording
  * wrote (bpfprof killed: the writer flushes whole blocks), -ECANCELED, which
  * archive__next() turns into the end.
@@ -72,7 +64,7 @@ int archive_fail(struct archive_reader *r, bool cut, int err, const char *what,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (cut && accept_unfinished && r->header_seen) {
+	if (cut && r->partial && r->header_seen) {
 		if (!r->cut)
 			p_warn("%s: an unfinished recording (%s): %" PRIu64 " events in its complete "
 			       "blocks, no thread names or totals", r->path, msg, r->nevents);
@@ -435,7 +427,7 @@ static void reader_free(struct archive_reader *r)
 	free(r);
 }
 
-static int reader_open(const char *path, struct bp_session *s, bool tables_only,
+static int reader_open(const char *path, struct bp_session *s, bool tables_only, bool partial,
 		       struct archive_reader **out)
 {
 	unsigned char hdr[ARCHIVE_FILE_HDR_LEN];
@@ -451,6 +443,7 @@ static int reader_open(const char *path, struct bp_session *s, bool tables_only,
 	r->path = xstrdup(path);
 	r->s = s;
 	r->tables_only = tables_only;
+	r->partial = partial;
 	r->crc = crc32(0, NULL, 0);
 	/* a regular file, or a pipe of ours; never a device (base/safeopen.h) */
 	fd = open_input(path, NULL);
@@ -521,9 +514,10 @@ cleanup:
 	return err;
 }
 
-int archive__open(const char *path, struct bp_session *s, struct archive_reader **out)
+int archive__open(const char *path, bool partial, struct bp_session *s,
+		  struct archive_reader **out)
 {
-	return reader_open(path, s, false, out);
+	return reader_open(path, s, false, partial, out);
 }
 
 void archive__progress(const struct archive_reader *r, uint64_t *done, uint64_t *size)
@@ -543,7 +537,7 @@ int archive__read_tables(const char *path, struct bp_session *s)
 	struct bp_event ev;
 	int err;
 
-	err = reader_open(path, s, true, &r);
+	err = reader_open(path, s, true, false, &r);
 	if (err)
 		return err;
 	while ((err = archive__next(r, &ev)) > 0)

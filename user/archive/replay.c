@@ -11,16 +11,16 @@
 /* Events between two calls of a progress hook: its cost is nothing beside theirs. */
 #define PROGRESS_EVERY	65536
 
-static int run(const char *path, const struct event_filter *f, struct bp_session *s,
-	       int (*begin)(void *ctx, struct bp_session *s), replay_fn fn, void *ctx,
-	       uint64_t *nkept, const struct replay_progress *pr)
+static int run(const char *path, bool partial, const struct event_filter *f,
+	       struct bp_session *s, int (*begin)(void *ctx, struct bp_session *s), replay_fn fn,
+	       void *ctx, uint64_t *nkept, const struct replay_progress *pr)
 {
 	struct archive_reader *r = NULL;
 	struct bp_event ev;
 	uint64_t kept = 0, n = 0;
 	int err;
 
-	err = archive__open(path, s, &r);
+	err = archive__open(path, partial, s, &r);
 	if (err)
 		goto out;
 	if (begin) {
@@ -53,15 +53,16 @@ out:
 	return err;
 }
 
-int replay__run(const char *path, const struct event_filter *f, struct bp_session *s,
-		int (*begin)(void *ctx, struct bp_session *s), replay_fn fn, void *ctx,
-		uint64_t *nkept)
+int replay__run(const char *path, bool partial, const struct event_filter *f,
+		struct bp_session *s, int (*begin)(void *ctx, struct bp_session *s), replay_fn fn,
+		void *ctx, uint64_t *nkept)
 {
-	return run(path, f, s, begin, fn, ctx, nkept, NULL);
+	return run(path, partial, f, s, begin, fn, ctx, nkept, NULL);
 }
 
-int replay__run_progress(const char *path, const struct event_filter *f, struct bp_session *s,
-			 replay_fn fn, void *ctx, const struct replay_progress *pr)
+int replay__run_progress(const char *path, bool partial, const struct event_filter *f,
+			 struct bp_session *s, replay_fn fn, void *ctx,
+			 const struct replay_progress *pr)
 {
-	return run(path, f, s, NULL, fn, ctx, NULL, pr);
+	return run(path, partial, f, s, NULL, fn, ctx, NULL, pr);
 }

@@ -23,7 +23,6 @@ static void __attribute__((noreturn)) hold_then_close(const int *keep, size_t n,
 {
 	unsigned int from = 0;
 	size_t i;
-	char c;
 
 	/* everything else goes at once: the guard's socket, the output, pipes */
 	for (i = 0; i < n; i++) {
@@ -32,14 +31,13 @@ static void __attribute__((noreturn)) hold_then_close(const int *keep, size_t n,
 		from = keep[i] + 1;
 	}
 	close_range(from, ~0U, 0);
-	while (read(go, &c, 1) < 0 && errno == EINTR)
-		;
+	away__wait_go(go);
 	_exit(0);	/* the held descriptors are closed here, the slow way */
 }
 
 int away__start(struct away *a, const int *fds, size_t n)
 {
-	int go[2], *keep;
+	int go[2], *keep, err;
 	size_t i;
 	pid_t pid;
 
@@ -49,30 +47,59 @@ int away__start(struct away *a, const int *fds, size_t n)
 	keep = malloc((n + 1) * sizeof(*keep));
 	if (!keep)
 		return -ENOMEM;
-	if (pipe2(go, O_CLOEXEC)) {
+	err = away__go_pipe(go);
+	if (err) {
 		free(keep);
-		return -errno;
+		return err;
 	}
 	for (i = 0; i < n; i++)
 		keep[i] = fds[i];
 	keep[n] = go[0];
 	qsort(keep, n + 1, sizeof(*keep), cmp_int);
-	pid = fork();
+	pid = away__fork(go);
 	if (pid == 0) {
 		prctl(PR_SET_NAME, "bpfprof-release");
 		signal(SIGINT, SIG_IGN);	/* a Ctrl-C on the terminal is for bpfprof */
 		hold_then_close(keep, n + 1, go[0]);
 	}
 	free(keep);
-	close(go[0]);
-	if (pid < 0) {
-		close(go[1]);
-		return -errno;
-	}
+	if (pid < 0)
+		return pid;
 	a->pid = pid;
 	a->go = go[1];
 	a->pidfd = syscall(SYS_pidfd_open, pid, 0);	/* -1: away__wait blocks instead */
 	return 0;
+}
+
+int away__go_pipe(int go[2])
+{
+	return pipe2(go, O_CLOEXEC) ? -errno : 0;
+}
+
+pid_t away__fork(int go[2])
+{
+	pid_t pid = fork();
+	int err = -errno;
+
+	if (pid == 0) {
+		close(go[1]);
+		return 0;
+	}
+	close(go[0]);
+	if (pid < 0) {
+		close(go[1]);
+		return err;
+	}
+	return pid;
+}
+
+void away__wait_go(int go)
+{
+	char c;
+
+	while (read(go, &c, 1) < 0 && errno == EINTR)
+		;
+	close(go);
 }
 
 void away__finish(struct away *a)

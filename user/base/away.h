@@ -40,4 +40,16 @@ int away__wait(struct away *a, int timeout_ms);
 /* Not waited for: the child ends alone (reaped by waitpid(-1) or by init); its pidfd is closed. */
 void away__leave(struct away *a);
 
+/*
+ * The go pipe, for a child that holds descriptors and acts only once the
+ * parent has closed its own copies (away__start's, capture's bpfprof-release):
+ * away__go_pipe makes it (0 or -errno); away__fork forks, the child keeping
+ * the read end go[0] (returns 0), the parent the write end go[1] (returns the
+ * child's pid), or -errno with both ends closed; in the child, away__wait_go
+ * blocks until the parent has closed go[1] (or ended), then closes go[0].
+ */
+int away__go_pipe(int go[2]);
+pid_t away__fork(int go[2]);
+void away__wait_go(int go);
+
 #endif

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include "base/away.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "internal.h"
@@ -97,7 +98,6 @@ static void log_release(size_t nlinks, uint64_t ms)
 static void __attribute__((noreturn)) release_main(struct capture *c, size_t nlinks, int go)
 {
 	uint64_t t0;
-	char ch;
 
 	setsid();	/* out of the terminal's and the caller's process group */
 	prctl(PR_SET_NAME, "bpfprof-release");
@@ -105,9 +105,7 @@ static void __attribute__((noreturn)) release_main(struct capture *c, size_t nli
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	while (read(go, &ch, 1) < 0 && errno == EINTR)
-		;
-	close(go);
+	away__wait_go(go);
 	t0 = mono_ms();
 	sampler__free(c->smp);
 	usdt__free(c->usd);
@@ -121,30 +119,27 @@ static void __attribute__((noreturn)) release_main(struct capture *c, size_t nli
 int capture_hand_off(struct capture *c)
 {
 	size_t made, uprobe, other, nkeep;
-	int keep[5], go[2];
+	int keep[5], go[2], err;
 	pid_t pid;
 
 	tracer__release_targets(c->tr);	/* threads bpfprof holds with ptrace are bpfprof's to let go */
 	tracer__count_links(c->tr, &made, &uprobe, &other);
 	nkeep = tracer__keep_fds(c->tr, keep, 4);
-	if (pipe2(go, O_CLOEXEC))
-		return -errno;
+	err = away__go_pipe(go);
+	if (err)
+		return err;
 	keep[nkeep++] = go[0];
 	/*
 	 * No fflush(NULL) first: every output is complete and closed by now, and
 	 * the child never flushes what it inherits (it ends with _exit).
 	 */
-	pid = fork();
-	if (pid < 0) {
-		close(go[0]);
-		close(go[1]);
-		return -errno;
-	}
+	pid = away__fork(go);
+	if (pid < 0)
+		return pid;
 	if (pid == 0) {
-		keep_only(keep, nkeep);	/* go[1] too: a pipe */
+		keep_only(keep, nkeep);
 		release_main(c, uprobe + other, go[0]);
 	}
-	close(go[0]);
 	p_dbg("links: %zu made over the run; %zu uprobe links (one grace period each, "
 	      "overlapped) and %zu others left to bpfprof-release (pid %d)", made, uprobe, other,
 	      (int)pid);

@@ -73,7 +73,7 @@ static int convert(const struct convert_opts *o)
 	uint64_t nout = 0;
 	int err;
 
-	err = exporter__replay(o->input, &o->filter, o->ops, o->cmd.output, &nout);
+	err = exporter__replay(o->input, o->cmd.partial, &o->filter, o->ops, o->cmd.output, &nout);
 	if (!err && strcmp(o->cmd.output, "-"))
 		p_info("wrote %s (%" PRIu64 " events)", o->cmd.output, nout);
 	return err;

@@ -94,15 +94,177 @@ const struct cmd_def diff_def = {
 		 "offenders or errors, 2 on usage errors.",
 };
 
+/* the recordings of each side: [0] base, [1] new */
+struct diff_sides {
+	char **files[2];
+	size_t nfiles[2];
+};
+
+/* one option of diff's own (the others go to opts__take) into @o or @sides */
+static int diff_take_opt(int c, struct diff_opts *o, struct diff_sides *sides)
+{
+	unsigned long v;
+	char *end;
+	int err = 0;
+
+	switch (c) {
+	case OPT_FORMAT:
+		if (!strcmp(optarg, "pretty")) {
+			o->format = DIFF_PRETTY;
+		} else if (!strcmp(optarg, "json")) {
+			o->format = DIFF_JSON;
+		} else if (!strcmp(optarg, "csv")) {
+			o->format = DIFF_CSV;
+		} else if (!strcmp(optarg, "folded")) {
+			o->format = DIFF_FOLDED;
+		} else {
+			p_err("unknown format '%s': want pretty, json, csv or folded", optarg);
+			err = -EINVAL;
+		}
+		break;
+	case OPT_SAMPLE:
+		o->mode = DIFF_SAMPLES;
+		break;
+	case OPT_BASE:
+	case OPT_NEW:
+		strv_push(&sides->files[c == OPT_NEW], &sides->nfiles[c == OPT_NEW], optarg);
+		break;
+	case OPT_ALL_CALLS:
+		o->all_calls = true;
+		break;
+	case OPT_ALPHA:
+		errno = 0;
+		o->alpha = strtod(optarg, &end);
+		if (errno || end == optarg || *end || !(o->alpha > 0 && o->alpha < 1)) {
+			p_err("invalid --alpha '%s': want a number between 0 and 1", optarg);
+			err = -EINVAL;
+		}
+		break;
+	case OPT_MIN_CHANGE:
+		err = diff__parse_pct(optarg, &o->min_change);
+		if (err)
+			p_err("invalid --min-change '%s': want a percentage (2%%, 0.5)", optarg);
+		break;
+	case OPT_FAIL_ABOVE:
+		err = diff__parse_pct(optarg, &o->fail_above);
+		if (err)
+			p_err("invalid --fail-above '%s': want a percentage (5%%, 10)", optarg);
+		break;
+	case OPT_MIN_CALLS:
+		err = parse_count("--min-calls", optarg, 0, UINT32_MAX, &v);
+		if (!err && v < 2) {
+			p_err("invalid --min-calls '%s': at least 2", optarg);
+			err = -EINVAL;
+		}
+		o->min_calls = v;
+		break;
+	case OPT_MIN_TOTAL:
+		err = parse_duration(optarg, &o->min_total);
+		if (err)
+			p_err("invalid --min-total '%s': want a duration (500us, 10ms, 1s)",
+			      optarg);
+		break;
+	case OPT_NO_PATHS:
+		o->no_paths = true;
+		break;
+	case OPT_ALL_PATHS:
+		o->all_paths = true;
+		break;
+	}
+	return err;
+}
+
+/*
+ * The recordings of each side from the operands: BASE NEW, or BASE... -- NEW...
+ * (@dashdash: the index of "--", or -1), unless --base/--new named them.
+ */
+static int diff_operands(int argc, char **argv, int dashdash, struct diff_sides *sides)
+{
+	size_t i;
+
+	if (dashdash > 0 || !(sides->nfiles[0] || sides->nfiles[1])) {
+		if (sides->nfiles[0] || sides->nfiles[1]) {
+			p_err("--base/--new, or BASE... -- NEW...: not both");
+			return -EINVAL;
+		}
+		if (dashdash > 0) {
+			for (i = optind; i < (size_t)argc; i++)
+				strv_push(&sides->files[0], &sides->nfiles[0], argv[i]);
+			for (i = dashdash + 1; argv[i]; i++)
+				strv_push(&sides->files[1], &sides->nfiles[1], argv[i]);
+		} else if (argc - optind == 2) {
+			strv_push(&sides->files[0], &sides->nfiles[0], argv[optind]);
+			strv_push(&sides->files[1], &sides->nfiles[1], argv[optind + 1]);
+		} else {
+			p_err("diff compares two recordings, BASE and NEW (or runs of each: BASE... -- "
+			      "NEW...); got %d (see 'bpfprof diff --help')", argc - optind);
+			return -EINVAL;
+		}
+	} else if (optind < argc) {
+		p_err("--base/--new, or BASE NEW: not both (extra '%s')", argv[optind]);
+		return -EINVAL;
+	}
+	if (!sides->nfiles[0] || !sides->nfiles[1]) {
+		p_err("diff needs recordings on both sides: got %zu base and %zu new",
+		      sides->nfiles[0], sides->nfiles[1]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Read both sides, compare, print, and gate (--fail-above): *@status 1 when
+ * the gate found offenders.  A bad file is -EIO (exit 1, not a usage error).
+ */
+static int diff_run(const struct diff_opts *o, const struct diff_sides *sides, int *status)
+{
+	struct diff *d = NULL;
+	size_t bad;
+	int err;
+
+	err = diff__new(o, &d);
+	if (err)
+		goto out;
+	err = diff__read(d, sides->files[0], sides->nfiles[0], sides->files[1],
+			 sides->nfiles[1]);
+	if (err) {
+		err = -EIO;	/* printed */
+		goto out;
+	}
+	err = diff__compute(d);
+	if (err) {
+		err = -EIO;
+		goto out;
+	}
+	if (o->fail_above >= 0 && diff__mode(d) != DIFF_CALLS) {
+		p_err("--fail-above gates on per-call times: these recordings have stack samples only");
+		err = -EIO;
+		goto out;
+	}
+	err = diff__print(d, stdout);
+	if (err)
+		goto out;	/* main() reports the write error */
+	if (o->fail_above >= 0) {
+		/* after the table, so a CI log shows the whole picture, then the verdict */
+		fflush(stdout);
+		bad = diff__gate(d, stderr);
+		if (bad) {
+			p_err("%zu function%s slower by more than %.4g%% (--fail-above)", bad,
+			      bad == 1 ? "" : "s", o->fail_above * 100);
+			*status = 1;
+		}
+	}
+out:
+	diff__free(d);
+	return err;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	struct diff_opts o;
 	struct cmd_opts co = { .def = &diff_def, .top = &o.top, .depth = &o.depth };
 	struct opts_getopt g;
-	struct diff *d = NULL;
-	unsigned long v;
-	char *end, **files[2] = { NULL, NULL };
-	size_t bad, nfiles[2] = { 0, 0 }, i;
+	struct diff_sides sides = { { NULL, NULL }, { 0, 0 } };
 	int c, err = 0, status = 0, dashdash = -1;
 
 	diff__default_opts(&o);
@@ -117,147 +279,25 @@ int cmd_diff(int argc, char **argv)
 	opts__getopt(&diff_def, "", &g);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "pretty")) {
-				o.format = DIFF_PRETTY;
-			} else if (!strcmp(optarg, "json")) {
-				o.format = DIFF_JSON;
-			} else if (!strcmp(optarg, "csv")) {
-				o.format = DIFF_CSV;
-			} else if (!strcmp(optarg, "folded")) {
-				o.format = DIFF_FOLDED;
-			} else {
-				p_err("unknown format '%s': want pretty, json, csv or folded", optarg);
-				err = -EINVAL;
-			}
-			break;
-		case OPT_SAMPLE:
-			o.mode = DIFF_SAMPLES;
-			break;
-		case OPT_BASE:
-		case OPT_NEW:
-			strv_push(&files[c == OPT_NEW], &nfiles[c == OPT_NEW], optarg);
-			break;
-		case OPT_ALL_CALLS:
-			o.all_calls = true;
-			break;
-		case OPT_ALPHA:
-			errno = 0;
-			o.alpha = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o.alpha > 0 && o.alpha < 1)) {
-				p_err("invalid --alpha '%s': want a number between 0 and 1", optarg);
-				err = -EINVAL;
-			}
-			break;
-		case OPT_MIN_CHANGE:
-			err = diff__parse_pct(optarg, &o.min_change);
-			if (err)
-				p_err("invalid --min-change '%s': want a percentage (2%%, 0.5)", optarg);
-			break;
-		case OPT_FAIL_ABOVE:
-			err = diff__parse_pct(optarg, &o.fail_above);
-			if (err)
-				p_err("invalid --fail-above '%s': want a percentage (5%%, 10)", optarg);
-			break;
-		case OPT_MIN_CALLS:
-			err = parse_count("--min-calls", optarg, 0, UINT32_MAX, &v);
-			if (!err && v < 2) {
-				p_err("invalid --min-calls '%s': at least 2", optarg);
-				err = -EINVAL;
-			}
-			o.min_calls = v;
-			break;
-		case OPT_MIN_TOTAL:
-			err = parse_duration(optarg, &o.min_total);
-			if (err)
-				p_err("invalid --min-total '%s': want a duration (500us, 10ms, 1s)",
-				      optarg);
-			break;
-		case OPT_NO_PATHS:
-			o.no_paths = true;
-			break;
-		case OPT_ALL_PATHS:
-			o.all_paths = true;
-			break;
-		default:	/* -h, getopt's errors */
+		if (c >= OPT_OWN || c == OPT_FORMAT)
+			err = diff_take_opt(c, &o, &sides);
+		else	/* -h, getopt's errors */
 			err = opts__take(&co, c, argv);
-			break;
-		}
 		if (err)
 			goto cleanup;
 	}
-	if (dashdash > 0 || !(nfiles[0] || nfiles[1])) {
-		if (nfiles[0] || nfiles[1]) {
-			p_err("--base/--new, or BASE... -- NEW...: not both");
-			err = -EINVAL;
-			goto cleanup;
-		}
-		if (dashdash > 0) {
-			for (i = optind; i < (size_t)argc; i++)
-				strv_push(&files[0], &nfiles[0], argv[i]);
-			for (i = dashdash + 1; argv[i]; i++)
-				strv_push(&files[1], &nfiles[1], argv[i]);
-		} else if (argc - optind == 2) {
-			strv_push(&files[0], &nfiles[0], argv[optind]);
-			strv_push(&files[1], &nfiles[1], argv[optind + 1]);
-		} else {
-			p_err("diff compares two recordings, BASE and NEW (or runs of each: BASE... -- "
-			      "NEW...); got %d (see 'bpfprof diff --help')", argc - optind);
-			err = -EINVAL;
-			goto cleanup;
-		}
-	} else if (optind < argc) {
-		p_err("--base/--new, or BASE NEW: not both (extra '%s')", argv[optind]);
-		err = -EINVAL;
+	err = diff_operands(argc, argv, dashdash, &sides);
+	if (err)
 		goto cleanup;
-	}
-	if (!nfiles[0] || !nfiles[1]) {
-		p_err("diff needs recordings on both sides: got %zu base and %zu new", nfiles[0],
-		      nfiles[1]);
-		err = -EINVAL;
-		goto cleanup;
-	}
 	if (o.fail_above >= 0 && o.mode == DIFF_SAMPLES) {
 		p_err("--fail-above gates on per-call times: it needs traced calls, not --sample");
 		err = -EINVAL;
 		goto cleanup;
 	}
-	err = diff__new(&o, &d);
-	if (err)
-		goto cleanup;
-	err = diff__read(d, files[0], nfiles[0], files[1], nfiles[1]);
-	if (err) {
-		err = -EIO;	/* printed; a bad file is exit 1, not a usage error */
-		goto cleanup;
-	}
-	err = diff__compute(d);
-	if (err) {
-		err = -EIO;
-		goto cleanup;
-	}
-	if (o.fail_above >= 0 && diff__mode(d) != DIFF_CALLS) {
-		p_err("--fail-above gates on per-call times: these recordings have stack samples only");
-		err = -EIO;
-		goto cleanup;
-	}
-	err = diff__print(d, stdout);
-	if (err)
-		goto cleanup;	/* main() reports the write error */
-	if (o.fail_above >= 0) {
-		/* after the table, so a CI log shows the whole picture, then the verdict */
-		fflush(stdout);
-		bad = diff__gate(d, stderr);
-		if (bad) {
-			p_err("%zu function%s slower by more than %.4g%% (--fail-above)", bad,
-			      bad == 1 ? "" : "s", o.fail_above * 100);
-			status = 1;
-		}
-	}
+	err = diff_run(&o, &sides, &status);
 cleanup:
-	diff__free(d);
-	free(files[0]);
-	free(files[1]);
+	free(sides.files[0]);
+	free(sides.files[1]);
 	if (err == OPTS_HELP)
 		return 0;
 	return err ? (err == -EINVAL ? 2 : 1) : status;

@@ -111,13 +111,51 @@ static void list_usdt(const struct bp_session *s, const char *exe, pid_t pid)
 	free(files);
 }
 
+/* The selected functions, a row each, and their probe paths' summary on stderr. */
+static void list_funcs(const struct bp_session *s)
+{
+	char line[256];
+	size_t i;
+
+	printf("%-18s %8s %-14s %-11s %-13s %-13s %-30s %s\n", "address", "size", "probe", "path",
+	       "why", "source", "file", "function");
+	for (i = 0; i < s->nfuncs; i++) {
+		const struct bp_func *f = &s->funcs[i];
+		const char *path = s->modules[f->module].path, *base = strrchr(path, '/');
+		const char *how = select__probe_path(f);
+		char probe[32];
+
+		/* moved past a prefix: how far, and the instruction the probe sits on */
+		if (f->flags & BP_FUNC_GO_CHECKED)
+			snprintf(probe, sizeof(probe), "gocheck+%s",
+				 elfsym__insn_name(f->flags & BP_FUNC_INSN_MASK));
+		else if (f->probe_skip)
+			snprintf(probe, sizeof(probe), "+%u:%s", f->probe_skip,
+				 elfsym__insn_name(f->flags & BP_FUNC_INSN_MASK));
+		else
+			snprintf(probe, sizeof(probe), "%s",
+				 elfsym__insn_name(f->flags & BP_FUNC_INSN_MASK));
+		if ((f->flags & BP_FUNC_INSN_MASK) == ELFSYM_INSN_REFUSED)
+			how = "refused";
+		printf("%#-18llx %8llu %-14s %-11s %-13s %-13s %-30s %s\n",
+		       (unsigned long long)f->addr, (unsigned long long)f->size, probe, how,
+		       f->probe_why && strcmp(how, "emulated") ? f->probe_why : "-",
+		       debugsyms__source_name(f->source),
+		       base ? base + 1 : path, f->name);
+	}
+	fprintf(stderr, "bpfprof: %zu functions in %zu file%s\n", s->nfuncs, s->nmodules,
+		s->nmodules == 1 ? "" : "s");
+	if (placement__paths(s, line, sizeof(line)))
+		fprintf(stderr, "bpfprof: %s\n", line);
+}
+
 int cmd_list(int argc, char **argv)
 {
 	struct select_opts so = { 0 };
 	struct probe_set ps = { 0 };
 	struct bp_session s;
 	char **excl = NULL, *exe = NULL;
-	size_t nexcl = 0, i;
+	size_t nexcl = 0;
 	struct cmd_opts co = { .def = &list_def };
 	struct opts_getopt g;
 	unsigned long v;
@@ -189,40 +227,7 @@ int cmd_list(int argc, char **argv)
 	err = select__resolve(&so, &s, &ps);
 	if (err)
 		goto cleanup;
-	printf("%-18s %8s %-14s %-11s %-13s %-13s %-30s %s\n", "address", "size", "probe", "path",
-	       "why", "source", "file", "function");
-	for (i = 0; i < s.nfuncs; i++) {
-		const struct bp_func *f = &s.funcs[i];
-		const char *path = s.modules[f->module].path, *base = strrchr(path, '/');
-		const char *how = select__probe_path(f);
-		char probe[32];
-
-		/* moved past a prefix: how far, and the instruction the probe sits on */
-		if (f->flags & BP_FUNC_GO_CHECKED)
-			snprintf(probe, sizeof(probe), "gocheck+%s",
-				 elfsym__insn_name(f->flags & BP_FUNC_INSN_MASK));
-		else if (f->probe_skip)
-			snprintf(probe, sizeof(probe), "+%u:%s", f->probe_skip,
-				 elfsym__insn_name(f->flags & BP_FUNC_INSN_MASK));
-		else
-			snprintf(probe, sizeof(probe), "%s",
-				 elfsym__insn_name(f->flags & BP_FUNC_INSN_MASK));
-		if ((f->flags & BP_FUNC_INSN_MASK) == ELFSYM_INSN_REFUSED)
-			how = "refused";
-		printf("%#-18llx %8llu %-14s %-11s %-13s %-13s %-30s %s\n",
-		       (unsigned long long)f->addr, (unsigned long long)f->size, probe, how,
-		       f->probe_why && strcmp(how, "emulated") ? f->probe_why : "-",
-		       debugsyms__source_name(f->source),
-		       base ? base + 1 : path, f->name);
-	}
-	fprintf(stderr, "bpfprof: %zu functions in %zu file%s\n", s.nfuncs, s.nmodules,
-		s.nmodules == 1 ? "" : "s");
-	{
-		char line[256];
-
-		if (placement__paths(&s, line, sizeof(line)))
-			fprintf(stderr, "bpfprof: %s\n", line);
-	}
+	list_funcs(&s);
 	list_usdt(&s, exe, pid);
 cleanup:
 	probe_set__free(&ps);

@@ -383,8 +383,6 @@ void opts__apply(const struct cmd_opts *o)
 	for (i = 0; i < o->ndebug_dirs; i++)
 		debugsyms__add_dir(o->debug_dirs[i]);
 	debuginfod__setup(o->debuginfod, o->debuginfod_ms);
-	if (o->partial)
-		archive__accept_unfinished(true);
 }
 
 void opts__free(struct cmd_opts *o)

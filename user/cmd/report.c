@@ -139,7 +139,7 @@ int cmd_report(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	/* the report applies --pid/--tid itself (the same rules: model/filter.h) */
-	err = report__read(rep, path, NULL, &s, NULL);
+	err = report__read(rep, path, co.partial, NULL, &s, NULL);
 	if (err)
 		goto cleanup;	/* the reader or the report said why, in one line */
 	err = report__print(rep, &s, stdout);

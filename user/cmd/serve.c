@@ -485,12 +485,91 @@ static bool thread_gone(uint32_t tid, uint32_t pid, void *ctx)
 	return syscall(SYS_tgkill, (pid_t)pid, (pid_t)tid, 0) && errno == ESRCH;
 }
 
+/*
+ * What exited processes and threads left (at @now, ns of CLOCK_MONOTONIC):
+ * aggregates, threads whose exit was lost, threads no open capture can name.
+ * Returns decoder__reap's result.
+ */
+static int serve_prune(struct serve_ctx *x, uint64_t now)
+{
+	size_t k = metrics__prune(x->m, pid_alive, NULL);
+	uint64_t keep = now - x->s.t0 > PRUNE_EVERY_NS ? now - x->s.t0 - PRUNE_EVERY_NS : 0;
+	struct capture *c;
+	int err;
+
+	if (k)
+		p_dbg("dropped the aggregates of %zu functions of exited processes", k);
+	/* exited threads: kept while a capture may still name them */
+	for (c = x->captures; c; c = c->next)
+		if (c->start < keep)
+			keep = c->start;
+	/* threads whose exit record was lost: gone, silent for a while */
+	err = decoder__reap(capture__decoder(x->cap), now - x->s.t0 > PRUNE_EVERY_NS ?
+			    now - x->s.t0 - PRUNE_EVERY_NS : 0, thread_gone, NULL, &k);
+	if (k)
+		p_dbg("closed %zu threads whose exit was not seen", k);
+	k = session__prune_threads(&x->s, keep);
+	if (k)
+		p_dbg("forgot %zu exited threads", k);
+	k = session__prune_procs(&x->s, pid_alive, NULL);
+	if (k)
+		p_dbg("forgot %zu exited processes", k);
+	return err;
+}
+
+/*
+ * Drain the capture until a signal or the targets are gone, closing the
+ * captures whose window has ended and pruning every PRUNE_EVERY_NS; between
+ * drains, requests waiting for the lock go first.
+ */
+static int serve_drain(struct serve_ctx *x)
+{
+	uint64_t next_prune = now_ns(CLOCK_MONOTONIC) + PRUNE_EVERY_NS;
+	int err = 0;
+
+	for (;;) {
+		uint64_t polled = now_ns(CLOCK_MONOTONIC), now;
+		bool gone, all;
+		int n, spins;
+
+		lock(x);
+		/* a capture whose window has ended needs the records up to now */
+		all = capture_due(x, polled - x->s.t0);
+		n = capture__poll(x->cap, all);
+		if (n < 0) {
+			err = n;
+			unlock(x);
+			break;
+		}
+		now = now_ns(CLOCK_MONOTONIC);
+		gone = capture__done(x->cap);
+		if (stop_signal || gone)
+			x->stopping = true;
+		close_captures(x, polled - x->s.t0, all && n < CAPTURE_POLL_BUDGET, now - x->s.t0);
+		if (now >= next_prune) {
+			err = serve_prune(x, now);
+			next_prune = now + PRUNE_EVERY_NS;
+		}
+		unlock(x);
+		if (x->stopping) {
+			if (gone && !stop_signal)
+				p_info("the traced processes exited");
+			break;
+		}
+		/* A request waits for the lock: let it in before the next drain. */
+		for (spins = 0; atomic_load(&x->waiting) && spins < 1000; spins++)
+			sched_yield();
+		if (n == 0)
+			capture__wait(x->cap, 2);	/* checks targets and signals; drains when due */
+	}
+	return err;
+}
+
 static int run(struct serve_opts *o)
 {
 	struct serve_ctx x = { .top = o->top, .addr = o->listen, .capture_limit = o->capture_limit,
 			       .token = o->token };
 	struct httpd *d = NULL;
-	uint64_t next_prune;
 	sigset_t block, old;
 	char url[128];
 	int err;
@@ -545,64 +624,9 @@ static int run(struct serve_opts *o)
 	printf("%s/metrics\n", url);
 	fflush(stdout);
 	p_info("serving %s/metrics and %s/capture?ms=N (Ctrl-C ends)", url, url);
-	next_prune = now_ns(CLOCK_MONOTONIC) + PRUNE_EVERY_NS;
 
 	/* 5. Drain until a signal or the targets are gone. */
-	for (;;) {
-		uint64_t polled = now_ns(CLOCK_MONOTONIC), now;
-		bool gone, all;
-		int n, spins;
-
-		lock(&x);
-		/* a capture whose window has ended needs the records up to now */
-		all = capture_due(&x, polled - x.s.t0);
-		n = capture__poll(x.cap, all);
-		if (n < 0) {
-			err = n;
-			unlock(&x);
-			break;
-		}
-		now = now_ns(CLOCK_MONOTONIC);
-		gone = capture__done(x.cap);
-		if (stop_signal || gone)
-			x.stopping = true;
-		close_captures(&x, polled - x.s.t0, all && n < CAPTURE_POLL_BUDGET, now - x.s.t0);
-		if (now >= next_prune) {
-			size_t k = metrics__prune(x.m, pid_alive, NULL);
-			uint64_t keep = now - x.s.t0 > PRUNE_EVERY_NS ? now - x.s.t0 - PRUNE_EVERY_NS : 0;
-			struct capture *c;
-
-			if (k)
-				p_dbg("dropped the aggregates of %zu functions of exited processes", k);
-			/* exited threads: kept while a capture may still name them */
-			for (c = x.captures; c; c = c->next)
-				if (c->start < keep)
-					keep = c->start;
-			/* threads whose exit record was lost: gone, silent for a while */
-			err = decoder__reap(capture__decoder(x.cap), now - x.s.t0 > PRUNE_EVERY_NS ?
-					    now - x.s.t0 - PRUNE_EVERY_NS : 0, thread_gone, NULL, &k);
-			if (k)
-				p_dbg("closed %zu threads whose exit was not seen", k);
-			k = session__prune_threads(&x.s, keep);
-			if (k)
-				p_dbg("forgot %zu exited threads", k);
-			k = session__prune_procs(&x.s, pid_alive, NULL);
-			if (k)
-				p_dbg("forgot %zu exited processes", k);
-			next_prune = now + PRUNE_EVERY_NS;
-		}
-		unlock(&x);
-		if (x.stopping) {
-			if (gone && !stop_signal)
-				p_info("the traced processes exited");
-			break;
-		}
-		/* A request waits for the lock: let it in before the next drain. */
-		for (spins = 0; atomic_load(&x.waiting) && spins < 1000; spins++)
-			sched_yield();
-		if (n == 0)
-			capture__wait(x.cap, 2);	/* checks targets and signals; drains when due */
-	}
+	err = serve_drain(&x);
 
 cleanup:
 	/* Requests still waiting get their capture as it stands, then the server stops. */

@@ -127,18 +127,144 @@ const struct cmd_def view_def = {
 	.tables = (const struct opt_def *const[]){ view_rows, opts_help, NULL },
 };
 
+/*
+ * What the page shows, made before serving: the diff of two archives, or one
+ * recording's kind, its report (an archive: read whole, so a bad one fails
+ * here, while the overview is made in a thread), and the tools the other
+ * views need (speedscope, dot).
+ */
+static int view_prepare(struct view_ctx *v, const char *ss_opt)
+{
+	int err;
+
+	if (v->file2) {
+		/* the diff page draws its own flame graph: no speedscope, no dot */
+		err = view_make_diff(v);	/* both archives read whole: a bad one fails here */
+		if (err)
+			return err;
+	} else {
+		err = view_detect_kind(v->file, &v->kind);
+		if (err)
+			return err;
+		if (v->kind == IN_ARCHIVE) {
+			sigset_t all, prev;
+
+			/* the thread starts with every signal blocked: Ctrl-C is main's to take */
+			sigfillset(&all);
+			pthread_sigmask(SIG_BLOCK, &all, &prev);
+			v->overview_started = !pthread_create(&v->overview_thread, NULL, view_make_overview, v);
+			pthread_sigmask(SIG_SETMASK, &prev, NULL);
+			err = view_make_report(v);	/* reads it whole: a bad archive fails here */
+			if (err)
+				return err;
+		}
+		v->speedscope = view_find_speedscope(ss_opt);
+		if (!v->speedscope) {
+			if (ss_opt)
+				p_warn("%s: no speedscope build there (index.html)", ss_opt);
+			p_warn("speedscope is not installed: no flame graph (scripts/setup.sh, "
+			       "or npm install -g speedscope, or --speedscope-dir DIR)");
+		}
+		v->dot = view_find_in_path("dot");
+		if (!v->dot)
+			p_warn("Graphviz dot is not installed: no call graph (apt-get install "
+			       "graphviz)");
+	}
+	return 0;
+}
+
+/*
+ * Serve @v on 127.0.0.1:@port (0: any free port) until a signal (Ctrl-C):
+ * the temporary directory, the page's token, the URL printed, the browser
+ * opened on --open.
+ */
+static int view_serve(struct view_ctx *v, unsigned long port, bool want_open)
+{
+	struct httpd *d = NULL;
+	sigset_t set, old;
+	pid_t opener = 0;
+	char url[128];
+	int err;
+
+	snprintf(v->tmpdir, sizeof(v->tmpdir), "/tmp/bpfprof-view.XXXXXX");
+	if (!mkdtemp(v->tmpdir)) {
+		err = -errno;
+		v->tmpdir[0] = 0;
+		p_err("cannot create a temporary directory: %s", strerror(-err));
+		goto out;
+	}
+
+	/* Signals are taken by sigtimedwait() below, never by the server's threads. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	signal(SIGPIPE, SIG_IGN);
+	err = httpd__token_new(v->token);
+	if (err) {
+		p_err("cannot make the page's token: %s", strerror(-err));
+		goto out;
+	}
+	httpd__loopback(&v->addr, port);
+	d = httpd__start(&v->addr, MHD_USE_THREAD_PER_CONNECTION, view_handler, v, view_request_done);
+	if (!d) {
+		err = -EADDRNOTAVAIL;
+		goto out;
+	}
+	httpd__url(&v->addr, url, sizeof(url));
+	strcat(url, "/");
+	strcat(url, v->token);
+	strcat(url, "/");
+	printf("%s\n", url);
+	fflush(stdout);
+	if (v->file2)
+		p_info("showing the diff of %s and %s at %s (Ctrl-C ends)", v->file, v->file2, url);
+	else
+		p_info("showing %s at %s (Ctrl-C ends)", v->file, url);
+	if (want_open)
+		opener = open_browser_at(v, url);
+	while (!stop_signal) {
+		siginfo_t si;
+		int sig = sigtimedwait(&set, &si, &(struct timespec){ .tv_sec = 1 });
+
+		if (sig > 0)
+			stop_signal = sig;
+		if (opener > 0 && waitpid(opener, NULL, WNOHANG) == opener)
+			opener = 0;
+	}
+	err = 0;
+out:
+	httpd__stop(d);
+	return err;
+}
+
+/* what view_prepare and view_serve made (@lock_made: v->lock was) */
+static void view_ctx_free(struct view_ctx *v, bool lock_made)
+{
+	if (v->overview_started && !v->overview_joined)
+		pthread_join(v->overview_thread, NULL);
+	free(v->overview);
+	if (lock_made)
+		pthread_mutex_destroy(&v->lock);
+	remove_tmpdir(v->tmpdir);
+	free(v->report);
+	free(v->diff);
+	free(v->profile);
+	free(v->svg);
+	free(v->graph_err);
+	free(v->speedscope);
+	free(v->dot);
+}
+
 int cmd_view(int argc, char **argv)
 {
 	struct cmd_opts co = { .def = &view_def };
 	struct opts_getopt g;
 	struct view_ctx v = { .file = DEFAULT_ARCHIVE };
 	const char *ss_opt = NULL, *slash;
-	struct httpd *d = NULL;
 	bool want_open = false, lock_made = false;
 	unsigned long port = 0;
-	sigset_t set, old;
-	pid_t opener = 0;
-	char url[128];
 	int c, err = 0;
 
 	opterr = 0;
@@ -177,101 +303,11 @@ int cmd_view(int argc, char **argv)
 		goto cleanup;
 	}
 	lock_made = true;
-	if (v.file2) {
-		/* the diff page draws its own flame graph: no speedscope, no dot */
-		err = view_make_diff(&v);	/* both archives read whole: a bad one fails here */
-		if (err)
-			goto cleanup;
-	} else {
-		err = view_detect_kind(v.file, &v.kind);
-		if (err)
-			goto cleanup;
-		if (v.kind == IN_ARCHIVE) {
-			sigset_t all, prev;
-
-			/* the thread starts with every signal blocked: Ctrl-C is main's to take */
-			sigfillset(&all);
-			pthread_sigmask(SIG_BLOCK, &all, &prev);
-			v.overview_started = !pthread_create(&v.overview_thread, NULL, view_make_overview, &v);
-			pthread_sigmask(SIG_SETMASK, &prev, NULL);
-			err = view_make_report(&v);	/* reads it whole: a bad archive fails here */
-			if (err)
-				goto cleanup;
-		}
-		v.speedscope = view_find_speedscope(ss_opt);
-		if (!v.speedscope) {
-			if (ss_opt)
-				p_warn("%s: no speedscope build there (index.html)", ss_opt);
-			p_warn("speedscope is not installed: no flame graph (scripts/setup.sh, "
-			       "or npm install -g speedscope, or --speedscope-dir DIR)");
-		}
-		v.dot = view_find_in_path("dot");
-		if (!v.dot)
-			p_warn("Graphviz dot is not installed: no call graph (apt-get install "
-			       "graphviz)");
-	}
-	snprintf(v.tmpdir, sizeof(v.tmpdir), "/tmp/bpfprof-view.XXXXXX");
-	if (!mkdtemp(v.tmpdir)) {
-		err = -errno;
-		v.tmpdir[0] = 0;
-		p_err("cannot create a temporary directory: %s", strerror(-err));
+	err = view_prepare(&v, ss_opt);
+	if (err)
 		goto cleanup;
-	}
-
-	/* Signals are taken by sigtimedwait() below, never by the server's threads. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, &old);
-	signal(SIGPIPE, SIG_IGN);
-	err = httpd__token_new(v.token);
-	if (err) {
-		p_err("cannot make the page's token: %s", strerror(-err));
-		goto cleanup;
-	}
-	httpd__loopback(&v.addr, port);
-	d = httpd__start(&v.addr, MHD_USE_THREAD_PER_CONNECTION, view_handler, &v, view_request_done);
-	if (!d) {
-		err = -EADDRNOTAVAIL;
-		goto cleanup;
-	}
-	httpd__url(&v.addr, url, sizeof(url));
-	strcat(url, "/");
-	strcat(url, v.token);
-	strcat(url, "/");
-	printf("%s\n", url);
-	fflush(stdout);
-	if (v.file2)
-		p_info("showing the diff of %s and %s at %s (Ctrl-C ends)", v.file, v.file2, url);
-	else
-		p_info("showing %s at %s (Ctrl-C ends)", v.file, url);
-	if (want_open)
-		opener = open_browser_at(&v, url);
-	while (!stop_signal) {
-		siginfo_t si;
-		int sig = sigtimedwait(&set, &si, &(struct timespec){ .tv_sec = 1 });
-
-		if (sig > 0)
-			stop_signal = sig;
-		if (opener > 0 && waitpid(opener, NULL, WNOHANG) == opener)
-			opener = 0;
-	}
-	err = 0;
+	err = view_serve(&v, port, want_open);
 cleanup:
-	httpd__stop(d);
-	if (v.overview_started && !v.overview_joined)
-		pthread_join(v.overview_thread, NULL);
-	free(v.overview);
-	if (lock_made)
-		pthread_mutex_destroy(&v.lock);
-	remove_tmpdir(v.tmpdir);
-	free(v.report);
-	free(v.diff);
-	free(v.profile);
-	free(v.svg);
-	free(v.graph_err);
-	free(v.speedscope);
-	free(v.dot);
+	view_ctx_free(&v, lock_made);
 	return err ? 1 : 0;
 }

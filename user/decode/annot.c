@@ -31,15 +31,16 @@ static uint32_t span_func(struct decoder *d, const char *name)
 	return d->spans[d->nspans++].func;
 }
 
-int dec_on_usdt(struct decoder *d, const struct bp_rec_usdt *r, uint64_t ts)
+/*
+ * The record's two strings, NUL-terminated in @s0 and @s1 (BP_USDT_STR + 1
+ * bytes each), those the program never touched read from the file or the
+ * process; returns the mask of the arguments they came from (a -U probe's
+ * string arguments; 0 for the others, whose strings are the first two).
+ */
+static uint32_t usdt_strings(struct decoder *d, const struct bp_rec_usdt *r, uint32_t pid,
+			     char *s0, char *s1)
 {
-	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
-	struct tstate *t = dec_thread_state(d, tid, pid, ts);
-	struct bp_event ev = { .kind = BP_EV_ANNOT };
-	struct bp_annot *a = &ev.annot;
-	char s0[BP_USDT_STR + 1], s1[BP_USDT_STR + 1];
-	uint32_t i, func, mask = 0, at[2] = { 0, 1 }, nat = 0;
-	int err = 0;
+	uint32_t i, mask = 0, at[2] = { 0, 1 }, nat = 0;
 
 	memcpy(s0, r->s0, BP_USDT_STR);
 	s0[BP_USDT_STR] = 0;
@@ -57,32 +58,102 @@ int dec_on_usdt(struct decoder *d, const struct bp_rec_usdt *r, uint64_t ts)
 	}
 	/* strings on pages the program never touched: from the file or the process */
 	if ((r->unread & BP_USDT_S0_UNREAD) && d->strings && r->nargs > at[0])
-		ustrings__read(d->strings, pid, (uint64_t)r->args[at[0]], &r->where[0], s0, sizeof(s0));
+		ustrings__read(d->strings, pid, (uint64_t)r->args[at[0]], &r->where[0], s0,
+			       BP_USDT_STR + 1);
 	if ((r->unread & BP_USDT_S1_UNREAD) && d->strings && r->nargs > at[1])
-		ustrings__read(d->strings, pid, (uint64_t)r->args[at[1]], &r->where[1], s1, sizeof(s1));
-	switch (r->h.flags) {
-	case BP_USDT_INFO:
-	case BP_USDT_INFO_STR: {
-		struct bp_info *in;
+		ustrings__read(d->strings, pid, (uint64_t)r->args[at[1]], &r->where[1], s1,
+			       BP_USDT_STR + 1);
+	return mask;
+}
 
-		/* merged into the innermost open call; dropped outside any call */
-		if (!t->depth)
-			break;
-		if (t->ninfos == t->infos_cap) {
-			t->infos_cap = t->infos_cap ? t->infos_cap * 2 : 8;
-			t->infos = xrealloc(t->infos, t->infos_cap * sizeof(*t->infos));
-		}
-		in = &t->infos[t->ninfos++];
-		memset(in, 0, sizeof(*in));
-		snprintf(in->key, sizeof(in->key), "%.63s", s0);
-		if (r->h.flags == BP_USDT_INFO_STR) {
-			in->is_str = 1;
-			snprintf(in->str, sizeof(in->str), "%.63s", s1);
-		} else {
-			in->value = r->nargs > 1 ? r->args[1] : 0;
-		}
+/* An info probe (key and value): merged into the innermost open call; dropped outside any. */
+static void usdt_info(struct tstate *t, const struct bp_rec_usdt *r, const char *s0,
+		      const char *s1)
+{
+	struct bp_info *in;
+
+	if (!t->depth)
+		return;
+	if (t->ninfos == t->infos_cap) {
+		t->infos_cap = t->infos_cap ? t->infos_cap * 2 : 8;
+		t->infos = xrealloc(t->infos, t->infos_cap * sizeof(*t->infos));
+	}
+	in = &t->infos[t->ninfos++];
+	memset(in, 0, sizeof(*in));
+	snprintf(in->key, sizeof(in->key), "%.63s", s0);
+	if (r->h.flags == BP_USDT_INFO_STR) {
+		in->is_str = 1;
+		snprintf(in->str, sizeof(in->str), "%.63s", s1);
+	} else {
+		in->value = r->nargs > 1 ? r->args[1] : 0;
+	}
+}
+
+/*
+ * A mark, event, capture start/stop or -U probe: an annotation event on the
+ * thread's innermost open call (@mask: usdt_strings' string arguments).
+ */
+static int usdt_annot(struct decoder *d, struct tstate *t, const struct bp_rec_usdt *r,
+		      uint64_t ts, const char *s0, const char *s1, uint32_t mask)
+{
+	struct bp_event ev = { .kind = BP_EV_ANNOT };
+	struct bp_annot *a = &ev.annot;
+	uint32_t i;
+
+	a->ts = ts;
+	a->pid = r->h.pid_tgid >> 32;
+	a->tid = (uint32_t)r->h.pid_tgid;
+	a->call = t->depth ? t->stack[t->depth - 1].id : 0;
+	a->nargs = r->nargs > 6 ? 6 : r->nargs;
+	for (i = 0; i < 6; i++)
+		a->args[i] = r->args[i];
+	switch (r->h.flags) {
+	case BP_USDT_MARK:
+		a->kind = BP_ANNOT_MARK;
+		snprintf(a->name, sizeof(a->name), "%.63s", s0);
+		break;
+	case BP_USDT_EVENT:
+		a->kind = BP_ANNOT_EVENT;
+		snprintf(a->name, sizeof(a->name), "%.63s", s0);
+		a->value = r->nargs > 1 ? r->args[1] : 0;
+		break;
+	case BP_USDT_START:
+		a->kind = BP_ANNOT_START;
+		snprintf(a->name, sizeof(a->name), "capture start");
+		break;
+	case BP_USDT_STOP:
+		a->kind = BP_ANNOT_STOP;
+		snprintf(a->name, sizeof(a->name), "capture stop");
+		break;
+	default:
+		a->kind = BP_ANNOT_PROBE;
+		i = BP_USDT_INDEX(r->cookie);
+		snprintf(a->name, sizeof(a->name), "%s",
+			 i < d->s->nprobes ? d->s->probes[i] : "usdt");
+		a->value = r->args[0];
+		a->str_args = mask;
+		snprintf(a->strs[0], sizeof(a->strs[0]), "%.63s", s0);
+		snprintf(a->strs[1], sizeof(a->strs[1]), "%.63s", s1);
 		break;
 	}
+	d->s->nannots++;
+	return d->sink(d->ctx, &ev);
+}
+
+int dec_on_usdt(struct decoder *d, const struct bp_rec_usdt *r, uint64_t ts)
+{
+	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
+	struct tstate *t = dec_thread_state(d, tid, pid, ts);
+	char s0[BP_USDT_STR + 1], s1[BP_USDT_STR + 1];
+	uint32_t i, func, mask;
+	int err = 0;
+
+	mask = usdt_strings(d, r, pid, s0, s1);
+	switch (r->h.flags) {
+	case BP_USDT_INFO:
+	case BP_USDT_INFO_STR:
+		usdt_info(t, r, s0, s1);
+		break;
 	case BP_USDT_SPAN_BEGIN:
 		/* a span is a frame: it nests with the calls around and inside it */
 		func = span_func(d, s0[0] ? s0 : "[span]");
@@ -106,44 +177,7 @@ int dec_on_usdt(struct decoder *d, const struct bp_rec_usdt *r, uint64_t ts)
 	case BP_USDT_START:
 	case BP_USDT_STOP:
 	case BP_USDT_OTHER:
-		a->ts = ts;
-		a->pid = pid;
-		a->tid = tid;
-		a->call = t->depth ? t->stack[t->depth - 1].id : 0;
-		a->nargs = r->nargs > 6 ? 6 : r->nargs;
-		for (i = 0; i < 6; i++)
-			a->args[i] = r->args[i];
-		switch (r->h.flags) {
-		case BP_USDT_MARK:
-			a->kind = BP_ANNOT_MARK;
-			snprintf(a->name, sizeof(a->name), "%.63s", s0);
-			break;
-		case BP_USDT_EVENT:
-			a->kind = BP_ANNOT_EVENT;
-			snprintf(a->name, sizeof(a->name), "%.63s", s0);
-			a->value = r->nargs > 1 ? r->args[1] : 0;
-			break;
-		case BP_USDT_START:
-			a->kind = BP_ANNOT_START;
-			snprintf(a->name, sizeof(a->name), "capture start");
-			break;
-		case BP_USDT_STOP:
-			a->kind = BP_ANNOT_STOP;
-			snprintf(a->name, sizeof(a->name), "capture stop");
-			break;
-		default:
-			a->kind = BP_ANNOT_PROBE;
-			i = BP_USDT_INDEX(r->cookie);
-			snprintf(a->name, sizeof(a->name), "%s",
-				 i < d->s->nprobes ? d->s->probes[i] : "usdt");
-			a->value = r->args[0];
-			a->str_args = mask;
-			snprintf(a->strs[0], sizeof(a->strs[0]), "%.63s", s0);
-			snprintf(a->strs[1], sizeof(a->strs[1]), "%.63s", s1);
-			break;
-		}
-		d->s->nannots++;
-		err = d->sink(d->ctx, &ev);
+		err = usdt_annot(d, t, r, ts, s0, s1, mask);
 		break;
 	default:
 		return -EINVAL;

@@ -27,12 +27,13 @@ static int report_event(void *ctx, const struct bp_session *s, const struct bp_e
 	return err;
 }
 
-int report__read(struct report *rep, const char *path, const struct event_filter *f,
-		 struct bp_session *s, const struct replay_progress *pr)
+int report__read(struct report *rep, const char *path, bool partial,
+		 const struct event_filter *f, struct bp_session *s,
+		 const struct replay_progress *pr)
 {
 	struct report_ctx x = { .path = path, .rep = rep };
 
-	return replay__run_progress(path, f, s, report_event, &x, pr);
+	return replay__run_progress(path, partial, f, s, report_event, &x, pr);
 }
 
 /* One side being read: by the main thread (base) and a second one (new). */
@@ -71,7 +72,7 @@ static void *read_side(void *arg)
 		j->path = j->paths[i];
 		session__init(&s);
 		/* the reader or add_event() printed why, in one line */
-		j->err = replay__run(j->path, NULL, &s, NULL, add_event, j, NULL);
+		j->err = replay__run(j->path, false, NULL, &s, NULL, add_event, j, NULL);
 		if (!j->err) {
 			j->err = diff__side_done(j->d, j->side, &s, j->path);
 			if (j->err)

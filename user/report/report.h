@@ -68,12 +68,14 @@ void report__print_summary(struct report *r, const struct bp_session *s, FILE *f
 void report__free(struct report *r);
 /*
  * The recording at `path` aggregated into rep through the replay loop
- * (read.c), telling pr (may be NULL) how far it has gone; s holds the
+ * (read.c; `partial`: an unfinished recording read up to its last complete
+ * block, archive__open), telling pr (may be NULL) how far it has gone; s holds the
  * tables for report__print().  0, -EINVAL for an event naming an unknown
  * function (printed), or the reader's -errno (printed).
  */
-int report__read(struct report *rep, const char *path, const struct event_filter *f,
-		 struct bp_session *s, const struct replay_progress *pr);
+int report__read(struct report *rep, const char *path, bool partial,
+		 const struct event_filter *f, struct bp_session *s,
+		 const struct replay_progress *pr);
 
 /* "total" -> REPORT_SORT_TOTAL ...; 0 or -EINVAL. */
 int report__parse_sort(const char *name, enum report_sort *out);

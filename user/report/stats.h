@@ -8,7 +8,7 @@
  * of two proportions used for sample counts.
  *
  * Pure functions of their inputs, no allocation except the reservoir's:
- * unit-tested against hand-computed values (tests/unit/test_diff.c).
+ * unit-tested against hand-computed values (tests/unit/test_stats.c).
  */
 #ifndef BPFPROF_STATS_H
 #define BPFPROF_STATS_H

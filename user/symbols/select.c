@@ -105,13 +105,24 @@ static void drop_seen(struct file_ids *seen, size_t old, char **paths, size_t *n
 	*n = k;
 }
 
-static struct mod_work *find_mod(struct mod_work **mods, size_t *nmods, const char *path)
+/* The module of file path, or NULL when nothing was selected from it yet. */
+static struct mod_work *lookup_mod(struct mod_work *mods, size_t nmods, const char *path)
 {
 	size_t i;
 
-	for (i = 0; i < *nmods; i++)
-		if (strcmp((*mods)[i].path, path) == 0)
-			return &(*mods)[i];
+	for (i = 0; i < nmods; i++)
+		if (strcmp(mods[i].path, path) == 0)
+			return &mods[i];
+	return NULL;
+}
+
+/* The module of file path, added (not read yet) when it is new. */
+static struct mod_work *find_mod(struct mod_work **mods, size_t *nmods, const char *path)
+{
+	struct mod_work *m = lookup_mod(*mods, *nmods, path);
+
+	if (m)
+		return m;
 	*mods = xrealloc(*mods, (*nmods + 1) * sizeof(**mods));
 	memset(&(*mods)[*nmods], 0, sizeof(**mods));
 	(*mods)[*nmods].path = xstrdup(path);
@@ -340,11 +351,7 @@ static int select_pattern(const struct select_opts *o, const char *pat, int pass
 
 		/* Excludes only touch modules something was selected from. */
 		if (pass == 1) {
-			size_t k;
-
-			for (k = 0, mm = NULL; k < *nmods; k++)
-				if (strcmp((*mods)[k].path, paths[j]) == 0)
-					mm = &(*mods)[k];
+			mm = lookup_mod(*mods, *nmods, paths[j]);
 			if (!mm)
 				continue;
 		} else {

@@ -270,7 +270,7 @@ int timeline__json(const char *path, const struct timeline_req *rq, char **out, 
 	*out = NULL;
 	*len = 0;
 	session__init(&s);
-	err = replay__run(path, NULL, &s, tl_begin, tl_event, &x, NULL);
+	err = replay__run(path, false, NULL, &s, tl_begin, tl_event, &x, NULL);
 	if (err)
 		goto cleanup;
 	for (i = 0; i < x.cap; i++)

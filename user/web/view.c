@@ -129,7 +129,7 @@ int view_make_report(struct view_ctx *v)
 	err = report__new(&ro, &rep);
 	if (err)
 		goto cleanup;
-	err = report__read(rep, v->file, NULL, &s, &pr);
+	err = report__read(rep, v->file, false, NULL, &s, &pr);
 	if (err)
 		goto cleanup;
 	progress_done(&pg, s.ncalls);
@@ -185,7 +185,7 @@ cleanup:
 /* Replays the archive into `ops`, written to `path`.  0 or -errno (printed). */
 static int convert(const struct view_ctx *v, const struct exporter_ops *ops, const char *path)
 {
-	return exporter__replay(v->file, NULL, ops, path, NULL);
+	return exporter__replay(v->file, false, NULL, ops, path, NULL);
 }
 
 /*

@@ -441,6 +441,7 @@ static int run(struct record_opts *o)
 		}
 		if (capture__done(cap))
 			break;
+		capture__status(cap);
 		if (stop_signal || (deadline && now_ns(CLOCK_MONOTONIC) >= deadline))
 			capture__stop(cap);
 		if (n == 0)

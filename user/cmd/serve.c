@@ -591,6 +591,7 @@ static int run(struct serve_opts *o)
 				p_dbg("forgot %zu exited processes", k);
 			next_prune = now + PRUNE_EVERY_NS;
 		}
+		capture__status(x.cap);
 		unlock(&x);
 		if (x.stopping) {
 			if (gone && !stop_signal)

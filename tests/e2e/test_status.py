@@ -159,8 +159,8 @@ def test_read_progress_report(big):
     assert p.returncode == 0 and p.stderr == "", p.stderr[-3000:]
     rc, err, _ = run_pty(["report", small])
     assert rc == 0 and err == "", err
-    rc, err, _ = run_pty(["report", "-q", path])
-    assert not READING.search(err), err[-3000:]
+    rc, err, _ = run_pty(["-q", "report", path])
+    assert rc == 0 and not READING.search(err), err[-3000:]
 
 
 def test_read_progress_convert(big, tmp_path):

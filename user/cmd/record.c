@@ -172,7 +172,9 @@ static const char *attach_default(int val)
 
 #define TRACE_NOTES \
 	"Without -o, the archive bpfprof.data is written (see 'bpfprof report',\n" \
-	"'bpfprof convert').  Ctrl-C stops the recording and writes what was captured."
+	"'bpfprof convert').  Ctrl-C stops the recording and writes what was captured.\n" \
+	"On a terminal, one status line (elapsed, calls/s, lost records, estimated\n" \
+	"slowdown, functions dropped) is rewritten in place and erased at the end."
 
 const struct cmd_def record_def = {
 	.name = "record",

@@ -9,7 +9,7 @@
 #                      (scripts/check-size.sh; part of make unit)
 #   make bench      overhead and throughput figures
 #   make man        the man pages, from the option tables (.output/man)
-#   make install    PREFIX=/usr/local DESTDIR=: binary, man pages, bash completion,
+#   make install    PREFIX=/usr/local DESTDIR=: binary, man pages, bash and zsh completion,
 #                   include/bpfprof.h + bpfprof.pc, view's speedscope; make uninstall
 #   make deb        a Debian package (.output/deb/bpfprof_VERSION_ARCH.deb)
 #   V=1             show full commands
@@ -404,6 +404,7 @@ PREFIX     ?= /usr/local
 BINDIR     := $(PREFIX)/bin
 MAN1DIR    := $(PREFIX)/share/man/man1
 BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR := $(PREFIX)/share/zsh/vendor-completions
 INCDIR     := $(PREFIX)/include
 PCDIR      := $(PREFIX)/share/pkgconfig
 DATADIR    := $(PREFIX)/share/bpfprof
@@ -414,6 +415,7 @@ install: $(BPFPROF_BIN) $(MAN_OUT)/stamp
 	$(Q)install -d $(DESTDIR)$(MAN1DIR)
 	$(Q)install -m 0644 $(MAN_OUT)/*.1 $(DESTDIR)$(MAN1DIR)/
 	$(Q)install -D -m 0644 completion/bpfprof.bash $(DESTDIR)$(BASHCOMPDIR)/bpfprof
+	$(Q)install -D -m 0644 completion/_bpfprof $(DESTDIR)$(ZSHCOMPDIR)/_bpfprof
 	$(Q)install -D -m 0644 include/bpfprof.h $(DESTDIR)$(INCDIR)/bpfprof.h
 	$(Q)install -d $(DESTDIR)$(PCDIR)
 	$(Q)sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' scripts/bpfprof.pc.in \
@@ -436,7 +438,7 @@ deb: $(BPFPROF_BIN) $(MAN_OUT)/stamp
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)rm -f $(DESTDIR)$(BINDIR)/bpfprof $(DESTDIR)$(MAN1DIR)/bpfprof.1 \
-		$(DESTDIR)$(MAN1DIR)/bpfprof-*.1 $(DESTDIR)$(BASHCOMPDIR)/bpfprof \
+		$(DESTDIR)$(MAN1DIR)/bpfprof-*.1 $(DESTDIR)$(BASHCOMPDIR)/bpfprof $(DESTDIR)$(ZSHCOMPDIR)/_bpfprof \
 		$(DESTDIR)$(INCDIR)/bpfprof.h $(DESTDIR)$(PCDIR)/bpfprof.pc
 	$(Q)rm -rf $(DESTDIR)$(DATADIR)
 

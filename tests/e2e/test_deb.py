@@ -32,7 +32,8 @@ def test_deb_contents(deb, tmp_path):
                            check=True).stdout
     for f in ("./usr/bin/bpfprof", "./usr/share/man/man1/bpfprof-record.1.gz",
               "./usr/share/man/man1/bpfprof.1.gz", "./usr/lib/systemd/system/bpfprof-serve@.service",
-              "./usr/share/bash-completion/completions/bpfprof", "./usr/include/bpfprof.h",
+              "./usr/share/bash-completion/completions/bpfprof",
+              "./usr/share/zsh/vendor-completions/_bpfprof", "./usr/include/bpfprof.h",
               "./usr/share/pkgconfig/bpfprof.pc", "./usr/share/bpfprof/speedscope/index.html",
               "./usr/share/doc/bpfprof/copyright"):
         assert f in files, f

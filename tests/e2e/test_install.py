@@ -44,7 +44,8 @@ def installed(tmp_path_factory):
 def test_installed_files(installed):
     usr = installed / "usr"
     for f in ("bin/bpfprof", "share/man/man1/bpfprof.1", "share/man/man1/bpfprof-record.1",
-              "share/bash-completion/completions/bpfprof", "include/bpfprof.h",
+              "share/bash-completion/completions/bpfprof", "share/zsh/vendor-completions/_bpfprof",
+              "include/bpfprof.h",
               "share/pkgconfig/bpfprof.pc", "share/bpfprof/speedscope/index.html",
               "share/bpfprof/speedscope/LICENSE"):
         assert (usr / f).is_file(), f

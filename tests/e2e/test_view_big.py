@@ -253,7 +253,9 @@ def test_view_many_processes(fan):
         assert url.startswith("http://127.0.0.1:"), url
         err = read_stderr_until(master, r"showing .* at http", 60)
         # progress while reading, then what was read, then the URL
-        lines = [l.split("\x1b[K")[-1].strip() for l in err.splitlines()]
+        # (the status line: "\r" TEXT "\x1b[K", erased by "\r\x1b[K"; splitlines() splits at "\r")
+        lines = [l.replace("\x1b[K", "").strip() for l in err.splitlines()]
+        lines = [l for l in lines if l]
         reading = [l for l in lines if re.match(r"bpfprof: reading fan\.bpfprof: \d+% ", l)]
         done = [l for l in lines if l.startswith("bpfprof: read fan.bpfprof: ")]
         assert reading and done, err[-2000:]

@@ -7,6 +7,7 @@
 #include "archive.h"
 #include "replay.h"
 #include "base/log.h"
+#include "base/status.h"
 
 /* Events between two calls of a progress hook: its cost is nothing beside theirs. */
 #define PROGRESS_EVERY	65536
@@ -17,9 +18,13 @@ static int run(const char *path, bool partial, const struct event_filter *f,
 {
 	struct archive_reader *r = NULL;
 	struct bp_event ev;
+	struct status_read sr;
 	uint64_t kept = 0, n = 0;
 	int err;
 
+	/* without a hook of the caller's, the status line says how far it has read */
+	if (!pr)
+		status__read_begin(&sr, path);
 	err = archive__open(path, partial, s, &r);
 	if (err)
 		goto out;
@@ -29,11 +34,14 @@ static int run(const char *path, bool partial, const struct event_filter *f,
 			goto out;
 	}
 	while ((err = archive__next(r, &ev)) > 0) {
-		if (pr && ++n % PROGRESS_EVERY == 0) {
+		if (++n % PROGRESS_EVERY == 0) {
 			uint64_t done, size;
 
 			archive__progress(r, &done, &size);
-			pr->fn(pr->ctx, done, size, n);
+			if (pr)
+				pr->fn(pr->ctx, done, size, n);
+			else
+				status__read_tick(&sr, done, size, n);
 		}
 		if (!filter__keep(f, &ev))
 			continue;
@@ -47,6 +55,8 @@ static int run(const char *path, bool partial, const struct event_filter *f,
 	if (!err)
 		filter__tables(f, s);
 out:
+	if (!pr)
+		status__read_end(&sr);
 	archive__close(r);
 	if (nkept)
 		*nkept = kept;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "log.h"
+#include "status.h"
 
 int verbose;
 bool quiet;
@@ -13,9 +14,11 @@ static void vlog(const char *prefix, const char *fmt, va_list ap)
 {
 	if (log_muted)
 		return;
+	status__hide();	/* a message of its own line, the status line drawn again below it */
 	fprintf(stderr, "bpfprof: %s", prefix);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	status__unhide();
 }
 
 void p_err(const char *fmt, ...)

@@ -27,6 +27,7 @@
 #include "cpython/cpython.h"
 #include "bpf/events.h"
 #include "base/log.h"
+#include "base/status.h"
 #include "base/util.h"
 #include "symbols/binfile.h"
 #include "cost/overhead.h"
@@ -489,6 +490,7 @@ int capture__finish(struct capture *c)
 {
 	int err;
 
+	status__clear();	/* before the summary */
 	tracer__pause(c->tr);
 	if (c->smp)
 		sampler__pause(c->smp);
@@ -539,6 +541,7 @@ void capture__free(struct capture *c)
 
 	if (!c)
 		return;
+	status__clear();
 	if (c->launching && c->l.pid > 0 && c->l.release_fd >= 0)
 		launch__abort(&c->l);
 	launch__free(&c->l);

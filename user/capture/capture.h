@@ -107,6 +107,12 @@ size_t capture__ntargets(const struct capture *c);
  * *limit: --max-overhead as a slowdown, 0 when exact.
  */
 void capture__slowdown(const struct capture *c, double *total, double *recent, double *limit);
+/*
+ * The live status line (base/status.h), when due: elapsed, calls (and cpu
+ * samples) with their rate, lost records, the estimated slowdown, functions
+ * the governor dropped.  Called from the drain loop; nothing off a terminal.
+ */
+void capture__status(struct capture *c);
 /* Its decoder (serve ages out the state of threads whose exit was lost). */
 struct decoder *capture__decoder(struct capture *c);
 /*

@@ -69,6 +69,7 @@ struct capture {
 	uint64_t stop_deadline;
 	uint64_t next_count;	/* when to count the targets again */
 	size_t ntargets;
+	uint64_t st_time, st_calls, st_samples;	/* at the last status line (status.c) */
 
 	decoder_sink_fn sink;	/* the caller's */
 	void *sink_ctx;

@@ -34,7 +34,8 @@ const struct cmd_def convert_def = {
 	.name = "convert",
 	.summary = "write a recording (.bpfprof archive) in another format",
 	.synopsis = "-o OUT [options] [FILE]",
-	.about = "Write the recording FILE (default " DEFAULT_ARCHIVE ") in another format.",
+	.about = "Write the recording FILE (default " DEFAULT_ARCHIVE ") in another format.\n"
+		 "On a terminal, reading a big archive shows how far it is (one line).",
 	.tables = (const struct opt_def *const[]){ opts_output, opts_min_time, opts_filter,
 		opts_read, opts_quiet, opts_help, NULL },
 	.formats = true,

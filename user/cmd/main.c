@@ -40,7 +40,7 @@ static const struct cmd {
 enum { G_VERSION = OPT_OWN, G_MAN, G_LIST_OPTIONS };
 static const struct opt_def opts_global[] = {
 	OPT_FLAG("verbose", 'v', "more messages (twice: libbpf debug)"),
-	OPT_FLAG("quiet", 'q', "no summary"),
+	OPT_FLAG("quiet", 'q', "no summary, status line or progress"),
 	OPT_FLAG("version", G_VERSION, "print the version"),
 	OPT_FLAG("help", 'h', "the commands"),
 	OPT_ARG("man", G_MAN, "DIR", "write the man pages, bpfprof.1 and bpfprof-COMMAND.1,\n"

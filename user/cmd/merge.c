@@ -16,7 +16,8 @@ const struct cmd_def merge_def = {
 	.about = "Merge archives (runs, hosts) into one recording on one time axis (wall\n"
 		 "clock).  The output format follows OUT's name (.bpfprof: an archive) or\n"
 		 "--format.  A pid that two inputs share is renumbered in the later one,\n"
-		 "and its process name keeps the original: \"name (host:pid)\".",
+		 "and its process name keeps the original: \"name (host:pid)\".\n"
+		 "On a terminal, reading big archives shows how far it is (one line).",
 	.tables = (const struct opt_def *const[]){ opts_output, opts_quiet, opts_help, NULL },
 	.formats = true,
 };

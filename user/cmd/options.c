@@ -210,7 +210,7 @@ const struct opt_def opts_help[] = {
 };
 
 const struct opt_def opts_quiet[] = {
-	ROW("quiet", no_argument, 'q', NULL, "no summary", NULL, take_quiet),
+	ROW("quiet", no_argument, 'q', NULL, "no summary, status line or progress", NULL, take_quiet),
 	ROW("verbose", no_argument, 'v', NULL, "more messages (twice: libbpf debug)", NULL,
 	    take_verbose),
 	OPT_END

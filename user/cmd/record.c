@@ -172,7 +172,9 @@ static const char *attach_default(int val)
 
 #define TRACE_NOTES \
 	"Without -o, the archive bpfprof.data is written (see 'bpfprof report',\n" \
-	"'bpfprof convert').  Ctrl-C stops the recording and writes what was captured."
+	"'bpfprof convert').  Ctrl-C stops the recording and writes what was captured.\n" \
+	"On a terminal, one status line (elapsed, calls/s, lost records, estimated\n" \
+	"slowdown, functions dropped) is rewritten in place and erased at the end."
 
 const struct cmd_def record_def = {
 	.name = "record",
@@ -441,6 +443,7 @@ static int run(struct record_opts *o)
 		}
 		if (capture__done(cap))
 			break;
+		capture__status(cap);
 		if (stop_signal || (deadline && now_ns(CLOCK_MONOTONIC) >= deadline))
 			capture__stop(cap);
 		if (n == 0)

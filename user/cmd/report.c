@@ -55,7 +55,8 @@ const struct cmd_def report_def = {
 	.synopsis = "[options] [FILE]",
 	.about = "Print the functions of a recording (FILE, default " DEFAULT_ARCHIVE ", as\n"
 		 "written by 'bpfprof record' without -o or with -o X.bpfprof) with their\n"
-		 "calls and times, then the call tree by call path.",
+		 "calls and times, then the call tree by call path.  On a terminal, reading\n"
+		 "a big archive shows how far it is (one line, erased; bpfprof -q: none).",
 	.tables = (const struct opt_def *const[]){ report_rows, opts_size, report_which_rows,
 		opts_read, opts_help, NULL },
 	.notes = "columns: total is inclusive time, counted once for recursive functions\n"

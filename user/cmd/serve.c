@@ -550,6 +550,7 @@ static int serve_drain(struct serve_ctx *x)
 			err = serve_prune(x, now);
 			next_prune = now + PRUNE_EVERY_NS;
 		}
+		capture__status(x->cap);
 		unlock(x);
 		if (x->stopping) {
 			if (gone && !stop_signal)

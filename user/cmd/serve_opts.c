@@ -51,7 +51,9 @@ const struct cmd_def serve_def = {
 	.tables = (const struct opt_def *const[]){ opts_targets, serve_rows, opts_capture,
 		opts_debug, serve_size_rows, opts_quiet, opts_help, NULL },
 	.dflt = serve_default,
-	.notes = "The URL of /metrics is printed on standard output once the probes are attached.",
+	.notes = "The URL of /metrics is printed on standard output once the probes are attached.\n"
+		 "On a terminal, one status line (elapsed, calls/s, lost records, estimated\n"
+		 "slowdown, functions dropped) is rewritten in place and erased at the end.",
 };
 
 /* --token-file: its first line, 16 to 256 characters of printable ASCII. */

@@ -74,6 +74,8 @@ struct py_capture;
 void governor__set_python(struct governor *g, struct py_capture *pc);
 /* Counts one decoded event (calls of governed functions). */
 void governor__event(struct governor *g, const struct bp_event *ev);
+/* Functions dropped so far (0 with g NULL). */
+size_t governor__ndropped(const struct governor *g);
 /* now: ns since the session's t0.  Decides at the end of each window; drops, re-links. */
 void governor__check(struct governor *g, uint64_t now);
 /*

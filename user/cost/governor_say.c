@@ -15,6 +15,11 @@
 
 #include "internal.h"
 
+size_t governor__ndropped(const struct governor *g)
+{
+	return g ? g->ndropped : 0;
+}
+
 /* -v: the ranking behind a decision, as many as GOV_LOG_RANKED of its head. */
 void gov_log_ranking(const struct governor *g, const struct gov_cand *c, size_t nc,
 		     size_t ndrop, double cost, double allowed)

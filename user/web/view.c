@@ -26,6 +26,7 @@
 #include "timeline.h"
 #include "base/json.h"
 #include "base/log.h"
+#include "base/status.h"
 #include "report/diff.h"
 #include "report/report.h"
 #include "model/session.h"
@@ -62,18 +63,6 @@ struct upload {
 
 /* ---------------------------------------------------------------- conversions */
 
-/*
- * How far view is in reading a big archive, on stderr: before its URL the
- * page cannot be opened, and a recording of tens of millions of calls takes
- * seconds to read.  On a terminal one line rewritten in place from the first
- * 65,536 events; otherwise (a log) a line every 5 s once it takes that long.
- */
-struct progress {
-	const char *name;
-	bool tty, shown;
-	double start, last;
-};
-
 static double mono_s(void)
 {
 	struct timespec ts;
@@ -82,45 +71,13 @@ static double mono_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void progress_show(void *ctx, uint64_t done, uint64_t size, uint64_t events)
-{
-	struct progress *p = ctx;
-	double t = mono_s();
-
-	if (quiet || (p->shown && t - p->last < (p->tty ? 0.2 : 5.0)) ||
-	    (!p->tty && t - p->start < 5.0))
-		return;
-	/*
-	 * A whole line each time, the terminal's cursor moved back up over the
-	 * previous one: a message printed meanwhile (a corrupt block) starts a
-	 * line of its own.
-	 */
-	fprintf(stderr, "%sbpfprof: reading %s: ", p->tty && p->shown ? "\033[A\r\033[K" : "",
-		p->name);
-	p->last = t;
-	p->shown = true;
-	if (size)
-		fprintf(stderr, "%d%% (%.0f of %.0f MB), ", (int)(done * 100 / size), done / 1e6,
-			size / 1e6);
-	fprintf(stderr, "%.1f M events\n", events / 1e6);
-}
-
-static void progress_done(struct progress *p, uint64_t calls)
-{
-	if (quiet || !p->shown)
-		return;
-	fprintf(stderr, "%sbpfprof: read %s: %" PRIu64 " calls in %.1f s\n",
-		p->tty ? "\033[A\r\033[K" : "", p->name, calls, mono_s() - p->start);
-}
-
 /* The report component's JSON of an archive; reading it whole also checks the file. */
 int view_make_report(struct view_ctx *v)
 {
 	/* the page shows the functions, not the tree: a deep recursion's tree is large */
 	struct report_opts ro = { .format = REPORT_JSON, .no_tree = true };
 	struct report *rep = NULL;
-	struct progress pg = { .name = v->name, .tty = isatty(STDERR_FILENO), .start = mono_s() };
-	struct replay_progress pr = { .fn = progress_show, .ctx = &pg };
+	double start = mono_s();
 	struct bp_session s;
 	FILE *f = NULL;
 	int err;
@@ -129,10 +86,17 @@ int view_make_report(struct view_ctx *v)
 	err = report__new(&ro, &rep);
 	if (err)
 		goto cleanup;
-	err = report__read(rep, v->file, false, NULL, &s, &pr);
+	/*
+	 * The page cannot be opened before its URL, and tens of millions of
+	 * calls take seconds to read: the replay's status line says how far it
+	 * is (base/status.h), and what was read stays on the terminal.
+	 */
+	err = report__read(rep, v->file, false, NULL, &s, NULL);
 	if (err)
 		goto cleanup;
-	progress_done(&pg, s.ncalls);
+	if (status__on() && mono_s() - start >= STATUS_READ_AFTER)
+		fprintf(stderr, "bpfprof: read %s: %" PRIu64 " calls in %.1f s\n", v->name,
+			s.ncalls, mono_s() - start);
 	f = open_memstream(&v->report, &v->report_len);
 	if (!f) {
 		err = -ENOMEM;

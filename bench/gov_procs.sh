@@ -14,6 +14,12 @@
 # the governor dropped (per file) from the archive.
 #
 #   NFILES=40 NCALLS=1000000 BINS=./bpfprof TIMEOUT=600 CASES="make python"
+#
+# A traced run cut by TIMEOUT leaves its links to bpfprof-release and the
+# closers, whose removal waits for grace periods: the probes of cc1 and
+# gcc then stay for minutes and the next untraced make runs slowly (seen:
+# 20 min for an untraced make of 40 files).  Measure one binary per
+# invocation, and wait for `bpftool link show` to list no cc1 link between.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh gov_procs.sh

@@ -354,7 +354,7 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 	struct gov_cand *c;
 	double cost = 0, allowed, factor, said, window_s = (now - g->w_start) / 1e9;
 	size_t nc = 0, i, ndrop = 0, npy = 0;
-	bool futile, unsure, py_sure;
+	bool futile, unsure;
 	uint32_t f;
 
 	double all = base;
@@ -416,20 +416,15 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 	 * GOV_SPAN_MAX_NS); still so, only what tells nothing is dropped.
 	 */
 	unsure = g->ndropped && cost + irr >= base * (1 - OVERHEAD_MIN_UNTRACED);
-	/*
-	 * The Python traps of dropped functions are counted exactly in BPF;
-	 * only their cost per hit is calibrated.  When at half that cost they
-	 * alone still pass the limit, no later window can say otherwise: the
-	 * fallback is not put off (a short program would end first).
-	 */
-	py_sure = g->py && !g->py_detached && irr / 2 > base * g->limit / (1 + g->limit);
-	if (unsure && !py_sure && now - g->w_start < GOV_SPAN_MAX_NS) {
+	if (unsure && now - g->w_start < GOV_SPAN_MAX_NS) {
 		free(c);
 		return false;
 	}
 	/* what is said: the estimate against all the CPU time measured */
 	said = overhead__factor(cost + irr + going, all);
-	if (py_sure || (factor > g->limit && futile && g->py && !g->py_detached && irr > 0)) {
+	if (factor > g->limit && futile && g->py && !g->py_detached && irr > 0) {
+		/* every Python function known is named, also those with no call ended yet */
+		grow(g, g->s->nfuncs);
 		gov_py_fallback(g, now_ns(CLOCK_MONOTONIC) - g->s->t0,
 				window_s > 0 ? window_s : 1e-9, said);
 		free(c);

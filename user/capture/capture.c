@@ -405,10 +405,13 @@ int capture__poll(struct capture *c, bool all)
 			p_err("cannot decode the trace: %s", strerror(-n));
 		return n;
 	}
-	if (n > 0) {
-		overhead__check(c->ovh, now_ns(CLOCK_MONOTONIC) - c->s->t0);
-		governor__check(c->gov, now_ns(CLOCK_MONOTONIC) - c->s->t0);
-	}
+	/*
+	 * Also without events: a dropped Python function's calls are filtered
+	 * in BPF, and a program then in its loop sends nothing while its
+	 * probes still trap (the fallback is decided in a window without events).
+	 */
+	overhead__check(c->ovh, now_ns(CLOCK_MONOTONIC) - c->s->t0);
+	governor__check(c->gov, now_ns(CLOCK_MONOTONIC) - c->s->t0);
 	err = account_losses(c);
 	return err ? err : n;
 }

@@ -423,6 +423,8 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 	/* what is said: the estimate against all the CPU time measured */
 	said = overhead__factor(cost + irr + going, all);
 	if (factor > g->limit && futile && g->py && !g->py_detached && irr > 0) {
+		/* every Python function known is named, also those with no call ended yet */
+		grow(g, g->s->nfuncs);
 		gov_py_fallback(g, now_ns(CLOCK_MONOTONIC) - g->s->t0,
 				window_s > 0 ? window_s : 1e-9, said);
 		free(c);

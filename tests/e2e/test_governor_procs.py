@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""The overhead governor over every process of a recording and over Python calls.
+
+tests/progs/execfan runs its children one after the other, each a new
+image of the same file (exec of /proc/self/exe) calling tiny() 2 * NTINY
+times inside two coarse() calls: tiny's probe is many times its own time
+whatever the calibration's error, so it is dropped, once, for the file:
+every child started after the decision runs without it (probes belong to
+the file, not to a process), while the children's coarse() and the
+parent's spawn() stay exact.
+
+tests/progs/py/hotafter.py calls coarse() (a loop without calls) a few
+times, then tiny() (one line) hundreds of thousands of times from hot(),
+then after() once.  CPython's probe fires for every call, dropped
+functions' too (filtered in BPF): those traps alone are far past the
+limit, so the governor drops tiny, then detaches the interpreter's probes
+while hot() still loops, and says so.  No timing is asserted.
+"""
+
+import json
+import re
+
+import trace_util
+from conftest import REPO, debian_python, load_trace, run_bpfprof
+from test_governor import summary_drops
+
+NCHILD, NTINY = 12, 20000
+
+
+def children(stdout):
+    rows = {}
+    for m in re.finditer(r"execfan: child=(\d+) pid=(\d+) coarse=(\d+) tiny=(\d+)", stdout):
+        rows[int(m.group(1))] = dict(pid=int(m.group(2)), coarse=int(m.group(3)),
+                                     tiny=int(m.group(4)))
+    assert sorted(rows) == list(range(NCHILD)), stdout
+    assert "execfan: children=%d failed=0" % NCHILD in stdout, stdout
+    return rows
+
+
+def test_a_drop_holds_in_every_later_process_of_the_file(record, tmp_path):
+    r = record("execfan", str(NCHILD), str(NTINY), opts=["--max-overhead", "100"],
+               out="e.bpfprof", timeout=600)
+    assert r.rc == 0, r.describe()
+    rows = children(r.proc.stdout)
+    # dropped once, for the file, named in the summary and the archive's report
+    assert [n for n, _, _ in summary_drops(r.proc.stderr)] == ["tiny"], r.proc.stderr
+    js = run_bpfprof(["report", "--format", "json", r.out])
+    assert js.returncode == 0, js.stderr
+    dropped = json.loads(js.stdout)["dropped"]
+    assert [(d["name"], d["module"]) for d in dropped] == [("tiny", "execfan")], dropped
+    out = tmp_path / "e.json"
+    cv = run_bpfprof(["convert", "-o", out, r.out])
+    assert cv.returncode == 0, cv.stderr
+    trace = load_trace(out)
+    xs = trace_util.xevents(trace)
+    counts = trace_util.counts(xs)
+    assert counts["spawn"] == NCHILD, counts
+    assert counts["main"] == NCHILD + 1, counts
+    per = {i: trace_util.counts([e for e in xs if e["pid"] == c["pid"]])
+           for i, c in rows.items()}
+    for i, c in rows.items():
+        # kept: exact in every child, before and after the drop
+        assert per[i]["child_main"] == 1 and per[i]["coarse"] == c["coarse"] == 2, (i, per[i])
+        assert per[i]["tiny"] <= c["tiny"] == 2 * NTINY, (i, per[i])
+    # the decision came while a child ran; every child after it ran without tiny's probe
+    first = min(i for i in rows if per[i]["tiny"] < 2 * NTINY)
+    assert first < NCHILD - 1, per
+    assert all(per[i]["tiny"] == 0 for i in rows if i > first), per
+    for e in xs:
+        if e["name"] in ("coarse", "child_main", "spawn"):
+            assert not any(e["args"].get(k) for k in ("unwound", "end_inferred",
+                                                      "unfinished")), e
+    drops = [e["name"] for e in trace["traceEvents"] if e.get("cat") == "governor"]
+    assert drops == ["dropped: tiny"], drops
+
+
+def test_python_probes_go_while_the_hot_loop_runs(record):
+    ncoarse, ntiny = 10, 400000
+    r = record(debian_python(), str(REPO / "tests/progs/py/hotafter.py"), str(ncoarse),
+               str(ntiny), opts=["--max-overhead", "100"], out="h.bpfprof", timeout=900)
+    assert r.rc == 0, r.describe()
+    assert "hotafter: coarse=%d tiny=%d after=1" % (ncoarse, ntiny) in r.proc.stdout
+    err = r.proc.stderr
+    assert re.search(r"no longer tracing tiny \(", err), err
+    assert "the Python probes are detached" in err, err
+    js = run_bpfprof(["report", "--format", "json", r.out])
+    assert js.returncode == 0, js.stderr
+    rep = json.loads(js.stdout)
+    dropped = [d["name"] for d in rep["dropped"]]
+    # tiny first, by distortion; then, at the fallback, every Python function seen
+    assert dropped[0] == "tiny", dropped
+    assert {"hot", "coarse", "main"} <= set(dropped), dropped
+    calls = {f["name"]: f["calls"] for f in rep["functions"]}
+    # coarse ran before anything was dropped: exact
+    assert calls.get("coarse") == ncoarse, calls
+    assert 1 <= calls.get("tiny", 0) < ntiny, calls
+    # the probes went while hot() looped: after() (called once, after the loop) never seen
+    assert "after" not in calls, calls

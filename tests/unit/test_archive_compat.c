@@ -297,7 +297,7 @@ static void test_hostile_build_ids(void **state)
 	img_section(im, ARCHIVE_SEC_BUILDIDS, 0, sec, n);
 	img_finish(im);
 	spit(path, im->buf, im->len);
-	assert_int_equal(archive__open(path, &s, &r), 0);
+	assert_int_equal(archive__open(path, false, &s, &r), 0);
 	while (archive__next(r, &ev) > 0)
 		;
 	assert_string_equal(s.modules[0].build_id, "00ff12");

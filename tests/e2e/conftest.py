@@ -267,15 +267,16 @@ def go_build(d, out, *flags):
     return out
 
 
-def run_bpfprof(args, timeout=TIMEOUT):
-    """Runs ./bpfprof ARGS from the repo root; returns CompletedProcess.
+def run_bpfprof(args, timeout=TIMEOUT, cwd=REPO, env=None):
+    """Runs ./bpfprof ARGS from `cwd` (the repo root) with `env` (ours);
+    returns CompletedProcess.
 
     bpfprof and everything it starts get their own session, so a run that
     hangs is killed as a whole (process group) at the timeout and the test
     fails instead of the suite hanging.
     """
     cmd = [str(BPFPROF)] + [str(a) for a in args]
-    p = subprocess.Popen(cmd, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = p.communicate(timeout=timeout)

@@ -6,12 +6,10 @@ or foreign files give one clear error line.
 """
 
 import os
-import signal
-import subprocess
 
 import pytest
 
-from conftest import BPFPROF, REPO, TIMEOUT, describe, load_trace, prog_path
+from conftest import REPO, TIMEOUT, describe, load_trace, prog_path, run_bpfprof
 from trace_util import (counts, format_problems, nesting_problems, process_names,
                         thread_names, xevents)
 
@@ -21,17 +19,7 @@ CALLTREE_COUNTS = {"main": 1, "run": 1, "parse": 3, "compute": 5, "leaf_add": 20
 
 def bpfprof(args, cwd=REPO, env=None, timeout=TIMEOUT):
     """Runs ./bpfprof ARGS in `cwd`; a hang kills the whole process group."""
-    cmd = [str(BPFPROF)] + [str(a) for a in args]
-    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        pytest.fail("timed out: %s\n%s" % (" ".join(cmd), err[-3000:]))
-    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+    return run_bpfprof(args, timeout=timeout, cwd=cwd, env=env)
 
 
 

@@ -9,8 +9,7 @@ real `debuginfod` (Debian's elfutils server) on 127.0.0.1, with an empty
 client cache in the test's directory.  Nothing else has them: no --debug-dir,
 nothing in /usr/lib/debug.
 
-stripdemo's facts (see the source): leaf 12 calls, mid 4, fib 25, twice 2,
-main 1; libstripdemo.so: strip_lib_run 1 (exported), lib_step 7 (static).
+What stripdemo guarantees: tests/e2e/stripdemo.py.
 """
 
 import json
@@ -27,13 +26,10 @@ from collections import Counter
 
 import pytest
 
-from conftest import BPFPROF, PROGS, REPO, TIMEOUT
+from conftest import PROGS, TIMEOUT, run_bpfprof
+from stripdemo import CFLAGS, FACTS, LIB_FACTS, SRC
 from trace_util import xevents
 
-SRC = PROGS / "stripped"
-CFLAGS = ["-g", "-O2", "-fno-optimize-sibling-calls"]
-FACTS = {"main": 1, "leaf": 12, "mid": 4, "fib": 25, "twice": 2}
-LIB_FACTS = {"strip_lib_run": 1, "lib_step": 7}
 # the typed parameters DWARF gives each (the source's declarations)
 PARAMS = {"leaf": ["x"], "mid": ["x"], "fib": ["n"], "twice": ["x"], "lib_step": ["i"]}
 
@@ -67,19 +63,11 @@ def env(**kw):
 
 
 def bpfprof(args, environ, timeout=TIMEOUT):
-    """./bpfprof ARGS with `environ`, in its own session (killed whole at the timeout)."""
-    cmd = [str(BPFPROF)] + [str(a) for a in args]
-    p = subprocess.Popen(cmd, cwd=REPO, env=environ, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        pytest.fail("timed out after %ds: %s\n%s" % (timeout, " ".join(cmd), err[-3000:]))
-    assert p.returncode == 0, "%s: exit %d\n%s" % (" ".join(cmd), p.returncode, err[-3000:])
-    return out, err
+    """./bpfprof ARGS with `environ`, in its own session (killed whole at the
+    timeout); must exit 0.  Returns (stdout, stderr)."""
+    p = run_bpfprof(args, timeout=timeout, env=environ)
+    assert p.returncode == 0, "%s: exit %d\n%s" % (" ".join(p.args), p.returncode, p.stderr[-3000:])
+    return p.stdout, p.stderr
 
 
 @pytest.fixture(scope="module")

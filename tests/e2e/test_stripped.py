@@ -8,8 +8,7 @@ build-id or by .gnu_debuglink, or to MiniDebugInfo (.gnu_debugdata).  The
 unstripped build is the reference: a stripped run must count the same calls
 for the same function addresses, and with a debug source give the same names.
 
-stripdemo's facts (see the source): leaf 12 calls, mid 4, fib 25, twice 2,
-main 1; libstripdemo.so: strip_lib_run 1 (exported), lib_step 7 (static).
+What stripdemo guarantees: tests/e2e/stripdemo.py.
 """
 
 import os
@@ -21,13 +20,9 @@ from collections import Counter
 import pytest
 
 from conftest import PROGS, go_build, load_trace, run_bpfprof
+from stripdemo import CFLAGS, FACTS, LIB_FACTS, SRC
 from trace_util import xevents
 
-SRC = PROGS / "stripped"
-# -O2 as distributions build; no sibling calls so that fib() recurses for real
-CFLAGS = ["-g", "-O2", "-fno-optimize-sibling-calls"]
-FACTS = {"main": 1, "leaf": 12, "mid": 4, "fib": 25, "twice": 2}
-LIB_FACTS = {"strip_lib_run": 1, "lib_step": 7}
 
 
 def sh(*cmd, **kw):

@@ -211,7 +211,7 @@ FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 600
 FUZZ_FLAGS := -g -O1 -Werror=implicit-function-declaration -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	      -D_GNU_SOURCE -I. -Iuser -Itests/fuzz
-FUZZ_BASE  := user/base/log.c user/base/util.c user/base/safeopen.c
+FUZZ_BASE  := user/base/log.c user/base/util.c user/base/safeopen.c user/base/status.c
 FUZZ_ARCH  := user/archive/reader.c user/archive/tables.c user/archive/sigs.c user/archive/events.c \
 	      user/model/session.c
 # the archive reader
@@ -219,8 +219,8 @@ FUZZ_SRCS_archive   := $(FUZZ_ARCH)
 FUZZ_LIBS_archive   := -lz
 # the ELF reader: symbols, program headers, .eh_frame FDEs, PLT, IFUNCs
 FUZZ_SRCS_elfsym    := user/symbols/elfsym.c user/symbols/elfsym_stripped.c user/symbols/insn.c user/symbols/debugsyms.c \
-		       user/symbols/ehframe.c user/symbols/binfile.c user/symbols/procmaps.c
-FUZZ_LIBS_elfsym    := -lelf -ldw -lz -llzma -lstdc++
+		       user/symbols/debuginfod.c user/symbols/ehframe.c user/symbols/binfile.c user/symbols/procmaps.c
+FUZZ_LIBS_elfsym    := -lelf -ldw -ldebuginfod -lz -llzma -lstdc++
 # .note.stapsdt
 FUZZ_SRCS_usdt      := user/symbols/usdt_notes.c
 FUZZ_LIBS_usdt      := -lelf
@@ -229,16 +229,17 @@ FUZZ_SRCS_export    := $(wildcard user/archive/*.c user/model/*.c user/report/*.
 		       $(filter-out $(FUZZ_BASE),$(wildcard user/base/*.c))
 FUZZ_LIBS_export    := -lz -lm
 # the readers of stripped files: build-id, .gnu_debuglink, MiniDebugInfo, .gopclntab, .eh_frame
-FUZZ_SRCS_debugsyms := user/symbols/debugsyms.c user/symbols/ehframe.c user/symbols/binfile.c \
-		       user/symbols/procmaps.c
-FUZZ_LIBS_debugsyms := -lelf -ldw -lz -llzma
+FUZZ_SRCS_debugsyms := user/symbols/debugsyms.c user/symbols/debuginfod.c user/symbols/ehframe.c \
+		       user/symbols/binfile.c user/symbols/procmaps.c
+FUZZ_LIBS_debugsyms := -lelf -ldw -ldebuginfod -lz -llzma
 # the DWARF unwinder of sampled stacks: CFI, registers, stack bytes
-FUZZ_SRCS_unwind    := user/symbols/unwind.c user/symbols/debugsyms.c user/symbols/binfile.c \
-		       user/symbols/procmaps.c
-FUZZ_LIBS_unwind    := -lelf -ldw -lz -llzma
+FUZZ_SRCS_unwind    := user/symbols/unwind.c user/symbols/debugsyms.c user/symbols/debuginfod.c \
+		       user/symbols/binfile.c user/symbols/procmaps.c
+FUZZ_LIBS_unwind    := -lelf -ldw -ldebuginfod -lz -llzma
 # the DWARF subprograms of a binary (--deps parameter counts, file:line)
-FUZZ_SRCS_dwarfinfo := user/symbols/dwarfinfo.c user/symbols/dwarfargs.c
-FUZZ_LIBS_dwarfinfo := -ldw -lelf
+FUZZ_SRCS_dwarfinfo := user/symbols/dwarfinfo.c user/symbols/dwarfargs.c user/symbols/debugsyms.c \
+		       user/symbols/debuginfod.c user/symbols/ehframe.c user/symbols/binfile.c user/symbols/procmaps.c
+FUZZ_LIBS_dwarfinfo := -ldw -lelf -ldebuginfod -lz -llzma
 FUZZ_TARGETS := archive elfsym usdt export debugsyms unwind dwarfinfo
 # seconds of each in make test (fuzz-smoke), from a fixed seed: the smoke tries
 # the same mutations each run, so that make test does not fail at random on a

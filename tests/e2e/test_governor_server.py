@@ -191,9 +191,12 @@ def test_python_probes_detached_when_their_cost_alone_passes_the_limit(record):
     js = run_bpfprof(["report", "--format", "json", r.out])
     assert js.returncode == 0, js.stderr
     dropped = [d["name"] for d in json.loads(js.stdout)["dropped"]]
-    # helper first, alone (by distortion); then the rest with the probes
-    assert dropped[0] == "helper", dropped
-    assert {"handle", "work", "main"} <= set(dropped), dropped
+    # helper before the program's coarse functions (by distortion), which go
+    # with the probes; where the interpreter's own start-up functions (the
+    # import machinery, which the program does not control) fall is not
+    # fixed: ciC dropped a lambda of DistutilsMetaFinder.find_spec first
+    assert {"helper", "handle", "work", "main"} <= set(dropped), dropped
+    assert all(dropped.index("helper") < dropped.index(f) for f in ("handle", "work", "main")), dropped
     out = r.out.parent / "p.json"
     cv = run_bpfprof(["convert", "-o", out, r.out])
     assert cv.returncode == 0, cv.stderr

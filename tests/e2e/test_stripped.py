@@ -14,37 +14,13 @@ What stripdemo guarantees: tests/e2e/stripdemo.py.
 import os
 import re
 import shutil
-import subprocess
 from collections import Counter
 
 import pytest
 
 from conftest import PROGS, go_build, load_trace, run_bpfprof
-from stripdemo import CFLAGS, FACTS, LIB_FACTS, SRC
+from stripdemo import CFLAGS, FACTS, LIB_FACTS, SRC, build_id, nm_funcs, sh
 from trace_util import xevents
-
-
-
-def sh(*cmd, **kw):
-    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
-    assert p.returncode == 0, "%s\n%s" % (" ".join(map(str, cmd)), p.stderr)
-    return p.stdout
-
-
-def nm_funcs(path):
-    """{name: address} of the function symbols nm lists in path's .symtab."""
-    out = {}
-    for l in sh("nm", "--defined-only", path).splitlines():
-        f = l.split()
-        if len(f) == 3 and f[1] in "Tt":
-            out[f[2]] = int(f[0], 16)
-    return out
-
-
-def build_id(path):
-    m = re.search(r"Build ID: ([0-9a-f]+)", sh("readelf", "-n", path))
-    assert m, "%s has no build-id" % path
-    return m.group(1)
 
 
 def has_symtab(path):

@@ -2,9 +2,9 @@
 /* Descriptors closed one per process, away from bpfprof (closer.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
-#include <poll.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>

@@ -310,6 +310,60 @@ static void test_no_entry_without_loss(void **state)
 	assert_int_equal(c->begin, 100);	/* its caller's */
 }
 
+/* A loss counted apart from the records, not yet looked at (decoder__set_loss_check). */
+struct late_loss {
+	struct decoder *d;
+	uint64_t pending;
+	int asked;
+};
+
+static int report_late_loss(void *ctx)
+{
+	struct late_loss *l = ctx;
+	uint64_t n = l->pending;
+
+	l->asked++;
+	l->pending = 0;
+	return n ? decoder__loss(l->d, 0, n) : 0;
+}
+
+/*
+ * The return of a call whose entry was lost, read before the capture next
+ * looked at the loss counters: the decoder asks for them first, so the call
+ * is flagged lost and begins at its thread's last record, not at its caller's
+ * begin as if it had run since before the recording.  Without a loss counted,
+ * the same return keeps the attach reading.  Ordinary returns do not ask.
+ */
+static void test_loss_learned_at_orphan_return(void **state)
+{
+	struct fix *f = *state;
+	struct late_loss l = { .d = f->d };
+	const struct bp_call *c;
+
+	decoder__set_loss_check(f->d, report_late_loss, &l);
+	ENTER(f, PID, 0, 100, SP0);
+	ENTER(f, PID, 1, 200, SP0 - 64);
+	LEAVE(f, PID, 1, 300, SP0 - 64);
+	assert_int_equal(l.asked, 0);
+	LEAVE(f, PID, 2, 400, SP0 - 64);	/* no loss: began before the recording */
+	assert_int_equal(l.asked, 1);
+	c = find(f, 2, 0);
+	assert_int_equal(c->flags, BP_CALL_NO_ENTRY);
+	l.pending = 7;				/* its entry was among 7 lost records */
+	LEAVE(f, PID, 2, 500, SP0 - 64);
+	assert_int_equal(l.asked, 2);
+	assert_int_equal(l.pending, 0);
+	c = find(f, 2, 1);
+	assert_int_equal(c->flags, BP_CALL_ENTRY_LOST);
+	assert_int_equal(c->begin, 400);	/* the thread's last record */
+	assert_int_equal(c->depth, 1);
+	LEAVE(f, PID, 1, 600, SP0 - 64);	/* known lost now: not asked again */
+	assert_int_equal(l.asked, 2);
+	assert_int_equal(find(f, 1, 1)->flags, BP_CALL_ENTRY_LOST);
+	LEAVE(f, PID, 0, 700, SP0);
+	assert_int_equal(find(f, 0, 0)->flags, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +379,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lost_entry_is_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_entry_outermost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_entry_without_loss, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_loss_learned_at_orphan_return, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -123,6 +123,8 @@ int capture__new(const struct capture_opts *o, struct bp_session *s, decoder_sin
 
 /* ---------------------------------------------------------------- start */
 
+static int check_losses(void *ctx);
+
 static int feed(void *ctx, const void *rec, size_t size)
 {
 	struct capture *c = ctx;
@@ -348,6 +350,7 @@ int capture__start(struct capture *c)
 		c->ncpus = 1;
 	c->lost_seen = xcalloc(c->ncpus, sizeof(*c->lost_seen));
 	c->lost_now = xcalloc(c->ncpus, sizeof(*c->lost_now));
+	decoder__set_loss_check(c->dec, check_losses, c);
 
 	if (c->launching) {
 		err = launch__release(&c->l);
@@ -394,6 +397,12 @@ static int account_losses(struct capture *c)
 		c->lost_seen[i] = c->lost_now[i];
 	}
 	return 0;
+}
+
+/* The decoder asks before it judges a return without entry (decoder__set_loss_check). */
+static int check_losses(void *ctx)
+{
+	return account_losses(ctx);
 }
 
 int capture__poll(struct capture *c, bool all)

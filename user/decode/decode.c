@@ -343,6 +343,19 @@ void decoder__set_py_drop(struct decoder *d, void (*fn)(void *ctx, uint32_t pid,
 	d->py_drop_ctx = ctx;
 }
 
+void decoder__set_loss_check(struct decoder *d, int (*fn)(void *ctx), void *ctx)
+{
+	d->loss_check = fn;
+	d->loss_check_ctx = ctx;
+}
+
+int dec_losses_known(struct decoder *d)
+{
+	if (d->had_loss || !d->loss_check)
+		return 0;
+	return d->loss_check(d->loss_check_ctx);
+}
+
 int decoder__annot(struct decoder *d, const struct bp_annot *a)
 {
 	struct bp_event ev = { .kind = BP_EV_ANNOT, .annot = *a };

@@ -95,6 +95,14 @@ bool decoder__dropped(const struct decoder *d, uint32_t func);
  */
 void decoder__set_py_drop(struct decoder *d, void (*fn)(void *ctx, uint32_t pid, uint64_t code),
 			  void *ctx);
+/*
+ * fn reports the losses counted so far (decoder__loss for each new one), and is
+ * asked before a return without its entry is judged: the loss counters live
+ * apart from the records, and a record that follows a loss can be read before
+ * the loss is next looked at.  Whatever made its entry lost was counted before
+ * the record was written, so asking then is enough.
+ */
+void decoder__set_loss_check(struct decoder *d, int (*fn)(void *ctx), void *ctx);
 /* An annotation of bpfprof's own (the governor's drops) into the stream. */
 struct bp_annot;
 int decoder__annot(struct decoder *d, const struct bp_annot *a);

@@ -42,6 +42,12 @@ static int dec_close_dead(struct decoder *d, struct tstate *t, uint64_t sp, bool
 	while (t->depth) {
 		struct frame *top = &t->stack[t->depth - 1];
 
+		if (entry && top->sp == sp && top->func == func) {
+			err = dec_losses_known(d);	/* a loss makes it a new call */
+			if (err)
+				return err;
+		}
+
 		/*
 		 * An entry at the same sp as the top frame is a tail call (the
 		 * caller jumped, its frame is still "open") -- unless deeper frames
@@ -228,6 +234,9 @@ static int dec_call_return(struct decoder *d, struct tstate *t, uint32_t func, u
 	 * A return without an entry: the call began before the recording (attach)
 	 * or its entry record was lost.
 	 */
+	err = dec_losses_known(d);
+	if (err)
+		return err;
 	memset(&f, 0, sizeof(f));
 	f.id = d->next_id++;
 	f.func = func;

@@ -108,11 +108,16 @@ struct decoder {
 	/* a code object of a dropped Python function (decoder__set_py_drop) */
 	void (*py_drop)(void *ctx, uint32_t pid, uint64_t code);
 	void *py_drop_ctx;
+	int (*loss_check)(void *ctx);	/* decoder__set_loss_check */
+	void *loss_check_ctx;
 	decoder_py_namer_fn py_namer;	/* names code objects met only in samples */
 	decoder_py_proc_fn py_proc;	/* a process met in samples: is it CPython? */
 	void *py_ctx;
 };
 
+
+/* Makes d->had_loss current before a return without entry is judged (decoder__set_loss_check). */
+int dec_losses_known(struct decoder *d);
 
 /* python.c: Python frames in the decoder */
 int dec_on_pycode(struct decoder *d, const struct bp_rec_pycode *r);

@@ -406,6 +406,9 @@ static int py_end(struct decoder *d, struct tstate *t, const struct bp_rec_py *r
 		/* it began before the recording (attach) or its start was lost */
 		struct frame f;
 
+		err = dec_losses_known(d);
+		if (err)
+			return err;
 		memset(&f, 0, sizeof(f));
 		f.id = id = d->next_id++;
 		f.func = func;

@@ -402,7 +402,9 @@ static int account_losses(struct capture *c)
 /* The decoder asks before it judges a return without entry (decoder__set_loss_check). */
 static int check_losses(void *ctx)
 {
-	return account_losses(ctx);
+	struct capture *c = ctx;
+
+	return c->lost_now ? account_losses(c) : 0;	/* not after capture__finish */
 }
 
 int capture__poll(struct capture *c, bool all)

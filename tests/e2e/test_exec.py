@@ -67,14 +67,20 @@ def test_bpfprof_killed_while_a_process_waits_at_exec(tmp_path):
     """A process stopped at its exec for its new image's probes, and bpfprof
     killed (SIGKILL) before it lets it go: bpfprof is itself stopped first,
     so that the exec stop is certain to be pending at the kill.  The process
-    is continued all the same (bpfprof's guard), and the script finishes."""
-    loop = "echo ready; for i in 1 2 3 4 5 6 7 8; do %s; done; echo finished" % prog_path("exitcode")
+    is continued all the same (bpfprof's guard), and the script finishes.
+    The execs begin only once bpfprof is stopped (the go file): a slow test
+    could otherwise read "ready" after the script had run them all."""
+    go = tmp_path / "go"
+    loop = ("echo ready; while [ ! -e %s ]; do sleep 0.01; done; "
+            "for i in 1 2 3 4 5 6 7 8; do %s; done; echo finished" % (go, prog_path("exitcode")))
     b = bpfprof_popen(["record", "-o", str(tmp_path / "t.json"), "--", "/bin/sh", "-c", loop],
                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         read_until(b.stdout, r"^ready$", 60, "the script's stdout")
         with open("/proc/%d/task/%d/children" % (b.pid, b.pid)) as f:
             sh = int(f.read().split()[0])
+        os.kill(b.pid, signal.SIGSTOP)
+        go.write_text("")
         kill_bpfprof_during_a_hold(b, lambda: _stopped_children(sh),
                                    "no child of the script, at its exec,")
         read_until(b.stdout, r"^finished$", 60, "the script's stdout")

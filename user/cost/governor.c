@@ -437,7 +437,8 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 		return true;
 	}
 	for (i = 0; i < nc; i++)
-		c[i].negligible = c[i].cost < (cost - allowed) * GOV_NEGLIGIBLE;
+		c[i].negligible = c[i].cost < (cost - allowed) * GOV_NEGLIGIBLE ||
+				  c[i].cost < base * GOV_SMALL_SHARE;
 	qsort(c, nc, sizeof(*c), by_score);
 	/*
 	 * Once over the limit, everything that tells nothing goes at once (its

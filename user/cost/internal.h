@@ -29,6 +29,12 @@
  * information for next to nothing.
  */
 #define GOV_NEGLIGIBLE		0.001
+/*
+ * So is one whose probes took under this share of the target's CPU time in
+ * the window (a function called a few times, now_ns() at a program's start):
+ * dropping it re-links its group, which costs more than its probes did.
+ */
+#define GOV_SMALL_SHARE		0.005
 /* A function whose calls had traced callees ranks as if its distortion were this much less. */
 #define GOV_CALLER_WEIGHT	0.5
 /*

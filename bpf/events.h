@@ -361,6 +361,10 @@ struct bp_rec_py {
 /* bp_rec_pycode.flags */
 #define BP_PYCODE_BAD_NAME	0x1	/* the qualified name could not be read */
 #define BP_PYCODE_BAD_FILE	0x2	/* the file name could not be read */
+/* its co_flags: the frames of its calls are suspended and resumed (user/model/coro.h) */
+#define BP_PYCODE_GENERATOR	0x4	/* CO_GENERATOR: a `def` with `yield` */
+#define BP_PYCODE_COROUTINE	0x8	/* CO_COROUTINE (`async def`) or CO_ITERABLE_COROUTINE */
+#define BP_PYCODE_ASYNC_GEN	0x10	/* CO_ASYNC_GENERATOR: an `async def` with `yield` */
 
 #define BP_PY_NAME_LEN		128
 #define BP_PY_FILE_LEN		192

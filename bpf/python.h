@@ -55,7 +55,7 @@ struct bp_py_cfg {
 	__u8 op_resume, op_resume_quick;	/* opcode numbers */
 	__u8 owned_by_generator;	/* FRAME_OWNED_BY_GENERATOR */
 	__s8 frame_suspended;		/* FRAME_SUSPENDED */
-	__u32 pad;
+	__u32 code_flags;		/* PyCodeObject.co_flags */
 };
 
 /*

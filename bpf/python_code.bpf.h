@@ -99,6 +99,20 @@ static __always_inline void name_code(const struct bp_py_cfg *c, __u32 tgid, __u
 	r->firstlineno = now.line;
 	r->flags = 0;
 	r->pad[0] = r->pad[1] = 0;
+	{
+		__u32 co = 0;
+
+		/* CO_GENERATOR 0x20, CO_COROUTINE 0x80, CO_ITERABLE_COROUTINE 0x100, CO_ASYNC_GENERATOR 0x200 */
+		bpf_probe_read_user(&co, sizeof(co), (void *)(code + c->code_flags));
+		if (c->code_flags) {
+			if (co & 0x20)
+				r->flags |= BP_PYCODE_GENERATOR;
+			if (co & 0x180)
+				r->flags |= BP_PYCODE_COROUTINE;
+			if (co & 0x200)
+				r->flags |= BP_PYCODE_ASYNC_GEN;
+		}
+	}
 	if (read_str(c, now.qualname, r->name, BP_PY_NAME_LEN, &r->name_len, &r->name_kind))
 		r->flags |= BP_PYCODE_BAD_NAME;
 	if (read_str(c, now.filename, r->file, BP_PY_FILE_LEN, &r->file_len, &r->file_kind))

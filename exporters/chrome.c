@@ -17,6 +17,7 @@
 #include "exporter.h"
 #include "base/json.h"
 #include "model/argsig.h"
+#include "model/coro.h"
 #include "base/log.h"
 
 /*
@@ -32,6 +33,7 @@ struct chrome_priv {
 	size_t nhead;
 	uint64_t nflows;	/* flow ids */
 	uint64_t nevents;	/* written, for the size warning at the end */
+	struct coro_joiner *coro;	/* coroutine spans (model/coro.h), NULL until a slice */
 };
 
 /*
@@ -481,17 +483,96 @@ static int write_annot(struct exporter *e, const struct bp_annot *a)
 	return 0;
 }
 
+/*
+ * A coroutine span as a nestable async slice ("b"/"e", id = its first
+ * slice's call id) on a track of its own, holding its on-CPU slices as
+ * async slices of the same id and name; the thread's track keeps the slices
+ * as calls.  The span's "b" goes out with its first slice, its "e" (with
+ * the span's figures) after its last.
+ */
+static void coro_event(struct exporter *e, const struct bp_session *s, const char *ph,
+		       uint64_t ts, const struct coro_span *sp, uint64_t call)
+{
+	FILE *f = e->out;
+
+	sep(e);
+	fputs("{\"name\":", f);
+	json_str(f, session__func_name(s, sp->func));
+	fprintf(f, ",\"cat\":\"coroutine\",\"ph\":\"%s\",\"id\":\"0x%" PRIx64 "\",\"ts\":", ph,
+		sp->id);
+	json_us(f, ts);
+	fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{", sp->pid, sp->tid);
+	if (call) {
+		fprintf(f, "\"call_id\":%" PRIu64 "}}", call);
+		return;
+	}
+	fprintf(f, "\"span\":true,\"slices\":%" PRIu32 ",\"exec_us\":", sp->nslices);
+	json_us(f, sp->exec);
+	fputs(",\"wall_us\":", f);
+	json_us(f, sp->end > sp->begin ? sp->end - sp->begin : 0);
+	fputs(",\"max_slice_us\":", f);
+	json_us(f, sp->max_slice);
+	if (sp->flags & CORO_RAISED)
+		fputs(",\"raised\":true", f);
+	if (sp->flags & CORO_OPEN)
+		fputs(",\"open\":true", f);
+	if (sp->flags & CORO_NO_START)
+		fputs(",\"began_before_recording\":true", f);
+	fputs("}}", f);
+}
+
+static int coro_call(struct exporter *e, const struct bp_session *s, const struct bp_call *c)
+{
+	struct chrome_priv *pr = e->priv;
+	struct coro_span sp;
+	enum coro_slice k;
+
+	if (!pr->coro && !(c->flags & (BP_CALL_SUSPENDED | BP_CALL_RESUMED)) &&
+	    !(c->func < s->nfuncs && (s->funcs[c->func].flags & BP_FUNC_RESUMABLE)))
+		return 0;
+	if (!pr->coro)
+		pr->coro = coro__new();
+	k = coro__call(pr->coro, s, c, &sp);
+	if (k == CORO_NOT_SLICE)
+		return 0;
+	if (sp.nslices == 1)
+		coro_event(e, s, "b", sp.begin, &sp, 0);
+	coro_event(e, s, "b", c->begin, &sp, c->id);
+	coro_event(e, s, "e", c->end, &sp, c->id);
+	if (k == CORO_LAST)
+		coro_event(e, s, "e", sp.end, &sp, 0);
+	return 0;
+}
+
+struct coro_close {
+	struct exporter *e;
+	const struct bp_session *s;
+};
+
+static int coro_close_open(void *ctx, const struct coro_span *sp)
+{
+	struct coro_close *cc = ctx;
+
+	coro_event(cc->e, cc->s, "e", sp->end, sp, 0);
+	return 0;
+}
+
 static int chrome_event(struct exporter *e, const struct bp_session *s, const struct bp_event *ev)
 {
 	switch (ev->kind) {
-	case BP_EV_CALL:
-		return write_call(e, s, &ev->call);
+	case BP_EV_CALL: {
+		int err = write_call(e, s, &ev->call);
+
+		return err ? err : coro_call(e, s, &ev->call);
+	}
 	case BP_EV_LOSS:
 		write_loss(e, &ev->loss);
 		break;
 	case BP_EV_SAMPLE:
 		return write_sample(e, s, &ev->sample);
 	case BP_EV_EDGE:
+		if (ev->edge.kind == BP_EDGE_RESUME && ((struct chrome_priv *)e->priv)->coro)
+			coro__edge(((struct chrome_priv *)e->priv)->coro, &ev->edge);
 		return write_edge(e, s, &ev->edge);
 	case BP_EV_ANNOT:
 		return write_annot(e, &ev->annot);
@@ -524,8 +605,11 @@ static int chrome_end(struct exporter *e, const struct bp_session *s)
 {
 	FILE *f = e->out;
 	char name[sizeof(s->threads[0].name) + 1];
+	struct coro_close cc = { e, s };
 	size_t i;
 
+	/* spans still suspended: closed where their last slice ended */
+	coro__drain(((struct chrome_priv *)e->priv)->coro, coro_close_open, &cc);
 	for (i = 0; i < s->nprocs; i++) {
 		const struct bp_process *p = &s->procs[i];
 
@@ -577,6 +661,7 @@ static void chrome_free(struct exporter *e)
 	if (p) {
 		free(p->head);
 		free(p->tail);
+		coro__free(p->coro);
 	}
 }
 

@@ -48,6 +48,7 @@ int main(void)
 	P("op_resume_quick", RESUME_QUICK);
 	P("owned_by_generator", FRAME_OWNED_BY_GENERATOR);
 	P("frame_suspended", FRAME_SUSPENDED);
+	P("code_flags", offsetof(PyCodeObject, co_flags));
 	printf("\t} },\n");
 	return 0;
 }

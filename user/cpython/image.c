@@ -45,7 +45,7 @@ static const struct py_version versions[] = {
 		.runtime_interp = 40, .interp_threads = 16, .tstate_next = 8,
 		.tstate_native_tid = 160, .frame_is_entry = 68,
 		.op_resume = 151, .op_resume_quick = 150, .owned_by_generator = 1,
-		.frame_suspended = -1,
+		.frame_suspended = -1, .code_flags = 48,
 	} },
 };
 

@@ -42,14 +42,17 @@ struct py_name {
 	bool shown;
 };
 
-/* The last suspension of a generator frame: the far end of its resume edge. */
+/*
+ * The last suspension of a generator frame: the far end of its resume edge.
+ * Keyed by (pid, frame), removed when the frame resumes or starts anew (its
+ * address taken by another generator): every suspended frame has its entry,
+ * so every resume has its edge (model/coro.h joins a coroutine's slices by them).
+ */
 struct py_susp {
-	uint64_t frame;
+	uint64_t frame;		/* 0: empty slot */
 	uint64_t call, ts;
 	uint32_t pid, tid, func, pad;
 };
-
-#define PY_SUSP_SLOTS (1u << 14)
 
 /* A thread's Python frames, waiting for its next sample. */
 struct py_tstate {
@@ -64,6 +67,7 @@ struct py_decoder {
 	struct py_name *names;
 	size_t names_cap, names_used;
 	struct py_susp *susp;
+	size_t susp_cap, susp_used;
 	char **inc, **exc;
 	size_t ninc, nexc;
 	uint64_t nunnamed;	/* records whose code was never named (its record lost) */
@@ -189,6 +193,74 @@ static const struct hashtab_ops codes_ops = {
 	sizeof(struct py_code), 1024, code_empty, code_hash,
 };
 
+static bool susp_empty(const void *slot)
+{
+	return !((const struct py_susp *)slot)->frame;
+}
+
+static uint64_t susp_hash(const void *slot)
+{
+	const struct py_susp *x = slot;
+
+	return hash_code(x->pid, x->frame);
+}
+
+static const struct hashtab_ops susp_ops = {
+	sizeof(struct py_susp), 256, susp_empty, susp_hash,
+};
+
+/* The slot of (pid, frame): its entry, or the empty slot where it would go. */
+static size_t susp_index(const struct py_decoder *p, uint32_t pid, uint64_t frame)
+{
+	size_t i;
+
+	for (i = hashtab__first(hash_code(pid, frame), p->susp_cap); p->susp[i].frame;
+	     i = hashtab__next(i, p->susp_cap))
+		if (p->susp[i].frame == frame && p->susp[i].pid == pid)
+			break;
+	return i;
+}
+
+/* Takes the suspension of (pid, frame) out into *out; false if there is none. */
+static bool susp_take(struct py_decoder *p, uint32_t pid, uint64_t frame, struct py_susp *out)
+{
+	size_t i, j, h;
+
+	if (!p->susp_cap)
+		return false;
+	i = susp_index(p, pid, frame);
+	if (!p->susp[i].frame)
+		return false;
+	*out = p->susp[i];
+	/* backward-shift deletion: no tombstones, probe sequences stay whole */
+	for (j = hashtab__next(i, p->susp_cap); p->susp[j].frame; j = hashtab__next(j, p->susp_cap)) {
+		bool home_between;	/* its home slot is in (i, j], cyclically: it stays */
+
+		h = hashtab__first(susp_hash(&p->susp[j]), p->susp_cap);
+		home_between = i < j ? h > i && h <= j : h > i || h <= j;
+		if (!home_between) {
+			p->susp[i] = p->susp[j];
+			i = j;
+		}
+	}
+	memset(&p->susp[i], 0, sizeof(p->susp[i]));
+	p->susp_used--;
+	return true;
+}
+
+static struct py_susp *susp_put(struct py_decoder *p, uint32_t pid, uint64_t frame)
+{
+	size_t i;
+
+	hashtab__reserve((void **)&p->susp, &p->susp_cap, p->susp_used, &susp_ops);
+	i = susp_index(p, pid, frame);
+	if (!p->susp[i].frame)
+		p->susp_used++;
+	p->susp[i].frame = frame;
+	p->susp[i].pid = pid;
+	return &p->susp[i];
+}
+
 static struct py_name *name_slot(struct py_decoder *p, const char *key)
 {
 	size_t i;
@@ -298,6 +370,12 @@ int dec_on_pycode(struct decoder *d, const struct bp_rec_pycode *r)
 	else
 		to_utf8(r->file, r->file_len, r->file_kind, file, sizeof(file));
 	n = intern(d, file, name, r->firstlineno);
+	if (r->flags & BP_PYCODE_GENERATOR)
+		d->s->funcs[n->func].flags |= BP_FUNC_GENERATOR;
+	if (r->flags & BP_PYCODE_COROUTINE)
+		d->s->funcs[n->func].flags |= BP_FUNC_COROUTINE;
+	if (r->flags & BP_PYCODE_ASYNC_GEN)
+		d->s->funcs[n->func].flags |= BP_FUNC_ASYNC_GEN;
 	c = code_slot(p, r->h.pid_tgid >> 32, r->code, true);
 	c->func = n->func;
 	c->shown = n->shown;
@@ -331,6 +409,8 @@ static int py_start(struct decoder *d, struct tstate *t, const struct bp_rec_py 
 		    uint64_t ts)
 {
 	struct py_decoder *p = d->py;
+	struct bp_edge e = { .kind = BP_EDGE_RESUME };
+	struct py_susp s;
 	uint32_t i;
 	int err = 0;
 
@@ -358,29 +438,24 @@ static int py_start(struct decoder *d, struct tstate *t, const struct bp_rec_py 
 		return err;
 	dec_push(d, t, func, ts, r->sp, d->next_id++, false);
 	t->stack[t->depth - 1].pyframe = r->frame;
+	if (!susp_take(p, t->pid, r->frame, &s) || !s.call || r->h.flags == BP_PY_CALL)
+		s.call = 0;	/* a new frame at the address of one that never resumed */
 	if (r->h.flags == BP_PY_CALL)
 		return 0;
 	t->stack[t->depth - 1].flags |= BP_CALL_RESUMED;
-	if (p->susp) {
-		struct py_susp *s = &p->susp[hash_code(t->pid, r->frame) & (PY_SUSP_SLOTS - 1)];
-		struct bp_edge e = { .kind = BP_EDGE_RESUME };
-
-		if (s->frame != r->frame || s->pid != t->pid || !s->call)
-			return 0;
-		e.src_call = s->call;
-		e.src_ts = s->ts;
-		e.src_pid = s->pid;
-		e.src_tid = s->tid;
-		e.src_func = s->func;
-		e.dst_call = t->stack[t->depth - 1].id;
-		e.dst_ts = ts;
-		e.dst_pid = t->pid;
-		e.dst_tid = t->tid;
-		e.dst_func = func;
-		s->call = 0;
-		return dec_emit_edge(d, &e);
-	}
-	return 0;
+	if (!s.call)
+		return 0;
+	e.src_call = s.call;
+	e.src_ts = s.ts;
+	e.src_pid = s.pid;
+	e.src_tid = s.tid;
+	e.src_func = s.func;
+	e.dst_call = t->stack[t->depth - 1].id;
+	e.dst_ts = ts;
+	e.dst_pid = t->pid;
+	e.dst_tid = t->tid;
+	e.dst_func = func;
+	return dec_emit_edge(d, &e);
 }
 
 static int py_end(struct decoder *d, struct tstate *t, const struct bp_rec_py *r, uint32_t func,
@@ -428,15 +503,11 @@ static int py_end(struct decoder *d, struct tstate *t, const struct bp_rec_py *r
 	}
 	if (err || r->h.flags != BP_PY_YIELD)
 		return err;
-	if (!p->susp)
-		p->susp = xcalloc(PY_SUSP_SLOTS, sizeof(*p->susp));
 	{
-		struct py_susp *s = &p->susp[hash_code(t->pid, r->frame) & (PY_SUSP_SLOTS - 1)];
+		struct py_susp *s = susp_put(p, t->pid, r->frame);
 
-		s->frame = r->frame;
 		s->call = id;
 		s->ts = ts;
-		s->pid = t->pid;
 		s->tid = t->tid;
 		s->func = func;
 	}

@@ -40,6 +40,12 @@ struct bp_module {
 #define BP_FUNC_PYTHON		0x20000	/* a Python function: name = qualified name, module = its file */
 /* the overhead governor stopped tracing it (--max-overhead; a BP_ANNOT_DROP says when) */
 #define BP_FUNC_DROPPED		0x40000
+/* a Python generator, coroutine or async generator (co_flags): its calls are spans of
+ * slices, suspended and resumed (model/coro.h) */
+#define BP_FUNC_GENERATOR	0x80000
+#define BP_FUNC_COROUTINE	0x100000
+#define BP_FUNC_ASYNC_GEN	0x200000
+#define BP_FUNC_RESUMABLE	(BP_FUNC_GENERATOR | BP_FUNC_COROUTINE | BP_FUNC_ASYNC_GEN)
 /* what the formats without annotations append to a dropped function's name */
 #define BP_DROPPED_SUFFIX	" [dropped by --max-overhead]"
 

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Coroutine spans from their slices and resume edges (see coro.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "coro.h"
+#include "base/hashtab.h"
+#include "base/log.h"
+#include "base/util.h"
+
+/* A suspended span, keyed by the call id its next slice will have (or its last one's). */
+struct held {
+	uint64_t key;		/* 0: empty slot */
+	struct coro_span sp;
+};
+
+struct coro_joiner {
+	struct held *tab;
+	size_t cap, used;
+};
+
+static uint64_t key_hash(uint64_t k)
+{
+	return k * 0x9e3779b97f4a7c15ull;
+}
+
+static bool held_empty(const void *slot)
+{
+	return !((const struct held *)slot)->key;
+}
+
+static uint64_t held_hash(const void *slot)
+{
+	return key_hash(((const struct held *)slot)->key);
+}
+
+static const struct hashtab_ops held_ops = {
+	sizeof(struct held), 64, held_empty, held_hash,
+};
+
+struct coro_joiner *coro__new(void)
+{
+	return xcalloc(1, sizeof(struct coro_joiner));
+}
+
+void coro__free(struct coro_joiner *j)
+{
+	if (!j)
+		return;
+	free(j->tab);
+	free(j);
+}
+
+size_t coro__held(const struct coro_joiner *j)
+{
+	return j ? j->used : 0;
+}
+
+static size_t find(const struct coro_joiner *j, uint64_t key)
+{
+	size_t i;
+
+	for (i = hashtab__first(key_hash(key), j->cap); j->tab[i].key && j->tab[i].key != key;
+	     i = hashtab__next(i, j->cap))
+		;
+	return i;
+}
+
+/* Takes the span held under key into *out; false if none. */
+static bool take(struct coro_joiner *j, uint64_t key, struct coro_span *out)
+{
+	size_t i, k, h;
+
+	if (!j->cap || !key)
+		return false;
+	i = find(j, key);
+	if (!j->tab[i].key)
+		return false;
+	*out = j->tab[i].sp;
+	/* backward-shift deletion: probe sequences stay whole without tombstones */
+	for (k = hashtab__next(i, j->cap); j->tab[k].key; k = hashtab__next(k, j->cap)) {
+		bool stays;	/* its home slot is in (i, k], cyclically */
+
+		h = hashtab__first(held_hash(&j->tab[k]), j->cap);
+		stays = i < k ? h > i && h <= k : h > i || h <= k;
+		if (!stays) {
+			j->tab[i] = j->tab[k];
+			i = k;
+		}
+	}
+	memset(&j->tab[i], 0, sizeof(j->tab[i]));
+	j->used--;
+	return true;
+}
+
+static void put(struct coro_joiner *j, uint64_t key, const struct coro_span *sp)
+{
+	size_t i;
+
+	if (!key)
+		return;
+	hashtab__reserve((void **)&j->tab, &j->cap, j->used, &held_ops);
+	i = find(j, key);
+	if (!j->tab[i].key)
+		j->used++;
+	j->tab[i].key = key;
+	j->tab[i].sp = *sp;
+}
+
+enum coro_slice coro__call(struct coro_joiner *j, const struct bp_session *s,
+			   const struct bp_call *c, struct coro_span *span)
+{
+	bool resumable = s && c->func < s->nfuncs && (s->funcs[c->func].flags & BP_FUNC_RESUMABLE);
+	uint64_t dur = c->end > c->begin ? c->end - c->begin : 0;
+
+	if (!(c->flags & (BP_CALL_SUSPENDED | BP_CALL_RESUMED)) && !resumable)
+		return CORO_NOT_SLICE;
+	if (!(c->flags & BP_CALL_RESUMED) || !take(j, c->id, span)) {
+		memset(span, 0, sizeof(*span));
+		span->id = c->id;
+		span->begin = c->begin;
+		span->pid = c->pid;
+		span->tid = c->tid;
+		span->func = c->func;
+		if (c->flags & (BP_CALL_RESUMED | BP_CALL_NO_ENTRY | BP_CALL_ENTRY_LOST))
+			span->flags |= CORO_NO_START;
+	}
+	span->end = c->end;
+	span->exec += dur;
+	if (dur > span->max_slice)
+		span->max_slice = dur;
+	span->nslices++;
+	if (c->flags & BP_CALL_SUSPENDED) {
+		/* until its resume edge names the next slice: under this slice's id */
+		put(j, c->id, span);
+		return CORO_SLICE;
+	}
+	if (c->flags & BP_CALL_RAISED)
+		span->flags |= CORO_RAISED;
+	if (c->flags & BP_CALL_UNFINISHED)
+		span->flags |= CORO_OPEN;	/* running when the recording ended */
+	return CORO_LAST;
+}
+
+void coro__edge(struct coro_joiner *j, const struct bp_edge *e)
+{
+	struct coro_span sp;
+
+	if (e->kind != BP_EDGE_RESUME || !take(j, e->src_call, &sp))
+		return;
+	put(j, e->dst_call, &sp);
+}
+
+int coro__drain(struct coro_joiner *j, int (*fn)(void *ctx, const struct coro_span *sp),
+		void *ctx)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; j && i < j->cap && !err; i++) {
+		if (!j->tab[i].key)
+			continue;
+		j->tab[i].sp.flags |= CORO_OPEN;
+		err = fn(ctx, &j->tab[i].sp);
+	}
+	if (j) {
+		free(j->tab);
+		j->tab = NULL;
+		j->cap = j->used = 0;
+	}
+	return err;
+}

@@ -91,6 +91,7 @@ struct report {
 	size_t ndrops;
 	uint64_t last_end;	/* latest call end: the wall time when the session has none */
 	struct report_args *args;	/* --args FUNC:PARAM (args.c), NULL: none */
+	struct report_coro *coro;	/* coroutine spans (coro.c), NULL: none met */
 
 	/* built by resolve() from the (complete) session paths */
 	uint32_t *first_child, *next_sibling;	/* per path, 0 = none */
@@ -282,6 +283,15 @@ void diff_put_path(const struct diff *d, FILE *f, uint32_t p, bool folded);
 void diff_print_json(struct diff *d, FILE *f);
 void diff_print_csv(struct diff *d, FILE *f);
 void diff_print_folded(struct diff *d, FILE *f);
+
+/* coro.c: the coroutine table (one row per coroutine/generator function) */
+struct bp_call;
+struct bp_edge;
+void report_coro_call(struct report *r, const struct bp_session *s, const struct bp_call *c);
+void report_coro_edge(struct report *r, const struct bp_edge *e);
+void report_coro_pretty(struct report *r, const struct bp_session *s, FILE *f);
+void report_coro_json(struct report *r, const struct bp_session *s, FILE *f);
+void report_coro_free(struct report *r);
 
 /* --args FUNC:PARAM (args.c) */
 struct report_args;

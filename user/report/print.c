@@ -174,6 +174,8 @@ static void print_json(struct report *r, const struct bp_session *s, FILE *f)
 	json_marks(r, f);
 	fputs("],\n\"dropped\":[", f);
 	report_drops_json(r, s, f);
+	fputs("],\n\"coroutines\":[", f);
+	report_coro_json(r, s, f);
 	fputs("]}\n", f);
 }
 
@@ -460,6 +462,8 @@ int report__print(struct report *r, const struct bp_session *s, FILE *f)
 			fputc('\n', f);
 			report_walk_tree(r, s, f, pretty_node);
 		}
+		if (!r->o.tree_only)
+			report_coro_pretty(r, s, f);
 		if (!r->o.tree_only) {
 			pretty_samples(r, s, f, 0);
 			pretty_samples(r, s, f, 1);

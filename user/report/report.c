@@ -140,6 +140,7 @@ void report__free(struct report *r)
 	if (!r)
 		return;
 	report_args__free(r->args);
+	report_coro_free(r);
 	for (i = 0; i < r->nfuncs; i++)
 		free(r->funcs[i].hist);
 	free(r->funcs);
@@ -349,12 +350,14 @@ int report__add(struct report *r, const struct bp_session *s, const struct bp_ev
 		if (c->func >= s->nfuncs)
 			return -EINVAL;
 		add_call(r, c);
+		report_coro_call(r, s, c);
 		if (r->args)
 			report_args__add(r->args, s, c);
 		return 0;
 	case BP_EV_SAMPLE:
 		return add_sample(r, s, &ev->sample);
 	case BP_EV_EDGE:
+		report_coro_edge(r, &ev->edge);
 		return add_edge(r, s, &ev->edge);
 	case BP_EV_ANNOT:
 		if (ev->annot.kind == BP_ANNOT_DROP)

@@ -502,8 +502,12 @@ static void coro_event(struct exporter *e, const struct bp_session *s, const cha
 		sp->id);
 	json_us(f, ts);
 	fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{", sp->pid, sp->tid);
-	if (call) {
-		fprintf(f, "\"call_id\":%" PRIu64 "}}", call);
+	if (call || *ph == 'b') {
+		/* a slice: its call; the span's begin: the figures come with its end */
+		if (call)
+			fprintf(f, "\"call_id\":%" PRIu64 "}}", call);
+		else
+			fputs("\"span\":true}}", f);
 		return;
 	}
 	fprintf(f, "\"span\":true,\"slices\":%" PRIu32 ",\"exec_us\":", sp->nslices);

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* model/coro.c: coroutine spans joined from slices and resume edges. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model/coro.h"
+
+static struct bp_call call(uint64_t id, uint32_t func, uint64_t begin, uint64_t end, uint32_t flags)
+{
+	struct bp_call c;
+
+	memset(&c, 0, sizeof(c));
+	c.id = id;
+	c.func = func;
+	c.begin = begin;
+	c.end = end;
+	c.flags = flags;
+	c.pid = c.tid = 7;
+	return c;
+}
+
+static void edge(struct coro_joiner *j, uint64_t src, uint64_t dst)
+{
+	struct bp_edge e;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = BP_EDGE_RESUME;
+	e.src_call = src;
+	e.dst_call = dst;
+	coro__edge(j, &e);
+}
+
+static enum coro_slice feed(struct coro_joiner *j, const struct bp_session *s, uint64_t id,
+			    uint32_t func, uint64_t b, uint64_t e, uint32_t flags,
+			    struct coro_span *sp)
+{
+	struct bp_call c = call(id, func, b, e, flags);
+
+	return coro__call(j, s, &c, sp);
+}
+
+#define SUSP BP_CALL_SUSPENDED
+#define RES BP_CALL_RESUMED
+
+/* Two coroutines taking turns: each span holds exactly its own slices. */
+static void test_interleaved(void **state)
+{
+	struct coro_joiner *j = coro__new();
+	struct coro_span sp;
+
+	(void)state;
+	assert_int_equal(feed(j, NULL, 1, 5, 0, 10, SUSP, &sp), CORO_SLICE);
+	assert_int_equal(feed(j, NULL, 2, 6, 10, 15, SUSP, &sp), CORO_SLICE);
+	edge(j, 1, 3);
+	assert_int_equal(feed(j, NULL, 3, 5, 20, 40, SUSP | RES, &sp), CORO_SLICE);
+	edge(j, 2, 4);
+	assert_int_equal(feed(j, NULL, 4, 6, 50, 51, RES | BP_CALL_RAISED, &sp), CORO_LAST);
+	assert_int_equal(sp.id, 2);
+	assert_int_equal(sp.nslices, 2);
+	assert_int_equal(sp.begin, 10);
+	assert_int_equal(sp.end, 51);
+	assert_int_equal(sp.exec, 6);
+	assert_int_equal(sp.flags, CORO_RAISED);
+	edge(j, 3, 5);
+	assert_int_equal(feed(j, NULL, 5, 5, 60, 63, RES, &sp), CORO_LAST);
+	assert_int_equal(sp.id, 1);
+	assert_int_equal(sp.func, 5);
+	assert_int_equal(sp.nslices, 3);
+	assert_int_equal(sp.exec, 33);
+	assert_int_equal(sp.max_slice, 20);
+	assert_int_equal(sp.end - sp.begin, 63);
+	assert_int_equal(sp.flags, 0);
+	assert_int_equal(coro__held(j), 0);
+	coro__free(j);
+}
+
+/* A plain call is no slice; a coroutine's call that never suspends is a span of one. */
+static void test_plain_and_resumable(void **state)
+{
+	struct bp_func funcs[2];
+	struct bp_session s;
+	struct coro_joiner *j = coro__new();
+	struct coro_span sp;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	memset(funcs, 0, sizeof(funcs));
+	funcs[1].flags = BP_FUNC_PYTHON | BP_FUNC_COROUTINE;
+	s.funcs = funcs;
+	s.nfuncs = 2;
+	assert_int_equal(feed(j, &s, 1, 0, 0, 5, 0, &sp), CORO_NOT_SLICE);
+	assert_int_equal(feed(j, &s, 2, 1, 0, 5, 0, &sp), CORO_LAST);
+	assert_int_equal(sp.nslices, 1);
+	assert_int_equal(sp.exec, 5);
+	coro__free(j);
+}
+
+static int count_open(void *ctx, const struct coro_span *sp)
+{
+	assert_true(sp->flags & CORO_OPEN);
+	(*(int *)ctx)++;
+	return 0;
+}
+
+/* A resume without its edge starts a span flagged; spans never resumed are drained open. */
+static void test_lost_edge_and_open(void **state)
+{
+	struct coro_joiner *j = coro__new();
+	struct coro_span sp;
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(feed(j, NULL, 1, 3, 0, 1, SUSP, &sp), CORO_SLICE);
+	assert_int_equal(feed(j, NULL, 9, 3, 5, 6, RES, &sp), CORO_LAST);
+	assert_int_equal(sp.id, 9);
+	assert_int_equal(sp.flags, CORO_NO_START);
+	edge(j, 42, 43);	/* an edge from nothing held: ignored */
+	assert_int_equal(feed(j, NULL, 10, 3, 7, 8, SUSP, &sp), CORO_SLICE);
+	assert_int_equal(coro__held(j), 2);
+	assert_int_equal(coro__drain(j, count_open, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(coro__held(j), 0);
+	coro__free(j);
+}
+
+/* Many coroutines suspended at once, resumed in another order: every span whole. */
+static void test_many(void **state)
+{
+	enum { N = 20000, ROUNDS = 3 };
+	struct coro_joiner *j = coro__new();
+	struct coro_span sp;
+	uint64_t id = 1, *last = calloc(N, sizeof(*last));
+	uint64_t i, r, ends = 0;
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		last[i] = id;
+		assert_int_equal(feed(j, NULL, id++, 1, i, i + 1, SUSP, &sp), CORO_SLICE);
+	}
+	for (r = 1; r <= ROUNDS; r++) {
+		for (i = 0; i < N; i++) {
+			uint64_t k = (i * 7919 + r) % N;	/* a permutation of 0..N-1 */
+			bool final = r == ROUNDS;
+
+			edge(j, last[k], id);
+			last[k] = id;
+			if (final) {
+				assert_int_equal(feed(j, NULL, id++, 1, 0, 1, RES, &sp), CORO_LAST);
+				assert_int_equal(sp.nslices, ROUNDS + 1);
+				assert_int_equal(sp.id, k + 1);
+				assert_int_equal(sp.flags, 0);
+				ends++;
+			} else {
+				assert_int_equal(feed(j, NULL, id++, 1, 0, 1, SUSP | RES, &sp),
+						 CORO_SLICE);
+			}
+		}
+	}
+	assert_int_equal(ends, N);
+	assert_int_equal(coro__held(j), 0);
+	free(last);
+	coro__free(j);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_interleaved),
+		cmocka_unit_test(test_plain_and_resumable),
+		cmocka_unit_test(test_lost_edge_and_open),
+		cmocka_unit_test(test_many),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

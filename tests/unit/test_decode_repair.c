@@ -213,6 +213,58 @@ static void test_python_frames_take_no_retprobe(void **state)
 	assert_int_equal(f->s.nno_retprobe, 6);
 }
 
+/* Resume edges of many generators suspended at once: what the sink saw. */
+#define NGEN 4096
+struct resumes {
+	uint64_t first[NGEN];	/* generator i's first slice (emitted in order of i) */
+	uint64_t nfirst, nedges, bad;
+};
+
+static int resume_sink(void *ctx, const struct bp_event *ev)
+{
+	struct resumes *r = ctx;
+
+	if (ev->kind == BP_EV_CALL && !(ev->call.flags & BP_CALL_RESUMED) && r->nfirst < NGEN)
+		r->first[r->nfirst++] = ev->call.id;
+	if (ev->kind == BP_EV_EDGE && ev->edge.kind == BP_EDGE_RESUME) {
+		/* the generators resume from the last one down: the k-th resumption is NGEN-1-k's */
+		uint64_t k = r->nedges++;
+
+		r->bad += k >= NGEN || ev->edge.src_call != r->first[NGEN - 1 - k];
+	}
+	return 0;
+}
+
+/*
+ * NGEN generators suspended at once, resumed in reverse: every resumption
+ * has its edge from that generator's own suspension (a table that loses a
+ * suspension when two frames share a slot drops edges).
+ */
+static void test_python_resume_edges_of_many_generators(void **state)
+{
+	struct fix *f = *state;
+	struct resumes *res = calloc(1, sizeof(*res));
+	struct decoder *saved = f->d, *d;
+	int i;
+
+	assert_int_equal(decoder__new(&f->s, resume_sink, res, &d), 0);
+	f->d = d;
+	for (i = 0; i < NGEN; i++) {
+		py(f, BP_PY_CALL, 0x7f0000000000 + 0x10000ull * i, 0, 10 + 2 * i, SP0);
+		py(f, BP_PY_YIELD, 0x7f0000000000 + 0x10000ull * i, 0, 11 + 2 * i, SP0);
+	}
+	for (i = NGEN - 1; i >= 0; i--) {
+		py(f, BP_PY_RESUME, 0x7f0000000000 + 0x10000ull * i, 0, 100000 + 2 * (NGEN - i), SP0);
+		py(f, BP_PY_RETURN, 0x7f0000000000 + 0x10000ull * i, 0, 100001 + 2 * (NGEN - i), SP0);
+	}
+	assert_int_equal(res->nfirst, NGEN);
+	assert_int_equal(res->nedges, NGEN);
+	assert_int_equal(res->bad, 0);
+	decoder__free(d);
+	f->d = saved;
+	free(res);
+}
+
 static void test_loss_marker_and_bad_records(void **state)
 {
 	struct fix *f = *state;
@@ -375,6 +427,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fall_through_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_beyond_retprobe_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_python_frames_take_no_retprobe, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_python_resume_edges_of_many_generators, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_loss_marker_and_bad_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_entry_is_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_entry_outermost, setup, teardown),

@@ -17,24 +17,11 @@
 #include "exporter.h"
 #include "base/json.h"
 #include "model/argsig.h"
-#include "model/coro.h"
 #include "base/log.h"
 
-/*
- * The per-call path is the hot loop of an export (millions of events): each
- * function's escaped name and module are formatted once and cached, numbers
- * are written by hand into a line buffer, and the line goes out with one
- * fwrite -- about 5x faster than fprintf per field.
- */
-struct chrome_priv {
-	bool need_comma;	/* an event has been written: JSON forbids a trailing comma */
-	char **head;		/* per function: {"name":"...","cat":"call","ph":"X","ts": */
-	char **tail;		/* per function: ,"module":"..." or "" */
-	size_t nhead;
-	uint64_t nflows;	/* flow ids */
-	uint64_t nevents;	/* written, for the size warning at the end */
-	struct coro_joiner *coro;	/* coroutine spans (model/coro.h), NULL until a slice */
-};
+#include "chrome.h"
+#include "model/coro.h"
+
 
 /*
  * What the JSON viewers open (README, "Viewer limits"): chrome://tracing
@@ -68,42 +55,6 @@ static int chrome_begin(struct exporter *e, const struct bp_session *s)
 	json_str(f, s->kernel);
 	fputs("},\"traceEvents\":[", f);
 	return 0;
-}
-
-/* Appends the decimal digits of v; returns the new end. */
-static char *put_u64(char *p, uint64_t v)
-{
-	char tmp[24];
-	int n = 0;
-
-	do {
-		tmp[n++] = '0' + v % 10;
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
-/* ns as microseconds with three decimals, like json_us(). */
-static char *put_us(char *p, uint64_t ns)
-{
-	uint64_t frac = ns % 1000;
-
-	p = put_u64(p, ns / 1000);
-	*p++ = '.';
-	*p++ = '0' + frac / 100;
-	*p++ = '0' + frac / 10 % 10;
-	*p++ = '0' + frac % 10;
-	return p;
-}
-
-static char *put_str(char *p, const char *s)
-{
-	size_t n = strlen(s);
-
-	memcpy(p, s, n);
-	return p + n;
 }
 
 /* Formats a JSON string through json_str() into a malloc'd buffer. */
@@ -483,82 +434,15 @@ static int write_annot(struct exporter *e, const struct bp_annot *a)
 	return 0;
 }
 
-/*
- * A coroutine span as a nestable async slice ("b"/"e", id = its first
- * slice's call id) on a track of its own, holding its on-CPU slices as
- * async slices of the same id and name; the thread's track keeps the slices
- * as calls.  The span's "b" goes out with its first slice, its "e" (with
- * the span's figures) after its last.
- */
-static void coro_event(struct exporter *e, const struct bp_session *s, const char *ph,
-		       uint64_t ts, const struct coro_span *sp, uint64_t call)
+/* chrome_coro.c's way to the line writer and the name cache */
+void chrome_sep(struct exporter *e)
 {
-	FILE *f = e->out;
-
 	sep(e);
-	fputs("{\"name\":", f);
-	json_str(f, session__func_name(s, sp->func));
-	fprintf(f, ",\"cat\":\"coroutine\",\"ph\":\"%s\",\"id\":\"0x%" PRIx64 "\",\"ts\":", ph,
-		sp->id);
-	json_us(f, ts);
-	fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{", sp->pid, sp->tid);
-	if (call || *ph == 'b') {
-		/* a slice: its call; the span's begin: the figures come with its end */
-		if (call)
-			fprintf(f, "\"call_id\":%" PRIu64 "}}", call);
-		else
-			fputs("\"span\":true}}", f);
-		return;
-	}
-	fprintf(f, "\"span\":true,\"slices\":%" PRIu32 ",\"exec_us\":", sp->nslices);
-	json_us(f, sp->exec);
-	fputs(",\"wall_us\":", f);
-	json_us(f, sp->end > sp->begin ? sp->end - sp->begin : 0);
-	fputs(",\"max_slice_us\":", f);
-	json_us(f, sp->max_slice);
-	if (sp->flags & CORO_RAISED)
-		fputs(",\"raised\":true", f);
-	if (sp->flags & CORO_OPEN)
-		fputs(",\"open\":true", f);
-	if (sp->flags & CORO_NO_START)
-		fputs(",\"began_before_recording\":true", f);
-	fputs("}}", f);
 }
 
-static int coro_call(struct exporter *e, const struct bp_session *s, const struct bp_call *c)
+int chrome_cache_func(struct chrome_priv *p, const struct bp_session *s, uint32_t func)
 {
-	struct chrome_priv *pr = e->priv;
-	struct coro_span sp;
-	enum coro_slice k;
-
-	if (!pr->coro && !(c->flags & (BP_CALL_SUSPENDED | BP_CALL_RESUMED)) &&
-	    !(c->func < s->nfuncs && (s->funcs[c->func].flags & BP_FUNC_RESUMABLE)))
-		return 0;
-	if (!pr->coro)
-		pr->coro = coro__new();
-	k = coro__call(pr->coro, s, c, &sp);
-	if (k == CORO_NOT_SLICE)
-		return 0;
-	if (sp.nslices == 1)
-		coro_event(e, s, "b", sp.begin, &sp, 0);
-	coro_event(e, s, "b", c->begin, &sp, c->id);
-	coro_event(e, s, "e", c->end, &sp, c->id);
-	if (k == CORO_LAST)
-		coro_event(e, s, "e", sp.end, &sp, 0);
-	return 0;
-}
-
-struct coro_close {
-	struct exporter *e;
-	const struct bp_session *s;
-};
-
-static int coro_close_open(void *ctx, const struct coro_span *sp)
-{
-	struct coro_close *cc = ctx;
-
-	coro_event(cc->e, cc->s, "e", sp->end, sp, 0);
-	return 0;
+	return cache_func(p, s, func);
 }
 
 static int chrome_event(struct exporter *e, const struct bp_session *s, const struct bp_event *ev)
@@ -567,7 +451,7 @@ static int chrome_event(struct exporter *e, const struct bp_session *s, const st
 	case BP_EV_CALL: {
 		int err = write_call(e, s, &ev->call);
 
-		return err ? err : coro_call(e, s, &ev->call);
+		return err ? err : chrome_coro_call(e, s, &ev->call);
 	}
 	case BP_EV_LOSS:
 		write_loss(e, &ev->loss);
@@ -609,11 +493,9 @@ static int chrome_end(struct exporter *e, const struct bp_session *s)
 {
 	FILE *f = e->out;
 	char name[sizeof(s->threads[0].name) + 1];
-	struct coro_close cc = { e, s };
 	size_t i;
 
-	/* spans still suspended: closed where their last slice ended */
-	coro__drain(((struct chrome_priv *)e->priv)->coro, coro_close_open, &cc);
+	chrome_coro_end(e, s);
 	for (i = 0; i < s->nprocs; i++) {
 		const struct bp_process *p = &s->procs[i];
 

@@ -28,3 +28,20 @@ void hashtab__reserve(void **tab, size_t *cap, size_t used, const struct hashtab
 	*tab = new;
 	*cap = newcap;
 }
+
+void hashtab__remove(void *tab, size_t cap, size_t i, const struct hashtab_ops *ops)
+{
+	char *t = tab;
+	size_t j, h;
+
+	/* backward-shift deletion: an entry after i moves back into the hole unless its
+	 * home slot lies in (hole, its slot], cyclically; no tombstones */
+	for (j = hashtab__next(i, cap); !ops->empty(t + j * ops->slot); j = hashtab__next(j, cap)) {
+		h = hashtab__first(ops->hash(t + j * ops->slot), cap);
+		if (i < j ? h > i && h <= j : h > i || h <= j)
+			continue;
+		memcpy(t + i * ops->slot, t + j * ops->slot, ops->slot);
+		i = j;
+	}
+	memset(t + i * ops->slot, 0, ops->slot);
+}

@@ -23,6 +23,9 @@ struct hashtab_ops {
 /* Room for one more (used + 1 at most half of *cap): grows *tab if needed. */
 void hashtab__reserve(void **tab, size_t *cap, size_t used, const struct hashtab_ops *ops);
 
+/* Empties used slot i (a table whose empty slots are all-zero bytes); the caller counts it. */
+void hashtab__remove(void *tab, size_t cap, size_t i, const struct hashtab_ops *ops);
+
 /* The probe sequence: start at hash, step by one. */
 static inline size_t hashtab__first(uint64_t hash, size_t cap)
 {

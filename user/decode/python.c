@@ -224,7 +224,7 @@ static size_t susp_index(const struct py_decoder *p, uint32_t pid, uint64_t fram
 /* Takes the suspension of (pid, frame) out into *out; false if there is none. */
 static bool susp_take(struct py_decoder *p, uint32_t pid, uint64_t frame, struct py_susp *out)
 {
-	size_t i, j, h;
+	size_t i;
 
 	if (!p->susp_cap)
 		return false;
@@ -232,18 +232,7 @@ static bool susp_take(struct py_decoder *p, uint32_t pid, uint64_t frame, struct
 	if (!p->susp[i].frame)
 		return false;
 	*out = p->susp[i];
-	/* backward-shift deletion: no tombstones, probe sequences stay whole */
-	for (j = hashtab__next(i, p->susp_cap); p->susp[j].frame; j = hashtab__next(j, p->susp_cap)) {
-		bool home_between;	/* its home slot is in (i, j], cyclically: it stays */
-
-		h = hashtab__first(susp_hash(&p->susp[j]), p->susp_cap);
-		home_between = i < j ? h > i && h <= j : h > i || h <= j;
-		if (!home_between) {
-			p->susp[i] = p->susp[j];
-			i = j;
-		}
-	}
-	memset(&p->susp[i], 0, sizeof(p->susp[i]));
+	hashtab__remove(p->susp, p->susp_cap, i, &susp_ops);
 	p->susp_used--;
 	return true;
 }

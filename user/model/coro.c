@@ -69,7 +69,7 @@ static size_t find(const struct coro_joiner *j, uint64_t key)
 /* Takes the span held under key into *out; false if none. */
 static bool take(struct coro_joiner *j, uint64_t key, struct coro_span *out)
 {
-	size_t i, k, h;
+	size_t i;
 
 	if (!j->cap || !key)
 		return false;
@@ -77,18 +77,7 @@ static bool take(struct coro_joiner *j, uint64_t key, struct coro_span *out)
 	if (!j->tab[i].key)
 		return false;
 	*out = j->tab[i].sp;
-	/* backward-shift deletion: probe sequences stay whole without tombstones */
-	for (k = hashtab__next(i, j->cap); j->tab[k].key; k = hashtab__next(k, j->cap)) {
-		bool stays;	/* its home slot is in (i, k], cyclically */
-
-		h = hashtab__first(held_hash(&j->tab[k]), j->cap);
-		stays = i < k ? h > i && h <= k : h > i || h <= k;
-		if (!stays) {
-			j->tab[i] = j->tab[k];
-			i = k;
-		}
-	}
-	memset(&j->tab[i], 0, sizeof(j->tab[i]));
+	hashtab__remove(j->tab, j->cap, i, &held_ops);
 	j->used--;
 	return true;
 }

@@ -493,6 +493,18 @@ static inline void write_small(const char *path, struct bp_event *evs, size_t n)
 	session__free(&s);
 }
 
+/*
+ * write_small() of n events at DIR/name (path, plen: where the name goes);
+ * returns the archive's bytes (malloc'd), their number in *len.
+ */
+static inline unsigned char *small_image(char *path, size_t plen, const char *name,
+					 struct bp_event *evs, size_t n, size_t *len)
+{
+	path_in(path, plen, name);
+	write_small(path, evs, n);
+	return slurp(path, len);
+}
+
 static inline void put_le32(unsigned char *p, uint32_t v)
 {
 	int i;

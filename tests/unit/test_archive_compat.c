@@ -71,6 +71,20 @@ static void img_finish(struct image *im)
 	img_section(im, ARCHIVE_SEC_END, 0, end, sizeof(end));
 }
 
+/*
+ * im finished and written to path: the reader refuses it as damaged
+ * (-EBADMSG); returns how many events it gave before.
+ */
+static size_t img_refused(struct image *im, const char *path)
+{
+	size_t nread;
+
+	img_finish(im);
+	spit(path, im->buf, im->len);
+	assert_int_equal(read_all(path, NULL, 0, &nread), -EBADMSG);
+	return nread;
+}
+
 /* A raw events block: the events given as (kind, payload varints...) lists. */
 struct rawblock {
 	unsigned char buf[4096];
@@ -123,9 +137,7 @@ static void test_forward_compat(void **state)
 	struct bp_event want[2];
 
 	assert_non_null(im);
-	path_in(path, sizeof(path), "fwd.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
+	buf = small_image(path, sizeof(path), "fwd.bpfprof", evs, N, &len);
 	img_from_prefix(im, buf, len);
 	img_section(im, 0x7777, 0, "future", 6);
 	img_section(im, 0x7778, ARCHIVE_SEC_ZLIB, "\x01\x02", 2);
@@ -221,7 +233,7 @@ static void test_bad_index(void **state)
 	struct image *im = calloc(1, sizeof(*im));
 	char path[128];
 	unsigned char *buf;
-	size_t len, nread, i;
+	size_t len, i;
 	const uint64_t bad[][11] = {
 		{ 10, 0, 200, 50, 20, 200, 200, 3, 0, 0, 0 },	/* func 3 of 3 */
 		{ 10, 0, 200, 50, 20, 200, 200, 1, 0, 0, 4 },	/* path 4 of 4 */
@@ -231,9 +243,7 @@ static void test_bad_index(void **state)
 	int saved;
 
 	assert_non_null(im);
-	path_in(path, sizeof(path), "badidx.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
+	buf = small_image(path, sizeof(path), "badidx.bpfprof", evs, N, &len);
 	saved = quiet_begin();
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct rawblock b = { .len = 0 };
@@ -241,10 +251,7 @@ static void test_bad_index(void **state)
 		img_from_prefix(im, buf, len);
 		rb_event(&b, ARCHIVE_EV_CALL, bad[i], 11, 0);
 		img_block(im, &b);
-		img_finish(im);
-		spit(path, im->buf, im->len);
-		assert_int_equal(read_all(path, NULL, 0, &nread), -EBADMSG);
-		assert_int_equal(nread, 0);
+		assert_int_equal(img_refused(im, path), 0);
 	}
 	/* A call cut short inside its own length. */
 	{
@@ -253,9 +260,7 @@ static void test_bad_index(void **state)
 		img_from_prefix(im, buf, len);
 		rb_event(&b, ARCHIVE_EV_CALL, bad[0], 5, 0);
 		img_block(im, &b);
-		img_finish(im);
-		spit(path, im->buf, im->len);
-		assert_int_equal(read_all(path, NULL, 0, &nread), -EBADMSG);
+		img_refused(im, path);
 	}
 	quiet_end(saved);
 	free(buf);
@@ -283,13 +288,11 @@ static void test_hostile_build_ids(void **state)
 	struct bp_session s;
 	struct bp_event ev;
 	char path[128], longid[200];
-	size_t len, nread, n, i;
+	size_t len, n, i;
 	int saved;
 
 	assert_non_null(im);
-	path_in(path, sizeof(path), "bid.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
+	buf = small_image(path, sizeof(path), "bid.bpfprof", evs, N, &len);
 	/* a good one */
 	img_from_prefix(im, buf, len);
 	put_le32(sec, 1);
@@ -317,17 +320,13 @@ static void test_hostile_build_ids(void **state)
 		else
 			n = 4 + bid_row(sec + 4, 0, longid);	/* over 128 digits */
 		img_section(im, ARCHIVE_SEC_BUILDIDS, 0, sec, n);
-		img_finish(im);
-		spit(path, im->buf, im->len);
-		assert_int_equal(read_all(path, NULL, 0, &nread), -EBADMSG);
+		img_refused(im, path);
 	}
 	/* more rows than the section could hold */
 	img_from_prefix(im, buf, len);
 	put_le32(sec, 1000000);
 	img_section(im, ARCHIVE_SEC_BUILDIDS, 0, sec, 4);
-	img_finish(im);
-	spit(path, im->buf, im->len);
-	assert_int_equal(read_all(path, NULL, 0, &nread), -EBADMSG);
+	img_refused(im, path);
 	quiet_end(saved);
 	free(buf);
 	free(im);
@@ -343,9 +342,7 @@ static void test_end_checks(void **state)
 	size_t len, nread, off;
 	int saved;
 
-	path_in(path, sizeof(path), "end.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
+	buf = small_image(path, sizeof(path), "end.bpfprof", evs, N, &len);
 	big = malloc(len + 1);
 	memcpy(big, buf, len);
 	big[len] = 0;

@@ -37,10 +37,8 @@ static void test_truncated_everywhere(void **state)
 	size_t len, k, nread;
 	int err, saved;
 
-	path_in(path, sizeof(path), "small.bpfprof");
 	path_in(cut, sizeof(cut), "cut.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
+	buf = small_image(path, sizeof(path), "small.bpfprof", evs, N, &len);
 	assert_int_equal(read_all(path, evs, N, &nread), 0);
 	assert_int_equal(nread, N);
 
@@ -180,10 +178,8 @@ static void test_hostile_lengths(void **state)
 	const uint64_t lens[] = { 1ull << 62, UINT64_MAX, 0xffffffffu, 15 << 20, 0, 3 };
 	size_t i, j;
 
-	path_in(path, sizeof(path), "small.bpfprof");
 	path_in(bad, sizeof(bad), "bad.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
+	buf = small_image(path, sizeof(path), "small.bpfprof", evs, N, &len);
 
 	/* Section lengths. */
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
@@ -235,9 +231,7 @@ static void test_hostile_pipe(void **state)
 	size_t len, off, nread;
 	int fds[2], saved;
 
-	path_in(path, sizeof(path), "small.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
+	buf = small_image(path, sizeof(path), "small.bpfprof", evs, N, &len);
 	assert_true(len < 60000);	/* fits a pipe buffer */
 	off = find_section(buf, len, ARCHIVE_SEC_EVENTS, 0);
 	put_le64(buf + off + 8, 1ull << 40);
@@ -261,9 +255,7 @@ static void test_newer_version(void **state)
 	size_t len, nread, off;
 	int saved;
 
-	path_in(path, sizeof(path), "v2.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
+	buf = small_image(path, sizeof(path), "v2.bpfprof", evs, N, &len);
 	buf[8] = ARCHIVE_MAJOR + 1;
 	spit(path, buf, len);
 	saved = quiet_begin();

@@ -20,13 +20,15 @@ int cmd_diff(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 
 /*
- * The recording `in` named by symbolize (symbols/resymbolize.h), written by
+ * The recording `in` named by symbolize (symbols/resymbolize.h) from the
+ * debug files where debug says (NULL: where the capture looked), written by
  * exporter ops to out (may be in: replaced when complete).  0 or -errno.
  */
+struct debug_conf;
 struct exporter_ops;
 struct resymbolize_stats;
 int symbolize__run(const char *in, const char *out, const struct exporter_ops *ops,
-		   struct resymbolize_stats *st);
+		   const struct debug_conf *debug, struct resymbolize_stats *st);
 
 extern const struct cmd_def record_def, attach_def, list_def, report_def, convert_def, diff_def,
 	merge_def, view_def, serve_def, symbolize_def;

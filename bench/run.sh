@@ -86,6 +86,26 @@ progress() { printf '  %-60s\r' "$*" >&2; }
 # ns_per_call FILE: the target's own figure
 ns_per_call() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p' "$1" | tail -1; }
 
+# take_figures WHAT FIELD:FILE...: each FIELD=N figure of the run's output
+# ($T/o) appended to $T/FILE; when one is missing, a note "WHAT failed" with
+# the run's last error line, nothing appended, and false.
+take_figures() {
+	local what=$1 pair v vals=()
+	shift
+	for pair; do
+		v=$(sed -n "s/.* ${pair%%:*}=\([0-9]*\).*/\1/p" "$T/o")
+		if [ -z "$v" ]; then
+			notes+=("$what failed: $(tail -1 "$T/e")")
+			return 1
+		fi
+		vals+=("$v")
+	done
+	for pair; do
+		echo "${vals[0]}" >>"$T/${pair#*:}"
+		vals=("${vals[@]:1}")
+	done
+}
+
 # bpfprof's "N calls recorded in ..., L lost records" -> "N L"
 bp_counts() { sed -n 's/^bpfprof: \([0-9]*\) calls recorded in .*, \([0-9]*\) lost records.*/\1 \2/p' "$1"; }
 
@@ -284,14 +304,8 @@ if want python; then
 					"$BPFPROF" record --sample=$hz -o "$T/p.bpfprof" -- "$TPY" "$T/pycalls.py" \
 						burn "$N_BURN" >"$T/o" 2>"$T/e" || true
 				fi
-				cpu=$(sed -n 's/.* cpu_ns=\([0-9]*\).*/\1/p' "$T/o")
-				wall=$(sed -n 's/.* wall_ns=\([0-9]*\).*/\1/p' "$T/o")
-				if [ -z "$cpu" ] || [ -z "$wall" ]; then
-					notes+=("python burn (sample=$hz) failed: $(tail -1 "$T/e")")
-					continue
-				fi
-				echo "$cpu" >>"$T/burn.$hz.cpu.all"
-				echo "$wall" >>"$T/burn.$hz.wall.all"
+				take_figures "python burn (sample=$hz)" cpu_ns:"burn.$hz.cpu.all" \
+					wall_ns:"burn.$hz.wall.all" || continue
 			done
 		done
 		for f in "$T"/py.*.all "$T"/burn.*.all; do
@@ -319,13 +333,8 @@ if want governor; then
 				grep -q 'no longer tracing tiny' "$T/e" ||
 					notes+=("governor $lim: tiny was not dropped: $(tail -1 "$T/e")")
 			fi
-			v=$(sed -n 's/.* elapsed_ns=\([0-9]*\) cpu_ns=\([0-9]*\).*/\1 \2/p' "$T/o")
-			if [ -z "$v" ]; then
-				notes+=("governor $lim failed: $(tail -1 "$T/e")")
-				continue
-			fi
-			echo "${v% *}" >>"$T/gov.$lim.wall.all"
-			echo "${v#* }" >>"$T/gov.$lim.all"
+			take_figures "governor $lim" elapsed_ns:"gov.$lim.wall.all" \
+				cpu_ns:"gov.$lim.all" || continue
 		done
 	done
 	for f in "$T"/gov.*.all; do

@@ -36,6 +36,7 @@ SPEEDSCOPE = REPO / "tests" / "clients" / "node_modules" / "speedscope" / "dist"
 if BPFPROF.parent != REPO and SPEEDSCOPE.is_dir():
     os.environ.setdefault("BPFPROF_SPEEDSCOPE", str(SPEEDSCOPE))
 TIMEOUT = 60  # seconds per bpfprof run
+REPEAT = REPO / ".output" / "bench" / "repeat_archive"
 
 
 def pytest_collection_modifyitems(config, items):
@@ -177,6 +178,35 @@ def kill_group(b):
     except ProcessLookupError:
         pass
     b.wait()
+
+
+@contextlib.contextmanager
+def bpfprof_running(args, wrap=(), **kw):
+    """bpfprof_popen() (behind the command prefix `wrap`) for the with block;
+    killed with its process group when it is still running at the end."""
+    p = subprocess.Popen([str(a) for a in wrap] + [str(BPFPROF)] + [str(a) for a in args],
+                         cwd=REPO, stdin=subprocess.DEVNULL, start_new_session=True, **kw)
+    try:
+        yield p
+    finally:
+        if p.poll() is None:
+            kill_group(p)
+
+
+def big_archive(d, prog_args, small, big, ncalls, timeout=600):
+    """prog_args recorded into d/small, then repeated by bench/repeat_archive
+    to at least ncalls calls into d/big: (path of big, path of small, copies, calls)."""
+    if not REPEAT.exists():
+        pytest.fail("%s not built: make all" % REPEAT)
+    small, big = d / small, d / big
+    r = run_bpfprof(["record", "-q", "-o", small, "--"] + list(prog_args), timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    p = subprocess.run([str(REPEAT), "-o", str(big), "-n", str(ncalls), str(small)],
+                       capture_output=True, text=True, timeout=2 * timeout)
+    assert p.returncode == 0, p.stderr
+    m = re.search(r"copies=(\d+) calls=(\d+)", p.stderr)
+    assert m, p.stderr
+    return big, small, int(m.group(1)), int(m.group(2))
 
 
 def kill_bpfprof_during_a_hold(b, held, what, timeout=60, wait=True):

@@ -14,17 +14,13 @@ replaced file is refused with one error line.
 """
 
 import os
-import re
-import select
 import shutil
-import signal
 import subprocess
-import time
 from collections import Counter
 
 import pytest
 
-from conftest import BPFPROF, REPO, load_trace, prog_path
+from conftest import BPFPROF, REPO, bpfprof_running, load_trace, prog_path, read_until
 from trace_util import xevents
 
 LIB_A = r"""
@@ -59,18 +55,6 @@ def gcc(tmp, name, src, *args):
     c.write_text(src)
     subprocess.run(["gcc", "-O1", "-g", "-o", str(tmp / name), str(c)] + list(args), check=True)
     return tmp / name
-
-
-def read_until(stream, pattern, timeout):
-    buf, rx, deadline = b"", re.compile(pattern.encode(), re.M), time.monotonic() + timeout
-    while not rx.search(buf):
-        left = deadline - time.monotonic()
-        assert left > 0, "no %r within %ss; got %r" % (pattern, timeout, buf[-2000:])
-        if select.select([stream], [], [], left)[0]:
-            chunk = os.read(stream.fileno(), 65536)
-            assert chunk, "closed before %r; got %r" % (pattern, buf[-2000:])
-            buf += chunk
-    return rx.search(buf), buf
 
 
 def text_changes(pid, name):
@@ -130,22 +114,15 @@ def swapped_library(tmp_path, procs):
 def attach_and_check(args, x, y, name, tmp_path, wrap=()):
     """Runs attach; while its probes are in, checks which process got them."""
     out = tmp_path / "t.json"
-    cmd = list(wrap) + [str(BPFPROF), "attach", "--max-overhead", "off", "--pid", str(x.pid), "-d", "4s", "-o", str(out)]
-    p = subprocess.Popen(cmd + list(args), cwd=REPO, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         start_new_session=True)
-    try:
+    cmd = ["attach", "--max-overhead", "off", "--pid", x.pid, "-d", "4s", "-o", out]
+    with bpfprof_running(cmd + list(args), wrap=wrap, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE) as p:
         m, err = read_until(p.stderr, r"^bpfprof: (traced \d+ functions.*|tracing Python calls.*|"
                                       r".*not attaching to it|cannot.*)$", 40)
         probed_x = text_changes(x.pid, name)
         probed_y = text_changes(y.pid, name)
         rest = p.stderr.read()
         rc = p.wait(timeout=40)
-    finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
-        p.stderr.close()
     return rc, (err + rest).decode(errors="replace"), probed_x, probed_y, out
 
 

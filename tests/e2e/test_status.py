@@ -19,9 +19,8 @@ import time
 
 import pytest
 
-from conftest import BPFPROF, REPO, prog_path, run_bpfprof
+from conftest import big_archive, bpfprof_running, prog_path, run_bpfprof
 
-REPEAT = REPO / ".output" / "bench" / "repeat_archive"
 ESC_CLEAR = "\x1b[K"
 # one drawing of record's line: \r, elapsed, calls with their rate, lost, then clear-to-EOL
 STATUS = re.compile(r"\rbpfprof: \d+\.\d s, [\d.]+[kMG]? calls \([\d.]+[kMG]?/s\), \d+ lost"
@@ -34,35 +33,30 @@ def run_pty(args, timeout=120, until=None):
     (exit status, stderr as the terminal got it, stdout).  With until (a
     regex), sends SIGINT once stderr matches it."""
     master, slave = os.openpty()
-    p = subprocess.Popen([str(BPFPROF)] + [str(a) for a in args], cwd=REPO,
-                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave,
-                         start_new_session=True)
-    os.close(slave)
     out, deadline, sent = b"", time.monotonic() + timeout, False
     try:
-        while time.monotonic() < deadline:
-            if until and not sent and re.search(until, out.decode(errors="replace")):
-                p.send_signal(signal.SIGINT)
-                sent = True
-            if not select.select([master], [], [], 1)[0]:
-                if p.poll() is not None:
+        with bpfprof_running(args, stdout=subprocess.PIPE, stderr=slave) as p:
+            os.close(slave)
+            while time.monotonic() < deadline:
+                if until and not sent and re.search(until, out.decode(errors="replace")):
+                    p.send_signal(signal.SIGINT)
+                    sent = True
+                if not select.select([master], [], [], 1)[0]:
+                    if p.poll() is not None:
+                        break
+                    continue
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:		# EIO: the last writer closed the terminal
                     break
-                continue
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:		# EIO: the last writer closed the terminal
-                break
-            if not chunk:
-                break
-            out += chunk
-        else:
-            pytest.fail("timed out: %s\n%r" % (args, out[-3000:]))
-        stdout = p.stdout.read()
-        rc = p.wait(timeout=60)
+                if not chunk:
+                    break
+                out += chunk
+            else:
+                pytest.fail("timed out: %s\n%r" % (args, out[-3000:]))
+            stdout = p.stdout.read()
+            rc = p.wait(timeout=60)
     finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
         os.close(master)
     return rc, out.decode(errors="replace"), stdout.decode(errors="replace")
 
@@ -133,16 +127,8 @@ def test_serve_status_line():
 @pytest.fixture(scope="module")
 def big(tmp_path_factory):
     """calltree recorded once (218 calls), repeated to 8 M calls: seconds to read."""
-    if not REPEAT.exists():
-        pytest.fail("%s not built: make all" % REPEAT)
-    d = tmp_path_factory.mktemp("status")
-    small = d / "small.bpfprof"
-    r = run_bpfprof(["record", "-q", "-o", small, "--", prog_path("calltree")])
-    assert r.returncode == 0, r.stderr
-    out = d / "big.bpfprof"
-    p = subprocess.run([str(REPEAT), "-o", str(out), "-n", "8000000", str(small)],
-                       capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, p.stderr
+    out, small, _, _ = big_archive(tmp_path_factory.mktemp("status"), [prog_path("calltree")],
+                                   "small.bpfprof", "big.bpfprof", 8_000_000)
     return out, small
 
 

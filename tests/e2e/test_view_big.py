@@ -29,29 +29,18 @@ import urllib.request
 
 import pytest
 
-from conftest import BPFPROF, REPO, debian_python, proc_stat, prog_path, run_bpfprof
+from conftest import BPFPROF, REPO, big_archive, debian_python, proc_stat, prog_path, run_bpfprof
 from test_record import CALLTREE_COUNTS
 from test_view import ARTIFACTS, View, need_browser, problems, TABLE
 
-REPEAT = REPO / ".output" / "bench" / "repeat_archive"
 N_CALLS = 10_000_000
 
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory):
-    if not REPEAT.exists():
-        pytest.fail("%s not built: make all" % REPEAT)
-    d = tmp_path_factory.mktemp("big")
-    small = d / "calltree.bpfprof"
-    r = run_bpfprof(["record", "-q", "-o", small, "--", prog_path("calltree")])
-    assert r.returncode == 0, r.stderr
-    out = d / "big.bpfprof"
-    p = subprocess.run([str(REPEAT), "-o", str(out), "-n", str(N_CALLS), str(small)],
-                       capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, p.stderr
-    m = re.search(r"copies=(\d+) calls=(\d+)", p.stderr)
-    copies, calls = int(m.group(1)), int(m.group(2))
-    assert copies == math.ceil(N_CALLS / 218) and calls == copies * 218, p.stderr
+    out, small, copies, calls = big_archive(tmp_path_factory.mktemp("big"), [prog_path("calltree")],
+                                            "calltree.bpfprof", "big.bpfprof", N_CALLS)
+    assert copies == math.ceil(N_CALLS / 218) and calls == copies * 218, (copies, calls)
     return out, copies, small
 
 
@@ -187,13 +176,10 @@ N_FAN_CALLS = 30_000_000
 @pytest.fixture(scope="module")
 def fan(tmp_path_factory):
     """A recording of 101 processes (tests/progs/procfan) repeated to 30 M calls."""
-    if not REPEAT.exists():
-        pytest.fail("%s not built: make all" % REPEAT)
-    d = tmp_path_factory.mktemp("fan")
-    small = d / "procfan.bpfprof"
-    r = run_bpfprof(["record", "-q", "-o", small, "--", prog_path("procfan"), FAN_N, FAN_D], timeout=600)
-    assert r.returncode == 0, r.stderr
-    csv = d / "procfan.csv"
+    out, small, copies, calls = big_archive(tmp_path_factory.mktemp("fan"),
+                                            [prog_path("procfan"), FAN_N, FAN_D],
+                                            "procfan.bpfprof", "fan.bpfprof", N_FAN_CALLS)
+    csv = small.with_suffix(".csv")
     assert run_bpfprof(["convert", "-o", csv, small]).returncode == 0
     import csv as csvmod
     with open(csv) as f:
@@ -204,13 +190,7 @@ def fan(tmp_path_factory):
     assert {k: per.get(k, 0) for k in FAN_COUNTS} == FAN_COUNTS, per
     pids = {r["pid"] for r in rows if r["function"] in FAN_COUNTS}
     assert len(pids) == FAN_N + 1, len(pids)
-    out = d / "fan.bpfprof"
-    p = subprocess.run([str(REPEAT), "-o", str(out), "-n", str(N_FAN_CALLS), str(small)],
-                       capture_output=True, text=True, timeout=1200)
-    assert p.returncode == 0, p.stderr
-    m = re.search(r"copies=(\d+) calls=(\d+)", p.stderr)
-    copies, calls = int(m.group(1)), int(m.group(2))
-    assert calls >= N_FAN_CALLS and calls == copies * len(rows), p.stderr
+    assert calls >= N_FAN_CALLS and calls == copies * len(rows), (copies, calls)
     return out, calls
 
 

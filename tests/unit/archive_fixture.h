@@ -493,6 +493,27 @@ static inline void write_small(const char *path, struct bp_event *evs, size_t n)
 	session__free(&s);
 }
 
+#define SMALL_MAX	40
+
+/* A small archive (write_small) to read back or damage: its events, file and bytes. */
+struct small {
+	struct bp_event evs[SMALL_MAX];
+	size_t n;
+	char path[128];
+	unsigned char *buf;	/* malloc'd */
+	size_t len;
+};
+
+/* n events (<= SMALL_MAX) written to DIR/name and read back into a->buf. */
+static inline void small_image(struct small *a, const char *name, size_t n)
+{
+	assert_true(n <= SMALL_MAX);
+	a->n = n;
+	path_in(a->path, sizeof(a->path), name);
+	write_small(a->path, a->evs, n);
+	a->buf = slurp(a->path, &a->len);
+}
+
 static inline void put_le32(unsigned char *p, uint32_t v)
 {
 	int i;

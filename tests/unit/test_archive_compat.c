@@ -71,6 +71,20 @@ static void img_finish(struct image *im)
 	img_section(im, ARCHIVE_SEC_END, 0, end, sizeof(end));
 }
 
+/*
+ * im finished and written to path: the reader refuses it as damaged
+ * (-EBADMSG); returns how many events it gave before.
+ */
+static size_t img_refused(struct image *im, const char *path)
+{
+	size_t nread;
+
+	img_finish(im);
+	spit(path, im->buf, im->len);
+	assert_int_equal(read_all(path, NULL, 0, &nread), -EBADMSG);
+	return nread;
+}
+
 /* A raw events block: the events given as (kind, payload varints...) lists. */
 struct rawblock {
 	unsigned char buf[4096];
@@ -109,13 +123,10 @@ static void img_block(struct image *im, const struct rawblock *b)
 /* Forward compatibility: unknown sections, unknown kinds and extra fields are skipped. */
 static void test_forward_compat(void **state)
 {
-	enum { N = 4 };
-	struct bp_event evs[N];
+	struct small a;
 	struct image *im = calloc(1, sizeof(*im));
 	struct rawblock b = { .len = 0 };
-	char path[128];
-	unsigned char *buf;
-	size_t len, nread;
+	size_t nread;
 	/* id 5 (zigzag 10), parent none, begin 100, dur 50, self 20 (dur - self 30),
 	 * pid 100, tid 100, func 1, depth 0, flags 0, path 0 */
 	const uint64_t call[] = { 10, 0, 200, 50, 30, 200, 200, 1, 0, 0, 0 };
@@ -123,10 +134,8 @@ static void test_forward_compat(void **state)
 	struct bp_event want[2];
 
 	assert_non_null(im);
-	path_in(path, sizeof(path), "fwd.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
-	img_from_prefix(im, buf, len);
+	small_image(&a, "fwd.bpfprof", 4);
+	img_from_prefix(im, a.buf, a.len);
 	img_section(im, 0x7777, 0, "future", 6);
 	img_section(im, 0x7778, ARCHIVE_SEC_ZLIB, "\x01\x02", 2);
 	rb_event(&b, 99, loss, 3, 0);		/* a kind from the future */
@@ -134,7 +143,7 @@ static void test_forward_compat(void **state)
 	rb_event(&b, ARCHIVE_EV_LOSS, loss, 3, 0);
 	img_block(im, &b);
 	img_finish(im);
-	spit(path, im->buf, im->len);
+	spit(a.path, im->buf, im->len);
 
 	memset(want, 0, sizeof(want));
 	want[0].kind = BP_EV_CALL;
@@ -142,9 +151,9 @@ static void test_forward_compat(void **state)
 					 .pid = 100, .tid = 100, .func = 1 };
 	want[1].kind = BP_EV_LOSS;
 	want[1].loss = (struct bp_loss){ .ts = 101, .count = 3, .cpu = 1 };
-	assert_int_equal(read_all(path, want, 2, &nread), 0);
+	assert_int_equal(read_all(a.path, want, 2, &nread), 0);
 	assert_int_equal(nread, 2);
-	free(buf);
+	free(a.buf);
 	free(im);
 }
 
@@ -216,12 +225,9 @@ static void test_version_1_0(void **state)
 /* An event that names a function, call path or value out of range is an error. */
 static void test_bad_index(void **state)
 {
-	enum { N = 4 };
-	struct bp_event evs[N];
+	struct small a;
 	struct image *im = calloc(1, sizeof(*im));
-	char path[128];
-	unsigned char *buf;
-	size_t len, nread, i;
+	size_t i;
 	const uint64_t bad[][11] = {
 		{ 10, 0, 200, 50, 20, 200, 200, 3, 0, 0, 0 },	/* func 3 of 3 */
 		{ 10, 0, 200, 50, 20, 200, 200, 1, 0, 0, 4 },	/* path 4 of 4 */
@@ -231,34 +237,27 @@ static void test_bad_index(void **state)
 	int saved;
 
 	assert_non_null(im);
-	path_in(path, sizeof(path), "badidx.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
+	small_image(&a, "badidx.bpfprof", 4);
 	saved = quiet_begin();
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct rawblock b = { .len = 0 };
 
-		img_from_prefix(im, buf, len);
+		img_from_prefix(im, a.buf, a.len);
 		rb_event(&b, ARCHIVE_EV_CALL, bad[i], 11, 0);
 		img_block(im, &b);
-		img_finish(im);
-		spit(path, im->buf, im->len);
-		assert_int_equal(read_all(path, NULL, 0, &nread), -EBADMSG);
-		assert_int_equal(nread, 0);
+		assert_int_equal(img_refused(im, a.path), 0);
 	}
 	/* A call cut short inside its own length. */
 	{
 		struct rawblock b = { .len = 0 };
 
-		img_from_prefix(im, buf, len);
+		img_from_prefix(im, a.buf, a.len);
 		rb_event(&b, ARCHIVE_EV_CALL, bad[0], 5, 0);
 		img_block(im, &b);
-		img_finish(im);
-		spit(path, im->buf, im->len);
-		assert_int_equal(read_all(path, NULL, 0, &nread), -EBADMSG);
+		img_refused(im, a.path);
 	}
 	quiet_end(saved);
-	free(buf);
+	free(a.buf);
 	free(im);
 }
 
@@ -274,30 +273,27 @@ static size_t bid_row(unsigned char *p, uint32_t module, const char *id)
 /* A build-id section: read into its module; one naming no module, or not hex, refused. */
 static void test_hostile_build_ids(void **state)
 {
-	enum { N = 4 };
-	struct bp_event evs[N];
+	struct small a;
 	struct image *im = calloc(1, sizeof(*im));
 	const char *bad_ids[] = { "../../etc/x", "ABCDEF", "" };
-	unsigned char sec[512], *buf;
+	unsigned char sec[512];
 	struct archive_reader *r = NULL;
 	struct bp_session s;
 	struct bp_event ev;
-	char path[128], longid[200];
-	size_t len, nread, n, i;
+	char longid[200];
+	size_t n, i;
 	int saved;
 
 	assert_non_null(im);
-	path_in(path, sizeof(path), "bid.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
+	small_image(&a, "bid.bpfprof", 4);
 	/* a good one */
-	img_from_prefix(im, buf, len);
+	img_from_prefix(im, a.buf, a.len);
 	put_le32(sec, 1);
 	n = 4 + bid_row(sec + 4, 0, "00ff12");
 	img_section(im, ARCHIVE_SEC_BUILDIDS, 0, sec, n);
 	img_finish(im);
-	spit(path, im->buf, im->len);
-	assert_int_equal(archive__open(path, false, &s, &r), 0);
+	spit(a.path, im->buf, im->len);
+	assert_int_equal(archive__open(a.path, false, &s, &r), 0);
 	while (archive__next(r, &ev) > 0)
 		;
 	assert_string_equal(s.modules[0].build_id, "00ff12");
@@ -308,7 +304,7 @@ static void test_hostile_build_ids(void **state)
 	memset(longid, 'a', sizeof(longid) - 1);
 	longid[sizeof(longid) - 1] = 0;
 	for (i = 0; i < 5; i++) {
-		img_from_prefix(im, buf, len);
+		img_from_prefix(im, a.buf, a.len);
 		put_le32(sec, 1);
 		if (i < 3)
 			n = 4 + bid_row(sec + 4, 0, bad_ids[i]);
@@ -317,52 +313,44 @@ static void test_hostile_build_ids(void **state)
 		else
 			n = 4 + bid_row(sec + 4, 0, longid);	/* over 128 digits */
 		img_section(im, ARCHIVE_SEC_BUILDIDS, 0, sec, n);
-		img_finish(im);
-		spit(path, im->buf, im->len);
-		assert_int_equal(read_all(path, NULL, 0, &nread), -EBADMSG);
+		img_refused(im, a.path);
 	}
 	/* more rows than the section could hold */
-	img_from_prefix(im, buf, len);
+	img_from_prefix(im, a.buf, a.len);
 	put_le32(sec, 1000000);
 	img_section(im, ARCHIVE_SEC_BUILDIDS, 0, sec, 4);
-	img_finish(im);
-	spit(path, im->buf, im->len);
-	assert_int_equal(read_all(path, NULL, 0, &nread), -EBADMSG);
+	img_refused(im, a.path);
 	quiet_end(saved);
-	free(buf);
+	free(a.buf);
 	free(im);
 }
 
 /* Data after END, a missing END, a wrong checksum. */
 static void test_end_checks(void **state)
 {
-	enum { N = 10 };
-	struct bp_event evs[N];
-	char path[128];
-	unsigned char *buf, *big;
-	size_t len, nread, off;
+	struct small a;
+	unsigned char *big;
+	size_t nread, off;
 	int saved;
 
-	path_in(path, sizeof(path), "end.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
-	big = malloc(len + 1);
-	memcpy(big, buf, len);
-	big[len] = 0;
+	small_image(&a, "end.bpfprof", 10);
+	big = malloc(a.len + 1);
+	memcpy(big, a.buf, a.len);
+	big[a.len] = 0;
 	saved = quiet_begin();
-	spit(path, big, len + 1);
-	assert_int_equal(read_all(path, evs, N, &nread), -EBADMSG);
-	assert_int_equal(nread, N);	/* the events were all fine */
-	off = find_section(buf, len, ARCHIVE_SEC_END, 0);
-	spit(path, buf, off);
-	assert_int_equal(read_all(path, evs, N, &nread), -EBADMSG);
-	assert_int_equal(nread, N);
-	buf[off + 16 + 16] ^= 1;	/* the crc */
-	spit(path, buf, len);
-	assert_int_equal(read_all(path, evs, N, &nread), -EBADMSG);
+	spit(a.path, big, a.len + 1);
+	assert_int_equal(read_all(a.path, a.evs, a.n, &nread), -EBADMSG);
+	assert_int_equal(nread, a.n);	/* the events were all fine */
+	off = find_section(a.buf, a.len, ARCHIVE_SEC_END, 0);
+	spit(a.path, a.buf, off);
+	assert_int_equal(read_all(a.path, a.evs, a.n, &nread), -EBADMSG);
+	assert_int_equal(nread, a.n);
+	a.buf[off + 16 + 16] ^= 1;	/* the crc */
+	spit(a.path, a.buf, a.len);
+	assert_int_equal(read_all(a.path, a.evs, a.n, &nread), -EBADMSG);
 	quiet_end(saved);
 	free(big);
-	free(buf);
+	free(a.buf);
 }
 
 int main(void)

@@ -30,39 +30,35 @@
 
 static void test_truncated_everywhere(void **state)
 {
-	enum { N = 40 };
-	struct bp_event evs[N];
-	char path[128], cut[128];
-	unsigned char *buf;
-	size_t len, k, nread;
+	struct small a;
+	char cut[128];
+	size_t k, nread;
 	int err, saved;
 
-	path_in(path, sizeof(path), "small.bpfprof");
 	path_in(cut, sizeof(cut), "cut.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
-	assert_int_equal(read_all(path, evs, N, &nread), 0);
-	assert_int_equal(nread, N);
+	small_image(&a, "small.bpfprof", 40);
+	assert_int_equal(read_all(a.path, a.evs, a.n, &nread), 0);
+	assert_int_equal(nread, a.n);
 
 	saved = quiet_begin();
-	for (k = 0; k < len; k++) {
-		spit(cut, buf, k);
-		err = read_all(cut, evs, N, &nread);
+	for (k = 0; k < a.len; k++) {
+		spit(cut, a.buf, k);
+		err = read_all(cut, a.evs, a.n, &nread);
 		if (k < ARCHIVE_MAGIC_LEN)
 			assert_int_equal(err, -ENOEXEC);
 		else
 			assert_int_equal(err, -EBADMSG);
 	}
 	/* One byte flipped anywhere: an error or the same events, never a crash. */
-	for (k = 0; k < len; k++) {
-		buf[k] ^= 0x5a;
-		spit(cut, buf, len);
+	for (k = 0; k < a.len; k++) {
+		a.buf[k] ^= 0x5a;
+		spit(cut, a.buf, a.len);
 		err = read_all(cut, NULL, 0, &nread);
-		assert_true(err < 0 || nread == N);
-		buf[k] ^= 0x5a;
+		assert_true(err < 0 || nread == a.n);
+		a.buf[k] ^= 0x5a;
 	}
 	quiet_end(saved);
-	free(buf);
+	free(a.buf);
 }
 
 /*
@@ -170,114 +166,101 @@ static int read_all_limited(const char *path)
 
 static void test_hostile_lengths(void **state)
 {
-	enum { N = 40 };
-	struct bp_event evs[N];
-	char path[128], bad[128];
-	unsigned char *buf;
-	size_t len, off;
+	struct small a;
+	char bad[128];
+	size_t off;
 	const uint32_t types[] = { ARCHIVE_SEC_HEADER, ARCHIVE_SEC_FUNCS, ARCHIVE_SEC_EVENTS,
 				   ARCHIVE_SEC_THREADS, ARCHIVE_SEC_LOSSES };
 	const uint64_t lens[] = { 1ull << 62, UINT64_MAX, 0xffffffffu, 15 << 20, 0, 3 };
 	size_t i, j;
 
-	path_in(path, sizeof(path), "small.bpfprof");
 	path_in(bad, sizeof(bad), "bad.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
+	small_image(&a, "small.bpfprof", 40);
 
 	/* Section lengths. */
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		for (j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
-			off = find_section(buf, len, types[i], 0);
+			off = find_section(a.buf, a.len, types[i], 0);
 			assert_true(off > 0);
 			unsigned char save[8];
 
-			memcpy(save, buf + off + 8, 8);
-			put_le64(buf + off + 8, lens[j]);
-			spit(bad, buf, len);
+			memcpy(save, a.buf + off + 8, 8);
+			put_le64(a.buf + off + 8, lens[j]);
+			spit(bad, a.buf, a.len);
 			assert_int_equal(read_all_limited(bad), 0);
-			memcpy(buf + off + 8, save, 8);
+			memcpy(a.buf + off + 8, save, 8);
 		}
 	}
 	/* Counts inside sections: a table count, a string length, ncpus, raw_len. */
-	off = find_section(buf, len, ARCHIVE_SEC_FUNCS, 0) + ARCHIVE_SEC_HDR_LEN;
-	put_le32(buf + off + 4, 0xffffffffu);
-	spit(bad, buf, len);
+	off = find_section(a.buf, a.len, ARCHIVE_SEC_FUNCS, 0) + ARCHIVE_SEC_HDR_LEN;
+	put_le32(a.buf + off + 4, 0xffffffffu);
+	spit(bad, a.buf, a.len);
 	assert_int_equal(read_all_limited(bad), 0);
-	put_le32(buf + off + 4, 3);
-	put_le32(buf + off + 16 + ARCHIVE_FUNC_FIXED, 0xfffffff0u);	/* first name's length */
-	spit(bad, buf, len);
+	put_le32(a.buf + off + 4, 3);
+	put_le32(a.buf + off + 16 + ARCHIVE_FUNC_FIXED, 0xfffffff0u);	/* first name's length */
+	spit(bad, a.buf, a.len);
 	assert_int_equal(read_all_limited(bad), 0);
-	free(buf);
+	free(a.buf);
 
-	buf = slurp(path, &len);
-	off = find_section(buf, len, ARCHIVE_SEC_LOSSES, 0) + ARCHIVE_SEC_HDR_LEN;
-	put_le32(buf + off + 8, 0xffffffffu);
-	spit(bad, buf, len);
+	a.buf = slurp(a.path, &a.len);
+	off = find_section(a.buf, a.len, ARCHIVE_SEC_LOSSES, 0) + ARCHIVE_SEC_HDR_LEN;
+	put_le32(a.buf + off + 8, 0xffffffffu);
+	spit(bad, a.buf, a.len);
 	assert_int_equal(read_all_limited(bad), 0);
-	free(buf);
+	free(a.buf);
 
-	buf = slurp(path, &len);
-	off = find_section(buf, len, ARCHIVE_SEC_EVENTS, 0) + ARCHIVE_SEC_HDR_LEN;
-	put_le32(buf + off, 0xfffffff0u);
-	spit(bad, buf, len);
+	a.buf = slurp(a.path, &a.len);
+	off = find_section(a.buf, a.len, ARCHIVE_SEC_EVENTS, 0) + ARCHIVE_SEC_HDR_LEN;
+	put_le32(a.buf + off, 0xfffffff0u);
+	spit(bad, a.buf, a.len);
 	assert_int_equal(read_all_limited(bad), 0);
-	free(buf);
+	free(a.buf);
 }
 
 /* The same hostile length read from a pipe: no file size to check it against. */
 static void test_hostile_pipe(void **state)
 {
-	enum { N = 40 };
-	struct bp_event evs[N];
-	char path[128], fdpath[64];
-	unsigned char *buf;
-	size_t len, off, nread;
+	struct small a;
+	char fdpath[64];
+	size_t off, nread;
 	int fds[2], saved;
 
-	path_in(path, sizeof(path), "small.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
-	assert_true(len < 60000);	/* fits a pipe buffer */
-	off = find_section(buf, len, ARCHIVE_SEC_EVENTS, 0);
-	put_le64(buf + off + 8, 1ull << 40);
+	small_image(&a, "small.bpfprof", 40);
+	assert_true(a.len < 60000);	/* fits a pipe buffer */
+	off = find_section(a.buf, a.len, ARCHIVE_SEC_EVENTS, 0);
+	put_le64(a.buf + off + 8, 1ull << 40);
 	assert_int_equal(pipe(fds), 0);
-	assert_int_equal(write(fds[1], buf, len), (ssize_t)len);
+	assert_int_equal(write(fds[1], a.buf, a.len), (ssize_t)a.len);
 	close(fds[1]);
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fds[0]);
 	saved = quiet_begin();
 	assert_int_equal(read_all(fdpath, NULL, 0, &nread), -EBADMSG);
 	quiet_end(saved);
 	close(fds[0]);
-	free(buf);
+	free(a.buf);
 }
 
 static void test_newer_version(void **state)
 {
-	enum { N = 4 };
-	struct bp_event evs[N];
-	char path[128];
-	unsigned char *buf;
-	size_t len, nread, off;
+	struct small a;
+	size_t nread, off;
 	int saved;
 
-	path_in(path, sizeof(path), "v2.bpfprof");
-	write_small(path, evs, N);
-	buf = slurp(path, &len);
-	buf[8] = ARCHIVE_MAJOR + 1;
-	spit(path, buf, len);
+	small_image(&a, "v2.bpfprof", 4);
+	a.buf[8] = ARCHIVE_MAJOR + 1;
+	spit(a.path, a.buf, a.len);
 	saved = quiet_begin();
-	assert_int_equal(read_all(path, NULL, 0, &nread), -ENOTSUP);
+	assert_int_equal(read_all(a.path, NULL, 0, &nread), -ENOTSUP);
 	quiet_end(saved);
 	/* A newer minor version reads (its checksum covers the version). */
-	buf[8] = ARCHIVE_MAJOR;
-	buf[10] = ARCHIVE_MINOR + 3;
-	off = find_section(buf, len, ARCHIVE_SEC_END, 0);
-	put_le32(buf + off + 16 + 16, crc32(crc32(0, NULL, 0), buf, off));
-	spit(path, buf, len);
-	assert_int_equal(read_all(path, evs, N, &nread), 0);
-	assert_int_equal(nread, N);
-	free(buf);
+	a.buf[8] = ARCHIVE_MAJOR;
+	a.buf[10] = ARCHIVE_MINOR + 3;
+	off = find_section(a.buf, a.len, ARCHIVE_SEC_END, 0);
+	put_le32(a.buf + off + 16 + 16, crc32(crc32(0, NULL, 0), a.buf, off));
+	spit(a.path, a.buf, a.len);
+	assert_int_equal(read_all(a.path, a.evs, a.n, &nread), 0);
+	assert_int_equal(nread, a.n);
+	free(a.buf);
 }
 
 int main(void)

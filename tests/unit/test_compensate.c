@@ -44,13 +44,20 @@ static void feed(struct decoder *d, uint16_t type, uint32_t func, uint64_t ts, u
 	assert_int_equal(decoder__feed(d, &r, sizeof(r)), 0);
 }
 
+/* A session of two functions and its decoder (two_funcs). */
+struct two {
+	struct bp_session s;
+	struct decoder *d;
+};
+
 /*
  * A session of two functions, parent (0) and child (1, with child_flags),
  * and its decoder into sink_fn, compensating with cc.
  */
-static struct decoder *two_funcs(struct bp_session *s, const struct comp_costs *cc,
+static struct decoder *two_funcs(struct two *tw, const struct comp_costs *cc,
 				 uint32_t child_flags, decoder_sink_fn sink_fn)
 {
+	struct bp_session *s = &tw->s;
 	struct bp_func parent = { .name = "parent", .nparams = -1 };
 	struct bp_func child = { .name = "child", .flags = child_flags, .nparams = -1 };
 	struct decoder *d = NULL;
@@ -63,18 +70,34 @@ static struct decoder *two_funcs(struct bp_session *s, const struct comp_costs *
 	ngot = 0;
 	assert_int_equal(decoder__new(s, sink_fn, NULL, &d), 0);
 	decoder__compensate(d, cc);
+	tw->d = d;
 	return d;
+}
+
+static void two_free(struct two *tw)
+{
+	decoder__free(tw->d);
+	session__free(&tw->s);
+}
+
+/* A parent call (func 0) [t0, t3] around one child call (func 1) [t1, t2]. */
+static void nested(struct decoder *d, uint64_t t0, uint64_t t1, uint64_t t2, uint64_t t3)
+{
+	feed(d, BP_REC_ENTRY, 0, t0, 0x1000);
+	feed(d, BP_REC_ENTRY, 1, t1, 0xf00);
+	feed(d, BP_REC_EXIT, 1, t2, 0xf00);
+	feed(d, BP_REC_EXIT, 0, t3, 0x1000);
 }
 
 static void test_parent_and_children(void **state)
 {
 	/* path 0: 1000 ns a call, 400 inside; path 1: 3000, 1000 inside */
 	struct comp_costs cc = { .total_ns = { 1000, 3000 }, .inside_ns = { 400, 1000 }, .path = path_of };
-	struct bp_session s;
+	struct two tw;
 	struct decoder *d;
 	uint64_t t = 1000000;
 
-	d = two_funcs(&s, &cc, 1, sink);
+	d = two_funcs(&tw, &cc, 1, sink);
 	/*
 	 * parent: raw 20000 ns with two children of 3500 raw each (1000 of
 	 * inside bias + 2500 of work); so its real time is 20000 - its 400 of
@@ -105,8 +128,7 @@ static void test_parent_and_children(void **state)
 	assert_true(got[1].end < got[2].begin && got[2].end < got[3].end);
 	/* the debt: four calls' totals (3 x 3000 + 1000) */
 	assert_true(decoder__compensated_ns(d) > 9999.0 && decoder__compensated_ns(d) < 10001.0);
-	decoder__free(d);
-	session__free(&s);
+	two_free(&tw);
 }
 
 /*
@@ -120,16 +142,13 @@ static void test_return_probe_apart(void **state)
 {
 	struct comp_costs cc = { .total_ns = { 3000, 3000 }, .inside_ns = { 1000, 1000 },
 				 .exit_ns = 600, .path = path_of };
-	struct bp_session s;
+	struct two tw;
 	struct decoder *d;
 	uint64_t t = 1000000;
 
-	d = two_funcs(&s, &cc, 0, sink);
+	d = two_funcs(&tw, &cc, 0, sink);
 	/* parent: entry; 5000 of work and the child's entry (2000: G); child 1000 + 300 of work */
-	feed(d, BP_REC_ENTRY, 0, t, 0x1000);
-	feed(d, BP_REC_ENTRY, 1, t + 7000, 0xf00);
-	feed(d, BP_REC_EXIT, 1, t + 8300, 0xf00);
-	feed(d, BP_REC_EXIT, 0, t + 8950, 0x1000);
+	nested(d, t, t + 7000, t + 8300, t + 8950);
 	assert_int_equal(decoder__finish(d), 0);
 	assert_int_equal(ngot, 2);
 	assert_int_equal(got[0].end - got[0].begin, 300);
@@ -137,8 +156,7 @@ static void test_return_probe_apart(void **state)
 	assert_int_equal(got[1].end - got[1].begin, 4950);
 	/* the tail is the parent's 50 ns of code, not the 10 ns floor */
 	assert_int_equal(got[1].end - got[0].end, 50);
-	decoder__free(d);
-	session__free(&s);
+	two_free(&tw);
 }
 
 /* One parent (func 0) with `n` empty children (func 1) at the probes' L, G, T, then `rest` ns to the next. */
@@ -160,6 +178,22 @@ static uint64_t empty_family(struct decoder *d, uint64_t t, int n, uint64_t l, u
 }
 
 /*
+ * two_funcs() with cc, then twenty parents of two empty children at the
+ * probes' L, G, T (empty_family): the time after them.
+ */
+static uint64_t twenty_families(struct two *tw, const struct comp_costs *cc, uint64_t l,
+				uint64_t g, uint64_t x)
+{
+	uint64_t t = 1000000;
+	int i;
+
+	two_funcs(tw, cc, 0, sink);
+	for (i = 0; i < 20; i++)
+		t = empty_family(tw->d, t, 2, l, g, x, 10000);
+	return t;
+}
+
+/*
  * Measured in the recording: a process whose probes cost L 2000, G 1200,
  * T 800 (total 3200, inside 2000) where the calibration said 1500 / 1000 /
  * 600.  Twenty parents of two empty children each give it enough intervals
@@ -170,22 +204,15 @@ static void test_adapt(void **state)
 	struct comp_costs cc = { .total_ns = { 2500, 2500 }, .inside_ns = { 1500, 1500 },
 				 .exit_ns = 600, .path = path_of, .adapt = true };
 	struct comp_costs in;
-	struct bp_session s;
-	struct decoder *d;
-	uint64_t t = 1000000;
+	struct two tw;
+	uint64_t t = twenty_families(&tw, &cc, 2000, 1200, 800);
+	struct decoder *d = tw.d;
 	uint32_t pid;
 	unsigned mask;
-	int i;
 
-	d = two_funcs(&s, &cc, 0, sink);
-	for (i = 0; i < 20; i++)
-		t = empty_family(d, t, 2, 2000, 1200, 800, 10000);
 	/* the parent: 300 ns of its own, its entry and the child's (H = L + G - T), 700 in the child, 40 after */
 	ngot = 0;
-	feed(d, BP_REC_ENTRY, 0, t, 0x1000);
-	feed(d, BP_REC_ENTRY, 1, t + 300 + 2400, 0xf00);
-	feed(d, BP_REC_EXIT, 1, t + 2700 + 2700, 0xf00);
-	feed(d, BP_REC_EXIT, 0, t + 5400 + 840, 0x1000);
+	nested(d, t, t + 300 + 2400, t + 2700 + 2700, t + 5400 + 840);
 	assert_int_equal(decoder__finish(d), 0);
 	assert_int_equal(ngot, 2);
 	assert_true(got[0].end - got[0].begin >= 698 && got[0].end - got[0].begin <= 700);
@@ -197,8 +224,7 @@ static void test_adapt(void **state)
 	assert_true(in.inside_ns[0] >= 2000 && in.inside_ns[0] <= 2002);
 	assert_true(in.total_ns[0] >= 3200 && in.total_ns[0] <= 3202);
 	assert_true(in.exit_ns > 799 && in.exit_ns < 801);
-	decoder__free(d);
-	session__free(&s);
+	two_free(&tw);
 }
 
 /*
@@ -210,23 +236,19 @@ static void test_adapt_cap(void **state)
 	struct comp_costs cc = { .total_ns = { 2000, 2000 }, .inside_ns = { 1000, 1000 },
 				 .exit_ns = 500, .path = path_of, .adapt = true };
 	struct comp_costs in;
-	struct bp_session s;
+	struct two tw;
 	struct decoder *d;
-	uint64_t t = 1000000;
 	uint32_t pid;
 	unsigned mask;
-	int i;
 
-	d = two_funcs(&s, &cc, 0, sink);
-	for (i = 0; i < 20; i++)
-		t = empty_family(d, t, 2, 9000, 9000, 9000, 10000);
+	twenty_families(&tw, &cc, 9000, 9000, 9000);
+	d = tw.d;
 	assert_int_equal(decoder__finish(d), 0);
 	assert_true(decoder__comp_in_use(d, &in, &pid, &mask));
 	assert_true(in.inside_ns[0] > 1499 && in.inside_ns[0] < 1501);
 	assert_true(in.total_ns[0] > 2999 && in.total_ns[0] < 3001);
 	assert_true(in.exit_ns > 749 && in.exit_ns < 751);
-	decoder__free(d);
-	session__free(&s);
+	two_free(&tw);
 }
 
 /* The parents' (func 0) compensated durations, in order. */
@@ -254,7 +276,7 @@ static void test_batch_flush(void **state)
 				 .exit_ns = 600, .path = path_of, .adapt = true };
 	static struct bp_rec_batch b;
 	struct comp_costs in;
-	struct bp_session s;
+	struct two tw;
 	struct decoder *d;
 	uint64_t t = 1000000, ival[22];
 	uint16_t type[22];
@@ -272,7 +294,7 @@ static void test_batch_flush(void **state)
 	}
 	type[21] = BP_REC_EXIT, func[21] = 0, ival[21] = 600;
 	npdur = 0;
-	d = two_funcs(&s, &cc, 0, parent_sink);
+	d = two_funcs(&tw, &cc, 0, parent_sink);
 	memset(&b, 0, sizeof(b));
 	b.h.type = BP_REC_BATCH;
 	for (fam = 0; fam < 40; fam++) {
@@ -310,8 +332,7 @@ static void test_batch_flush(void **state)
 	/* before, the parents that held a flush read more */
 	for (i = 0; i < 12; i++)
 		assert_true(i % 3 == 2 ? pdur[i] > pdur[0] + 250 : pdur[i] == pdur[0]);
-	decoder__free(d);
-	session__free(&s);
+	two_free(&tw);
 }
 
 int main(void)

@@ -404,6 +404,32 @@ static void pprof_of(struct fixture *fx, const char *name, const struct bp_event
 	read_pprof(fx->path, d);
 }
 
+/*
+ * The profile `name` of sample_events (after standard_events with calls),
+ * read back into d; st: the stacks they use, NULL: not wanted.
+ */
+static void sampled_pprof(struct fixture *fx, const char *name, bool calls, struct stacks *st,
+			  struct dprof *d)
+{
+	struct bp_event ev[32];
+	struct stacks own;
+	int n;
+
+	if (!st)
+		st = &own;
+	make_stacks(fx, st);
+	n = calls ? standard_events(fx, ev) : 0;
+	n += sample_events(fx, st, ev + n);
+	pprof_of(fx, name, ev, n, d);
+}
+
+/* The profile's default sample type and its period type are both `type`. */
+static void assert_type(const struct dprof *d, const char *type)
+{
+	assert_string_equal(S(d, d->dflt), type);
+	assert_string_equal(S(d, d->pt_type), type);
+}
+
 static void test_pprof(void **state)
 {
 	struct fixture *fx = *state;
@@ -420,8 +446,7 @@ static void test_pprof(void **state)
 		for (j = i + 1; j < d.nstr; j++)
 			assert_string_not_equal(d.str[i], d.str[j]);
 	check_sample_types(&d);
-	assert_string_equal(S(&d, d.dflt), "wall");
-	assert_string_equal(S(&d, d.pt_type), "wall");
+	assert_type(&d, "wall");
 	assert_string_equal(S(&d, d.pt_unit), "nanoseconds");
 	assert_int_equal(d.period, 1);
 	assert_string_equal(S(&d, d.comment), "bpfprof record: ./demo \"x\"");
@@ -503,18 +528,12 @@ static void test_pprof_samples(void **state)
 {
 	struct fixture *fx = *state;
 	const struct dsample *sm;
-	struct bp_event ev[32];
-	struct stacks st;
 	struct dprof d;
 	size_t i;
-	int n;
 
-	make_stacks(fx, &st);
-	n = sample_events(fx, &st, ev);
-	pprof_of(fx, "s.pb.gz", ev, n, &d);
+	sampled_pprof(fx, "s.pb.gz", false, NULL, &d);
 	check_sample_types(&d);
-	assert_string_equal(S(&d, d.dflt), "cpu");
-	assert_string_equal(S(&d, d.pt_type), "cpu");
+	assert_type(&d, "cpu");
 	assert_string_equal(S(&d, d.pt_unit), "nanoseconds");
 	assert_int_equal(d.period, 1000);
 
@@ -554,23 +573,12 @@ static void test_pprof_default_type(void **state)
 {
 	struct fixture *fx = *state;
 	const struct dsample *sm;
-	struct bp_event ev[32];
+	struct bp_event off;
 	struct stacks st;
 	struct dprof d;
-	int n;
 
-	make_stacks(fx, &st);
-	ev[0] = sample(500, 5000, 100, st.s_sleep, BP_SAMPLE_F_OFFCPU);
-	pprof_of(fx, "o.pb.gz", ev, 1, &d);
-	assert_string_equal(S(&d, d.dflt), "offcpu");
-	assert_string_equal(S(&d, d.pt_type), "offcpu");
-	dprof_free(&d);
-
-	n = standard_events(fx, ev);
-	n += sample_events(fx, &st, ev + n);
-	pprof_of(fx, "m.pb.gz", ev, n, &d);
-	assert_string_equal(S(&d, d.dflt), "wall");
-	assert_string_equal(S(&d, d.pt_type), "wall");
+	sampled_pprof(fx, "m.pb.gz", true, &st, &d);
+	assert_type(&d, "wall");
 	assert_int_equal(d.period, 1);
 	assert_int_equal(d.nsamples, 6 + 3);
 	sm = find_sample(&d, "malloc,run,main");	/* a call path */
@@ -580,6 +588,11 @@ static void test_pprof_default_type(void **state)
 	sm = find_sample(&d, "malloc,run,main,[unknown] libc.so.6+0x2724a");	/* a stack */
 	assert_int_equal(sm->vals[0], 0);
 	assert_int_equal(sm->vals[3], 4000);
+	dprof_free(&d);
+
+	off = sample(500, 5000, 100, st.s_sleep, BP_SAMPLE_F_OFFCPU);
+	pprof_of(fx, "o.pb.gz", &off, 1, &d);
+	assert_type(&d, "offcpu");
 	dprof_free(&d);
 }
 

@@ -30,6 +30,7 @@
 #include "base/status.h"
 #include "base/util.h"
 #include "symbols/binfile.h"
+#include "symbols/debugsyms.h"
 #include "cost/overhead.h"
 #include "symbols/placement.h"
 #include "symbols/select.h"
@@ -101,6 +102,7 @@ int capture__new(const struct capture_opts *o, struct bp_session *s, decoder_sin
 	struct capture *c = xcalloc(1, sizeof(*c));
 	int err;
 
+	debugsyms__configure(o->debug);	/* before any name is read */
 	c->o = *o;
 	c->s = s;
 	c->l.release_fd = c->l.err_fd = -1;

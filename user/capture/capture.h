@@ -30,6 +30,7 @@
 #include "model/session.h"
 
 struct capture;
+struct debug_conf;
 
 struct capture_opts {
 	/* What runs: a command to start (record), running processes, or -a. */
@@ -39,6 +40,9 @@ struct capture_opts {
 	bool all;		/* -a: every process */
 	bool as_root;		/* under sudo, the command runs as root */
 	const char *verb;	/* header of a pid capture: "attach" or "serve" */
+
+	/* where debug files are (symbols/debugsyms.h); NULL: /usr/lib/debug only */
+	const struct debug_conf *debug;
 
 	/* What is traced. */
 	char **includes, **excludes;	/* -F, -N */

@@ -224,6 +224,7 @@ int cmd_list(int argc, char **argv)
 	so.nincludes = argc - optind;
 	so.excludes = excl;
 	so.nexcludes = nexcl;
+	so.debug = &co.debug;
 	err = select__resolve(&so, &s, &ps);
 	if (err)
 		goto cleanup;

@@ -2,7 +2,8 @@
 /*
  * bpfprof: eBPF function tracer and profiler.  The command table lives here
  * and nowhere else; each command is in user/cmd/<name>.c, its options and
- * help in its struct cmd_def (options.h).
+ * help in its struct cmd_def (options.h).  A new command: its file, its
+ * COMMAND() line and its row below.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +19,24 @@
 #include "base/log.h"
 
 #define BPFPROF_VERSION "0.1.0"
+
+/*
+ * Each command: the struct cmd_def NAME_def and the entry cmd_NAME (its own
+ * argv, argv[0] the command's name; returns the exit status) of
+ * user/cmd/NAME.c.
+ */
+#define COMMAND(name)	extern const struct cmd_def name##_def; \
+			int cmd_##name(int argc, char **argv)
+COMMAND(record);
+COMMAND(attach);	/* (in record.c) */
+COMMAND(list);
+COMMAND(report);
+COMMAND(convert);
+COMMAND(diff);
+COMMAND(merge);
+COMMAND(symbolize);
+COMMAND(view);
+COMMAND(serve);
 
 static const struct cmd {
 	const struct cmd_def *def;

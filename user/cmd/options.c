@@ -11,8 +11,6 @@
 #include "base/util.h"
 #include "exporters/exporter.h"
 #include "cost/governor.h"
-#include "symbols/debugsyms.h"
-#include "symbols/debuginfod.h"
 
 /*
  * The parsers of the shared rows: 0, OPTS_HELP, -EINVAL (printed), or
@@ -56,7 +54,7 @@ static int take_partial(struct cmd_opts *o, const char *arg)
 
 static int take_debug_dir(struct cmd_opts *o, const char *arg)
 {
-	strv_push(&o->debug_dirs, &o->ndebug_dirs, arg);
+	strv_push(&o->debug.dirs, &o->debug.ndirs, arg);
 	return 0;
 }
 
@@ -67,7 +65,7 @@ static int take_debuginfod(struct cmd_opts *o, const char *arg)
 		p_err("--debuginfod: '%s' is not an http://, https:// or file:// URL", arg);
 		return -EINVAL;
 	}
-	o->debuginfod = arg;
+	o->debug.debuginfod = arg;
 	return 0;
 }
 
@@ -80,7 +78,7 @@ static int take_debuginfod_timeout(struct cmd_opts *o, const char *arg)
 		p_err("--debuginfod-timeout: '%s' is not a number of seconds in (0, 3600]", arg);
 		return -EINVAL;
 	}
-	o->debuginfod_ms = (unsigned)(s * 1000 + 0.5) ? (unsigned)(s * 1000 + 0.5) : 1;
+	o->debug.debuginfod_ms = (unsigned)(s * 1000 + 0.5) ? (unsigned)(s * 1000 + 0.5) : 1;
 	return 0;
 }
 /* The capture group, when the command has one; its parsers' errors are printed. */
@@ -378,18 +376,15 @@ int opts__take(struct cmd_opts *o, int c, char **argv)
 
 void opts__apply(const struct cmd_opts *o)
 {
-	size_t i;
-
-	for (i = 0; i < o->ndebug_dirs; i++)
-		debugsyms__add_dir(o->debug_dirs[i]);
-	debuginfod__setup(o->debuginfod, o->debuginfod_ms);
+	if (o->capture)
+		o->capture->debug = &o->debug;
 }
 
 void opts__free(struct cmd_opts *o)
 {
-	free(o->debug_dirs);
-	o->debug_dirs = NULL;
-	o->ndebug_dirs = 0;
+	free(o->debug.dirs);
+	o->debug.dirs = NULL;
+	o->debug.ndirs = 0;
 }
 
 void opts__capture_defaults(struct capture_opts *co, uint64_t buffer_size)

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include "capture/capture.h"
 #include "model/filter.h"
+#include "symbols/debugsyms.h"
 
 /* Long-only option values of the shared groups; a command's own start at OPT_OWN. */
 enum {
@@ -92,11 +93,8 @@ struct cmd_opts {
 	uint64_t *min_time;		/* --min-time alone (record), or NULL */
 	size_t *top;			/* -n/--top N (0: all), or NULL */
 	uint32_t *depth;		/* --depth N (0: all), or NULL */
-	/* fields the command applies (not globals written while parsing) */
-	char **debug_dirs;		/* --debug-dir, in order */
-	size_t ndebug_dirs;
-	const char *debuginfod;		/* --debuginfod URL, NULL: DEBUGINFOD_URLS */
-	unsigned debuginfod_ms;		/* --debuginfod-timeout, 0: the default */
+	/* fields the command hands down (not globals written while parsing) */
+	struct debug_conf debug;	/* --debug-dir, --debuginfod, --debuginfod-timeout */
 	bool partial;			/* --partial */
 };
 
@@ -116,7 +114,10 @@ void opts__getopt(const struct cmd_def *d, const char *mode, struct opts_getopt 
  * (printed) or -ENOENT (not a shared option: an error in `default:`).
  */
 int opts__take(struct cmd_opts *o, int c, char **argv);
-/* --debug-dir's directories and --debuginfod handed to the symbol reader; --partial to the archive reader. */
+/*
+ * The capture group (if any) given the debug field (--debug-dir,
+ * --debuginfod): capture__new hands it to the symbol reader.
+ */
 void opts__apply(const struct cmd_opts *o);
 void opts__free(struct cmd_opts *o);
 /* The buffer size is the capture's default when none is given. */

@@ -350,7 +350,7 @@ static void name_late(const char *output)
 			       "(bpfprof symbolize names it later)", output);
 		return;
 	}
-	if (symbolize__run(output, output, &archive_exporter, &st))
+	if (symbolize__run(output, output, &archive_exporter, NULL, &st))
 		p_warn("cannot name %s with what debuginfod brought late (bpfprof symbolize "
 		       "names it later)", output);
 	else

@@ -33,19 +33,27 @@ const struct cmd_def symbolize_def = {
 	.formats = true,
 };
 
+struct rename {
+	const struct debug_conf *debug;
+	struct resymbolize_stats *st;
+};
+
 static void rename_tables(void *ctx, struct bp_session *in)
 {
-	resymbolize__session(in, ctx);
+	struct rename *r = ctx;
+
+	resymbolize__session(in, r->debug, r->st);
 }
 
 int symbolize__run(const char *in, const char *out, const struct exporter_ops *ops,
-		   struct resymbolize_stats *st)
+		   const struct debug_conf *debug, struct resymbolize_stats *st)
 {
 	struct exporter_sink x = { .ops = ops, .out = out };
+	struct rename r = { .debug = debug, .st = st };
 	struct bp_session s;
 	int err;
 
-	err = merge__run_tables(&in, 1, &s, rename_tables, st, exporter__sink_begin,
+	err = merge__run_tables(&in, 1, &s, rename_tables, &r, exporter__sink_begin,
 				exporter__sink_event, &x);
 	if (!err)
 		err = exporter__finish(x.e, &s);
@@ -76,8 +84,7 @@ int cmd_symbolize(int argc, char **argv)
 		p_err("symbolize needs one recording (see 'bpfprof symbolize --help')");
 		return 2;
 	}
-	opts__apply(&o);
-	err = symbolize__run(argv[optind], o.output, ops, &st);
+	err = symbolize__run(argv[optind], o.output, ops, &o.debug, &st);
 	debugsyms__reset();
 	opts__free(&o);
 	if (!err && strcmp(o.output, "-"))

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/types.h>
-#include "decode/compensate.h"
+#include "compensate.h"
 #include "bpf/events.h"
 #include "base/log.h"
 

@@ -58,10 +58,29 @@ static size_t ndirs;
 static struct cache_ent *cache;
 static size_t ncache;
 
-void debugsyms__add_dir(const char *dir)
+static void forget_dirs(void)
 {
-	dirs = xrealloc(dirs, (ndirs + 1) * sizeof(*dirs));
-	dirs[ndirs++] = xstrdup(dir);
+	size_t i;
+
+	for (i = 0; i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs);
+	dirs = NULL;
+	ndirs = 0;
+}
+
+void debugsyms__configure(const struct debug_conf *conf)
+{
+	size_t i;
+
+	forget_dirs();
+	if (conf && conf->ndirs) {
+		dirs = xcalloc(conf->ndirs, sizeof(*dirs));
+		for (i = 0; i < conf->ndirs; i++)
+			dirs[i] = xstrdup(conf->dirs[i]);
+		ndirs = conf->ndirs;
+	}
+	debuginfod__setup(conf ? conf->debuginfod : NULL, conf ? conf->debuginfod_ms : 0);
 }
 
 char *debugsyms__search_path(void)
@@ -100,11 +119,7 @@ void debugsyms__reset(void)
 {
 	size_t i;
 
-	for (i = 0; i < ndirs; i++)
-		free(dirs[i]);
-	free(dirs);
-	dirs = NULL;
-	ndirs = 0;
+	forget_dirs();
 	debuginfod__reset();
 	for (i = 0; i < ncache; i++) {
 		free(cache[i].key);	/* (NULL for an image in memory) */

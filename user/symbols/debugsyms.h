@@ -55,8 +55,26 @@ struct debug_names {
 	char *file;		/* the debug file read, NULL for sections of the file itself */
 };
 
-/* Adds a directory searched before /usr/lib/debug (--debug-dir, repeatable). */
-void debugsyms__add_dir(const char *dir);
+/*
+ * Where debug files are looked for (--debug-dir, --debuginfod,
+ * --debuginfod-timeout): a field of the options of what reads names
+ * (capture_opts, select_opts, symbolize__run), given to
+ * debugsyms__configure() by the layer that reads them, never set by cmd/.
+ */
+struct debug_conf {
+	char **dirs;		/* searched in this order before /usr/lib/debug */
+	size_t ndirs;
+	const char *debuginfod;	/* server URL; NULL: DEBUGINFOD_URLS as set */
+	unsigned debuginfod_ms;	/* each fetch's budget; 0: the default (debuginfod.h) */
+};
+
+/*
+ * Debug files are looked for where conf says from now on (its dirs are
+ * copied) and libdebuginfod is set up (debuginfod__setup); NULL: only
+ * /usr/lib/debug and the environment.  Called by capture__new,
+ * select__resolve and resymbolize__session before they read a name.
+ */
+void debugsyms__configure(const struct debug_conf *conf);
 /*
  * The debug dirs as libdwfl's debuginfo_path wants them (":DIR1:DIR2:/usr/lib/debug":
  * absolute entries are searched by build-id); malloc'd.

@@ -16,9 +16,9 @@
 #include <unistd.h>
 #include <capstone/capstone.h>
 #include <elfutils/libdw.h>
-#include "symbols/elfwalk.h"
-#include "symbols/placement.h"
-#include "symbols/select.h"
+#include "elfwalk.h"
+#include "placement.h"
+#include "select.h"
 #include "base/log.h"
 #include "base/util.h"
 

@@ -31,7 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-#include "symbols/elfsym.h"
+#include "elfsym.h"
 #include "model/session.h"
 
 /* The decision for one function. */

@@ -216,11 +216,14 @@ static bool name_one(const struct dbg *d, struct bp_func *f, struct resymbolize_
 	return named;
 }
 
-void resymbolize__session(struct bp_session *s, struct resymbolize_stats *out)
+void resymbolize__session(struct bp_session *s, const struct debug_conf *debug,
+			  struct resymbolize_stats *out)
 {
 	struct resymbolize_stats st = { 0 };
 	size_t m, i;
 
+	if (debug)
+		debugsyms__configure(debug);
 	elf_version(EV_CURRENT);
 	for (m = 0; m < s->nmodules; m++) {
 		const struct bp_module *mod = &s->modules[m];

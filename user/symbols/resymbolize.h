@@ -25,7 +25,14 @@ struct resymbolize_stats {
 	size_t missing;		/* modules with unnamed functions and no debug file */
 };
 
-/* Renames in place the functions of s (tables only); st may be NULL. */
-void resymbolize__session(struct bp_session *s, struct resymbolize_stats *st);
+struct debug_conf;
+
+/*
+ * Renames in place the functions of s (tables only), from the debug files
+ * found where debug says (debugsyms.h; NULL: as configured before); st may
+ * be NULL.
+ */
+void resymbolize__session(struct bp_session *s, const struct debug_conf *debug,
+			  struct resymbolize_stats *st);
 
 #endif

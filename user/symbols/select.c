@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "binfile.h"
+#include "debugsyms.h"
 #include "dwarfinfo.h"
 #include "elfsym.h"
 #include "libpaths.h"
@@ -537,6 +538,8 @@ int select__resolve(const struct select_opts *o, struct bp_session *s, struct pr
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
+	if (o->debug)
+		debugsyms__configure(o->debug);
 	/* read and probed through one descriptor, the file pid maps (binfile.h) */
 	if (!o->no_exe) {
 		char **exe = NULL;

@@ -44,6 +44,8 @@ struct file_ids {
 bool file_ids__add(struct file_ids *f, const char *path);
 void file_ids__free(struct file_ids *f);
 
+struct debug_conf;
+
 struct select_opts {
 	const char *exe;	/* main executable */
 	pid_t pid;		/* >0: also resolve LIB against this process's mappings */
@@ -67,6 +69,8 @@ struct select_opts {
 	bool defer_missing;
 	bool maps_only;
 	struct file_ids *seen;
+	/* where debug files are (debugsyms__configure); NULL: as the capture set it */
+	const struct debug_conf *debug;
 };
 
 /*

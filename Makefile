@@ -237,9 +237,10 @@ FUZZ_SRCS_unwind    := user/symbols/unwind.c user/symbols/debugsyms.c user/symbo
 		       user/symbols/binfile.c user/symbols/procmaps.c
 FUZZ_LIBS_unwind    := -lelf -ldw -ldebuginfod -lz -llzma
 # the DWARF subprograms of a binary (--deps parameter counts, file:line)
-FUZZ_SRCS_dwarfinfo := user/symbols/dwarfinfo.c user/symbols/dwarfargs.c user/symbols/debugsyms.c \
+FUZZ_SRCS_dwarfinfo := user/symbols/dwarfinfo.c user/symbols/dwarfargs.c user/symbols/dwarfxmm.c \
+		       user/model/argsig.c user/symbols/debugsyms.c \
 		       user/symbols/debuginfod.c user/symbols/ehframe.c user/symbols/binfile.c user/symbols/procmaps.c
-FUZZ_LIBS_dwarfinfo := -ldw -lelf -ldebuginfod -lz -llzma
+FUZZ_LIBS_dwarfinfo := -ldw -lelf -ldebuginfod -lz -llzma -lcapstone
 FUZZ_TARGETS := archive elfsym usdt export debugsyms unwind dwarfinfo
 # seconds of each in make test (fuzz-smoke), from a fixed seed: the smoke tries
 # the same mutations each run, so that make test does not fail at random on a

@@ -36,7 +36,8 @@
 #define BP_REC_PYCODE		18	/* struct bp_rec_pycode: names of a Python code object */
 #define BP_REC_PYSTACK		19	/* struct bp_rec_pystack: Python frames of the next sample */
 #define BP_REC_DLOPEN		20	/* struct bp_rec_exec (no filename): the dynamic linker changed the mapped objects */
-#define BP_REC_MAX		21
+#define BP_REC_XVAL		21	/* struct bp_rec_xval: a float/double read inside a function (--args) */
+#define BP_REC_MAX		22
 
 /* bp_rec_hdr.flags for BP_REC_FORK */
 #define BP_TASK_NEW_PROCESS	0x1	/* child is a new thread group (fork), not a thread */
@@ -121,7 +122,9 @@ struct bp_usdt_where {
  * in memory), and the strings the function's `char *` arguments point at
  * (which words are strings: the func_strs map, set from DWARF; at most
  * BP_ARG_NSTR).  Exit: regs[0] = rax, regs[1] = rdx.  The xmm registers
- * (float/double arguments and returns) are not in pt_regs: not captured.
+ * (float/double arguments and returns) are not in pt_regs: they are read,
+ * where DWARF and the code allow, by probes inside the function (struct
+ * bp_rec_xval).
  */
 #define BP_ARG_STACK		4
 #define BP_ARG_NSTR		2
@@ -140,6 +143,26 @@ struct bp_rec_call_args {
 	__u32 pad2;
 	char str[BP_ARG_NSTR][BP_ARG_STR];
 	struct bp_usdt_where where[BP_ARG_NSTR];	/* str_len 0: where the string lies (ino 0: unknown) */
+};
+
+/*
+ * --args: a float/double argument or return value read where the function
+ * keeps it in memory or in an integer register (symbols/dwarfargs.c finds
+ * such places from DWARF and the code).  The probe's cookie says what to
+ * read: func id (bits 0-31), slot (32-35: xmm N of a parameter, 8 the
+ * return value), DWARF register number (36-39), deref (40), and a signed
+ * offset (48-63) added to the register before the 8-byte read.
+ */
+#define BP_XVAL_RET		8
+#define BP_XVAL_SLOTS		9
+struct bp_rec_xval {
+	struct bp_rec_hdr h;
+	__u32 func_id;
+	__u8 slot;
+	__u8 ok;		/* 0: the memory read failed */
+	__u16 pad;
+	__u64 sp;
+	__u64 value;		/* the 8 bytes read (a float in the low 4) */
 };
 
 /* Fork/clone, thread exit, rename: h.pid_tgid is the task concerned. */

@@ -179,6 +179,76 @@ static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
 }
 
 /*
+ * A register of pt_regs by its DWARF number (x86-64: rax rdx rcx rbx rsi
+ * rdi rbp rsp r8..r15), read through its offset (the verifier refuses a
+ * ctx access at a variable offset).
+ */
+static __always_inline __u64 dwarf_reg(struct pt_regs *ctx, __u32 n)
+{
+	__u32 off;
+	__u64 v = 0;
+
+	switch (n & 15) {
+	case 0: off = __builtin_offsetof(struct pt_regs, ax); break;
+	case 1: off = __builtin_offsetof(struct pt_regs, dx); break;
+	case 2: off = __builtin_offsetof(struct pt_regs, cx); break;
+	case 3: off = __builtin_offsetof(struct pt_regs, bx); break;
+	case 4: off = __builtin_offsetof(struct pt_regs, si); break;
+	case 5: off = __builtin_offsetof(struct pt_regs, di); break;
+	case 6: off = __builtin_offsetof(struct pt_regs, bp); break;
+	case 7: off = __builtin_offsetof(struct pt_regs, sp); break;
+	case 8: off = __builtin_offsetof(struct pt_regs, r8); break;
+	case 9: off = __builtin_offsetof(struct pt_regs, r9); break;
+	case 10: off = __builtin_offsetof(struct pt_regs, r10); break;
+	case 11: off = __builtin_offsetof(struct pt_regs, r11); break;
+	case 12: off = __builtin_offsetof(struct pt_regs, r12); break;
+	case 13: off = __builtin_offsetof(struct pt_regs, r13); break;
+	case 14: off = __builtin_offsetof(struct pt_regs, r14); break;
+	default: off = __builtin_offsetof(struct pt_regs, r15); break;
+	}
+	bpf_probe_read_kernel(&v, sizeof(v), (char *)ctx + off);
+	return v;
+}
+
+/*
+ * --args: a float/double at a place inside the function where it is in
+ * memory or in an integer register (struct bp_rec_xval says what the
+ * cookie holds).  The decoder gives it to the innermost open call.
+ */
+SEC("uprobe.multi")
+int BPF_KPROBE(call_xval)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 ck = bpf_get_attach_cookie(ctx);
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct bp_rec_xval *r;
+	__u64 v = dwarf_reg(ctx, (ck >> 36) & 15) + (__s64)(__s16)(ck >> 48);
+
+	if (!is_traced(id >> 32))
+		return 0;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
+		return 0;
+	}
+	rec_hdr(&r->h, BP_REC_XVAL, 0, cpu, id);
+	r->func_id = (__u32)ck;
+	r->slot = (ck >> 32) & 15;
+	r->pad = 0;
+	r->sp = PT_REGS_SP(ctx);
+	r->ok = 1;
+	if ((ck >> 40) & 1) {
+		r->value = 0;
+		if (bpf_probe_read_user(&r->value, sizeof(r->value), (void *)v))
+			r->ok = 0;
+	} else {
+		r->value = v;
+	}
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/*
  * The call programs: one pair is loaded (tracer__new), plain or with the
  * registers (--deps), attached with uprobe_multi links (cookie: the function).
  */

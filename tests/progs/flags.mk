@@ -70,3 +70,7 @@ tests/progs/plugins.d/libplug_%.so: tests/progs/plugins.c tests/progs/progs.h in
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(PROG_CFLAGS) -Iinclude -fPIC -shared -DPLUGIN=$* $< -o $@
+
+# argdouble: a debug build (-O0), where float/double parameters and return
+# values pass through the frame or rax (see argdouble.c)
+PROG_CFLAGS_argdouble := -O0

@@ -157,6 +157,15 @@ static int decode_call(struct archive_reader *r, const unsigned char *p, size_t 
 			c->x.str_slot[i] = v;
 			c->x.str_state[i] = state;
 		}
+		c->x.xmm_mask = 0;
+		if (c->flags & BP_CALL_HAS_XMM) {
+			if (!ev_varint(p, len, &pos, &v) || v >= 1u << BP_ARGX_XMM)
+				return corrupt(r, "a call event's float values are cut short");
+			c->x.xmm_mask = v;
+			for (i = 0; i < BP_ARGX_XMM; i++)
+				if ((v & (1u << i)) && !ev_varint(p, len, &pos, &c->x.xmm[i]))
+					return corrupt(r, "a call event's float values are cut short");
+		}
 	}
 	r->prev.id = c->id;
 	r->prev.ts = c->begin;

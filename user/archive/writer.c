@@ -53,7 +53,9 @@
  *              then ret if flags & 0x20 (BP_CALL_HAS_RET), then the infos
  *              if flags & 0x40; then (1.3) if flags & 0x2000 (BP_CALL_HAS_XARGS):
  *              stack[4], ret2 (rdx; 0 without a return), and two strings,
- *              each: varint slot (0xff none), varint state, string
+ *              each: varint slot (0xff none), varint state, string; then
+ *              if flags & 0x4000 (BP_CALL_HAS_XMM): varint xmm_mask, and
+ *              xmm[i] for each bit i set (floats read inside the call)
  *     LOSS (2), varints: zigzag(ts - prev.ts), count, cpu
  *     SAMPLE (3), varints: zigzag(ts - prev.ts), weight, zigzag(pid - prev.pid),
  *              zigzag(tid - prev.tid), path, cpu, flags
@@ -465,6 +467,12 @@ static void encode_call(struct archive_writer *a, const struct bp_call *c, struc
 			put_varint(b, c->x.str_slot[i]);
 			put_varint(b, c->x.str_state[i]);
 			put_bytes_str(b, c->x.str_slot[i] == BP_ARGX_NONE ? "" : c->x.str[i]);
+		}
+		if (c->flags & BP_CALL_HAS_XMM) {
+			put_varint(b, c->x.xmm_mask);
+			for (int i = 0; i < BP_ARGX_XMM; i++)
+				if (c->x.xmm_mask & (1u << i))
+					put_varint(b, c->x.xmm[i]);
 		}
 	}
 	a->prev.id = c->id;

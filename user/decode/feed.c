@@ -93,6 +93,9 @@ static void dec_argx_entry(struct decoder *d, uint32_t pid, struct frame *f,
 	_Static_assert(BP_ARGX_STACK == BP_ARG_STACK && BP_ARGX_NSTR == BP_ARG_NSTR &&
 		       BP_ARGX_STR == BP_ARG_STR, "bp_argx holds what bp_rec_call_args carries");
 	memcpy(x->stack, ra->stack, sizeof(x->stack));
+	x->xmm_mask = 0;
+	x->pad = 0;
+	memset(x->xmm, 0, sizeof(x->xmm));
 	for (i = 0; i < BP_ARGX_NSTR; i++) {
 		uint8_t len = ra->str_len[i];
 
@@ -310,6 +313,31 @@ static int dec_on_call(struct decoder *d, const void *rec, size_t size, uint64_t
 }
 
 /*
+ * A float/double read inside a call (BP_REC_XVAL): it belongs to the
+ * innermost open call of the thread, which is that function's (the probes
+ * sit where no other call is open: after the prologue, before a return).
+ * A parameter keeps its first value (a loop may pass the place again after
+ * the parameter changed); the return value its last.
+ */
+static int dec_on_xval(struct decoder *d, const struct bp_rec_xval *r, uint64_t ts)
+{
+	struct tstate *t = dec_thread_state(d, (uint32_t)r->h.pid_tgid, r->h.pid_tgid >> 32, ts);
+	struct frame *f;
+
+	if (!t->depth || r->slot >= BP_ARGX_XMM || !r->ok)
+		return 0;
+	f = &t->stack[t->depth - 1];
+	if (f->func != r->func_id || !(f->flags & BP_CALL_HAS_XARGS))
+		return 0;
+	if (r->slot != BP_ARGX_XRET && (f->x.xmm_mask & (1u << r->slot)))
+		return 0;
+	f->x.xmm[r->slot] = r->value;
+	f->x.xmm_mask |= 1u << r->slot;
+	f->flags |= BP_CALL_HAS_XMM;
+	return 0;
+}
+
+/*
  * The least size of each record type, checked before its handler (0: it
  * checks its own, variable, size).
  */
@@ -330,6 +358,7 @@ static const size_t rec_min_size[BP_REC_MAX] = {
 	[BP_REC_SWITCH] = sizeof(struct bp_rec_switch),
 	[BP_REC_REARM] = sizeof(struct bp_rec_unwind),
 	[BP_REC_UNWIND] = sizeof(struct bp_rec_unwind),
+	[BP_REC_XVAL] = sizeof(struct bp_rec_xval),
 };
 
 /* The end of a record of thread t: its time is the thread's latest (unless err). */
@@ -459,6 +488,8 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		return dec_on_rearm(d, rec, ts);
 	case BP_REC_UNWIND:
 		return dec_on_unwind(d, rec, ts);
+	case BP_REC_XVAL:
+		return dec_on_xval(d, rec, ts);
 	default:
 		return -EINVAL;
 	}

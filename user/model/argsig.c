@@ -69,6 +69,11 @@ static bool gather(const struct bp_call *c, const char *loc, bool is_ret, unsign
 		} else if (t == 'd' && is_ret && (c->flags & BP_CALL_HAS_RET) &&
 			   (c->flags & BP_CALL_HAS_XARGS)) {
 			v = c->x.ret2;
+		} else if (t == 'x' && (c->flags & BP_CALL_HAS_XMM) &&
+			   (is_ret ? n == 0 : n < BP_ARGX_XRET) &&
+			   (c->x.xmm_mask & (1u << (is_ret ? BP_ARGX_XRET : n)))) {
+			/* read inside the call where it was in memory or an integer register */
+			v = c->x.xmm[is_ret ? BP_ARGX_XRET : n];
 		} else {
 			/* xmm registers are not in the uprobe's pt_regs */
 			*why = t == 'x' ? "unavailable (xmm register)" : "unavailable";
@@ -389,4 +394,33 @@ uint32_t argsig__str_mask(const char *sig)
 			mask |= 1u << (6 + atoi(it.loc + 1));
 	}
 	return mask;
+}
+
+int argsig__xprobes(const char *sig, struct argxprobe *out, int max)
+{
+	int n = 0;
+
+	if (!sig || strncmp(sig, AS_VERSION "\n", 3))
+		return 0;
+	for (const char *p = strstr(sig, "\n@\t"); p && n < max; p = strstr(p + 1, "\n@\t")) {
+		unsigned slot, delta, reg, deref;
+		int off;
+
+		if (sscanf(p + 3, "%u %u %u %d %u", &slot, &delta, &reg, &off, &deref) != 5 ||
+		    slot >= BP_ARGX_XMM || reg > 15 || deref > 1 || off < -32768 || off > 32767)
+			continue;
+		out[n].delta = delta;
+		out[n].slot = slot;
+		out[n].reg = reg;
+		out[n].deref = deref;
+		out[n].pad = 0;
+		out[n].off = off;
+		n++;
+	}
+	return n;
+}
+
+void argsig__xprobe_line(const struct argxprobe *p, char *buf, size_t size)
+{
+	snprintf(buf, size, "\n@\t%u %u %u %d %u", p->slot, p->delta, p->reg, p->off, p->deref);
 }

@@ -13,6 +13,13 @@
  * (xmm N), or for the return value a (rax), d (rdx), x0/x1; m: in memory,
  * not captured; -: none (void).  extra: an enum's "VALUE=NAME,...", a
  * struct's members "name,offset,size,kind;...".
+ *
+ * Last, lines "@ TAB slot delta reg offset deref" (numbers separated by
+ * spaces) say where a float/double held in an xmm register at entry or at
+ * return can be read instead: at the instruction `delta` bytes into the
+ * function, DWARF register `reg` plus `offset` (deref 1: the 8 bytes at
+ * that address, 0: the register itself); slot N: the parameter in xmm N,
+ * 8: the return value (see bpf/events.h struct bp_rec_xval).
  */
 #ifndef BPFPROF_ARGSIG_H
 #define BPFPROF_ARGSIG_H
@@ -85,11 +92,26 @@ struct argvals {
 	struct argval ret;
 };
 
+/* A place inside a function where a float/double can be read (the "@" lines). */
+struct argxprobe {
+	uint32_t delta;		/* bytes from the function's entry */
+	uint8_t slot;		/* xmm N of a parameter; 8: the return value */
+	uint8_t reg;		/* DWARF register number, 0-15 */
+	uint8_t deref;
+	uint8_t pad;
+	int16_t off;
+};
+#define AS_MAX_XPROBES	16
+
 /* The values of call c (raw registers when its function has no signature). */
 void argsig__values(const struct bp_session *s, const struct bp_call *c, struct argvals *out);
 /* "name(a=0, b=1) = 1" into buf. */
 void argsig__line(const struct argvals *av, const char *name, char *buf, size_t size);
 /* The argument words of a signature holding `char *` (bit i: regs[i], 6 + j: stack[j]). */
 uint32_t argsig__str_mask(const char *sig);
+/* The "@" places of a signature into out[0..max); returns how many. */
+int argsig__xprobes(const char *sig, struct argxprobe *out, int max);
+/* The "@" line of a place, into buf. */
+void argsig__xprobe_line(const struct argxprobe *p, char *buf, size_t size);
 
 #endif

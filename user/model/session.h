@@ -169,6 +169,7 @@ _Static_assert(offsetof(struct bp_session, nannots) + sizeof(uint64_t) ==
 #define BP_CALL_HAS_RET		0x20	/* ret holds the return value (--args) */
 #define BP_CALL_HAS_INFOS	0x40	/* infos[] holds BPFPROF_INFO key/values */
 #define BP_CALL_HAS_XARGS	0x2000	/* x holds stack words, rdx and strings (--args) */
+#define BP_CALL_HAS_XMM		0x4000	/* x.xmm holds floats read inside the call (--args) */
 #define BP_CALL_NO_RETPROBE	0x8	/* nested too deep for a kernel return probe: the end is
 					 * the last event before the frame was seen gone */
 #define BP_CALL_SUSPENDED	0x100	/* a Python generator/coroutine slice that ends at a yield/await */
@@ -195,9 +196,13 @@ struct bp_info {
  * What --args captures beyond the six registers: the first stack words at
  * entry (the 7th and later arguments, structs passed in memory), rdx at
  * return (the high half of a 16-byte struct), and up to BP_ARGX_NSTR strings
- * that `char *` arguments point at, read at entry.
+ * that `char *` arguments point at, read at entry; and the float/double
+ * values read inside the function (xmm[N]: the parameter passed in xmm N,
+ * xmm[BP_ARGX_XRET]: the return value; bit i of xmm_mask: xmm[i] was read).
  */
 #define BP_ARGX_STACK	4
+#define BP_ARGX_XMM	9
+#define BP_ARGX_XRET	8	/* bpf/events.h BP_XVAL_RET */
 #define BP_ARGX_NSTR	2
 #define BP_ARGX_STR	64	/* bytes of each string, with its NUL (bpf/events.h BP_ARG_STR) */
 #define BP_ARGX_NONE	0xff	/* str_slot: no string */
@@ -210,8 +215,10 @@ struct bp_argx {
 	uint64_t ret2;			/* rdx at return */
 	uint8_t str_slot[BP_ARGX_NSTR];	/* the argument word it came from: 0-5 regs, 6-9 stack */
 	uint8_t str_state[BP_ARGX_NSTR];
-	uint32_t pad;
+	uint16_t xmm_mask;
+	uint16_t pad;
 	char str[BP_ARGX_NSTR][BP_ARGX_STR];
+	uint64_t xmm[BP_ARGX_XMM];
 };
 
 /* A completed call, emitted when it ends (children are emitted before parents). */

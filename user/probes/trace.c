@@ -118,6 +118,7 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 	bpf_program__set_autoload(t->skel->progs.call_exit, !opts->args);
 	bpf_program__set_autoload(t->skel->progs.call_entry_args, opts->args);
 	bpf_program__set_autoload(t->skel->progs.call_exit_ret, opts->args);
+	bpf_program__set_autoload(t->skel->progs.call_xval, opts->args);
 	/* the keeper creates its own instances, one task at a time */
 	bpf_program__set_autoattach(t->skel->progs.unwind_slots, false);
 
@@ -265,6 +266,46 @@ int tracer__attach(struct tracer *t, const char *path, const unsigned long *offs
 	return attach_range(t, entry, ret, path, offsets, cookies, n, refused, nrefused, 0);
 }
 
+/*
+ * --args: the probes that read floats inside functions (the "@" places of
+ * their signatures, model/argsig.h), one link for the module.  A failure
+ * only leaves those values unavailable: said once, never fatal.
+ */
+static void attach_xvals(struct tracer *t, const struct bp_session *s,
+			 const struct probe_module *pm)
+{
+	unsigned long *offsets = NULL;
+	uint64_t *cookies = NULL;
+	size_t n = 0, cap = 0;
+	int err;
+
+	for (size_t i = 0; i < pm->n; i++) {
+		__u32 id = (__u32)pm->cookies[i];
+		struct argxprobe xp[AS_MAX_XPROBES];
+		const struct bp_func *f = id < s->nfuncs ? &s->funcs[id] : NULL;
+		int nx = f ? argsig__xprobes(f->sig, xp, AS_MAX_XPROBES) : 0;
+
+		for (int k = 0; k < nx; k++) {
+			/* a parameter's place must come after the entry probe */
+			if (xp[k].slot != BP_ARGX_XRET && xp[k].delta <= f->probe_skip)
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 16;
+				offsets = xrealloc(offsets, cap * sizeof(*offsets));
+				cookies = xrealloc(cookies, cap * sizeof(*cookies));
+			}
+			offsets[n] = f->offset - f->probe_skip + xp[k].delta;
+			cookies[n++] = id | (uint64_t)xp[k].slot << 32 | (uint64_t)xp[k].reg << 36 |
+				       (uint64_t)xp[k].deref << 40 | (uint64_t)(uint16_t)xp[k].off << 48;
+		}
+	}
+	err = n ? attach_one(t, t->skel->progs.call_xval, false, pm->path, offsets, cookies, n) : 0;
+	if (err)
+		p_warn("cannot read float arguments in %s: %s", pm->path, strerror(-err));
+	free(offsets);
+	free(cookies);
+}
+
 int tracer__attach_module(struct tracer *t, const struct bp_session *s,
 			  const struct probe_module *pm)
 {
@@ -285,6 +326,8 @@ int tracer__attach_module(struct tracer *t, const struct bp_session *s,
 			     &nrefused);
 	if (!err)
 		tracer__warn_refused(s, pm->path, refused, nrefused);
+	if (!err && t->args)
+		attach_xvals(t, s, pm);
 	free(refused);
 	return err;
 }

@@ -11,11 +11,12 @@
 #include <elfutils/libdw.h>
 #include "dwarfinfo.h"
 #include "dwarfargs.h"
+#include "dwarfxmm.h"
 #include "debugsyms.h"
 #include "base/log.h"
 #include "base/util.h"
 
-static void add(struct dwarf_funcs *df, size_t *cap, Dwarf_Die *die, Dwarf_Files *files)
+static void add(struct dwarf_funcs *df, size_t *cap, Dwarf_Die *die, Dwarf_Files *files, Elf *elf)
 {
 	Dwarf_Addr low;
 	Dwarf_Die child;
@@ -46,6 +47,7 @@ static void add(struct dwarf_funcs *df, size_t *cap, Dwarf_Die *die, Dwarf_Files
 	f->file = NULL;
 	f->line = 0;
 	f->sig = dwarfargs__sig(die);
+	dwarfxmm__places(die, elf, &f->sig);
 	if (dwarf_decl_line(die, &line) == 0)
 		f->line = line;
 	if (files && dwarf_attr(die, DW_AT_decl_file, &a) && dwarf_formudata(&a, &fileidx) == 0) {
@@ -83,7 +85,7 @@ int dwarfinfo__read_elf(Elf *elf, struct dwarf_funcs *out)
 			if (dwarf_child(&cu, &die) == 0) {
 				do {
 					if (dwarf_tag(&die) == DW_TAG_subprogram)
-						add(out, &cap, &die, files);
+						add(out, &cap, &die, files, elf);
 				} while (dwarf_siblingof(&die, &die) == 0);
 			}
 		}

@@ -125,8 +125,8 @@ static void json_argval(FILE *f, const struct argval *a)
 		fputs(a->u ? "true" : "false", f);
 		break;
 	case AV_DOUBLE:
-		if (isfinite(a->d))
-			fprintf(f, "%.17g", a->d);
+		if (isfinite(a->d))	/* argsig's text: %.17g, with ".0" if integral */
+			fputs(a->text, f);
 		else
 			json_str(f, a->text);
 		break;

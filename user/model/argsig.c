@@ -2,6 +2,7 @@
 /* Typed argument values from a signature and a call's captured words (argsig.h). */
 #include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,7 +176,10 @@ static void scalar(struct argval *a, char k, int size, const unsigned char *b, c
 		} else {
 			memcpy(&a->d, b, 8);
 		}
+		/* enough digits to give the double back; a float is seen as one: 2.0 */
 		snprintf(a->text, sizeof(a->text), "%.17g", a->d);
+		if (isfinite(a->d) && !strpbrk(a->text, ".e"))
+			snprintf(a->text + strlen(a->text), sizeof(a->text) - strlen(a->text), ".0");
 		break;
 	case AS_PTR:
 	case AS_REF:

@@ -6,9 +6,12 @@ argument and return value (its header says what round i passes and gets
 back).  One recording to an archive, converted to Chrome JSON, Perfetto
 (read by the tests' own protobuf reader) and CSV: every value is the one
 the program passed or returned, with its parameter's name and its type.
-Doubles travel in xmm registers, which a uprobe's pt_regs does not hold:
-they must say "unavailable", never show a wrong number.  Without DWARF the
-six registers stay raw, and are said to be.
+Doubles travel in xmm registers, which a uprobe's pt_regs does not hold.
+The program is recorded twice: as built for the tests (-O1: t_double keeps
+its double in xmm0 throughout, so it must say "unavailable", never show a
+wrong number) and built -O0 (argtypes0: the double is spilled to the frame
+and returned through rax, where bpfprof reads it: exact).  Without DWARF
+the six registers stay raw, and are said to be.
 """
 
 import csv
@@ -26,8 +29,9 @@ UNAVAIL_XMM = "unavailable (xmm register)"
 COLORS = ["RED", "GREEN", "BLUE"]
 
 
-def expected(i, this, ref):
-    """function -> (params, return) of round i, as Chrome JSON gives them (None: void)."""
+def expected(i, this, ref, doubles=False):
+    """function -> (params, return) of round i, as Chrome JSON gives them (None: void).
+    doubles: t_double's values are read (the -O0 build)."""
     u = 4000000000 + i
     return {
         "t_int": ({"v": i - 1}, i - 2),
@@ -36,7 +40,7 @@ def expected(i, this, ref):
         "t_enum": ({"c": COLORS[i % 3]}, "BLUE" if i % 3 == 0 else "RED"),
         "t_char": ({"c": chr(ord("a") + i)}, chr(ord("b") + i)),
         "t_str": ({"s": "name-%d" % i}, len("name-%d" % i)),
-        "t_double": ({"d": UNAVAIL_XMM}, UNAVAIL_XMM),
+        "t_double": ({"d": i + 0.5}, (i + 0.5) * 2) if doubles else ({"d": UNAVAIL_XMM}, UNAVAIL_XMM),
         "t_pair": ({"p": {"x": i, "y": -10 * i}}, {"x": -10 * i, "y": i}),
         "t_eight": ({k: i + n + 1 for n, k in enumerate("abcdefgh")}, 8 * i + 36),
         "t_void": ({"v": i}, None),
@@ -55,17 +59,19 @@ def call_line(name, params, ret):
             return "'%s'" % v
         if isinstance(v, str) and v.startswith("name-"):
             return '"%s"' % v
+        if isinstance(v, float):
+            return "%.17g" % v if v != int(v) else "%d.0" % v
         return str(v)
     s = "%s(%s)" % (name, ", ".join("%s=%s" % (k, c(v)) for k, v in params.items()))
     return s if ret is None else s + " = " + c(ret)
 
 
-@pytest.fixture(scope="module")
-def recording(tmp_path_factory):
+@pytest.fixture(scope="module", params=["argtypes", "argtypes0"])
+def recording(request, tmp_path_factory):
     d = tmp_path_factory.mktemp("args")
     arch = d / "t.bpfprof"
     p = run_bpfprof(["record", "--args", "-F", "t_*", "-F", "*::add*", "-N", "t_lit", "-o", arch, "--",
-                     prog_path("argtypes"), str(N)])
+                     prog_path(request.param), str(N)])
     assert p.returncode == 0, p.stderr
     m = re.search(r"this (0x[0-9a-f]+) ref (0x[0-9a-f]+)", p.stdout)
     assert m, p.stdout
@@ -75,7 +81,8 @@ def recording(tmp_path_factory):
         c = run_bpfprof(["convert", "-o", out, arch])
         assert c.returncode == 0, c.stderr
         outs[ext] = out
-    return {"arch": arch, "this": m.group(1), "ref": m.group(2), **outs}
+    return {"arch": arch, "this": m.group(1), "ref": m.group(2), "doubles": request.param == "argtypes0",
+            **outs}
 
 
 def rounds(events, key):
@@ -94,7 +101,7 @@ def test_chrome_json_values_named_and_typed(recording):
     for name, got in calls.items():
         assert len(got) == N, (name, got)
         for i, a in enumerate(got):
-            params, ret = expected(i, recording["this"], recording["ref"])[name]
+            params, ret = expected(i, recording["this"], recording["ref"], recording["doubles"])[name]
             assert a["params"] == params, (name, i, a)
             # exact types: a JSON bool is not an int, an int not a string
             for k, v in params.items():
@@ -120,6 +127,8 @@ def perfetto_expected(name, params, ret):
                 put(key + "." + k, x)
         elif isinstance(v, bool):
             out[key] = (v, "bool_value")
+        elif isinstance(v, float):
+            out[key] = (v, "double_value")
         elif isinstance(v, int):
             out[key] = (v, "uint_value" if (name, key) in UNSIGNED else "int_value")
         elif v.startswith("0x"):
@@ -140,7 +149,7 @@ def test_perfetto_typed_debug_annotations(recording):
     for name, got in calls.items():
         assert len(got) == N, (name, got)
         for i, a in enumerate(got):
-            params, ret = expected(i, recording["this"], recording["ref"])[name]
+            params, ret = expected(i, recording["this"], recording["ref"], recording["doubles"])[name]
             want = perfetto_expected(name, params, ret)
             have = {k: (a[k], a["_types"][k]) for k in a["_types"]
                     if k.startswith("arg.") or k.startswith("return")}
@@ -156,7 +165,7 @@ def test_csv_args_and_return_columns(recording):
     for name, got in calls.items():
         assert len(got) == N, (name, got)
         for i, (args, ret) in enumerate(got):
-            params, r = expected(i, recording["this"], recording["ref"])[name]
+            params, r = expected(i, recording["this"], recording["ref"], recording["doubles"])[name]
             line = call_line(name, params, r)
             assert "%s(%s)" % (name, args) + ("" if r is None else " = " + ret) == line
 

@@ -74,3 +74,10 @@ tests/progs/plugins.d/libplug_%.so: tests/progs/plugins.c tests/progs/progs.h in
 # argdouble: a debug build (-O0), where float/double parameters and return
 # values pass through the frame or rax (see argdouble.c)
 PROG_CFLAGS_argdouble := -O0
+
+# argtypes0: argtypes.cc built -O0, as a debug build is: its float/double
+# parameters and return values pass through memory or rax (test_args_typed)
+PROG_BINS += tests/progs/argtypes0
+tests/progs/argtypes0: tests/progs/argtypes.cc tests/progs/progs.h
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) $(PROG_CFLAGS) -O0 $< -o $@ -pthread

@@ -95,11 +95,70 @@ static void test_raw_without_signature(void **state)
 	assert_string_equal(line, "g(rdi=0x1, rsi=0, rdx=0, rcx=0, r8=0, r9=0) = 0x10");
 }
 
+/* double h(float f, double g): the places where they are read, and the values so read. */
+static const char XSIG[] =
+	"S1\n"
+	"f\t8\tx0\t\tdouble\t\n"
+	"f\t4\tx0\tf\tfloat\t\n"
+	"f\t8\tx1\tg\tdouble\t\n"
+	"@\t0 9 6 -20 1\n"
+	"@\t8 0 0 0 2";
+
+static void test_xmm_places_and_values(void **state)
+{
+	struct bp_func fn = { .name = "h", .sig = (char *)XSIG };
+	struct bp_session s = { .funcs = &fn, .nfuncs = 1 };
+	struct bp_call c = { .func = 0, .flags = BP_CALL_HAS_ARGS | BP_CALL_HAS_RET | BP_CALL_HAS_XARGS };
+	struct argxprobe xp[4];
+	static struct argvals av;
+	char line[512];
+	double r = 1.0 / 3;
+	float f = -2.5f;
+
+	(void)state;
+	assert_int_equal(argsig__xprobes(XSIG, xp, 4), 2);
+	assert_int_equal(xp[0].slot, 0);
+	assert_int_equal(xp[0].delta, 9);
+	assert_int_equal(xp[0].reg, 6);
+	assert_int_equal(xp[0].off, -20);
+	assert_int_equal(xp[0].deref, 1);
+	assert_int_equal(xp[1].slot, BP_ARGX_XRET);
+	assert_int_equal(xp[1].deref, 2);
+	argsig__xprobe_line(&xp[0], line, sizeof(line));
+	assert_string_equal(line, "\n@\t0 9 6 -20 1");
+	/* the "@" lines are not parameters */
+	assert_int_equal(argsig__str_mask(XSIG), 0);
+
+	/* f read inside the call (slot 0), g not (slot 1): said so; the return from rax */
+	memcpy(&c.x.xmm[0], &f, sizeof(f));
+	c.x.xmm_mask = 1;
+	c.flags |= BP_CALL_HAS_XMM;
+	memcpy(&c.ret, &r, sizeof(r));
+	argsig__values(&s, &c, &av);
+	assert_int_equal(av.n, 2);
+	assert_int_equal(av.v[0].vt, AV_DOUBLE);
+	assert_true(av.v[0].d == -2.5);
+	assert_int_equal(av.ret.vt, AV_DOUBLE);
+	assert_true(av.ret.d == r);
+	argsig__line(&av, "h", line, sizeof(line));
+	assert_string_equal(line, "h(f=-2.5, g=unavailable (xmm register)) = 0.33333333333333331");
+	/* an integral double is written as a double */
+	r = 4;
+	memcpy(&c.ret, &r, sizeof(r));
+	argsig__values(&s, &c, &av);
+	assert_string_equal(av.ret.text, "4.0");
+	/* without the flag the words are not values */
+	c.flags &= ~BP_CALL_HAS_XMM;
+	argsig__values(&s, &c, &av);
+	assert_int_equal(av.v[0].vt, AV_UNAVAIL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_raw_without_signature),
+		cmocka_unit_test(test_xmm_places_and_values),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

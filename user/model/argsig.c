@@ -331,6 +331,9 @@ void argsig__values(const struct bp_session *s, const struct bp_call *c, struct 
 	if (!line || !split_item(line, &it))
 		return;
 	out->ret_void = it.kind == AS_VOID;
+	/* a float returned in xmm0 that is also in rax at every return */
+	if (it.kind == AS_FLOAT && !strcmp(it.loc, "x0") && strstr(sig, "\n@\t8 0 0 0 2"))
+		it.loc = "a";
 	out->has_ret = (c->flags & BP_CALL_HAS_RET) && !out->ret_void;
 	if (out->has_ret)
 		value(c, &it, true, &out->ret);
@@ -411,7 +414,7 @@ int argsig__xprobes(const char *sig, struct argxprobe *out, int max)
 		int off;
 
 		if (sscanf(p + 3, "%u %u %u %d %u", &slot, &delta, &reg, &off, &deref) != 5 ||
-		    slot >= BP_ARGX_XMM || reg > 15 || deref > 1 || off < -32768 || off > 32767)
+		    slot >= BP_ARGX_XMM || reg > 15 || deref > 2 || off < -32768 || off > 32767)
 			continue;
 		out[n].delta = delta;
 		out[n].slot = slot;

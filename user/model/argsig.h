@@ -19,7 +19,8 @@
  * return can be read instead: at the instruction `delta` bytes into the
  * function, DWARF register `reg` plus `offset` (deref 1: the 8 bytes at
  * that address, 0: the register itself); slot N: the parameter in xmm N,
- * 8: the return value (see bpf/events.h struct bp_rec_xval).
+ * 8: the return value (see bpf/events.h struct bp_rec_xval).  "@ TAB 8 0 0
+ * 0 2": the return value is also in rax at every return (no probe).
  */
 #ifndef BPFPROF_ARGSIG_H
 #define BPFPROF_ARGSIG_H

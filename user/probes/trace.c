@@ -289,6 +289,8 @@ static void attach_xvals(struct tracer *t, const struct bp_session *s,
 			/* a parameter's place must come after the entry probe */
 			if (xp[k].slot != BP_ARGX_XRET && xp[k].delta <= f->probe_skip)
 				continue;
+			if (xp[k].deref > 1)	/* in rax at the return probe: nothing to add */
+				continue;
 			if (n == cap) {
 				cap = cap ? cap * 2 : 16;
 				offsets = xrealloc(offsets, cap * sizeof(*offsets));

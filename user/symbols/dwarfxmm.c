@@ -19,7 +19,8 @@
  *    integer register or from memory addressed by rbp/rsp, followed only by
  *    `pop %rbp` or `leave` and `ret` (-O0 builds return a double so: movq
  *    %xmm0,%rax; movq %rax,%xmm0; pop %rbp; ret).  Nothing between that
- *    instruction and the `ret` changes xmm0.
+ *    instruction and the `ret` changes xmm0.  Where every way out is such a
+ *    move from rax, the return probe's rax is the value: no probe needed.
  *
  * Anything else (an optimized function that keeps the value in xmm
  * registers throughout) stays "unavailable (xmm register)".
@@ -198,14 +199,31 @@ static bool into_xmm0(const cs_insn *i, struct argxprobe *p)
 
 #define MAX_INSNS 4096
 
-/* The places that give the return value in xmm0: one before each `ret` that has one. */
+/* i leaves the function other than by `ret`: a jump outside [low, high) or through a pointer. */
+static bool jumps_out(const cs_insn *i, Dwarf_Addr low, Dwarf_Addr high)
+{
+	const cs_x86 *x = &i->detail->x86;
+
+	if (i->id != X86_INS_JMP)
+		return false;
+	return x->op_count != 1 || x->operands[0].type != X86_OP_IMM ||
+	       (uint64_t)x->operands[0].imm < low || (uint64_t)x->operands[0].imm >= high;
+}
+
+/*
+ * The places that give the return value in xmm0: one before each `ret` that
+ * has one.  When every way out of the function is such a `ret` after a move
+ * from rax (movq %rax,%xmm0: -O0's way), rax at the return probe is the
+ * value: one place of deref 2 ("rax at return") and no probe at all.
+ */
 static int ret_places(Elf *elf, Dwarf_Addr low, Dwarf_Addr high, struct argxprobe *out, int max)
 {
 	const uint8_t *code = code_of(elf, low, high);
 	cs_insn *ins = NULL;
 	csh cs;
 	size_t n;
-	int got = 0;
+	int got = 0, nret = 0, nrax = 0;
+	bool out_jump = false;
 
 	if (!code || high - low > 65536 || cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
 		return 0;
@@ -216,8 +234,10 @@ static int ret_places(Elf *elf, Dwarf_Addr low, Dwarf_Addr high, struct argxprob
 		for (size_t r = 1; r < n && got < max; r++) {
 			size_t j = r - 1;
 
+			out_jump |= jumps_out(&ins[r], low, high);
 			if (ins[r].id != X86_INS_RET)
 				continue;
+			nret++;
 			while (j > 0 && (ins[j].id == X86_INS_LEAVE ||
 					 (ins[j].id == X86_INS_POP && ins[j].detail->x86.op_count == 1 &&
 					  ins[j].detail->x86.operands[0].type == X86_OP_REG &&
@@ -225,10 +245,15 @@ static int ret_places(Elf *elf, Dwarf_Addr low, Dwarf_Addr high, struct argxprob
 				j--;
 			if (!into_xmm0(&ins[j], &out[got]))
 				continue;
+			nrax += !out[got].deref && out[got].reg == 0;
 			out[got].slot = BP_ARGX_XRET;
 			out[got].delta = ins[j].address - low;
 			out[got].pad = 0;
 			got++;
+		}
+		if (nret && nrax == nret && !out_jump && !jumps_out(&ins[0], low, high)) {
+			out[0] = (struct argxprobe){ .slot = BP_ARGX_XRET, .deref = 2 };
+			got = 1;
 		}
 	}
 	if (n)

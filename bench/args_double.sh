@@ -14,6 +14,8 @@
 # Prints farm-bench's tables: --args vs no --args, then no --args vs the
 # untraced program, so that the --args surplus can be put per call:
 #   per-call surplus = (cpu_args - cpu_plain) / N
+# then --args on d_half against --args on i_half, its twin in integers
+# (called as often): what reading the doubles adds to --args.
 # Builds nothing: expects ./bpfprof and tests/progs/argdouble.
 set -euo pipefail
 
@@ -37,3 +39,8 @@ echo
 echo "== A: record (no --args)  vs  B: the program untraced"
 farm-bench -n "$RUNS" --timeout 600 --vs "$PROG $N" -- \
 	"$BPFPROF" record "${SEL[@]}" -o "$OUT/b.bpfprof" -- "$PROG" "$N"
+echo
+echo "== A: record --args on d_half (doubles)  vs  B: record --args on i_half (integers); $N calls each"
+farm-bench -n "$RUNS" --timeout 600 \
+	--vs "$BPFPROF record -q -F i_half --args -o $OUT/b.bpfprof -- $PROG $N" -- \
+	"$BPFPROF" record "${SEL[@]}" --args -o "$OUT/a.bpfprof" -- "$PROG" "$N"

@@ -9,6 +9,8 @@
  *   f_scale(1.25f * i) = 1.25f * i * 2              float in, float out
  *   d_mixed(a = i, x = i + 0.25, b = -i, y = -1.0 / (i + 1), s = "r<i>")
  *       = a + x + b + y                             ints and doubles interleaved
+ *   i_half(i) = i / 2                              d_half's twin in integers
+ *                                                  (bench/args_double.sh)
  * and prints "done <sink>".
  */
 #include <stdio.h>
@@ -23,6 +25,12 @@ TRACED double d_half(double d)
 {
 	dsink += d;
 	return d / 2;
+}
+
+TRACED long i_half(long v)
+{
+	sink += v;
+	return v / 2;
 }
 
 TRACED double d_third(int i)
@@ -52,6 +60,7 @@ int main(int argc, char **argv)
 
 		snprintf(s, sizeof(s), "r%d", i);
 		d_half(i + 0.5);
+		i_half(i);
 		d_third(i);
 		f_scale(1.25f * i);
 		d_mixed(i, i + 0.25, -i, -1.0 / (i + 1), s);

@@ -318,6 +318,72 @@ static void test_exec_closes_old_image(void **state)
 	assert_string_equal(session__process(&f->s, PID)->name, "newprog");
 }
 
+static void args_rec(struct fix *f, uint16_t type, uint32_t func, uint64_t ts, uint64_t sp)
+{
+	struct bp_rec_call_args r = { 0 };
+
+	r.h.type = type;
+	r.h.ts = T0 + ts;
+	r.h.pid_tgid = (uint64_t)PID << 32 | PID;
+	r.func_id = func;
+	r.sp = sp;
+	r.str_slot[0] = r.str_slot[1] = 0xff;
+	assert_int_equal(decoder__feed(f->d, &r, sizeof(r)), 0);
+}
+
+static void xval(struct fix *f, uint32_t func, uint8_t slot, uint64_t v, uint64_t ts)
+{
+	struct bp_rec_xval r = { 0 };
+
+	r.h.type = BP_REC_XVAL;
+	r.h.ts = T0 + ts;
+	r.h.pid_tgid = (uint64_t)PID << 32 | PID;
+	r.func_id = func;
+	r.slot = slot;
+	r.ok = 1;
+	r.value = v;
+	assert_int_equal(decoder__feed(f->d, &r, sizeof(r)), 0);
+}
+
+/*
+ * Floats read inside a call (BP_REC_XVAL) go to the innermost open call of
+ * their function: a parameter keeps its first value (a loop passing the
+ * place again), the return value its last; one of another function, or a
+ * failed read, is dropped.
+ */
+static void test_xvals_go_to_their_call(void **state)
+{
+	struct fix *f = *state;
+	const struct bp_call *a, *b;
+
+	args_rec(f, BP_REC_ENTRY_ARGS, 1, 100, SP0);
+	xval(f, 1, 0, 11, 110);
+	xval(f, 1, 0, 12, 120);		/* the place passed again: not the argument */
+	xval(f, 2, 1, 99, 125);		/* b is not open */
+	args_rec(f, BP_REC_ENTRY_ARGS, 2, 130, SP0 - 64);
+	xval(f, 2, 1, 21, 140);
+	xval(f, 2, BP_XVAL_RET, 22, 150);
+	args_rec(f, BP_REC_EXIT_RET, 2, 160, SP0 - 56);
+	xval(f, 1, BP_XVAL_RET, 13, 170);
+	{
+		struct bp_rec_xval r = { .h = { .type = BP_REC_XVAL, .ts = T0 + 175,
+						.pid_tgid = (uint64_t)PID << 32 | PID },
+					 .func_id = 1, .slot = 2, .ok = 0 };
+
+		assert_int_equal(decoder__feed(f->d, &r, sizeof(r)), 0);
+	}
+	args_rec(f, BP_REC_EXIT_RET, 1, 180, SP0 + 8);
+	a = find(f, 1, 0);
+	b = find(f, 2, 0);
+	assert_true(a->flags & BP_CALL_HAS_XMM);
+	assert_int_equal(a->x.xmm_mask, 1u << 0 | 1u << BP_ARGX_XRET);
+	assert_int_equal(a->x.xmm[0], 11);
+	assert_int_equal(a->x.xmm[BP_ARGX_XRET], 13);
+	assert_int_equal(b->x.xmm_mask, 1u << 1 | 1u << BP_ARGX_XRET);
+	assert_int_equal(b->x.xmm[1], 21);
+	assert_int_equal(b->x.xmm[BP_ARGX_XRET], 22);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +397,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_finish_closes_at_last_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_closes_old_image, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_xvals_go_to_their_call, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

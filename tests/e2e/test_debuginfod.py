@@ -261,6 +261,33 @@ def test_symbolize_debug_dir(demo, tmp_path):
     assert report_functions(tmp_path / "again.bpfprof", e) == want, err2
 
 
+def test_symbolize_debug_files_by_name(demo, tmp_path):
+    """symbolize finds debug files by the module's name as well: DIR/NAME.debug
+    (objcopy --only-keep-debug's usual output, here the served directory as
+    is), used only when its build-id is the module's (a file of that name for
+    another binary lends it no names)."""
+    bindir, bydir, served, _ = demo
+    e = env()
+    ref = tmp_path / "ref.bpfprof"
+    record(bindir, ref, e, "--debug-dir", bydir)
+    want = report_functions(ref, e)
+    raw = tmp_path / "raw.bpfprof"
+    record(bindir, raw, e)
+    other = tmp_path / "machine2"
+    shutil.copytree(served, other)
+    out = tmp_path / "named.bpfprof"
+    _, err = bpfprof(["symbolize", "--debug-dir", other, "-o", out, raw], e)
+    assert report_functions(out, e) == want, err
+    # the library's debug file under the program's name: not the program's
+    wrong = tmp_path / "wrong"
+    wrong.mkdir()
+    shutil.copy(served / "libstripdemo.so.debug", wrong / "stripdemo.debug")
+    out2 = tmp_path / "wrong.bpfprof"
+    _, err = bpfprof(["symbolize", "--debug-dir", wrong, "-o", out2, raw], e)
+    got = report_functions(out2, e)
+    assert ("stripdemo", "leaf") not in got and "no debug file for" in err, (got, err)
+
+
 def test_symbolize_debuginfod(demo, server, tmp_path):
     """symbolize --debuginfod: the names come from the server."""
     bindir, _, _, _ = demo

@@ -23,8 +23,10 @@ const struct cmd_def symbolize_def = {
 		 "missing (FILE+0xADDR functions, \"[unknown] FILE+0xOFFSET\" sample\n"
 		 "frames), and give every function its definition file:line and typed\n"
 		 "signature, from the debug file of each module's build-id: in the\n"
-		 "--debug-dir directories and /usr/lib/debug (DIR/.build-id/xx/yyyy.debug),\n"
-		 "then from debuginfod (--debuginfod or DEBUGINFOD_URLS).  The output is a\n"
+		 "--debug-dir directories and /usr/lib/debug (DIR/.build-id/xx/yyyy.debug,\n"
+		 "or by the module's path: DIR/PATH.debug, DIR/NAME.debug, DIR/NAME, of the\n"
+		 "same build-id), then from debuginfod (--debuginfod or DEBUGINFOD_URLS).\n"
+		 "The output is a\n"
 		 "new recording (.bpfprof) or any other format; every exporter, report and\n"
 		 "diff then see the names.  Recordings made before format 1.4 keep no\n"
 		 "build-ids: nothing in them can be named.",

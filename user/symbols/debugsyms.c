@@ -441,6 +441,37 @@ static struct debug_names *by_debuglink(const char *path, Elf *elf, const char *
 	return dn;
 }
 
+/*
+ * The debug file of `path` (the module's path on the recording's host) by
+ * its name, for symbolize: in each debug dir DIR/PATH.debug (the
+ * /usr/lib/debug/usr/bin/x.debug layout), DIR/NAME.debug and DIR/NAME (an
+ * `objcopy --only-keep-debug` output, an unstripped copy).  Only a file of
+ * the same build-id is used.
+ */
+static struct debug_names *by_path(const char *id, const char *path)
+{
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char file[PATH_MAX * 2];
+	struct debug_names *dn = NULL;
+
+	if (!*name || !*id)
+		return NULL;
+	for (size_t i = 0; !dn && i < 3 * (ndirs + 1); i++) {
+		const char *dir = dir_at(i / 3);
+
+		if (i % 3 == 0 && path[0] == '/')
+			snprintf(file, sizeof(file), "%s%s.debug", dir, path);
+		else if (i % 3 == 1)
+			snprintf(file, sizeof(file), "%s/%s.debug", dir, name);
+		else if (i % 3 == 2)
+			snprintf(file, sizeof(file), "%s/%s", dir, name);
+		else
+			continue;
+		dn = try_debug_file(file, id, false, 0, SYMSRC_BUILDID);
+	}
+	return dn;
+}
+
 /* The debug file a debuginfod server has for build-id id: the last source. */
 static struct debug_names *by_debuginfod(const char *id, const char *what)
 {
@@ -468,6 +499,8 @@ const struct debug_names *debugsyms__by_build_id(const char *id, const char *wha
 		if (cache[i].key && !strcmp(cache[i].key, key))
 			return cache[i].names;
 	dn = by_build_id(id);
+	if (!dn && what)
+		dn = by_path(id, what);
 	if (!dn && strlen(id) >= 3)
 		dn = by_debuginfod(id, what);
 	cache = xrealloc(cache, (ncache + 1) * sizeof(*cache));

@@ -95,8 +95,9 @@ const struct debug_names *debugsyms__names(const char *path, Elf *elf, const str
 /*
  * The names of the debug file of build-id `id` (hex) without the file it is
  * for (bpfprof symbolize: the recording's host had it): the debug dirs by
- * build-id, then debuginfod.  Cached as debugsyms__names(); NULL: none.
- * `what` names the file in messages.
+ * build-id, then by the file's path `what` (DIR/PATH.debug, DIR/NAME.debug,
+ * DIR/NAME; the build-id must match), then debuginfod.  Cached as
+ * debugsyms__names(); NULL: none.  `what` also names the file in messages.
  */
 const struct debug_names *debugsyms__by_build_id(const char *id, const char *what);
 

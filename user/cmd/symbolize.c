@@ -26,9 +26,8 @@ const struct cmd_def symbolize_def = {
 		 "--debug-dir directories and /usr/lib/debug (DIR/.build-id/xx/yyyy.debug,\n"
 		 "or by the module's path: DIR/PATH.debug, DIR/NAME.debug, DIR/NAME, of the\n"
 		 "same build-id), then from debuginfod (--debuginfod or DEBUGINFOD_URLS).\n"
-		 "The output is a\n"
-		 "new recording (.bpfprof) or any other format; every exporter, report and\n"
-		 "diff then see the names.  Recordings made before format 1.4 keep no\n"
+		 "The output is a new recording (.bpfprof) or any other format; every\n"
+		 "exporter, report and diff then see the names.  Recordings made before format 1.4 keep no\n"
 		 "build-ids: nothing in them can be named.",
 	.tables = (const struct opt_def *const[]){ opts_output, opts_debug, opts_quiet, opts_help,
 						    NULL },

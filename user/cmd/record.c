@@ -45,6 +45,11 @@ struct record_ctx {
 	struct report *rep;
 	struct event_filter filter;
 	uint64_t exported;
+	/* debuginfod and an output that is not an archive: recorded into the archive
+	 * `late` first, named when late debug files arrive, then written as `final` */
+	bool via_late;	/* through_archive(), decided before the first fetch */
+	char *late;
+	const struct exporter_ops *final;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -303,7 +308,24 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	return 0;
 }
 
-/* The output: the archive bpfprof.data by default, like perf.data. */
+/* Another format than an archive, written to a file, while debuginfod may bring files late. */
+static bool through_archive(struct record_opts *o)
+{
+	const struct exporter_ops *ops;
+
+	if (!o->cmd.output || !strcmp(o->cmd.output, "-") || !strncmp(o->cmd.output, "/dev/", 5) ||
+	    !debuginfod__enabled())
+		return false;
+	ops = o->cmd.format ? exporter__find(o->cmd.format) : exporter__for_path(o->cmd.output);
+	return ops && ops != &archive_exporter;
+}
+
+/*
+ * The output: the archive bpfprof.data by default, like perf.data.  With
+ * debuginfod, another format written to a file goes through an archive
+ * beside it (OUT.late.bpfprof), which late debug files can name before it
+ * is written as OUT (finish_output).
+ */
 static int open_output(struct record_opts *o, struct record_ctx *rc)
 {
 	const struct exporter_ops *ops;
@@ -316,6 +338,11 @@ static int open_output(struct record_opts *o, struct record_ctx *rc)
 	ops = opts__output(&o->cmd);
 	if (!ops)
 		return -EINVAL;
+	if (rc->via_late) {
+		rc->final = ops;
+		rc->late = xasprintf("%s.late.bpfprof", o->cmd.output);
+		return exporter__new(&archive_exporter, rc->late, &rc->s, &rc->exp);
+	}
 	return exporter__new(ops, o->cmd.output, &rc->s, &rc->exp);
 }
 
@@ -335,27 +362,49 @@ static bool archive_file(struct record_opts *o)
 /*
  * Debug files debuginfod brought after their budget (debuginfod.h): the
  * archive written is named with them, as `bpfprof symbolize` would.
+ * `shown`: the output as the user named it (another format: the archive is
+ * the temporary it will be written from).
  */
-static void name_late(const char *output)
+static void name_late(const char *archive, const char *shown)
 {
 	struct resymbolize_stats st = { 0 };
 	size_t pending = debuginfod__late_pending();
+	const char *later = strcmp(archive, shown) ? "" : " (bpfprof symbolize names it later)";
 
 	if (pending)
 		p_info("waiting up to %u s for %zu debug files still coming from debuginfod",
 		       LATE_WAIT_MS / 1000, pending);
 	if (!debuginfod__wait_late(LATE_WAIT_MS)) {
 		if (pending)
-			p_warn("no debug file came from debuginfod in time: %s stays unnamed "
-			       "(bpfprof symbolize names it later)", output);
+			p_warn("no debug file came from debuginfod in time: %s stays unnamed%s",
+			       shown, later);
 		return;
 	}
-	if (symbolize__run(output, output, &archive_exporter, NULL, &st))
-		p_warn("cannot name %s with what debuginfod brought late (bpfprof symbolize "
-		       "names it later)", output);
+	if (symbolize__run(archive, archive, &archive_exporter, NULL, &st))
+		p_warn("cannot name %s with what debuginfod brought late%s", shown, later);
 	else
 		p_info("named %zu functions of %s with debug files debuginfod brought late",
-		       st.named, output);
+		       st.named, shown);
+}
+
+/* Names the recording with late debug files; through the archive: writes the output from it. */
+static int finish_output(struct record_opts *o, struct record_ctx *rc)
+{
+	int err;
+
+	if (!rc->late) {
+		name_late(o->cmd.output, o->cmd.output);
+		return 0;
+	}
+	name_late(rc->late, o->cmd.output);
+	err = exporter__replay(rc->late, false, NULL, rc->final, o->cmd.output, NULL);
+	if (err) {
+		p_err("cannot write %s: %s; the recording is kept in %s", o->cmd.output,
+		      strerror(-err), rc->late);
+		return err;
+	}
+	unlink(rc->late);
+	return 0;
 }
 
 static void print_summary(const struct record_opts *o, struct record_ctx *rc)
@@ -414,7 +463,8 @@ static int run(struct record_opts *o)
 	/* 1. What to trace; 2. where to write: fail before starting anything. */
 	o->co.verb = "attach";
 	/* an archive can be named after the fact: a slow fetch goes on meanwhile */
-	debuginfod__want_late(archive_file(o));
+	rc.via_late = through_archive(o);
+	debuginfod__want_late(archive_file(o) || rc.via_late);
 	err = capture__new(&o->co, &rc.s, sink, &rc, &cap);
 	if (err)
 		goto cleanup;
@@ -461,7 +511,9 @@ static int run(struct record_opts *o)
 	}
 	if (!quiet)
 		print_summary(o, &rc);
-	name_late(o->cmd.output);
+	err = finish_output(o, &rc);
+	if (err)
+		goto cleanup;
 	exit_code = stop_signal ? 128 + stop_signal : capture__exit_code(cap);
 cleanup:
 	capture__free(cap);
@@ -469,6 +521,7 @@ cleanup:
 	report__free(rc.rep);
 	session__free(&rc.s);
 	free(rc.top);
+	free(rc.late);
 	if (err)
 		return 1;
 	return exit_code;

@@ -313,8 +313,12 @@ static bool through_archive(struct record_opts *o)
 {
 	const struct exporter_ops *ops;
 
+	const char *urls = o->co.debug && o->co.debug->debuginfod ? o->co.debug->debuginfod :
+			   getenv("DEBUGINFOD_URLS");
+
+	/* (asked before capture__new() sets the client up: its configuration) */
 	if (!o->cmd.output || !strcmp(o->cmd.output, "-") || !strncmp(o->cmd.output, "/dev/", 5) ||
-	    !debuginfod__enabled())
+	    !urls || !*urls)
 		return false;
 	ops = o->cmd.format ? exporter__find(o->cmd.format) : exporter__for_path(o->cmd.output);
 	return ops && ops != &archive_exporter;

@@ -258,15 +258,23 @@ def test_view_many_processes(fan):
             assert d["height"] > 65535 and d["canvas"] <= d["view"] + 1, d
             rh = d["rowH"]
 
+            def scroll(to):
+                """Scrolls the rows to offset `to` (a JavaScript expression of w, the scroll
+                container) and waits for the canvas painted at the offset reached: not
+                for any new paint, as a paint still due to an earlier scroll (its frame
+                had not come yet on a loaded machine) is drawn at the earlier offset."""
+                top = b.evaluate("(() => { const w = document.getElementById('lodwrap');"
+                                 " w.scrollTop = %s; return w.scrollTop; })()" % to)
+                assert b.wait_for("lod.paintedTop === %r" % top, timeout=30), \
+                    (top, b.evaluate("lod.paintedTop"))
+                return top
+
             def lane_drawn(pid, depth, what):
                 """Scrolls the thread of process pid into view and counts the pixels of its lane at depth."""
                 r = b.evaluate("(() => { const r = lod.rows.find(r => r.pid === %d && r.boxTop !== undefined"
                                " && r.kind === 'thread'); return {y: r.boxTop}; })()" % pid)
                 y = r["y"] + depth * rh
-                n = int(b.evaluate("document.body.dataset.painted"))
-                top = b.evaluate("(() => { const w = document.getElementById('lodwrap');"
-                                 " w.scrollTop = Math.max(0, %d - 200); return w.scrollTop; })()" % y)
-                b.wait_for("+document.body.dataset.painted > %d" % n, timeout=30)
+                top = scroll("Math.max(0, %d - 200)" % y)
                 got, width = b.evaluate(LINE_PIXELS % (y - top + rh / 2))
                 assert got > width // 2, "%s: pid %d, depth %d: %d of %d pixels drawn" % (what, pid, depth, got, width)
                 return top
@@ -282,7 +290,7 @@ def test_view_many_processes(fan):
 
             # a click on a process line folds it: one lane of its outermost calls
             n = b.evaluate("lod.rows.length")
-            b.evaluate("document.getElementById('lodwrap').scrollTop = 0")
+            scroll("0")
             b.evaluate("(() => { const cv = document.getElementById('lodcanvas'), r = cv.getBoundingClientRect(),"
                        " o = {clientX: r.left + 40, clientY: r.top + 5, bubbles: true};"
                        " cv.dispatchEvent(new MouseEvent('mousedown', o)); cv.dispatchEvent(new MouseEvent('mouseup', o)); })()")
@@ -291,10 +299,7 @@ def test_view_many_processes(fan):
             f = b.evaluate("({rows: lod.rows.length, height: lod.height, folded: lod.rows.every(r => r.folded)})")
             assert f["rows"] == FAN_N + 1 and f["folded"] and f["height"] < 65535, f
             last = b.evaluate("lod.rows[lod.rows.length - 1].boxTop")
-            p = int(b.evaluate("document.body.dataset.painted"))
-            top = b.evaluate("(() => { const w = document.getElementById('lodwrap');"
-                             " w.scrollTop = w.scrollHeight; return w.scrollTop; })()")
-            b.wait_for("+document.body.dataset.painted > %d" % p, timeout=30)
+            top = scroll("w.scrollHeight")
             got, width = b.evaluate(LINE_PIXELS % (last - top + rh / 2))
             assert got > width // 2, (got, width)
             b.screenshot(ARTIFACTS / "view-procs-folded.png")

@@ -4,6 +4,13 @@
  * libdebuginfod does the HTTP, the cache and the server list; this file adds
  * the time budget (its progress callback cancels a fetch past it), the
  * messages, and giving up after a failed server.
+ *
+ * libdebuginfod 0.192 (bookworm-backports) calls the progress callback only
+ * once a server sends something: a server that accepts and never answers
+ * held a fetch far past its budget (for libdebuginfod's own 90 s).  Unless
+ * the user set DEBUGINFOD_TIMEOUT, it is set (whole seconds, read at every
+ * query) to the budget rounded up, and to the late budget before a fetch
+ * goes on in the background (after which the foreground asks no more).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -49,6 +56,21 @@ static unsigned budget_ms = BUDGET_DEFAULT_MS;
 static uint64_t deadline;	/* CLOCK_MONOTONIC ns: the fetch under way ends here */
 static bool gave_up;		/* a server failed: not asked again */
 static bool timed_out;		/* ...by running out of time (late fetches may still come) */
+static bool own_timeout;	/* DEBUGINFOD_TIMEOUT is ours to set (the user set none) */
+
+/*
+ * DEBUGINFOD_TIMEOUT at ms rounded up to seconds, unless the user set it;
+ * never rewritten while a late fetch's thread may read it (getenv).
+ */
+static void set_timeout(unsigned ms)
+{
+	char v[16];
+
+	if (!own_timeout || debuginfod__late_pending())
+		return;
+	snprintf(v, sizeof(v), "%u", (ms + 999) / 1000);
+	setenv("DEBUGINFOD_TIMEOUT", v, 1);
+}
 
 void debuginfod__setup(const char *urls, unsigned ms)
 {
@@ -70,6 +92,7 @@ void debuginfod__setup(const char *urls, unsigned ms)
 	}
 	if (!getenv("DEBUGINFOD_MAXSIZE"))
 		setenv("DEBUGINFOD_MAXSIZE", MAXSIZE_DEFAULT, 1);
+	own_timeout = !getenv("DEBUGINFOD_TIMEOUT");
 	/*
 	 * Root never keeps its cache under a home it may not own (sudo -E keeps
 	 * the user's HOME and XDG_CACHE_HOME): the user could plant debug files
@@ -191,6 +214,7 @@ static bool start_late(const char *id)
 	bool ok;
 
 	snprintf(l->id, sizeof(l->id), "%s", id);
+	set_timeout(LATE_BUDGET_MS);
 	l->deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)LATE_BUDGET_MS * 1000000;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -296,6 +320,7 @@ char *debuginfod__fetch(const char *id, const char *what)
 		debuginfod_set_progressfn(client, progress);
 	}
 	p_info("fetching debug info for %s (build-id %s) from debuginfod", what, id);
+	set_timeout(budget_ms);
 	t0 = now_ns(CLOCK_MONOTONIC);
 	deadline = t0 + (uint64_t)budget_ms * 1000000;
 	fd = debuginfod_find_debuginfo(client, bin, (int)n, &path);

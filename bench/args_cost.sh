@@ -14,7 +14,14 @@
 # ratio A/B), then a second run of the plain recording against the untraced
 # program, so that the --args surplus can be put per call:
 #   per-call surplus = (cpu_args - cpu_plain) / (2 N)
-# Builds nothing: expects ./bpfprof and tests/progs/argtypes.
+#
+# Then the doubles: tests/progs/argdouble N calls d_half N times (an -O0
+# build, where the double argument and return are in memory or rax): --args
+# reads them with two more probes inside the function (after the prologue,
+# before the `ret`: symbols/dwarfxmm.c).  --args on d_half against no
+# --args, and against --args on i_half, its twin in integers called as
+# often: what reading the doubles adds to --args.
+# Builds nothing: expects ./bpfprof, tests/progs/argtypes and argdouble.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -22,11 +29,12 @@ N=${N:-100000}
 RUNS=${RUNS:-5}
 BPFPROF=${BPFPROF_BIN:-$PWD/bpfprof}
 PROG=$PWD/tests/progs/argtypes
+PROG2=$PWD/tests/progs/argdouble
 OUT=$(mktemp -d /tmp/bpfprof-args-bench.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 
 [ "$(id -u)" = 0 ] || { echo "args_cost.sh: run as root (BPF)" >&2; exit 1; }
-[ -x "$BPFPROF" ] && [ -x "$PROG" ] || { echo "args_cost.sh: run make first" >&2; exit 1; }
+[ -x "$BPFPROF" ] && [ -x "$PROG" ] && [ -x "$PROG2" ] || { echo "args_cost.sh: run make first" >&2; exit 1; }
 
 SEL=(-q -F t_str -F t_int)
 echo "== A: record --args (typed, strings read)  vs  B: record (no --args); $((2 * N)) traced calls"
@@ -37,3 +45,14 @@ echo
 echo "== A: record (no --args)  vs  B: the program untraced"
 farm-bench -n "$RUNS" --timeout 600 --vs "$PROG $N" -- \
 	"$BPFPROF" record "${SEL[@]}" -o "$OUT/b.bpfprof" -- "$PROG" "$N"
+echo
+SEL=(-q -F d_half)
+echo "== A: record --args (double argument and return read inside)  vs  B: record (no --args); $N traced calls"
+farm-bench -n "$RUNS" --timeout 600 \
+	--vs "$BPFPROF record ${SEL[*]} -o $OUT/b.bpfprof -- $PROG2 $N" -- \
+	"$BPFPROF" record "${SEL[@]}" --args -o "$OUT/a.bpfprof" -- "$PROG2" "$N"
+echo
+echo "== A: record --args on d_half (doubles)  vs  B: record --args on i_half (integers); $N calls each"
+farm-bench -n "$RUNS" --timeout 600 \
+	--vs "$BPFPROF record -q -F i_half --args -o $OUT/b.bpfprof -- $PROG2 $N" -- \
+	"$BPFPROF" record "${SEL[@]}" --args -o "$OUT/a.bpfprof" -- "$PROG2" "$N"

@@ -222,10 +222,7 @@ static int write_call(struct exporter *e, const struct bp_session *s, const stru
 		p = put_us(p, c->begin);
 		p = put_str(p, ",\"dur\":");
 		p = put_us(p, dur);
-		p = put_str(p, ",\"pid\":");
-		p = put_u64(p, c->pid);
-		p = put_str(p, ",\"tid\":");
-		p = put_u64(p, c->tid);
+		p = put_pid_tid(p, c->pid, c->tid);
 		p = put_str(p, ",\"args\":{\"depth\":");
 		p = put_u64(p, c->depth);
 		p = put_str(p, ",\"self_us\":");

@@ -64,6 +64,15 @@ static inline char *put_str(char *p, const char *s)
 	return p + n;
 }
 
+/* ,"pid":PID,"tid":TID */
+static inline char *put_pid_tid(char *p, uint32_t pid, uint32_t tid)
+{
+	p = put_str(p, ",\"pid\":");
+	p = put_u64(p, pid);
+	p = put_str(p, ",\"tid\":");
+	return put_u64(p, tid);
+}
+
 /* chrome.c: starts an array element (the comma, the count); caches func's head and tail */
 void chrome_sep(struct exporter *e);
 int chrome_cache_func(struct chrome_priv *p, const struct bp_session *s, uint32_t func);

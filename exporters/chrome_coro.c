@@ -32,10 +32,7 @@ static void coro_event(struct exporter *e, const struct bp_session *s, const cha
 	p = put_u64(p, sp->id);
 	p = put_str(p, ",\"ts\":");
 	p = put_us(p, ts);
-	p = put_str(p, ",\"pid\":");
-	p = put_u64(p, sp->pid);
-	p = put_str(p, ",\"tid\":");
-	p = put_u64(p, sp->tid);
+	p = put_pid_tid(p, sp->pid, sp->tid);
 	/* a slice: its call; the span's begin: nothing, its figures come with its end */
 	if (call) {
 		p = put_str(p, ",\"args\":{\"call_id\":");

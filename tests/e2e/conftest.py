@@ -320,6 +320,19 @@ def run_bpfprof(args, timeout=TIMEOUT, cwd=REPO, env=None):
     return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
+
+def report_arg_counts(archive, spec, value_re):
+    """`report --args SPEC ARCHIVE`: {value: calls} from its rows, a row
+    being the count first and the value (matching value_re) last."""
+    p = run_bpfprof(["report", "--args", spec, archive])
+    assert p.returncode == 0, p.stderr
+    got = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"\s*(\d+)\s+.*\s(%s)\s*$" % value_re, line)
+        if m:
+            got[m.group(2)] = int(m.group(1))
+    return got, p.stdout
+
 def describe(p):
     """A finished run_bpfprof(): its command, exit status and output's tails, for a failure."""
     return "command: %s\nexit: %s\n--- stdout\n%s--- stderr\n%s" % (

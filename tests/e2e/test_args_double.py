@@ -20,7 +20,7 @@ import struct
 import pytest
 
 import perfetto_util
-from conftest import load_trace, prog_path, run_bpfprof
+from conftest import load_trace, prog_path, report_arg_counts, run_bpfprof
 
 N = 4
 UNAVAIL_XMM = "unavailable (xmm register)"
@@ -135,11 +135,5 @@ def test_csv_doubles_exact(recording):
 
 def test_report_groups_calls_by_double(recording):
     """report --args d_half:d: one row per value, each called once."""
-    p = run_bpfprof(["report", "--args", "d_half:d", recording["arch"]])
-    assert p.returncode == 0, p.stderr
-    got = {}
-    for line in p.stdout.splitlines():
-        m = re.match(r"\s*(\d+)\s+.*\s([-0-9.e+]+)\s*$", line)
-        if m:
-            got[float(m.group(2))] = int(m.group(1))
-    assert got == {i + 0.5: 1 for i in range(N)}, p.stdout
+    got, out = report_arg_counts(recording["arch"], "d_half:d", r"[-0-9.e+]+")
+    assert {float(v): n for v, n in got.items()} == {i + 0.5: 1 for i in range(N)}, out

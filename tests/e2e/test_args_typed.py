@@ -22,7 +22,7 @@ import subprocess
 import pytest
 
 import perfetto_util
-from conftest import load_trace, prog_path, run_bpfprof
+from conftest import load_trace, prog_path, report_arg_counts, run_bpfprof
 
 N = 4
 UNAVAIL_XMM = "unavailable (xmm register)"
@@ -172,17 +172,11 @@ def test_csv_args_and_return_columns(recording):
 
 def test_report_groups_calls_by_argument(recording):
     """report --args FUNC:PARAM: one row per value, with its count."""
-    p = run_bpfprof(["report", "--args", "t_enum:c", recording["arch"]])
-    assert p.returncode == 0, p.stderr
-    got = {}
-    for line in p.stdout.splitlines():
-        m = re.match(r"\s*(\d+)\s+.*\s(RED|GREEN|BLUE)\s*$", line)
-        if m:
-            got[m.group(2)] = int(m.group(1))
+    got, out = report_arg_counts(recording["arch"], "t_enum:c", "RED|GREEN|BLUE")
     want = {}
     for i in range(N):
         want[COLORS[i % 3]] = want.get(COLORS[i % 3], 0) + 1
-    assert got == want, p.stdout
+    assert got == want, out
 
 
 def test_string_not_present_at_entry_is_read_by_the_loader(tmp_path):

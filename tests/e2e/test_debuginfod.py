@@ -434,22 +434,29 @@ class _SlowProxy:
         self.httpd.server_close()
 
 
-def test_debuginfod_names_late(demo, server, tmp_path):
-    """A server slower than the budget: the recording goes on unnamed, the
-    fetches go on in the background, and the archive written is named when
-    they arrive (no `symbolize` needed)."""
+def _record_late(demo, server, tmp_path, out):
+    """Records demo to out through a server 3 s slower than a 0.5 s budget:
+    the fetches go on in the background and name the output late."""
     bindir, _, _, _ = demo
     cache = tmp_path / "cache"
     cache.mkdir()
     proxy = _SlowProxy(server, 3)
     try:
-        out = tmp_path / "t.bpfprof"
         err = record(bindir, out, env(DEBUGINFOD_CACHE_PATH=cache), "--debuginfod", proxy.url,
                      "--debuginfod-timeout", "0.5")
     finally:
         proxy.close()
     assert "the fetch goes on in the background" in err, err
     assert "with debug files debuginfod brought late" in err, err
+    return err
+
+
+def test_debuginfod_names_late(demo, server, tmp_path):
+    """A server slower than the budget: the recording goes on unnamed, the
+    fetches go on in the background, and the archive written is named when
+    they arrive (no `symbolize` needed)."""
+    out = tmp_path / "t.bpfprof"
+    err = _record_late(demo, server, tmp_path, out)
     got = report_functions(out, env())
     assert named(Counter(got)) == (FACTS, LIB_FACTS), (got, err)
 
@@ -459,18 +466,8 @@ def test_debuginfod_names_late_in_chrome_json(demo, server, tmp_path):
     through an archive beside it, named when the files arrive, then written
     as the JSON asked for, with the names and typed arguments; the archive
     is gone."""
-    bindir, _, _, _ = demo
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    proxy = _SlowProxy(server, 3)
-    try:
-        out = tmp_path / "t.json"
-        err = record(bindir, out, env(DEBUGINFOD_CACHE_PATH=cache), "--debuginfod", proxy.url,
-                     "--debuginfod-timeout", "0.5")
-    finally:
-        proxy.close()
-    assert "the fetch goes on in the background" in err, err
-    assert "with debug files debuginfod brought late" in err, err
+    out = tmp_path / "t.json"
+    err = _record_late(demo, server, tmp_path, out)
     calls, one = chrome_calls(out)
     assert named(calls) == (FACTS, LIB_FACTS), (calls, err)
     for f, params in PARAMS.items():

@@ -61,14 +61,20 @@ static inline int teardown(void **state)
 	return 0;
 }
 
+/* A record header as the BPF programs stamp it: thread tid of PID, at T0 + ts. */
+static inline void rec_head(struct bp_rec_hdr *h, uint16_t type, uint32_t tid, uint64_t ts)
+{
+	h->type = type;
+	h->ts = T0 + ts;
+	h->pid_tgid = (uint64_t)PID << 32 | tid;
+}
+
 static inline void call(struct fix *f, uint16_t type, uint32_t tid, uint32_t func,
 			uint64_t ts, uint64_t sp)
 {
 	struct bp_rec_call r = { 0 };
 
-	r.h.type = type;
-	r.h.ts = T0 + ts;
-	r.h.pid_tgid = (uint64_t)PID << 32 | tid;
+	rec_head(&r.h, type, tid, ts);
 	r.func_id = func;
 	r.sp = sp;
 	assert_int_equal(decoder__feed(f->d, &r, sizeof(r)), 0);

@@ -322,9 +322,7 @@ static void args_rec(struct fix *f, uint16_t type, uint32_t func, uint64_t ts, u
 {
 	struct bp_rec_call_args r = { 0 };
 
-	r.h.type = type;
-	r.h.ts = T0 + ts;
-	r.h.pid_tgid = (uint64_t)PID << 32 | PID;
+	rec_head(&r.h, type, PID, ts);
 	r.func_id = func;
 	r.sp = sp;
 	r.str_slot[0] = r.str_slot[1] = 0xff;
@@ -335,9 +333,7 @@ static void xval(struct fix *f, uint32_t func, uint8_t slot, uint64_t v, uint64_
 {
 	struct bp_rec_xval r = { 0 };
 
-	r.h.type = BP_REC_XVAL;
-	r.h.ts = T0 + ts;
-	r.h.pid_tgid = (uint64_t)PID << 32 | PID;
+	rec_head(&r.h, BP_REC_XVAL, PID, ts);
 	r.func_id = func;
 	r.slot = slot;
 	r.ok = 1;

@@ -36,23 +36,26 @@ trap 'rm -rf "$OUT"' EXIT
 [ "$(id -u)" = 0 ] || { echo "args_cost.sh: run as root (BPF)" >&2; exit 1; }
 [ -x "$BPFPROF" ] && [ -x "$PROG" ] && [ -x "$PROG2" ] || { echo "args_cost.sh: run make first" >&2; exit 1; }
 
+# pair TITLE B_COMMAND A_COMMAND...: farm-bench's table of A against B, in turn
+pair() {
+	local title=$1 vs=$2
+
+	shift 2
+	echo "== A: $title"
+	farm-bench -n "$RUNS" --timeout 600 --vs "$vs" -- "$@"
+	echo
+}
+
 SEL=(-q -F t_str -F t_int)
-echo "== A: record --args (typed, strings read)  vs  B: record (no --args); $((2 * N)) traced calls"
-farm-bench -n "$RUNS" --timeout 600 \
-	--vs "$BPFPROF record ${SEL[*]} -o $OUT/b.bpfprof -- $PROG $N" -- \
+pair "record --args (typed, strings read)  vs  B: record (no --args); $((2 * N)) traced calls" \
+	"$BPFPROF record ${SEL[*]} -o $OUT/b.bpfprof -- $PROG $N" \
 	"$BPFPROF" record "${SEL[@]}" --args -o "$OUT/a.bpfprof" -- "$PROG" "$N"
-echo
-echo "== A: record (no --args)  vs  B: the program untraced"
-farm-bench -n "$RUNS" --timeout 600 --vs "$PROG $N" -- \
+pair "record (no --args)  vs  B: the program untraced" "$PROG $N" \
 	"$BPFPROF" record "${SEL[@]}" -o "$OUT/b.bpfprof" -- "$PROG" "$N"
-echo
 SEL=(-q -F d_half)
-echo "== A: record --args (double argument and return read inside)  vs  B: record (no --args); $N traced calls"
-farm-bench -n "$RUNS" --timeout 600 \
-	--vs "$BPFPROF record ${SEL[*]} -o $OUT/b.bpfprof -- $PROG2 $N" -- \
+pair "record --args (double argument and return read inside)  vs  B: record (no --args); $N traced calls" \
+	"$BPFPROF record ${SEL[*]} -o $OUT/b.bpfprof -- $PROG2 $N" \
 	"$BPFPROF" record "${SEL[@]}" --args -o "$OUT/a.bpfprof" -- "$PROG2" "$N"
-echo
-echo "== A: record --args on d_half (doubles)  vs  B: record --args on i_half (integers); $N calls each"
-farm-bench -n "$RUNS" --timeout 600 \
-	--vs "$BPFPROF record -q -F i_half --args -o $OUT/b.bpfprof -- $PROG2 $N" -- \
+pair "record --args on d_half (doubles)  vs  B: record --args on i_half (integers); $N calls each" \
+	"$BPFPROF record -q -F i_half --args -o $OUT/b.bpfprof -- $PROG2 $N" \
 	"$BPFPROF" record "${SEL[@]}" --args -o "$OUT/a.bpfprof" -- "$PROG2" "$N"

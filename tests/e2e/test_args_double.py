@@ -81,38 +81,40 @@ def by_function(events, key):
     return by
 
 
-def test_chrome_json_doubles_exact(recording):
-    tr = load_trace(recording["json"])
-    calls = by_function([e for e in tr["traceEvents"] if e.get("ph") == "X"], lambda e: e["args"])
+def each_call(trace):
+    """(function, i, its args, expected params, expected return) of each call
+    of the trace, after checking that every function has its N calls."""
+    calls = by_function([e for e in trace["traceEvents"] if e.get("ph") == "X"],
+                        lambda e: e["args"])
     assert sorted(calls) == sorted(expected(0))
     for name, got in calls.items():
         assert len(got) == N, (name, got)
         for i, a in enumerate(got):
             params, ret = expected(i)[name]
-            assert a["params"] == params, (name, i, a)
-            for k, v in params.items():
-                assert type(a["params"][k]) is type(v), (name, k, a["params"][k])
-            assert a["return"] == ret and type(a["return"]) is type(ret), (name, i, a)
-            assert a["call"] == call_line(name, params, ret), (name, a["call"])
+            yield name, i, a, params, ret
+
+
+def test_chrome_json_doubles_exact(recording):
+    for name, i, a, params, ret in each_call(load_trace(recording["json"])):
+        assert a["params"] == params, (name, i, a)
+        for k, v in params.items():
+            assert type(a["params"][k]) is type(v), (name, k, a["params"][k])
+        assert a["return"] == ret and type(a["return"]) is type(ret), (name, i, a)
+        assert a["call"] == call_line(name, params, ret), (name, a["call"])
 
 
 def test_perfetto_double_annotations(recording):
     tr = perfetto_util.read(recording["pftrace"], types=True)
-    calls = by_function([e for e in tr["traceEvents"] if e.get("ph") == "X"], lambda e: e["args"])
-    assert sorted(calls) == sorted(expected(0))
-    for name, got in calls.items():
-        assert len(got) == N, (name, got)
-        for i, a in enumerate(got):
-            params, ret = expected(i)[name]
-            want = {}
-            for k, v in list(params.items()) + [("", ret)]:
-                key = "arg." + k if k else "return"
-                kind = ("double_value" if isinstance(v, float) else
-                        "int_value" if isinstance(v, int) else "string_value")
-                want[key] = (v, kind)
-            have = {k: (a[k], a["_types"][k]) for k in a["_types"]
-                    if k.startswith("arg.") or k == "return"}
-            assert have == want, (name, i, have)
+    for name, i, a, params, ret in each_call(tr):
+        want = {}
+        for k, v in list(params.items()) + [("", ret)]:
+            key = "arg." + k if k else "return"
+            kind = ("double_value" if isinstance(v, float) else
+                    "int_value" if isinstance(v, int) else "string_value")
+            want[key] = (v, kind)
+        have = {k: (a[k], a["_types"][k]) for k in a["_types"]
+                if k.startswith("arg.") or k == "return"}
+        assert have == want, (name, i, have)
 
 
 def test_csv_doubles_exact(recording):

@@ -180,6 +180,33 @@ def kill_group(b):
     b.wait()
 
 
+def bpftrace_maps(p, done_re, timeout=60):
+    """The maps of the bpftrace Popen `p` (its own session, stdout a pipe),
+    printed on SIGUSR1 at once.  On SIGINT, bpftrace prints them only after
+    removing every probe, one by one, each removal waiting for the uprobes'
+    grace period: minutes while any traced program on the machine keeps a
+    return probe pending (another bpfprof's busy target).  Returns what it
+    printed after the signal, once done_re (multiline) matched and nothing
+    more came for 0.5 s; then SIGKILLs its group without waiting for its
+    end (the same removals)."""
+    fd = p.stdout.fileno()
+    out = b""
+    os.kill(p.pid, signal.SIGUSR1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rd, _, _ = select.select([fd], [], [], 0.5)
+        if rd:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            out += chunk
+        elif re.search(done_re, out.decode(errors="replace"), re.M):
+            break
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(p.pid, signal.SIGKILL)
+    return out.decode(errors="replace")
+
+
 @contextlib.contextmanager
 def bpfprof_running(args, wrap=(), **kw):
     """bpfprof_popen() (behind the command prefix `wrap`) for the with block;

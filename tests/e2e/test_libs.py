@@ -5,6 +5,7 @@ sqlite3 shell) whose library calls are counted independently by bpftrace on
 the same run.
 """
 
+import contextlib
 import os
 import re
 import select
@@ -15,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import BPFPROF, REPO, Run, assert_ok, load_trace, prog_path
+from conftest import BPFPROF, REPO, Run, assert_ok, bpftrace_maps, load_trace, prog_path
 from trace_util import CALL_FLAGS as FLAGS, assert_nesting, chain, counts, format_problems, xevents
 
 
@@ -139,26 +140,20 @@ class Bpftrace:
                 self.out += chunk
 
     def stop(self):
-        """SIGINT; returns ({prepare variant: n}, steps) from the printed maps."""
-        self.p.send_signal(signal.SIGINT)
-        try:
-            # its probes go before it prints, each after the uprobes' grace
-            # period: tens of seconds on a loaded machine
-            out, err = self.p.communicate(timeout=180)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            pytest.fail("bpftrace did not stop on SIGINT")
-        text = (self.out + out).decode(errors="replace")
+        """Its maps (SIGUSR1: see bpftrace_maps); returns ({prepare variant:
+        n}, steps, its text)."""
+        text = bpftrace_maps(self.p, r"^@step: \d+$")
         prep = {m.group(1): int(m.group(2)) for m in
                 re.finditer(r"^@prep\[uprobe:\S+:(sqlite3_prepare\w*)\]: (\d+)$", text, re.M)}
         m = re.search(r"^@step: (\d+)$", text, re.M)
         steps = int(m.group(1)) if m else 0
-        return prep, steps, text + err.decode(errors="replace")
+        return prep, steps, text
 
     def kill(self):
+        """Its group SIGKILLed, not waited for (its probes' removal can take minutes)."""
         if self.p.poll() is None:
-            os.killpg(self.p.pid, signal.SIGKILL)
-            self.p.communicate()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.p.pid, signal.SIGKILL)
 
 
 def sqlite_under_bpftrace(tmp_path, functions, extra=""):

@@ -37,7 +37,8 @@
 #define BP_REC_PYSTACK		19	/* struct bp_rec_pystack: Python frames of the next sample */
 #define BP_REC_DLOPEN		20	/* struct bp_rec_exec (no filename): the dynamic linker changed the mapped objects */
 #define BP_REC_XVAL		21	/* struct bp_rec_xval: a float/double read inside a function (--args) */
-#define BP_REC_MAX		22
+#define BP_REC_PYTASK		22	/* struct bp_rec_pytask: the name of an asyncio Task */
+#define BP_REC_MAX		23
 
 /* bp_rec_hdr.flags for BP_REC_FORK */
 #define BP_TASK_NEW_PROCESS	0x1	/* child is a new thread group (fork), not a thread */
@@ -366,6 +367,9 @@ struct bp_rec_usdt {
  * object).  `sp` is the native stack pointer of the interpreter loop: Python
  * frames nest with native calls by it.
  */
+#define BP_PY_NAME_LEN		128
+#define BP_PY_FILE_LEN		192
+
 #define BP_PY_CALL		1	/* a new frame starts (RESUME 0) */
 #define BP_PY_RESUME		2	/* a generator/coroutine frame resumes after yield/await */
 #define BP_PY_RETURN		3	/* the frame returns */
@@ -379,6 +383,25 @@ struct bp_rec_py {
 	__u64 frame;
 	__u64 previous;		/* the calling frame (BP_PY_CALL/RESUME/THROW), 0: none */
 	__u64 sp;
+	__u64 arg0;		/* BP_PY_CALL: its first local (self, for a method), 0: unread */
+	__u64 task;		/* BP_PY_CALL/RESUME of a coroutine called from a non-coroutine
+				 * frame: the asyncio Task stepping it (whose task_coro is this
+				 * frame's coroutine), 0: none found */
+};
+
+/*
+ * An asyncio Task's name (Task.get_name(): its task_name str), sent before
+ * the first BP_REC_PY naming the task and again when the name object
+ * changes (set_name).
+ */
+struct bp_rec_pytask {
+	struct bp_rec_hdr h;
+	__u64 task;
+	__u16 name_len;
+	__u8 name_kind;
+	__u8 bad;		/* 1: the name could not be read */
+	__u32 pad;
+	char name[BP_PY_FILE_LEN];	/* up to BP_PY_NAME_LEN used (read_str's bound) */
 };
 
 /* bp_rec_pycode.flags */
@@ -389,8 +412,6 @@ struct bp_rec_py {
 #define BP_PYCODE_COROUTINE	0x8	/* CO_COROUTINE (`async def`) or CO_ITERABLE_COROUTINE */
 #define BP_PYCODE_ASYNC_GEN	0x10	/* CO_ASYNC_GENERATOR: an `async def` with `yield` */
 
-#define BP_PY_NAME_LEN		128
-#define BP_PY_FILE_LEN		192
 
 /*
  * A code object's qualified name and file: the raw bytes of the two

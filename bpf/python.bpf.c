@@ -58,7 +58,7 @@ int py_probe(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 tgid = id >> 32, site = cookie & 0xf, slot = (cookie >> 4) & 0xf, idx = cookie >> 8;
 	__u32 cpu;
-	__u64 bias, tstate, cframe, frame, code, prev, previous = 0;
+	__u64 bias, tstate, cframe, frame, code, prev, previous = 0, arg0 = 0, task = 0;
 	const struct bp_py_cfg *c;
 	struct bp_rec_py *r;
 	__u16 insn = 0;
@@ -104,6 +104,8 @@ int py_probe(struct pt_regs *ctx)
 		}
 		kind = insn >> 8 ? BP_PY_RESUME : BP_PY_CALL;
 		previous = rd64(frame + c->frame_previous);
+		if (kind == BP_PY_CALL && c->frame_localsplus)
+			arg0 = rd64(frame + c->frame_localsplus);
 		break;
 	case BP_PY_SITE_ENTRY:
 		/*
@@ -135,6 +137,8 @@ int py_probe(struct pt_regs *ctx)
 
 	batch_flush();	/* the native calls around it come in order */
 	name_code(c, tgid, id, code);
+	if (site == BP_PY_SITE_RESUME)
+		task = find_task(c, tgid, id, frame, previous, kind == BP_PY_CALL);
 	cpu = bpf_get_smp_processor_id();
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
@@ -146,6 +150,8 @@ int py_probe(struct pt_regs *ctx)
 	r->frame = frame;
 	r->previous = previous;
 	r->sp = PT_REGS_SP(ctx);
+	r->arg0 = arg0;
+	r->task = task;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -56,6 +56,13 @@ struct bp_py_cfg {
 	__u8 owned_by_generator;	/* FRAME_OWNED_BY_GENERATOR */
 	__s8 frame_suspended;		/* FRAME_SUSPENDED */
 	__u32 code_flags;		/* PyCodeObject.co_flags */
+	/* asyncio (0: not read) */
+	__u32 frame_localsplus;		/* _PyInterpreterFrame.localsplus */
+	__u32 gen_iframe;		/* PyGenObject.gi_iframe: a coroutine frame's object */
+	__u32 handle_callback;		/* asyncio.events.Handle's _callback slot */
+	__u32 task_coro;		/* _asyncio TaskObj.task_coro */
+	__u32 task_name;		/* .task_name */
+	__u32 pad_async;
 };
 
 /*

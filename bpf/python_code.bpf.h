@@ -121,4 +121,65 @@ static __always_inline void name_code(const struct bp_py_cfg *c, __u32 tgid, __u
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
+/* What an asyncio Task's name was when sent: a set_name() changes it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct code_key);
+	__type(value, __u64);
+} py_tasks SEC(".maps");
+
+/*
+ * The asyncio Task stepping the coroutine whose frame is `frame`, when the
+ * caller frame `previous` is asyncio's Handle._run (its self, a Handle, has
+ * as _callback the Task's step wrapper (task at +16) or its wakeup method
+ * (m_self at +24)); trusted only if the Task's task_coro is this very
+ * coroutine, so a wrong guess reads nothing.  Names it (BP_REC_PYTASK) at
+ * its first step (a new Task may have an old one's address, and its name
+ * an old name's), and again when its name object changed (set_name).
+ */
+static __always_inline __u64 find_task(const struct bp_py_cfg *c, __u32 tgid, __u64 id,
+				       __u64 frame, __u64 previous, bool first)
+{
+	struct code_key key = { .tgid = tgid };
+	__u64 cb, coro, task, name, *seen;
+	struct bp_rec_pytask *r;
+	__u8 owner = 0;
+	__u32 cpu;
+
+	if (!c->task_coro || !previous)
+		return 0;
+	bpf_probe_read_user(&owner, 1, (void *)(frame + c->frame_owner));
+	if (owner != c->owned_by_generator)
+		return 0;
+	cb = rd64(rd64(previous + c->frame_localsplus) + c->handle_callback);
+	if (!cb)
+		return 0;
+	coro = frame - c->gen_iframe;
+	task = rd64(cb + 16);
+	if (!task || rd64(task + c->task_coro) != coro) {
+		task = rd64(cb + 24);
+		if (!task || rd64(task + c->task_coro) != coro)
+			return 0;
+	}
+	name = rd64(task + c->task_name);
+	key.code = task;
+	seen = bpf_map_lookup_elem(&py_tasks, &key);
+	if (seen && *seen == name && !first)
+		return task;
+	cpu = bpf_get_smp_processor_id();
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
+		return task;
+	}
+	rec_hdr(&r->h, BP_REC_PYTASK, 0, cpu, id);
+	r->task = task;
+	r->pad = 0;
+	r->bad = read_str(c, name, r->name, BP_PY_NAME_LEN, &r->name_len, &r->name_kind) ? 1 : 0;
+	bpf_map_update_elem(&py_tasks, &key, &name, BPF_ANY);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return task;
+}
+
 #endif

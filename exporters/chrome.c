@@ -460,6 +460,10 @@ static int chrome_event(struct exporter *e, const struct bp_session *s, const st
 			coro__edge(((struct chrome_priv *)e->priv)->coro, &ev->edge);
 		return write_edge(e, s, &ev->edge);
 	case BP_EV_ANNOT:
+		if (ev->annot.kind == BP_ANNOT_TASK) {
+			chrome_coro_annot(e, &ev->annot);	/* a track, not an instant */
+			return 0;
+		}
 		return write_annot(e, &ev->annot);
 	default:
 		/* Kinds this format has no picture for yet are not an error. */

@@ -79,5 +79,7 @@ int chrome_cache_func(struct chrome_priv *p, const struct bp_session *s, uint32_
 /* chrome_coro.c: a call that may be a coroutine's slice; the spans left open at the end */
 int chrome_coro_call(struct exporter *e, const struct bp_session *s, const struct bp_call *c);
 void chrome_coro_end(struct exporter *e, const struct bp_session *s);
+/* A BP_ANNOT_TASK: the task's name for its track. */
+void chrome_coro_annot(struct exporter *e, const struct bp_annot *a);
 
 #endif

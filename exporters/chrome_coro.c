@@ -4,14 +4,19 @@
 #include <stdio.h>
 #include <string.h>
 #include "chrome.h"
+#include "base/json.h"
 #include "model/coro.h"
 
 /*
- * A coroutine span as a nestable async slice ("b"/"e", id = its first
- * slice's call id) on a track of its own, holding its on-CPU slices as
- * async slices of the same id and name; the thread's track keeps the slices
- * as calls.  The span's "b" goes out with its first slice, its "e" (with
- * the span's figures) after its last.
+ * A coroutine span as a nestable async slice ("b"/"e") holding its on-CPU
+ * slices as async slices of the same id and name; the thread's track keeps
+ * the slices as calls.  The span's "b" goes out with its first slice, its
+ * "e" (with the span's figures) after its last.  A span of an asyncio task
+ * shares the task's id (its first slice's call id): the task is one track,
+ * opened by a slice named after the task ("args":{"task":...}) from its
+ * first slice to its end, holding its coroutines' spans nested as they
+ * awaited each other; another span has its own id.  "span_id" names the
+ * span either way.
  */
 static void coro_event(struct exporter *e, const struct bp_session *s, const char *ph,
 		       uint64_t ts, const struct coro_span *sp, uint64_t call)
@@ -29,19 +34,21 @@ static void coro_event(struct exporter *e, const struct bp_session *s, const cha
 	p = put_str(p, ",\"cat\":\"coroutine\",\"ph\":\"");
 	p = put_str(p, ph);
 	p = put_str(p, "\",\"id\":");
-	p = put_u64(p, sp->id);
+	p = put_u64(p, sp->task ? sp->task : sp->id);
 	p = put_str(p, ",\"ts\":");
 	p = put_us(p, ts);
 	p = put_pid_tid(p, sp->pid, sp->tid);
 	/* a slice: its call; the span's begin: nothing, its figures come with its end */
+	p = put_str(p, ",\"args\":{\"span_id\":");
+	p = put_u64(p, sp->id);
 	if (call) {
-		p = put_str(p, ",\"args\":{\"call_id\":");
+		p = put_str(p, ",\"call_id\":");
 		p = put_u64(p, call);
 		p = put_str(p, "}}");
 	} else if (*ph == 'b') {
-		p = put_str(p, ",\"args\":{\"span\":true}}");
+		p = put_str(p, ",\"span\":true}}");
 	} else {
-		p = put_str(p, ",\"args\":{\"span\":true,\"slices\":");
+		p = put_str(p, ",\"span\":true,\"slices\":");
 		p = put_u64(p, sp->nslices);
 		p = put_str(p, ",\"exec_us\":");
 		p = put_us(p, sp->exec);
@@ -58,6 +65,43 @@ static void coro_event(struct exporter *e, const struct bp_session *s, const cha
 		p = put_str(p, "}}");
 	}
 	fwrite_unlocked(line, 1, p - line, f);
+}
+
+/* A task's own slice on its track: from its first slice to the end of its outermost coroutine. */
+static void task_events(struct exporter *e, const struct coro_span *sp)
+{
+	struct chrome_priv *pr = e->priv;
+	const char *name = coro__task_name(pr->coro, sp->task);
+	char line[160], *p;
+	FILE *f = e->out;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		chrome_sep(e);
+		fputs("{\"name\":", f);
+		json_str(f, *name ? name : "task");
+		p = put_str(line, ",\"cat\":\"coroutine\",\"ph\":\"");
+		p = put_str(p, i ? "e" : "b");
+		p = put_str(p, "\",\"id\":");
+		p = put_u64(p, sp->task);
+		p = put_str(p, ",\"ts\":");
+		p = put_us(p, i ? sp->end : sp->begin);
+		p = put_pid_tid(p, sp->pid, sp->tid);
+		p = put_str(p, ",\"args\":{\"task\":");
+		fwrite_unlocked(line, 1, p - line, f);
+		json_str(f, *name ? name : "task");
+		fputs("}}", f);
+	}
+	coro__task_done(pr->coro, sp->task);
+}
+
+void chrome_coro_annot(struct exporter *e, const struct bp_annot *a)
+{
+	struct chrome_priv *pr = e->priv;
+
+	if (!pr->coro)
+		pr->coro = coro__new();
+	coro__task(pr->coro, a);
 }
 
 int chrome_coro_call(struct exporter *e, const struct bp_session *s, const struct bp_call *c)
@@ -80,6 +124,8 @@ int chrome_coro_call(struct exporter *e, const struct bp_session *s, const struc
 	coro_event(e, s, "e", c->end, &sp, c->id);
 	if (k == CORO_LAST)
 		coro_event(e, s, "e", sp.end, &sp, 0);
+	if (k == CORO_LAST && sp.task && sp.task == sp.id)
+		task_events(e, &sp);
 	return 0;
 }
 
@@ -93,6 +139,8 @@ static int coro_close_open(void *ctx, const struct coro_span *sp)
 	struct coro_close *cc = ctx;
 
 	coro_event(cc->e, cc->s, "e", sp->end, sp, 0);
+	if (sp->task && sp->task == sp->id)
+		task_events(cc->e, sp);
 	return 0;
 }
 

@@ -49,6 +49,8 @@ int main(void)
 	P("owned_by_generator", FRAME_OWNED_BY_GENERATOR);
 	P("frame_suspended", FRAME_SUSPENDED);
 	P("code_flags", offsetof(PyCodeObject, co_flags));
+	P("frame_localsplus", offsetof(_PyInterpreterFrame, localsplus));
+	P("gen_iframe", offsetof(PyGenObject, gi_iframe));
 	printf("\t} },\n");
 	return 0;
 }

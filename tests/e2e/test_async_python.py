@@ -68,8 +68,8 @@ def spans_of(trace):
     """The coroutine async events by span id: {id: [events in file order]}."""
     by_id = collections.defaultdict(list)
     for e in trace["traceEvents"]:
-        if e.get("cat") == "coroutine":
-            by_id[e["id"]].append(e)
+        if e.get("cat") == "coroutine" and "task" not in e["args"]:
+            by_id[e["args"]["span_id"]].append(e)	# (a task's spans share its id)
     return by_id
 
 

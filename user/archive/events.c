@@ -167,6 +167,14 @@ static int decode_call(struct archive_reader *r, const unsigned char *p, size_t 
 					return corrupt(r, "a call event's float values are cut short");
 		}
 	}
+	c->task = 0;
+	if (c->flags & BP_CALL_IN_TASK) {
+		uint64_t v;
+
+		if (!ev_varint(p, len, &pos, &v) || v > c->id)
+			return corrupt(r, "a call event's task is cut short or out of range");
+		c->task = c->id - v;
+	}
 	r->prev.id = c->id;
 	r->prev.ts = c->begin;
 	r->prev.pid = c->pid;

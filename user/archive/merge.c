@@ -370,6 +370,8 @@ static int remap_event(void *ctx, const struct bp_session *s, const struct bp_ev
 		c->id += x->id_base;
 		if (c->parent_id)
 			c->parent_id += x->id_base;
+		if (c->task)
+			c->task += x->id_base;
 		if (c->id > x->top)
 			x->top = c->id;
 		c->begin += in->shift;

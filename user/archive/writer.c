@@ -475,6 +475,9 @@ static void encode_call(struct archive_writer *a, const struct bp_call *c, struc
 					put_varint(b, c->x.xmm[i]);
 		}
 	}
+	/* last, where a reader that does not know it stops */
+	if (c->flags & BP_CALL_IN_TASK)
+		put_varint(b, c->id - c->task);
 	a->prev.id = c->id;
 	a->prev.ts = c->begin;
 	a->prev.pid = c->pid;

@@ -46,6 +46,9 @@ static const struct py_version versions[] = {
 		.tstate_native_tid = 160, .frame_is_entry = 68,
 		.op_resume = 151, .op_resume_quick = 150, .owned_by_generator = 1,
 		.frame_suspended = -1, .code_flags = 48,
+		.frame_localsplus = 72, .gen_iframe = 80,
+		/* asyncio's, not in the headers: checked by tests/e2e/test_async_tasks.py */
+		.handle_callback = 24, .task_coro = 136, .task_name = 144,
 	} },
 };
 

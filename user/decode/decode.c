@@ -99,6 +99,7 @@ void decoder__free(struct decoder *d)
 	free(d->spans);
 	free(d->dropped_bits);
 	dec_py_free(d);
+	dec_pytask_free(d);
 	compensator__free(d->comp);
 	free(d->tab);
 	free(d);
@@ -207,6 +208,7 @@ void dec_push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, u
 	f->func = func;
 	f->info_first = t->ninfos;
 	f->pyframe = 0;
+	f->task = 0;
 	f->path = session__path(d->s, t->depth > 1 ? t->stack[t->depth - 2].path : 0, func);
 	/*
 	 * The kernel keeps a bounded number of pending return probes per
@@ -239,6 +241,7 @@ int dec_emit_call(struct decoder *d, struct tstate *t, const struct frame *f, ui
 	c->infos = NULL;
 	c->ninfos = 0;
 	c->pad2 = 0;
+	c->task = f->task;
 
 	if (end < f->begin)
 		end = f->begin;

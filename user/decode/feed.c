@@ -355,6 +355,7 @@ static const size_t rec_min_size[BP_REC_MAX] = {
 	[BP_REC_USDT] = sizeof(struct bp_rec_usdt),
 	[BP_REC_PY] = sizeof(struct bp_rec_py),
 	[BP_REC_PYCODE] = sizeof(struct bp_rec_pycode),
+	[BP_REC_PYTASK] = sizeof(struct bp_rec_pytask),
 	[BP_REC_SWITCH] = sizeof(struct bp_rec_switch),
 	[BP_REC_REARM] = sizeof(struct bp_rec_unwind),
 	[BP_REC_UNWIND] = sizeof(struct bp_rec_unwind),
@@ -480,6 +481,8 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		return dec_on_py(d, rec, ts);
 	case BP_REC_PYCODE:
 		return dec_on_pycode(d, rec);
+	case BP_REC_PYTASK:
+		return dec_on_pytask(d, rec);
 	case BP_REC_PYSTACK:
 		return dec_on_pystack(d, rec, size, ts);
 	case BP_REC_SWITCH:

@@ -38,6 +38,7 @@ struct frame {
 	uint32_t info_first;	/* its BPFPROF_INFOs: tstate.infos[info_first .. next frame's) */
 	uint32_t pad3;
 	uint64_t pyframe;	/* a Python frame: the interpreter's frame address (python.c), else 0 */
+	uint64_t task;		/* a coroutine slice: its task's id (pytask.c), else 0 */
 };
 
 struct tstate {
@@ -102,6 +103,7 @@ struct decoder {
 	} *ranges;
 	size_t nranges;
 	struct py_decoder *py;	/* Python code names and generator states (python.c) */
+	struct py_tasks *pytasks;	/* asyncio tasks and their edges (pytask.c) */
 	struct compensator *comp;	/* probe cost out of the clock (compensate.c), NULL: raw */
 	uint64_t *dropped_bits;		/* functions the governor dropped (decoder__drop_func) */
 	size_t ndropped_bits;		/* words */
@@ -125,6 +127,12 @@ int dec_on_pycode(struct decoder *d, const struct bp_rec_pycode *r);
 void dec_py_drop_codes(struct decoder *d, uint32_t func);
 int dec_on_py(struct decoder *d, const struct bp_rec_py *r, uint64_t ts);
 void dec_py_free(struct decoder *d);
+void dec_py_to_utf8(const char *raw, uint32_t len, uint32_t kind, char *out, size_t cap);
+int dec_on_pytask(struct decoder *d, const struct bp_rec_pytask *r);
+/* After python.c pushed a Python frame (on top of t's stack) / before it ends one. */
+int dec_pytask_start(struct decoder *d, struct tstate *t, const struct bp_rec_py *r, uint64_t ts);
+void dec_pytask_end(struct decoder *d, const struct tstate *t, const struct bp_rec_py *r);
+void dec_pytask_free(struct decoder *d);
 int dec_on_pystack(struct decoder *d, const struct bp_rec_pystack *r, size_t size, uint64_t ts);
 /* The process exec'd: look at it again when it is sampled. */
 void dec_py_forget_process(struct decoder *d, uint32_t pid);

@@ -282,7 +282,7 @@ static struct py_code *code_slot(struct py_decoder *p, uint32_t pid, uint64_t co
 }
 
 /* The characters of a str object as copied by python.bpf.c, to UTF-8. */
-static void to_utf8(const char *raw, uint32_t len, uint32_t kind, char *out, size_t cap)
+void dec_py_to_utf8(const char *raw, uint32_t len, uint32_t kind, char *out, size_t cap)
 {
 	size_t o = 0;
 	uint32_t i;
@@ -353,11 +353,11 @@ int dec_on_pycode(struct decoder *d, const struct bp_rec_pycode *r)
 		snprintf(name, sizeof(name), "[unreadable name] code 0x%llx",
 			 (unsigned long long)r->code);
 	else
-		to_utf8(r->name, r->name_len, r->name_kind, name, sizeof(name));
+		dec_py_to_utf8(r->name, r->name_len, r->name_kind, name, sizeof(name));
 	if (r->flags & BP_PYCODE_BAD_FILE)
 		snprintf(file, sizeof(file), "[unreadable file]");
 	else
-		to_utf8(r->file, r->file_len, r->file_kind, file, sizeof(file));
+		dec_py_to_utf8(r->file, r->file_len, r->file_kind, file, sizeof(file));
 	n = intern(d, file, name, r->firstlineno);
 	if (r->flags & BP_PYCODE_GENERATOR)
 		d->s->funcs[n->func].flags |= BP_FUNC_GENERATOR;
@@ -427,6 +427,9 @@ static int py_start(struct decoder *d, struct tstate *t, const struct bp_rec_py 
 		return err;
 	dec_push(d, t, func, ts, r->sp, d->next_id++, false);
 	t->stack[t->depth - 1].pyframe = r->frame;
+	err = dec_pytask_start(d, t, r, ts);	/* its task, and the edge that led to it */
+	if (err)
+		return err;
 	if (!susp_take(p, t->pid, r->frame, &s) || !s.call || r->h.flags == BP_PY_CALL)
 		s.call = 0;	/* a new frame at the address of one that never resumed */
 	if (r->h.flags == BP_PY_CALL)
@@ -457,6 +460,7 @@ static int py_end(struct decoder *d, struct tstate *t, const struct bp_rec_py *r
 	uint32_t i;
 	int err;
 
+	dec_pytask_end(d, t, r);
 	for (i = t->depth; i-- > 0;)
 		if (t->stack[i].pyframe == r->frame)
 			break;

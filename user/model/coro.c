@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Coroutine spans from their slices and resume edges (see coro.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "coro.h"
@@ -14,9 +15,16 @@ struct held {
 	struct coro_span sp;
 };
 
+struct task_name {
+	uint64_t id;		/* 0: empty slot */
+	char name[64];
+};
+
 struct coro_joiner {
 	struct held *tab;
 	size_t cap, used;
+	struct task_name *tasks;
+	size_t tasks_cap, tasks_used;
 };
 
 static uint64_t key_hash(uint64_t k)
@@ -48,6 +56,7 @@ void coro__free(struct coro_joiner *j)
 	if (!j)
 		return;
 	free(j->tab);
+	free(j->tasks);
 	free(j);
 }
 
@@ -111,6 +120,7 @@ enum coro_slice coro__call(struct coro_joiner *j, const struct bp_session *s,
 		span->pid = c->pid;
 		span->tid = c->tid;
 		span->func = c->func;
+		span->task = c->flags & BP_CALL_IN_TASK ? c->task : 0;
 		if (c->flags & (BP_CALL_RESUMED | BP_CALL_NO_ENTRY | BP_CALL_ENTRY_LOST))
 			span->flags |= CORO_NO_START;
 	}
@@ -158,4 +168,65 @@ int coro__drain(struct coro_joiner *j, int (*fn)(void *ctx, const struct coro_sp
 		j->cap = j->used = 0;
 	}
 	return err;
+}
+
+static bool task_empty(const void *slot)
+{
+	return !((const struct task_name *)slot)->id;
+}
+
+static uint64_t task_hash(const void *slot)
+{
+	return key_hash(((const struct task_name *)slot)->id);
+}
+
+static const struct hashtab_ops task_ops = {
+	sizeof(struct task_name), 64, task_empty, task_hash,
+};
+
+static size_t task_find(const struct coro_joiner *j, uint64_t id)
+{
+	size_t i;
+
+	for (i = hashtab__first(key_hash(id), j->tasks_cap); j->tasks[i].id && j->tasks[i].id != id;
+	     i = hashtab__next(i, j->tasks_cap))
+		;
+	return i;
+}
+
+void coro__task(struct coro_joiner *j, const struct bp_annot *a)
+{
+	size_t i;
+
+	if (a->kind != BP_ANNOT_TASK || !a->call)
+		return;
+	hashtab__reserve((void **)&j->tasks, &j->tasks_cap, j->tasks_used, &task_ops);
+	i = task_find(j, a->call);
+	if (!j->tasks[i].id)
+		j->tasks_used++;
+	j->tasks[i].id = a->call;
+	snprintf(j->tasks[i].name, sizeof(j->tasks[i].name), "%s", a->name);
+}
+
+const char *coro__task_name(struct coro_joiner *j, uint64_t id)
+{
+	size_t i;
+
+	if (!j || !j->tasks_cap || !id)
+		return "";
+	i = task_find(j, id);
+	return j->tasks[i].id ? j->tasks[i].name : "";
+}
+
+void coro__task_done(struct coro_joiner *j, uint64_t id)
+{
+	size_t i;
+
+	if (!j || !j->tasks_cap || !id)
+		return;
+	i = task_find(j, id);
+	if (!j->tasks[i].id)
+		return;
+	hashtab__remove(j->tasks, j->tasks_cap, i, &task_ops);
+	j->tasks_used--;
 }

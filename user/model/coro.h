@@ -35,6 +35,8 @@ struct coro_span {
 	uint32_t nslices;
 	uint32_t flags;		/* CORO_* */
 	uint32_t pad;
+	uint64_t task;		/* its first slice's bp_call.task (BP_CALL_IN_TASK), 0: none;
+				 * the task's own span (its outermost coroutine) has id == task */
 };
 #define CORO_RAISED	0x1	/* ended with an exception */
 #define CORO_OPEN	0x2	/* still suspended when the recording ended */
@@ -62,5 +64,14 @@ int coro__drain(struct coro_joiner *j, int (*fn)(void *ctx, const struct coro_sp
 		void *ctx);
 /* Spans held (suspended). */
 size_t coro__held(const struct coro_joiner *j);
+
+/*
+ * Tasks (session.h: BP_ANNOT_TASK): their names, kept from the annotation
+ * (sent when the task's first slice starts) until coro__task_done().
+ */
+void coro__task(struct coro_joiner *j, const struct bp_annot *a);
+/* The name of task id ("" if unknown); forgets it when done. */
+const char *coro__task_name(struct coro_joiner *j, uint64_t id);
+void coro__task_done(struct coro_joiner *j, uint64_t id);
 
 #endif

@@ -257,6 +257,10 @@ const char *session__edge_kind(uint32_t kind)
 		return "data";
 	case BP_EDGE_RESUME:
 		return "resume";
+	case BP_EDGE_SPAWN:
+		return "spawn";
+	case BP_EDGE_COMPLETE:
+		return "complete";
 	default:
 		return "unknown";
 	}

@@ -170,6 +170,7 @@ _Static_assert(offsetof(struct bp_session, nannots) + sizeof(uint64_t) ==
 #define BP_CALL_HAS_INFOS	0x40	/* infos[] holds BPFPROF_INFO key/values */
 #define BP_CALL_HAS_XARGS	0x2000	/* x holds stack words, rdx and strings (--args) */
 #define BP_CALL_HAS_XMM		0x4000	/* x.xmm holds floats read inside the call (--args) */
+#define BP_CALL_IN_TASK		0x8000	/* a coroutine slice with its task in `task` */
 #define BP_CALL_NO_RETPROBE	0x8	/* nested too deep for a kernel return probe: the end is
 					 * the last event before the frame was seen gone */
 #define BP_CALL_SUSPENDED	0x100	/* a Python generator/coroutine slice that ends at a yield/await */
@@ -238,6 +239,9 @@ struct bp_call {
 	const struct bp_info *infos;	/* BPFPROF_INFO during the call; valid in the sink only */
 	uint32_t ninfos;
 	uint32_t pad2;
+	uint64_t task;		/* with BP_CALL_IN_TASK: the asyncio task (or other outermost
+				 * coroutine) it runs in, as the call id of the task's first
+				 * slice (a BP_ANNOT_TASK names it) */
 };
 
 /* A gap: records lost on a CPU, noticed at time ts. */
@@ -285,6 +289,13 @@ struct bp_edge {
 #define BP_EDGE_WAKEUP		2
 #define BP_EDGE_DATA		3
 #define BP_EDGE_RESUME		4	/* a suspended Python frame -> the slice where it resumes */
+/*
+ * asyncio: the call that scheduled a task step (its loop.call_soon() through
+ * create_task, or a future's set_result) -> the task's first slice (spawn)
+ * or the slice where the awaiting task resumes (complete).
+ */
+#define BP_EDGE_SPAWN		5
+#define BP_EDGE_COMPLETE	6
 
 /*
  * An annotation from the program (bpfprof.h) or a -U probe: a checkpoint
@@ -316,6 +327,13 @@ struct bp_annot {
  * pid and tid are the main target's (0 with -a).
  */
 #define BP_ANNOT_DROP		6
+/*
+ * A task appears: its first slice (call = its id, the task's id in
+ * bp_call.task) starts; name = the asyncio Task's name ("Task-3", or what
+ * create_task(name=) gave), else "QUALNAME#N" for a coroutine driven by
+ * something else (value = 1 then).
+ */
+#define BP_ANNOT_TASK		7
 
 enum bp_event_kind {
 	BP_EV_CALL = 1,

@@ -48,7 +48,7 @@ enum pt_role { ROLE_UNKNOWN = 0, ROLE_NONE, ROLE_INIT, ROLE_RUN, ROLE_PLUMBING }
 
 struct py_tasks {
 	struct pt_tab names;	/* (pid, Task object) */
-	struct pt_tab tasks;	/* (pid, outermost coroutine frame) */
+	struct pt_tab tasks;	/* (pid, suspended frame of a task) */
 	struct pt_tab pend;	/* (pid, Handle object), then (pid, Handle._run's frame) */
 	uint8_t *role;		/* per session function: enum pt_role */
 	size_t nrole;
@@ -252,7 +252,6 @@ static int new_task(struct decoder *d, struct py_tasks *p, struct tstate *t,
 	struct bp_annot *a = &ev.annot;
 	struct pt_slot *n = pt_find(&p->names, t->pid, r->task);
 
-	pt_put(&p->tasks, t->pid, r->frame)->u.root = f->id;
 	a->ts = ts;
 	a->pid = t->pid;
 	a->tid = t->tid;
@@ -276,6 +275,7 @@ int dec_pytask_start(struct decoder *d, struct tstate *t, const struct bp_rec_py
 	uint32_t fl = f->func < d->s->nfuncs ? d->s->funcs[f->func].flags : 0;
 	struct pt_slot *x, run;
 	bool fresh = false;
+	uint64_t task = 0;
 	int err;
 
 	switch (role_of(p, d->s, f->func)) {
@@ -293,25 +293,25 @@ int dec_pytask_start(struct decoder *d, struct tstate *t, const struct bp_rec_py
 	}
 	if (!(fl & BP_FUNC_RESUMABLE))
 		return 0;
-	if (up && up->pyframe && up->pyframe == r->previous && up->task) {
-		f->task = up->task;	/* awaited by a coroutine of the task */
-		f->flags |= BP_CALL_IN_TASK;
-		return 0;
-	}
-	if (!(fl & BP_FUNC_COROUTINE))
+	/* a frame of a task resumes (not a new one at its address) */
+	if (r->h.flags != BP_PY_CALL && (x = pt_find(&p->tasks, t->pid, r->frame)))
+		task = x->u.root;
+	/* awaited by a running coroutine of a task */
+	else if (up && up->pyframe && up->pyframe == r->previous && up->task)
+		task = up->task;
+	/* thrown into by a suspended one (gen.throw() reaches the awaited frame first) */
+	else if ((x = pt_find(&p->tasks, t->pid, r->previous)))
+		task = x->u.root;
+	if (!task && !(fl & BP_FUNC_COROUTINE))
 		return 0;	/* a generator driven by plain code: no task */
-	x = pt_find(&p->tasks, t->pid, r->frame);
-	if (x && r->h.flags == BP_PY_CALL)
-		x = NULL;	/* a new coroutine where an old one's frame was */
-	if (x) {
-		f->task = x->u.root;
-	} else {
+	if (!task) {
 		err = new_task(d, p, t, r, f, ts);
 		if (err)
 			return err;
-		f->task = f->id;
+		task = f->id;
 		fresh = true;
 	}
+	f->task = task;
 	f->flags |= BP_CALL_IN_TASK;
 	if (r->previous && pt_take(&p->pend, t->pid, r->previous, &run)) {
 		run.u.edge.kind = fresh && r->h.flags == BP_PY_CALL ? BP_EDGE_SPAWN :
@@ -330,9 +330,21 @@ void dec_pytask_end(struct decoder *d, const struct tstate *t, const struct bp_r
 {
 	struct py_tasks *p = d->pytasks;
 
-	if (!p || r->h.flags == BP_PY_YIELD)
+	uint32_t i;
+
+	if (!p)
 		return;
-	/* a task's outermost coroutine, or a Handle._run whose step started no task */
+	if (r->h.flags == BP_PY_YIELD) {
+		/* a frame of a task suspends: its resumption (or a throw into it) finds the task */
+		for (i = t->depth; i-- > 0;)
+			if (t->stack[i].pyframe == r->frame) {
+				if (t->stack[i].task)
+					pt_put(&p->tasks, t->pid, r->frame)->u.root = t->stack[i].task;
+				return;
+			}
+		return;
+	}
+	/* a frame of a task ends, or a Handle._run whose step started no task */
 	if (!pt_take(&p->tasks, t->pid, r->frame, NULL))
 		pt_take(&p->pend, t->pid, r->frame, NULL);
 }

@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""asyncio tasks as tracks, and their await edges (tests/progs/py/asynctasks.py).
+
+Every coroutine slice belongs to the task whose step ran it; each task is
+an async track in the Chrome JSON (a slice named after the task, then its
+coroutines' spans under the same id) and a track under its thread in
+Perfetto.  The task names are the ones the program saw itself run under
+(it prints them); the spans per task and the spawn/complete edges are facts
+of the program's structure: worker k awaits Queue.get() k times, each woken
+by main's put_nowait (Queue._wakeup_next sets the getter's result); the
+gather's children are spawned by gather(); main cancels "victim" while it
+waits.  No timing is asserted.
+"""
+
+import collections
+import json
+import os
+import re
+
+import pytest
+
+from conftest import REPO, run_bpfprof
+
+PYTHON = "/usr/bin/python3.11"
+SCRIPT = str(REPO / "tests" / "progs" / "py" / "asynctasks.py")
+K = {"worker-a": 2, "worker-b": 3, "worker-c": 4}
+OWN = ("main", "worker", "child", "victim", "thrower")	# the script's task coroutines
+
+
+@pytest.fixture(autouse=True)
+def _python():
+    if not os.access(PYTHON, os.X_OK):
+        pytest.skip("%s missing (Debian python3.11)" % PYTHON)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tasks")
+    arch, js, pf = d / "a.bpfprof", d / "a.json", d / "a.pftrace"
+    r = run_bpfprof(["record", "-o", str(arch), "--", PYTHON, SCRIPT])
+    assert r.returncode == 0, r.stderr
+    seen = json.loads([ln for ln in r.stdout.splitlines() if ln.startswith("{")][-1])
+    for out in (js, pf):
+        c = run_bpfprof(["convert", "-o", str(out), str(arch)])
+        assert c.returncode == 0, c.stderr
+    with open(js) as f:
+        trace = json.load(f)
+    return arch, trace, seen, pf
+
+
+def own_tasks(trace):
+    """{task id: (name, [span end events])} of the tasks whose outermost coroutine is the script's."""
+    ev = [e for e in trace["traceEvents"] if e.get("cat") == "coroutine"]
+    names = {e["id"]: e["name"] for e in ev if "task" in e["args"] and e["ph"] == "b"}
+    spans = collections.defaultdict(list)
+    for e in ev:
+        if e["args"].get("span") and e["ph"] == "e" and e["id"] in names:
+            spans[e["id"]].append(e)
+    own = {}
+    for tid, name in names.items():
+        root = [s for s in spans[tid] if s["args"]["span_id"] == tid]
+        assert len(root) == 1, (name, spans[tid])
+        if root[0]["name"] in OWN:
+            own[tid] = (name, spans[tid])
+    return own
+
+
+def by_func(spans):
+    return collections.Counter((s["name"], s["args"]["slices"], bool(s["args"].get("raised")))
+                               for s in spans)
+
+
+def test_offsets_of_asyncio_objects():
+    """The Task and Handle offsets python.bpf.c reads, against this interpreter's objects."""
+    src = (REPO / "user" / "cpython" / "image.c").read_text()
+    off = {k: int(v) for k, v in re.findall(r"\.(handle_callback|task_coro|task_name) = (\d+)", src)}
+    assert len(off) == 3, off
+    probe = r"""
+import asyncio, ctypes, json
+def at(obj, target, size):
+    raw = ctypes.string_at(id(obj), size)
+    want = id(target).to_bytes(8, "little")
+    return [i for i in range(0, size, 8) if raw[i:i + 8] == want]
+async def c():
+    pass
+async def main():
+    co = c()
+    t = asyncio.get_running_loop().create_task(co, name="probe-name")
+    cb = object()
+    h = asyncio.events.Handle(cb, (), asyncio.get_running_loop())
+    print(json.dumps({"task_coro": at(t, co, 256), "task_name": at(t, t.get_name(), 256),
+                      "handle_callback": at(h, cb, 64)}))
+    await t
+asyncio.run(main())
+"""
+    import subprocess
+    out = subprocess.run([PYTHON, "-c", probe], capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout)
+    assert {k: [v] for k, v in off.items()} == got, (off, got)
+
+
+def test_task_tracks_named_as_the_program_names_them(recorded):
+    _, trace, seen, _ = recorded
+    own = own_tasks(trace)
+    names = sorted(n for n, _ in own.values())
+    assert names == sorted(sum(seen.values(), [])), (names, seen)
+    for tid, (name, spans) in own.items():
+        f = by_func(spans)
+        if name in K:
+            k = K[name]
+            assert f[("worker", k + 1, False)] == 1 and f[("Queue.get", 2, False)] == k, (name, f)
+            assert sum(f.values()) == k + 1, (name, f)
+        elif name in seen["child"]:
+            assert f[("child", 2, False)] == 1, (name, f)
+        elif name == "victim":
+            # cancelled while waiting: thrown into the Event's wait, raised through victim
+            assert f == {("victim", 2, True): 1, ("Event.wait", 2, True): 1}, f
+        elif name == "thrower":
+            assert f[("thrower", 2, True)] == 1, f
+        else:
+            assert name == seen["main"][0], name
+            # 1 + sleep(0) + 4 rounds of sleep(0) + 2 gathers + sleep(0) + await victim, thrower
+            assert f[("main", 11, False)] == 1, f
+    # every slice of the script's coroutines is on a task's track
+    slices = [e for e in trace["traceEvents"] if e.get("cat") == "coroutine" and
+              "call_id" in e["args"] and e["name"] in OWN]
+    assert slices and all(e["id"] in own for e in slices)
+
+
+def edges(trace, kind):
+    return [e for e in trace["traceEvents"] if e.get("cat") == "edge" and e["name"] == kind
+            and e["ph"] == "s"]
+
+
+def test_spawn_and_complete_edges(recorded):
+    _, trace, seen, _ = recorded
+    own = own_tasks(trace)
+    task_of = {}
+    for e in trace["traceEvents"]:
+        if e.get("cat") == "coroutine" and "call_id" in e["args"]:
+            task_of[e["args"]["call_id"]] = e["id"]
+    name = {tid: n for tid, (n, _) in own.items()}
+    spawn = collections.Counter()
+    for e in edges(trace, "spawn"):
+        t = e["args"]["to_id"]
+        if t in name:
+            # to the task's first slice
+            spawn[(name[t], e["args"]["from"])] += 1
+    want = {(n, "main.<locals>.<listcomp>"): 1 for n in K}
+    want.update({(n, "gather"): 1 for n in seen["child"]})
+    want.update({("victim", "main"): 1, ("thrower", "main"): 1, (seen["main"][0], "Runner.run"): 1})
+    assert spawn == want, spawn
+    done = collections.Counter()
+    for e in edges(trace, "complete"):
+        t = task_of.get(e["args"]["to_id"])
+        if t in name:
+            done[(name[t], e["args"]["from"])] += 1
+    for n, k in K.items():
+        assert done[(n, "Queue._wakeup_next")] == k, done
+    assert done[("victim", "main")] == 1, done	# main's cancel() woke it
+    assert done[(seen["main"][0], "gather.<locals>._done_callback")] == 2, done
+    for n in seen["child"]:
+        assert done[(n, "Handle._run")] == 1, done	# its sleep(0): the step rescheduled itself
+
+
+def test_report_edges_lists_them(recorded):
+    arch, _, _, _ = recorded
+    r = run_bpfprof(["report", "--edges", str(arch)])
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"\bspawn\b", r.stdout) and re.search(r"\bcomplete\b", r.stdout), r.stdout

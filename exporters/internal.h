@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "exporter.h"
 #include "protobuf.h"
+#include "model/coro.h"
 
 /* Trace */
 #define F_TRACE_PACKET		1
@@ -89,13 +90,14 @@
 #define UUID_THREAD(pid, tid)		(2ULL << 60 | (uint64_t)(pid) << 32 | (tid))
 #define UUID_COUNTER(i)			(3ULL << 60 | (uint64_t)(i))
 #define UUID_LOSS			(4ULL << 60)
+#define UUID_TASK(id)			(5ULL << 60 | (id))	/* id: a task's first call id */
 
 /* Categories: interned with fixed iids. */
 enum { CAT_CALL = 1, CAT_SPAN, CAT_SAMPLE, CAT_OFFCPU, CAT_EDGE, CAT_MARK, CAT_EVENT,
-       CAT_CAPTURE, CAT_USDT, CAT_LOSS, CAT_GOVERNOR, NCATS };
+       CAT_CAPTURE, CAT_USDT, CAT_LOSS, CAT_GOVERNOR, CAT_CORO, NCATS };
 static const char *const cat_names[NCATS] = {
 	"", "call", "span", "sample", "offcpu", "edge", "mark", "event", "capture", "usdt", "loss",
-	"governor",
+	"governor", "coroutine",
 };
 
 /* Debug annotation names with fixed iids; BPFPROF_INFO keys get theirs after these. */
@@ -103,12 +105,13 @@ enum { AN_UNFINISHED = 1, AN_NO_ENTRY, AN_UNWOUND, AN_END_INFERRED, AN_ARG0, AN_
        AN_ARG3, AN_ARG4, AN_ARG5, AN_RET, AN_MODULE, AN_STACK, AN_WEIGHT, AN_TRUNCATED, AN_CPU,
        AN_COUNT, AN_VALUE, AN_CALL_ID, AN_FROM, AN_TO, AN_FROM_ID, AN_TO_ID, AN_LATENCY,
        AN_ARGS, AN_SUSPENDED, AN_RESUMED, AN_RAISED, AN_RATE, AN_OVERHEAD, AN_ENTRY_LOST,
-       NANNOTS };
+       AN_SPAN_ID, AN_SLICES, AN_EXEC, AN_WALL, AN_MAX_SLICE, AN_OPEN, AN_TASK, NANNOTS };
 static const char *const annot_names[NANNOTS] = {
 	"", "unfinished", "began_before_recording", "unwound", "end_inferred", "arg0", "arg1",
 	"arg2", "arg3", "arg4", "arg5", "ret", "module", "stack", "weight_ns", "truncated", "cpu",
 	"count", "value", "call_id", "from", "to", "from_id", "to_id", "latency_ns", "args",
 	"suspended", "resumed", "raised", "calls_per_s", "overhead_pct", "entry_lost",
+	"span_id", "slices", "exec_ns", "wall_ns", "max_slice_ns", "open", "task",
 };
 
 /* Interning keys of a lane: kind in the top byte, iid below. */
@@ -158,6 +161,7 @@ struct pf_track {
 	size_t naux;
 	struct pf_held *held;
 	size_t nheld, held_cap;
+	bool task;		/* an asyncio task's track (perfetto_coro.c), under its thread's */
 };
 
 struct pf_counter {
@@ -182,7 +186,16 @@ struct perfetto_priv {
 	uint8_t *out;			/* OUT_SIZE bytes of packets not yet given to stdio */
 	size_t olen;
 	struct pb_buf pkt, te, in, an, sub, tmp;	/* scratch messages */
+	struct coro_joiner *coro;	/* coroutine spans (perfetto_coro.c), NULL until a slice */
 };
+
+/* perfetto_coro.c: tasks' tracks holding their coroutines' spans */
+struct pf_track *pf_find_or_add_track(struct exporter *e, uint64_t uuid, uint32_t pid,
+				      uint32_t tid, bool *added);
+int pf_coro_call(struct exporter *e, const struct bp_session *s, const struct bp_call *c);
+void pf_coro_edge(struct exporter *e, const struct bp_edge *ed);
+void pf_coro_annot(struct exporter *e, const struct bp_annot *a);
+void pf_coro_end(struct exporter *e, const struct bp_session *s);
 
 
 void pf_an_bool(struct perfetto_priv *pr, struct pf_lane *l, uint64_t iid);

@@ -163,15 +163,15 @@ static void hash_track(struct perfetto_priv *pr, size_t idx)
 	pr->track_hash[i] = idx + 1;
 }
 
-/* The thread's track, its descriptors written on first use. */
-struct pf_track *pf_thread_track(struct exporter *e, const struct bp_session *s, uint32_t pid,
-				     uint32_t tid)
+/* The track of uuid, made (*added) if new. */
+struct pf_track *pf_find_or_add_track(struct exporter *e, uint64_t uuid, uint32_t pid,
+				      uint32_t tid, bool *added)
 {
 	struct perfetto_priv *pr = e->priv;
-	uint64_t uuid = tid == UINT32_MAX ? UUID_LOSS : UUID_THREAD(pid, tid);
 	struct pf_track *t = find_track(pr, uuid);
 	size_t i;
 
+	*added = !t;
 	if (t)
 		return t;
 	if (pr->ntracks == pr->tracks_cap) {
@@ -192,6 +192,19 @@ struct pf_track *pf_thread_track(struct exporter *e, const struct bp_session *s,
 	t->pid = pid;
 	t->tid = tid;
 	hash_track(pr, pr->ntracks++);
+	return t;
+}
+
+/* The thread's track, its descriptors written on first use. */
+struct pf_track *pf_thread_track(struct exporter *e, const struct bp_session *s, uint32_t pid,
+				     uint32_t tid)
+{
+	uint64_t uuid = tid == UINT32_MAX ? UUID_LOSS : UUID_THREAD(pid, tid);
+	bool added;
+	struct pf_track *t = pf_find_or_add_track(e, uuid, pid, tid, &added);
+
+	if (!added)
+		return t;
 	if (tid == UINT32_MAX) {
 		pf_write_named_desc(e, UUID_LOSS, 0, "bpfprof: lost records", false);
 	} else {
@@ -535,8 +548,11 @@ static int perfetto_begin(struct exporter *e, const struct bp_session *s)
 static int perfetto_event(struct exporter *e, const struct bp_session *s, const struct bp_event *ev)
 {
 	switch (ev->kind) {
-	case BP_EV_CALL:
-		return write_call(e, s, &ev->call);
+	case BP_EV_CALL: {
+		int err = write_call(e, s, &ev->call);
+
+		return err ? err : pf_coro_call(e, s, &ev->call);
+	}
 	case BP_EV_LOSS:
 		pf_write_loss(e, s, &ev->loss);
 		break;
@@ -544,10 +560,14 @@ static int perfetto_event(struct exporter *e, const struct bp_session *s, const 
 		pf_write_sample(e, s, &ev->sample);
 		break;
 	case BP_EV_EDGE:
+		pf_coro_edge(e, &ev->edge);
 		pf_write_edge(e, s, &ev->edge);
 		break;
 	case BP_EV_ANNOT:
-		pf_write_annot(e, s, &ev->annot);
+		if (ev->annot.kind == BP_ANNOT_TASK)
+			pf_coro_annot(e, &ev->annot);	/* a track, not an instant */
+		else
+			pf_write_annot(e, s, &ev->annot);
 		break;
 	default:
 		break;
@@ -561,6 +581,7 @@ static int perfetto_end(struct exporter *e, const struct bp_session *s)
 	size_t i;
 
 	pf_write_trace_clock(e, s);
+	pf_coro_end(e, s);
 	/* calls without a traced caller that were held back: outermost first */
 	for (i = 0; i < pr->ntracks; i++)
 		release_held(e, s, &pr->tracks[i], 0);
@@ -569,7 +590,7 @@ static int perfetto_end(struct exporter *e, const struct bp_session *s)
 		if (pf_set_has(&pr->procs, (uint64_t)s->procs[i].pid + 1))
 			pf_write_process_desc(e, s, s->procs[i].pid);
 	for (i = 0; i < pr->ntracks; i++)
-		if (pr->tracks[i].tid != UINT32_MAX)
+		if (pr->tracks[i].tid != UINT32_MAX && !pr->tracks[i].task)
 			pf_write_thread_desc(e, s, pr->tracks[i].pid, pr->tracks[i].tid);
 	out_flush(e);
 	return 0;
@@ -604,6 +625,7 @@ static void perfetto_free(struct exporter *e)
 	free(pr->out);
 	free(pr->procs.keys);
 	free(pr->counters);
+	coro__free(pr->coro);
 	for (i = 0; i < pr->ninfo_keys; i++)
 		free(pr->info_keys[i]);
 	free(pr->info_keys);

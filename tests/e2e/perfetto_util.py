@@ -162,7 +162,14 @@ def read(path, types=None):
         th = one(td, "thread") if td else None
         if th:
             return one(th, "pid"), one(th, "tid")
+        if td and one(td, "parent_uuid") in tracks and one(td, "name") is not None:
+            return thread_of(one(td, "parent_uuid"))	# a named track under a thread's
         return 0, 0
+
+    def track_name(uuid):
+        """The name of a track that is not a thread's (e.g. an asyncio task's), else None."""
+        td = tracks.get(uuid)
+        return one(td, "name") if td and not one(td, "thread") else None
 
     def args_of(te, seq):
         out = {}
@@ -200,6 +207,9 @@ def read(path, types=None):
             args["depth"] = len(st)
             ev = {"name": name, "cat": cat, "ph": "X", "ts": us(ts), "pid": pid, "tid": tid,
                   "args": args, "_begin_ns": ts}
+            if track_name(uuid) is not None:
+                ev["track"] = track_name(uuid)
+                ev["track_uuid"] = uuid
             st.append(ev)
             out.append(ev)
         elif typ == "TYPE_SLICE_END":

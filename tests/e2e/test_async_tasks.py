@@ -19,6 +19,7 @@ import re
 
 import pytest
 
+import perfetto_util
 from conftest import REPO, run_bpfprof
 
 PYTHON = "/usr/bin/python3.11"
@@ -168,3 +169,41 @@ def test_report_edges_lists_them(recorded):
     r = run_bpfprof(["report", "--edges", str(arch)])
     assert r.returncode == 0, r.stderr
     assert re.search(r"\bspawn\b", r.stdout) and re.search(r"\bcomplete\b", r.stdout), r.stdout
+
+
+def test_perfetto_task_tracks(recorded):
+    """Perfetto: each task a track named after it under its thread's, holding its spans."""
+    _, trace, seen, pf = recorded
+    ev = perfetto_util.read(str(pf))["traceEvents"]
+    spans = [e for e in ev if e["ph"] == "X" and e.get("cat") == "coroutine"]
+    assert spans and all("track" in e for e in spans), spans[:3]
+    tracks = collections.defaultdict(list)
+    for e in spans:
+        tracks[e["track_uuid"]].append(e)
+    own = {}
+    for uuid, ss in tracks.items():
+        names = {e["track"] for e in ss}
+        assert len(names) == 1, names
+        root = [e for e in ss if e["args"]["depth"] == 0]
+        assert len(root) == 1, (names, root)	# the task's coroutine holds the others
+        if root[0]["name"] in OWN:
+            own[names.pop()] = ss
+    assert sorted(own) == sorted(sum(seen.values(), [])), (sorted(own), seen)
+    main_tid = {e["tid"] for e in ev if e["ph"] == "X" and e["name"] == "main"
+                and e.get("cat") == "call"}
+    for name, ss in own.items():
+        assert {e["tid"] for e in ss} == main_tid, name	# under the loop's thread
+        f = collections.Counter((e["name"], e["args"]["slices"], bool(e["args"].get("raised")))
+                                for e in ss)
+        for e in ss:
+            assert e["args"]["exec_ns"] <= e["args"]["wall_ns"], e
+        if name in K:
+            assert f == {("worker", K[name] + 1, False): 1, ("Queue.get", 2, False): K[name]}, f
+            assert all(e["args"]["depth"] == (e["name"] != "worker") for e in ss), ss
+        elif name == "victim":
+            assert f == {("victim", 2, True): 1, ("Event.wait", 2, True): 1}, f
+        elif name == seen["main"][0]:
+            assert f[("main", 11, False)] == 1, f
+    # the edges are flows there too
+    kinds = collections.Counter(e["name"] for e in ev if e["ph"] == "s" and e.get("cat") == "edge")
+    assert kinds["spawn"] >= 8 and kinds["complete"] >= 9 + 1 + 2, kinds

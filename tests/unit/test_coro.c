@@ -166,6 +166,50 @@ static void test_many(void **state)
 	coro__free(j);
 }
 
+/* A span keeps its first slice's task; the task's name lives until it is done. */
+static void test_task(void **state)
+{
+	struct coro_joiner *j = coro__new();
+	struct bp_annot a;
+	struct bp_call c = call(10, 5, 0, 10, SUSP | BP_CALL_IN_TASK);
+	struct bp_func funcs[7];
+	struct bp_session s;
+	struct coro_span sp;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	memset(funcs, 0, sizeof(funcs));
+	funcs[5].flags = funcs[6].flags = BP_FUNC_PYTHON | BP_FUNC_COROUTINE;
+	s.funcs = funcs;
+	s.nfuncs = 7;
+	memset(&a, 0, sizeof(a));
+	a.kind = BP_ANNOT_TASK;
+	a.call = 10;
+	strcpy(a.name, "worker-a");
+	coro__task(j, &a);
+	c.task = 10;
+	assert_int_equal(coro__call(j, &s, &c, &sp), CORO_SLICE);
+	c = call(11, 6, 2, 8, BP_CALL_IN_TASK);	/* awaited by it: a span of one slice */
+	c.task = 10;
+	assert_int_equal(coro__call(j, &s, &c, &sp), CORO_LAST);
+	assert_int_equal(sp.task, 10);
+	assert_int_equal(sp.id, 11);
+	edge(j, 10, 12);
+	c = call(12, 5, 20, 30, RES);	/* a later slice's task does not change the span's */
+	assert_int_equal(coro__call(j, &s, &c, &sp), CORO_LAST);
+	assert_int_equal(sp.task, 10);
+	assert_int_equal(sp.id, 10);
+	assert_int_equal(sp.nslices, 2);
+	assert_string_equal(coro__task_name(j, 10), "worker-a");
+	assert_string_equal(coro__task_name(j, 99), "");
+	coro__task_done(j, 10);
+	assert_string_equal(coro__task_name(j, 10), "");
+	c = call(13, 6, 40, 50, 0);	/* a coroutine of no task */
+	assert_int_equal(coro__call(j, &s, &c, &sp), CORO_LAST);
+	assert_int_equal(sp.task, 0);
+	coro__free(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -173,6 +217,7 @@ int main(void)
 		cmocka_unit_test(test_plain_and_resumable),
 		cmocka_unit_test(test_lost_edge_and_open),
 		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_task),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,12 @@
 # gcc then stay for minutes and the next untraced make runs slowly (seen:
 # 20 min for an untraced make of 40 files).  Measure one binary per
 # invocation, and wait for `bpftool link show` to list no cc1 link between.
+# (That was the closer's queue, 32 closes at once: a binary from before
+# 2026-11-27 as one of BINS can leave thousands of cc1 links trapping every
+# compiler on the machine for hours.  The closer now closes every link at
+# once: they go within seconds of the run's end.)  With bpfprof -v, the
+# re-links' cost: "governor: N drops re-linked G groups (K kept functions
+# re-registered) in S s".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh gov_procs.sh

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * A process that closes descriptors for bpfprof, each one in a process of
+ * A process that closes descriptors for bpfprof, each one in a thread of
  * its own, while bpfprof goes on (the governor's old uprobe links).
  *
  * The last close of a uprobe link first takes its probes out, then waits
@@ -14,12 +14,9 @@
  *
  * closer__start forks one small process, early, that keeps none of
  * bpfprof's descriptors.  closer__give passes it one descriptor (over a
- * socket); it forks a process per descriptor, which holds that one alone
- * and closes it, so every close starts as soon as it is given, up to 32 at
- * once (each removal of probes holds up every fork on the machine for its
- * moment: thousands at once stalled them all); the others wait their turn
- * in the closer.  Those processes end alone when their close does, after
- * bpfprof if need be.
+ * socket); a thread of its own closes it at once (closer.c says why not a
+ * process each, nor a queue: a link waiting its turn keeps its probes).  The
+ * closer ends alone once bpfprof stopped giving and every close is done.
  */
 #ifndef BPFPROF_BASE_CLOSER_H
 #define BPFPROF_BASE_CLOSER_H

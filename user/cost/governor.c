@@ -558,6 +558,10 @@ void governor__release(struct governor *g)
 	pthread_mutex_lock(&g->lock);
 	g->closing = true;
 	pthread_mutex_unlock(&g->lock);
+	if (g->relinks)
+		p_dbg("governor: %zu drops re-linked %zu groups (%zu kept functions re-registered) "
+		      "in %.3f s, the decoder waiting", g->relinks, g->relink_groups,
+		      g->relink_kept, g->relink_ns / 1e9);
 	for (i = 1; i < g->ngroups; i++) {
 		tracer__adopt_links(g->tr, g->groups[i].links, g->groups[i].nlinks,
 				    g->groups[i].entry_only);

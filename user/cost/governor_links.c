@@ -236,8 +236,9 @@ void gov_end_x(struct governor *g, bool all)
 size_t gov_relink(struct governor *g, const struct gov_cand *c, size_t nc)
 {
 	struct gov_doomed *d = xcalloc(nc ? nc : 1, sizeof(*d));
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
 	struct gov_reap *rp;
-	size_t nd = 0, nx, i, j, k;
+	size_t nd = 0, nx, i, j, k, nkept = 0;
 
 	for (i = 0; i < nc; i++) {
 		uint32_t gi = g->group_of[c[i].func];
@@ -267,6 +268,7 @@ size_t gov_relink(struct governor *g, const struct gov_cand *c, size_t nc)
 		/* A: the new links record nothing yet (the word still names the old generation) */
 		err = ng.n ? gov_link_group(g, gi, &ng, ng.gen, &ng.links, &ng.nlinks, refused, &nref) : 0;
 		free(refused);
+		nkept += ng.n;
 		if (err) {
 			p_warn("--max-overhead: cannot re-link %zu functions of %s: %s; none of them "
 			       "is dropped", ng.n, grp->path, strerror(-err));
@@ -297,6 +299,18 @@ size_t gov_relink(struct governor *g, const struct gov_cand *c, size_t nc)
 		*grp = ng;
 	}
 	nx = give_away(g, d, nd);
+	/*
+	 * What a drop costs besides the probes: each kept function of a group
+	 * re-registered (the kernel writes its breakpoint into every process
+	 * mapping the file, under that process's mmap lock), while the
+	 * decoder waits (events, exec holds).
+	 */
+	g->relinks++;
+	g->relink_groups += nd;
+	g->relink_kept += nkept;
+	g->relink_ns += now_ns(CLOCK_MONOTONIC) - t0;
+	p_dbg("governor: re-linked %zu groups (%zu kept functions re-registered) in %.3f s",
+	      nd, nkept, (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
 	if (nx == nd) {
 		free(d);
 		return nd;

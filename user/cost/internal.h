@@ -135,6 +135,9 @@ struct governor {
 	struct closer closer;
 	struct gov_doomed *xs;
 	size_t nxs;
+	/* what the re-links cost (gov_relink): rounds, groups, kept functions re-registered, ns */
+	size_t relinks, relink_groups, relink_kept;
+	uint64_t relink_ns;
 };
 
 /* One re-link's old links, destroyed by a thread of its own. */

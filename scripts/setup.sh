@@ -61,7 +61,7 @@ pkgs_view="graphviz"
 # real services for the governor bench (bench/services.sh): bounded load on 127.0.0.1
 pkgs_bench="uftrace bpftrace time redis-server redis-tools nginx wrk"
 # dpkg-dev: dpkg-shlibdeps for make deb (tests/e2e/test_deb.py); procps: pgrep; libcap2-bin: capsh; python3.11-dev: tests/progs/pyembed*, pyshared
-pkgs_test="libcmocka-dev dpkg-dev man-db groff-base python3 python3-pytest gdb time protobuf-compiler graphviz bpftrace binutils libc6-dbg xz-utils gzip sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus python3.11 python3.11-dev procps libcap2-bin zsh"
+pkgs_test="libcmocka-dev dpkg-dev man-db groff-base python3 python3-pytest gdb time protobuf-compiler graphviz bpftrace binutils libc6-dbg xz-utils gzip sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus python3.11 python3.11-dev procps libcap2-bin zsh python3-trio python3-aiohttp"
 if [ $want_test = 1 ] || [ $want_bench = 1 ]; then
 	# gdb, linux-perf, bpftrace and uftrace pull libdebuginfod1 and libdw1
 	pkgs_elf="$pkgs_elf libdw1 libdebuginfod1"

@@ -18,6 +18,7 @@ import pytest
 
 from conftest import REPO, run_bpfprof
 from trace_util import nesting_problems, xevents
+from test_view import need_browser, problems, view  # noqa: F401 (view: a fixture)
 
 PYTHON = "/usr/bin/python3.11"
 SCRIPT = str(REPO / "tests" / "progs" / "py" / "asynctree.py")
@@ -172,3 +173,26 @@ def test_report_coroutine_table(recorded):
     assert len(table) == 2, p.stdout
     line = [ln.split() for ln in table[1].splitlines() if ln.endswith("  worker")]
     assert len(line) == 1 and line[0][:2] == ["3", str(sum(WORKER_SLICES))], line
+
+
+def test_view_coroutine_tab(recorded, view):
+    """`bpfprof view` of the archive: a Coroutines tab with the same rows as the report."""
+    need_browser()
+    import cdp
+
+    arch, _ = recorded
+    v = view(arch)
+    with cdp.Browser() as b:
+        b.navigate(v.url)
+        assert b.wait_for("document.body && document.body.dataset.ready", timeout=30) == "1", \
+            "\n".join(problems(b))
+        assert b.evaluate("document.querySelector('nav button[data-tab=coroutines]').hidden") is False
+        b.evaluate("document.querySelector('nav button[data-tab=coroutines]').click()")
+        assert b.evaluate("document.getElementById('coroutines').classList.contains('on')")
+        rows = b.evaluate("[...document.querySelectorAll('#ctable tbody tr')]"
+                          ".map(r => [...r.cells].map(c => c.textContent))")
+        assert not problems(b), problems(b)
+    # columns: calls slices exec wall avg-wall max-wall max-exec raised not-ended kind function module
+    got = {r[10]: (int(r[0]), int(r[1]), int(r[7]), int(r[8]), r[9]) for r in rows if r[11] == MODULE}
+    assert got == {name: (n, sum(sl), 1 if name == "failing" else 0, 0, "coroutine")
+                   for name, (n, sl) in SPANS.items()}, got

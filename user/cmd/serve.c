@@ -50,6 +50,7 @@
 #include "web/httpd.h"
 #include "base/log.h"
 #include "web/metrics.h"
+#include "web/metrics_coro.h"
 #include "symbols/debugsyms.h"
 #include "model/session.h"
 #include "base/util.h"
@@ -92,6 +93,7 @@ struct serve_ctx {
 	struct bp_session s;
 	struct capture *cap;
 	struct metrics *m;
+	struct coro_metrics *cm;	/* per coroutine function (spans) */
 	struct capture *captures;	/* open */
 	size_t ncaptures;
 	uint64_t nserved;	/* captures returned */
@@ -238,6 +240,7 @@ static int sink(void *ctx, const struct bp_event *ev)
 	struct serve_ctx *x = ctx;
 	struct capture *c;
 
+	coro_metrics__event(x->cm, &x->s, ev);
 	if (ev->kind == BP_EV_CALL)
 		metrics__add_call(x->m, &x->s, &ev->call);
 	else if (ev->kind == BP_EV_ANNOT && ev->annot.kind == BP_ANNOT_DROP)
@@ -291,6 +294,8 @@ static enum MHD_Result serve_metrics(struct serve_ctx *x, struct MHD_Connection 
 	ex.captures_running = x->ncaptures;
 	capture__slowdown(x->cap, &ex.slowdown, &ex.slowdown_recent, &ex.max_slowdown);
 	err = metrics__write(x->m, &x->s, x->top, &ex, f);
+	if (!err)
+		err = coro_metrics__write(x->cm, &x->s, x->top, f);
 	unlock(x);
 	if (fclose(f) || err) {
 		free(buf);
@@ -492,7 +497,8 @@ static bool thread_gone(uint32_t tid, uint32_t pid, void *ctx)
  */
 static int serve_prune(struct serve_ctx *x, uint64_t now)
 {
-	size_t k = metrics__prune(x->m, pid_alive, NULL);
+	size_t k = metrics__prune(x->m, pid_alive, NULL) +
+		   coro_metrics__prune(x->cm, pid_alive, NULL);
 	uint64_t keep = now - x->s.t0 > PRUNE_EVERY_NS ? now - x->s.t0 - PRUNE_EVERY_NS : 0;
 	struct capture *c;
 	int err;
@@ -578,6 +584,8 @@ static int run(struct serve_opts *o)
 
 	session__init(&x.s);
 	err = metrics__new(&x.m);
+	if (!err)
+		err = coro_metrics__new(&x.cm);
 	if (err)
 		goto cleanup;
 	if (pthread_mutex_init(&x.lock, NULL) || pthread_cond_init(&x.done, NULL)) {
@@ -640,6 +648,7 @@ cleanup:
 	httpd__stop(d);
 	capture__free(x.cap);	/* the probes go after we do (bpfprof-release) */
 	metrics__free(x.m);
+	coro_metrics__free(x.cm);
 	session__free(&x.s);
 	remove_tmpdir(x.tmpdir);
 	if (locks_made) {

@@ -312,6 +312,7 @@ int diff__add(struct diff *d, int side, const struct bp_session *s, const struct
 {
 	struct side *sd = &d->side[side ? 1 : 0];
 
+	diff_coro_event(sd, s, ev);
 	switch (ev->kind) {
 	case BP_EV_CALL:
 		return add_call(sd, side ? 1 : 0, s, &ev->call);
@@ -411,6 +412,7 @@ int diff__side_done(struct diff *d, int side, const struct bp_session *s, const 
 	for (p = 1; p < sd->nsp && p < s->npaths; p++)
 		if (sd->sp[p].calls || sd->sp[p].samples)
 			add_path_row(sd, pmap[p], &sd->sp[p]);
+	diff_coro_side_done(sd, s, gmap);
 	if (!sd->nruns) {
 		sd->label = xstrdup(label ? label : "");
 		sd->cmdline = xstrdup(s->cmdline ? s->cmdline : "");

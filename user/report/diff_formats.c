@@ -151,6 +151,8 @@ void diff_print_json(struct diff *d, FILE *f)
 		fprintf(f, "}\n");
 	}
 	fprintf(f, "]");
+	if (d->mode == DIFF_CALLS)
+		diff_coro_json(d, f);
 	if (d->mode == DIFF_CALLS && !d->o.no_paths) {
 		fprintf(f, ",\n\"paths\":[\n");
 		diff_walk_paths(d, f, visit_json);

@@ -418,6 +418,7 @@ int diff__print(struct diff *d, FILE *f)
 		print_header_pretty(d, f);
 		if (d->mode == DIFF_CALLS) {
 			print_calls_pretty(d, f);
+			diff_coro_pretty(d, f);
 			if (!d->o.no_paths)
 				print_paths_pretty(d, f);
 		} else {
@@ -477,6 +478,7 @@ void diff__free(struct diff *d)
 		free(sd->paths);
 		free(sd->label);
 		free(sd->cmdline);
+		diff_coro_free(sd);
 	}
 	for (i = 0; i < d->ngf; i++) {
 		free(d->gf[i].name);

@@ -190,6 +190,7 @@ struct side {
 	char *label, *cmdline;
 	uint32_t nruns;		/* recordings folded in (diff__side_done() calls) */
 	bool done;
+	struct diff_coro_side *coro;	/* coroutine spans (diff_coro.c), NULL: none met */
 };
 
 /* One row of the function table, both sides and the verdict. */
@@ -281,6 +282,12 @@ typedef void (*path_visit_fn)(struct diff *d, FILE *f, uint32_t p, size_t depth,
 void diff_walk_paths(struct diff *d, FILE *f, path_visit_fn visit);
 void diff_put_path(const struct diff *d, FILE *f, uint32_t p, bool folded);
 void diff_print_json(struct diff *d, FILE *f);
+/* diff_coro.c: the coroutine table (per coroutine function, per invocation) */
+void diff_coro_event(struct side *sd, const struct bp_session *s, const struct bp_event *ev);
+void diff_coro_side_done(struct side *sd, const struct bp_session *s, const uint32_t *gmap);
+void diff_coro_pretty(const struct diff *d, FILE *f);
+void diff_coro_json(const struct diff *d, FILE *f);	/* ,"coroutines":[...] */
+void diff_coro_free(struct side *sd);
 void diff_print_csv(struct diff *d, FILE *f);
 void diff_print_folded(struct diff *d, FILE *f);
 

@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Coroutine spans of a trio program (Debian's python3-trio under python3.11),
+tests/progs/py/triotree.py: a nursery of sleeper(1..3) (n checkpoints each),
+a producer and a consumer of K=4 items on an unbuffered memory channel (one
+suspension per send and per receive), forever() cancelled mid-await, and
+failing() raising through an await.  Exact facts only: one span per
+invocation, awaits + 1 slices each, which spans raised, exec <= wall; and
+`diff` of two recordings matches the coroutine functions with the same
+invocations and slices on both sides.
+"""
+
+import collections
+import json
+import os
+
+import pytest
+
+from conftest import REPO, run_bpfprof
+from test_async_python import EPS_US, spans_of
+from trace_util import xevents
+
+PYTHON = "/usr/bin/python3.11"
+SCRIPT = str(REPO / "tests" / "progs" / "py" / "triotree.py")
+MODULE = "triotree.py"
+K = 4
+# function -> slices of each invocation (awaits that suspend + 1), raised
+SPANS = {
+    "sleeper": ([2, 3, 4], False),
+    "producer": ([K + 1], False),
+    "consumer": ([K + 1], False),
+    "forever": ([2], True),		# suspended, then resumed by the cancellation: raises
+    "failing": ([2], True),
+}
+
+
+@pytest.fixture(autouse=True)
+def _trio():
+    if not os.access(PYTHON, os.X_OK):
+        pytest.skip("%s missing (Debian python3.11)" % PYTHON)
+    r = os.system("%s -c 'import trio' 2>/dev/null" % PYTHON)
+    if r:
+        pytest.skip("python3-trio missing: run scripts/setup.sh --test")
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    d = tmp_path_factory.mktemp("trio")
+    out = []
+    for i in range(2):
+        arch, js = d / ("t%d.bpfprof" % i), d / ("t%d.json" % i)
+        r = run_bpfprof(["record", "-o", str(arch), "--", PYTHON, SCRIPT])
+        assert r.returncode == 0, r.stderr
+        assert "triotree: sum=%d" % sum(range(K)) in r.stdout, r.stdout
+        c = run_bpfprof(["convert", "-o", str(js), str(arch)])
+        assert c.returncode == 0, c.stderr
+        with open(js) as f:
+            out.append((arch, json.load(f)))
+    return out
+
+
+def test_one_span_per_invocation(recorded):
+    _, trace = recorded[0]
+    module = {x["args"]["id"]: x["args"].get("module") for x in xevents(trace)}
+    got = collections.defaultdict(list)
+    for sid, evs in spans_of(trace).items():
+        heads = [e for e in evs if e["args"].get("span")]
+        name = evs[0]["name"]
+        ids = [x["args"]["call_id"] for x in evs if "call_id" in x["args"] and x["ph"] == "b"]
+        if not ids or module.get(ids[0]) != MODULE:
+            continue
+        assert len(heads) == 2, evs
+        b, e = heads
+        assert e["args"]["slices"] == len(ids), evs
+        assert e["args"]["exec_us"] <= e["args"]["wall_us"] + EPS_US, e
+        assert not e["args"].get("open") and not e["args"].get("began_before_recording"), e
+        got[name].append((len(ids), bool(e["args"].get("raised"))))
+    assert len(got["main"]) == 1 and not got["main"][0][1], got["main"]
+    for name, (slices, raised) in SPANS.items():
+        assert sorted(got[name]) == sorted((n, raised) for n in slices), (name, got[name])
+
+
+def test_report_table(recorded):
+    arch, _ = recorded[0]
+    r = run_bpfprof(["report", "--format", "json", str(arch)])
+    assert r.returncode == 0, r.stderr
+    rows = {c["function"]: c for c in json.loads(r.stdout)["coroutines"] if c["module"] == MODULE}
+    assert set(rows) == set(SPANS) | {"main"}, rows
+    for name, (slices, raised) in SPANS.items():
+        w = rows[name]
+        assert (w["calls"], w["slices"], w["raised"], w["open"]) == \
+            (len(slices), sum(slices), len(slices) if raised else 0, 0), w
+        assert w["exec_ns"] <= w["wall_ns"]
+
+
+def test_diff_coroutine_table(recorded):
+    (a, _), (b, _) = recorded
+    r = run_bpfprof(["diff", "--format", "json", str(a), str(b)])
+    assert r.returncode == 0, r.stderr
+    rows = {c["function"]: c for c in json.loads(r.stdout)["coroutines"] if c["module"] == MODULE}
+    assert set(rows) == set(SPANS) | {"main"}, rows
+    for name, (slices, raised) in SPANS.items():
+        for side in ("base", "new"):
+            w = rows[name][side]
+            assert (w["calls"], w["slices"], w["raised"]) == \
+                (len(slices), sum(slices), len(slices) if raised else 0), (name, side, w)
+            assert 0 < w["max_exec_ns"] <= w["exec_ns"] <= w["wall_ns"], w
+        x, y = rows[name]["base"], rows[name]["new"]
+        want = (y["exec_ns"] / y["calls"]) / (x["exec_ns"] / x["calls"])
+        assert abs(rows[name]["exec_per_call_ratio"] - want) <= 1e-3 * want + 1e-4, rows[name]
+    p = run_bpfprof(["diff", "--no-paths", "--top", "1000", str(a), str(b)])
+    assert p.returncode == 0, p.stderr
+    table = p.stdout.split("Coroutines and generators")
+    assert len(table) == 2, p.stdout
+    line = [ln.split() for ln in table[1].splitlines() if ln.endswith("  sleeper  [triotree.py]")]
+    assert len(line) == 1 and line[0][:2] == ["3", "3"], line

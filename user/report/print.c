@@ -310,9 +310,9 @@ static void pretty_edges(const struct report *r, const struct bp_session *s, FIL
 	v = sorted_edges(r);
 	top = r->o.top ? r->o.top : r->nedges;
 	fprintf(f, "\nedges: %zu kinds of cause -> effect\n", r->nedges);
-	fprintf(f, "  %-7s %8s  %10s %10s  %s\n", "kind", "count", "latency", "avg", "source -> target");
+	fprintf(f, "  %-8s %8s  %10s %10s  %s\n", "kind", "count", "latency", "avg", "source -> target");
 	for (i = 0; i < r->nedges && i < top; i++) {
-		fprintf(f, "  %-7s %8" PRIu64 "  %10s %10s  %s -> %s\n", session__edge_kind(v[i].kind),
+		fprintf(f, "  %-8s %8" PRIu64 "  %10s %10s  %s -> %s\n", session__edge_kind(v[i].kind),
 			v[i].count, fmt_duration(v[i].latency, a, sizeof(a)),
 			fmt_duration(v[i].latency / v[i].count, b, sizeof(b)),
 			session__func_name(s, v[i].src), session__func_name(s, v[i].dst));

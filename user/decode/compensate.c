@@ -16,7 +16,7 @@ enum { K_LEAF = 0, K_GAP = COMP_NATIVE, K_TAIL = 2 * COMP_NATIVE, K_FLUSH, K_N }
 
 /* One kind's last intervals and their low quantile. */
 struct comp_est {
-	float ring[COMP_WINDOW];
+	float ring[COMP_FLUSH_WINDOW];	/* kinds: their last COMP_WINDOW; flushes: all */
 	uint32_t n;		/* seen so far */
 	double q;		/* the floor cluster's median (floor_cluster), once n >= COMP_MIN_SAMPLES */
 };
@@ -302,7 +302,7 @@ static void est_add(struct comp_est *e, uint64_t v)
 
 	e->ring[e->n % COMP_WINDOW] = (float)v;
 	e->n++;
-	if (e->n < COMP_MIN_SAMPLES || (e->n % COMP_REFRESH && e->n != COMP_MIN_SAMPLES))
+	if (e->n < COMP_MIN_SAMPLES)
 		return;
 	m = e->n < COMP_WINDOW ? e->n : COMP_WINDOW;
 	e->q = floor_cluster(e->ring, m);
@@ -316,14 +316,14 @@ static void est_add(struct comp_est *e, uint64_t v)
  */
 static void flush_add(struct comp_est *e, double excess)
 {
-	float v[COMP_WINDOW];
+	float v[COMP_FLUSH_WINDOW];
 	size_t m;
 
-	e->ring[e->n % COMP_WINDOW] = excess > 0 ? (float)excess : 0;
+	e->ring[e->n % COMP_FLUSH_WINDOW] = excess > 0 ? (float)excess : 0;
 	e->n++;
 	if (e->n < COMP_FLUSH_MIN)
 		return;
-	m = e->n < COMP_WINDOW ? e->n : COMP_WINDOW;
+	m = e->n < COMP_FLUSH_WINDOW ? e->n : COMP_FLUSH_WINDOW;
 	memcpy(v, e->ring, m * sizeof(*v));
 	e->q = select_kth(v, m, (size_t)(COMP_FLUSH_QUANTILE * (double)m));
 }

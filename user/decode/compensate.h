@@ -66,9 +66,15 @@
 
 #define COMP_NPATHS	4
 #define COMP_PATH_PYTHON	3	/* a Python call (calibrate.h PP_PYTHON): two probe hits */
-#define COMP_WINDOW		64	/* intervals per process and kind kept */
+/*
+ * Intervals per process and kind the figure is taken from, computed again
+ * at each: the machine's state moves the probes' cost by ~20% for tens of
+ * intervals at a time (a load of 100-200 here), a longer window held the
+ * lower state's figure through the higher one.
+ */
+#define COMP_WINDOW		8
 #define COMP_MIN_SAMPLES	16	/* before the calibration gives way */
-#define COMP_REFRESH		32	/* the figure is computed again every this many intervals */
+#define COMP_FLUSH_WINDOW	64	/* flushes kept (one hit in BP_BATCH_RECS) */
 #define COMP_QUANTILE		0.1
 #define COMP_CLUSTER		1.15	/* the band above the low quantile: the floor's cluster */
 #define COMP_ADAPT_CAP		1.5

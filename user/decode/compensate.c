@@ -47,7 +47,7 @@ struct comp_thread {
 enum { B_LEAF, B_GAP, B_TAIL, B_N };
 struct comp_body {
 	float usual;		/* the usual excess of its short intervals over their figure */
-	uint8_t score;		/* +1 a short interval, -8 a stall, 0 a longer one; known from COMP_SHORT_KNOWN */
+	uint8_t score;		/* +1 short, -2 1-5 us over, -8 a stall; known from COMP_SHORT_KNOWN */
 };
 #define COMP_SHORT_MAX		64
 #define COMP_STALL_PENALTY	8
@@ -413,7 +413,7 @@ static double stall_charge(struct compensator *k, struct comp_body *b, double d,
 		return c;
 	}
 	if (e > COMP_SHORT_NS) {
-		b->score /= 2;	/* some work there */
+		b->score = b->score > 2 ? b->score - 2 : 0;	/* some work there, or a dearer stretch */
 		return 0;
 	}
 	if (b->score < COMP_SHORT_MAX)

@@ -84,8 +84,8 @@
  * Stalls (see compensator's stall_charge): an interval more than
  * max(COMP_STALL_MIN_NS, its figure) over its figure, where the code
  * between its two events is known short: at least COMP_SHORT_KNOWN net
- * intervals of that place within COMP_SHORT_NS of the figure (+1 each, -8
- * a stall, up to 64).
+ * intervals of that place within COMP_SHORT_NS of the figure (+1 each, -2
+ * one up to the stall's limit over it, -8 a stall, up to 64).
  */
 #define COMP_STALL_MIN_NS	5000
 #define COMP_SHORT_NS		1000

@@ -253,7 +253,7 @@ static void test_adapt_cap(void **state)
 	two_free(&tw);
 }
 
-/* A parent (func 0) around one child (func 1) whose entry -> exit is l ns: the child's and the parent's durations. */
+/* A parent (func 0) around one child (func 1) of entry -> exit l ns: their durations. */
 static void one_child(struct decoder *d, uint64_t *t, uint64_t l, uint64_t *child, uint64_t *parent)
 {
 	ngot = 0;

@@ -134,7 +134,7 @@ void compensator__batch_last(struct compensator *c);
 #define COMP_IN_USE_FLUSH	(1u << 4)
 void compensator__in_use(const struct compensator *c, struct comp_costs *out, uint32_t *pid,
 			 unsigned *mask);
-/* ns taken out of all threads' clocks so far (the estimate of the probes' cost, stalls included). */
+/* ns taken out of all threads' clocks so far (the probes' estimated cost and stalls). */
 double compensator__debt_ns(const struct compensator *c);
 
 #endif

@@ -47,9 +47,10 @@ def test_compensated_calls_nest_and_the_archive_says_how(record, tmp_path):
     m = re.match(r"compensated: per call (\d+) ns inside, (\d+) ns per traced child \(emulated\); "
                  r"\d+ / \d+ \(single-step\); \d+ / \d+ \(nop5\); return probe (\d+) ns \(calibrated\); "
                  r"measured in the recording \(pid (\d+)\): (\d+) / (\d+) \(emulated\); "
-                 r"return probe (\d+) ns(?:; batch flush (\d+) ns)?$", note)
+                 r"return probe (\d+) ns(?:; batch flush (\d+) ns)?"
+                 r"(?:; (\d+) stalls in the probes taken out \(\d+ us\))?$", note)
     assert m, note
-    cal_in, cal_total, cal_ret, npid, in_, total, ret, flush = (int(x or 0) for x in m.groups())
+    cal_in, cal_total, cal_ret, npid, in_, total, ret, flush, stalls = (int(x or 0) for x in m.groups())
     assert npid == pid, (note, pid)
     # the parts of a call's cost fit in it, measured or calibrated; measured, no
     # more than COMP_ADAPT_CAP (1.5) x the calibrated figure
@@ -58,6 +59,8 @@ def test_compensated_calls_nest_and_the_archive_says_how(record, tmp_path):
     assert in_ <= 1.5 * cal_in + 1 and total <= 1.5 * cal_total + 2 and ret <= 1.5 * cal_ret + 1, note
     # a batch flush (one hit in 64 sends the batch) costs at most the calibrated inside part
     assert flush <= cal_in + 1, note
+    # stalls are taken out of the intervals between two events of a thread, at most one each
+    assert stalls <= ROUNDS * (2 * LEAVES + 2), note
     # report and the JSON written directly say the same
     rep = run_bpfprof(["report", str(a.out)])
     assert rep.returncode == 0, rep.stderr

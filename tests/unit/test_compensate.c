@@ -248,6 +248,58 @@ static void test_adapt_cap(void **state)
 	assert_true(in.inside_ns[0] > 1499 && in.inside_ns[0] < 1501);
 	assert_true(in.total_ns[0] > 2999 && in.total_ns[0] < 3001);
 	assert_true(in.exit_ns > 749 && in.exit_ns < 751);
+	/* 9000 ns over 1500 everywhere: long bodies, never taken for stalls */
+	assert_int_equal(in.stalls, 0);
+	two_free(&tw);
+}
+
+/* A parent (func 0) around one child (func 1) of entry -> exit l ns: their durations. */
+static void one_child(struct decoder *d, uint64_t *t, uint64_t l, uint64_t *child, uint64_t *parent)
+{
+	ngot = 0;
+	nested(d, *t, *t + 7400, *t + 7400 + l, *t + 7400 + l + 600);
+	*t += 7400 + l + 600 + 10000;
+	assert_int_equal(ngot, 2);
+	*child = got[0].end - got[0].begin;
+	*parent = got[1].end - got[1].begin;
+}
+
+/*
+ * Stalls in the probes: once the child's body is known short (forty empty
+ * calls at L 1000), a call of it whose entry -> exit reads 30000 ns more
+ * lost the CPU in its probes: it reads like its siblings and so does its
+ * parent.  A body that then stays long is its own after a few such calls.
+ */
+static void test_stall(void **state)
+{
+	struct comp_costs cc = { .total_ns = { 3000, 3000 }, .inside_ns = { 1000, 1000 },
+				 .exit_ns = 600, .path = path_of, .adapt = true };
+	struct comp_costs in;
+	struct two tw;
+	uint64_t t = twenty_families(&tw, &cc, 1000, 2000, 600), c0, p0, c1, p1;
+	uint32_t pid;
+	unsigned mask;
+	int i;
+
+	one_child(tw.d, &t, 1000, &c0, &p0);
+	one_child(tw.d, &t, 1000 + 30000, &c1, &p1);
+	assert_true(c0 <= 12 && c1 <= 12);
+	assert_true(p1 + 2 >= p0 && p1 <= p0 + 2);
+	assert_true(decoder__comp_in_use(tw.d, &in, &pid, &mask));
+	assert_int_equal(in.stalls, 1);
+	assert_true(in.stall_ns > 29990 && in.stall_ns <= 30000);
+	/*
+	 * the same 30000 ns, ten times in a row: three more taken out (a
+	 * score of 33 loses 8 at each), then the body's own (less the L
+	 * figure, which follows 8 such intervals up to its cap, 1500)
+	 */
+	for (i = 0; i < 10; i++) {
+		one_child(tw.d, &t, 1000 + 30000, &c1, &p1);
+		assert_true(i < 3 ? c1 <= 12 : c1 >= 29500);
+	}
+	assert_true(decoder__comp_in_use(tw.d, &in, &pid, &mask));
+	assert_int_equal(in.stalls, 4);
+	assert_int_equal(decoder__finish(tw.d), 0);
 	two_free(&tw);
 }
 
@@ -260,6 +312,38 @@ static int parent_sink(void *ctx, const struct bp_event *ev)
 	if (ev->kind == BP_EV_CALL && ev->call.func == 0 && npdur < 64)
 		pdur[npdur++] = ev->call.end - ev->call.begin;
 	return 0;
+}
+
+/*
+ * The machine's state moves the probes' cost for a while: after twenty
+ * parents at G 2000, parents of ten empty children at G 2600.  The figure
+ * follows within COMP_WINDOW intervals: from the second such parent on,
+ * each reads its work with nothing of the shift left (with the figure of
+ * the last 64 intervals it read 9 x 600 ns more).
+ */
+static void test_state_shift(void **state)
+{
+	struct comp_costs cc = { .total_ns = { 3000, 3000 }, .inside_ns = { 1000, 1000 },
+				 .exit_ns = 600, .path = path_of, .adapt = true };
+	struct two tw;
+	uint64_t t = 1000000;
+	size_t i;
+
+	npdur = 0;
+	two_funcs(&tw, &cc, 0, parent_sink);
+	for (i = 0; i < 20; i++)
+		t = empty_family(tw.d, t, 10, 1000, 2000, 600, 10000);
+	for (i = 0; i < 4; i++)
+		t = empty_family(tw.d, t, 10, 1000, 2600, 600, 10000);
+	assert_int_equal(decoder__finish(tw.d), 0);
+	assert_int_equal(npdur, 24);
+	/*
+	 * empty_family's 5000 ns from the parent's entry to its first child's
+	 * hold the child's entry probe, 600 ns dearer now: 600 less of work
+	 */
+	for (i = 21; i < 24; i++)
+		assert_true(pdur[i] + 600 + 30 >= pdur[19] && pdur[i] + 600 <= pdur[19] + 30);
+	two_free(&tw);
 }
 
 /*
@@ -342,7 +426,9 @@ int main(void)
 		cmocka_unit_test(test_return_probe_apart),
 		cmocka_unit_test(test_adapt),
 		cmocka_unit_test(test_adapt_cap),
+		cmocka_unit_test(test_stall),
 		cmocka_unit_test(test_batch_flush),
+		cmocka_unit_test(test_state_shift),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -534,7 +534,11 @@ void overhead__compensate_end(struct overhead *ov, struct decoder *dec, struct b
 	if (mask & COMP_IN_USE_FLUSH)
 		snprintf(buf + n, sizeof(buf) - n, " batch flush %.0f ns;", in.flush_ns);
 	n = strlen(buf);
-	if (mask && n && buf[n - 1] == ';')
+	if (in.stalls)
+		snprintf(buf + n, sizeof(buf) - n, " %s%llu stalls in the probes taken out (%.0f us);",
+			 mask ? "" : "; ", (unsigned long long)in.stalls, in.stall_ns / 1000);
+	n = strlen(buf);
+	if (n && buf[n - 1] == ';')
 		buf[n - 1] = '\0';
 	free(s->timing);
 	s->timing = xstrdup(buf);

@@ -16,7 +16,7 @@ enum { K_LEAF = 0, K_GAP = COMP_NATIVE, K_TAIL = 2 * COMP_NATIVE, K_FLUSH, K_N }
 
 /* One kind's last intervals and their low quantile. */
 struct comp_est {
-	float ring[COMP_WINDOW];
+	float ring[COMP_FLUSH_WINDOW];	/* kinds: their last COMP_WINDOW; flushes: all */
 	uint32_t n;		/* seen so far */
 	double q;		/* the floor cluster's median (floor_cluster), once n >= COMP_MIN_SAMPLES */
 };
@@ -43,6 +43,15 @@ struct comp_thread {
 
 #define COMP_MIN_STEP	10	/* ns between two events of a thread, at least */
 
+/* The places where the code between two events is known short (stall_charge): per function. */
+enum { B_LEAF, B_GAP, B_TAIL, B_N };
+struct comp_body {
+	float usual;		/* the usual excess of its short intervals over their figure */
+	uint8_t score;		/* +1 short, -2 1-5 us over, -8 a stall; known from COMP_SHORT_KNOWN */
+};
+#define COMP_SHORT_MAX		64
+#define COMP_STALL_PENALTY	8
+
 struct compensator {
 	const struct bp_session *s;
 	struct comp_costs c;
@@ -53,6 +62,10 @@ struct compensator {
 	struct comp_proc *gone;		/* of the processes gone, the one with the most intervals */
 	bool flusher;			/* the next record's hit sent its batch */
 	double debt;
+	struct comp_body (*body)[B_N];	/* per function id */
+	size_t nbody;
+	uint64_t stalls;
+	double stall_ns;
 };
 
 struct compensator *compensator__new(const struct bp_session *s, const struct comp_costs *c)
@@ -79,6 +92,7 @@ void compensator__free(struct compensator *k)
 	free(k->procs);
 	free(k->gone);
 	free(k->tab);
+	free(k->body);
 	free(k);
 }
 
@@ -288,7 +302,7 @@ static void est_add(struct comp_est *e, uint64_t v)
 
 	e->ring[e->n % COMP_WINDOW] = (float)v;
 	e->n++;
-	if (e->n < COMP_MIN_SAMPLES || (e->n % COMP_REFRESH && e->n != COMP_MIN_SAMPLES))
+	if (e->n < COMP_MIN_SAMPLES)
 		return;
 	m = e->n < COMP_WINDOW ? e->n : COMP_WINDOW;
 	e->q = floor_cluster(e->ring, m);
@@ -302,14 +316,14 @@ static void est_add(struct comp_est *e, uint64_t v)
  */
 static void flush_add(struct comp_est *e, double excess)
 {
-	float v[COMP_WINDOW];
+	float v[COMP_FLUSH_WINDOW];
 	size_t m;
 
-	e->ring[e->n % COMP_WINDOW] = excess > 0 ? (float)excess : 0;
+	e->ring[e->n % COMP_FLUSH_WINDOW] = excess > 0 ? (float)excess : 0;
 	e->n++;
 	if (e->n < COMP_FLUSH_MIN)
 		return;
-	m = e->n < COMP_WINDOW ? e->n : COMP_WINDOW;
+	m = e->n < COMP_FLUSH_WINDOW ? e->n : COMP_FLUSH_WINDOW;
 	memcpy(v, e->ring, m * sizeof(*v));
 	e->q = select_kth(v, m, (size_t)(COMP_FLUSH_QUANTILE * (double)m));
 }
@@ -360,12 +374,60 @@ static void figures(const struct compensator *k, const struct comp_proc *pr, uns
 	*t = figure(k, pr, K_TAIL, x);
 }
 
+/* Function fid's place cls (B_*), grown to the session's functions; NULL past them. */
+static struct comp_body *body_of(struct compensator *k, uint32_t fid, unsigned cls)
+{
+	if (fid >= k->nbody) {
+		size_t n = k->s->nfuncs > fid ? k->s->nfuncs : (size_t)fid + 1;
+
+		if (fid >= k->s->nfuncs)
+			return NULL;
+		k->body = xrealloc(k->body, n * sizeof(*k->body));
+		memset(k->body + k->nbody, 0, (n - k->nbody) * sizeof(*k->body));
+		k->nbody = n;
+	}
+	return &k->body[fid][cls];
+}
+
+/*
+ * A stall in the probes (compensate.h): an interval d of figure fig at a
+ * place b whose code is known short, more than max(COMP_STALL_MIN_NS, fig)
+ * over the figure.  Returns the ns to charge to the second hit: d less the
+ * figure and the place's usual excess (0 when not a stall); keeps b's score.
+ */
+static double stall_charge(struct compensator *k, struct comp_body *b, double d, double fig)
+{
+	double e = d - fig, lim = fig > COMP_STALL_MIN_NS ? fig : COMP_STALL_MIN_NS, c;
+
+	if (!b)
+		return 0;
+	if (e > lim) {
+		if (b->score < COMP_SHORT_KNOWN) {
+			b->score = 0;	/* a long body, or a stall before it was known: its own */
+			return 0;
+		}
+		b->score = b->score > COMP_STALL_PENALTY ? b->score - COMP_STALL_PENALTY : 0;
+		c = e - b->usual;
+		k->stalls++;
+		k->stall_ns += c;
+		return c;
+	}
+	if (e > COMP_SHORT_NS) {
+		b->score = b->score > 2 ? b->score - 2 : 0;	/* some work there, or a dearer stretch */
+		return 0;
+	}
+	if (b->score < COMP_SHORT_MAX)
+		b->score++;
+	b->usual += ((e > 0 ? (float)e : 0) - b->usual) / 8;
+	return 0;
+}
+
 /* A native entry or exit: its interval from the thread's last one is measured, then the hit charged. */
 static uint64_t native(struct compensator *k, const struct bp_rec_call *call, uint64_t ts, unsigned p)
 {
 	bool entry = call->h.type == BP_REC_ENTRY || call->h.type == BP_REC_ENTRY_ARGS;
 	struct comp_thread *t = thread(k, (uint32_t)call->h.pid_tgid);
-	double l, g, x, ae, be, fl;
+	double l, g, x, ae, be, fl, st = 0;
 
 	if (!t->proc) {
 		t->proc = proc_get(k, (uint32_t)(call->h.pid_tgid >> 32));
@@ -389,6 +451,8 @@ static uint64_t native(struct compensator *k, const struct bp_rec_call *call, ui
 		} else if (kind >= 0) {
 			est_add(&t->proc->e[kind], d);
 			t->proc->seen++;
+			st = stall_charge(k, body_of(k, call->func_id, kind == K_TAIL ? B_TAIL :
+						     kind >= K_GAP ? B_GAP : B_LEAF), (double)d, fig);
 		}
 	}
 	t->lkind = entry ? 1 : 2;
@@ -400,8 +464,8 @@ static uint64_t native(struct compensator *k, const struct bp_rec_call *call, ui
 	ae = l - x / 2 > 0 ? l - x / 2 : 0;
 	be = g - x / 2 > 0 ? g - x / 2 : 0;
 	if (entry)
-		return shift(k, t, ts, be, ae + fl);
-	return shift(k, t, ts, x / 2, x / 2 + fl);
+		return shift(k, t, ts, be + st, ae + fl);
+	return shift(k, t, ts, x / 2 + st, x / 2 + fl);
 }
 
 void compensator__in_use(const struct compensator *k, struct comp_costs *out, uint32_t *pid,
@@ -434,6 +498,8 @@ void compensator__in_use(const struct compensator *k, struct comp_costs *out, ui
 	if (best && best->e[K_TAIL].n >= COMP_MIN_SAMPLES)
 		*mask |= COMP_IN_USE_RETURN;
 	out->flush_ns = flush_cost(k, best);
+	out->stalls = k->stalls;
+	out->stall_ns = k->stall_ns;
 	if (best && best->e[K_FLUSH].n >= COMP_FLUSH_MIN)
 		*mask |= COMP_IN_USE_FLUSH;
 	if (best)

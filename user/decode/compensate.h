@@ -42,6 +42,20 @@
  * (a tiny leaf, two calls in a row); a program without any would make it an
  * overestimate: it is held to at most COMP_ADAPT_CAP times the calibrated
  * figure.
+ *
+ * Stalls.  On a loaded VM the CPU is taken away from a thread for 10-140 us
+ * about once per 100-200 us of its time, in the probes as in its code (no
+ * PMU, no steal time here: nothing in the guest tells a stall from work).
+ * A traced thread spends most of its time in probes, so most of its stalls
+ * are the probes' (the untraced program would not have had them).  Where
+ * the code between two events is known short (a place, COMP_SHORT_*: the
+ * leaf's body of a function, the caller's code before entering a function,
+ * a function's code after its last child returns), an interval far over
+ * its figure (COMP_STALL_MIN_NS) is taken as a stall in the probes: its
+ * excess over the figure and the place's usual short excess is charged to
+ * the second hit.  A place whose code is sometimes long (more often than
+ * about one interval in nine) stops being known short; a rarer long body
+ * there would be taken for a stall: see README, compensation.
  */
 #ifndef BPFPROF_COMPENSATE_H
 #define BPFPROF_COMPENSATE_H
@@ -52,14 +66,30 @@
 
 #define COMP_NPATHS	4
 #define COMP_PATH_PYTHON	3	/* a Python call (calibrate.h PP_PYTHON): two probe hits */
-#define COMP_WINDOW		64	/* intervals per process and kind kept */
+/*
+ * Intervals per process and kind the figure is taken from, computed again
+ * at each: the machine's state moves the probes' cost by ~20% for tens of
+ * intervals at a time (a load of 100-200 here), a longer window held the
+ * lower state's figure through the higher one.
+ */
+#define COMP_WINDOW		8
 #define COMP_MIN_SAMPLES	16	/* before the calibration gives way */
-#define COMP_REFRESH		32	/* the figure is computed again every this many intervals */
+#define COMP_FLUSH_WINDOW	64	/* flushes kept (one hit in BP_BATCH_RECS) */
 #define COMP_QUANTILE		0.1
 #define COMP_CLUSTER		1.15	/* the band above the low quantile: the floor's cluster */
 #define COMP_ADAPT_CAP		1.5
 #define COMP_FLUSH_MIN		4	/* flushes measured before one is charged */
 #define COMP_FLUSH_QUANTILE	0.25
+/*
+ * Stalls (see compensator's stall_charge): an interval more than
+ * max(COMP_STALL_MIN_NS, its figure) over its figure, where the code
+ * between its two events is known short: at least COMP_SHORT_KNOWN net
+ * intervals of that place within COMP_SHORT_NS of the figure (+1 each, -2
+ * one up to the stall's limit over it, -8 a stall, up to 64).
+ */
+#define COMP_STALL_MIN_NS	5000
+#define COMP_SHORT_NS		1000
+#define COMP_SHORT_KNOWN	16
 
 struct comp_costs {
 	double total_ns[COMP_NPATHS];
@@ -69,6 +99,8 @@ struct comp_costs {
 	bool adapt;		/* per process, from its own intervals (see above) */
 	/* the probe path of a function, 0 .. COMP_NPATHS - 1 (calibrate__path) */
 	unsigned (*path)(const struct bp_func *f);
+	uint64_t stalls;	/* compensator__in_use: stalls taken out (all processes) */
+	double stall_ns;	/* ... and their ns */
 };
 
 struct compensator;
@@ -102,7 +134,7 @@ void compensator__batch_last(struct compensator *c);
 #define COMP_IN_USE_FLUSH	(1u << 4)
 void compensator__in_use(const struct compensator *c, struct comp_costs *out, uint32_t *pid,
 			 unsigned *mask);
-/* ns taken out of all threads' clocks so far (the estimate of the probes' cost). */
+/* ns taken out of all threads' clocks so far (the probes' estimated cost and stalls). */
 double compensator__debt_ns(const struct compensator *c);
 
 #endif

@@ -210,6 +210,39 @@ static void test_task(void **state)
 	coro__free(j);
 }
 
+/* A function's tally: sums, maxima, raised and open spans; merged tallies add up. */
+static void test_tally(void **state)
+{
+	struct coro_span a = { .begin = 10, .end = 110, .exec = 30, .nslices = 3 };
+	struct coro_span b = { .begin = 200, .end = 150, .exec = 40, .nslices = 1,
+			       .flags = CORO_RAISED };
+	struct coro_span c = { .begin = 300, .end = 350, .exec = 50, .nslices = 2,
+			       .flags = CORO_OPEN };
+	struct coro_tally t = { 0 }, u = { 0 };
+
+	(void)state;
+	coro_tally__add(&t, &a);
+	coro_tally__add(&t, &b);	/* its clock went back: wall 0, not a wrap */
+	assert_int_equal(t.calls, 2);
+	assert_int_equal(t.slices, 4);
+	assert_int_equal(t.exec, 70);
+	assert_int_equal(t.wall, 100);
+	assert_int_equal(t.max_exec, 40);
+	assert_int_equal(t.max_wall, 100);
+	assert_int_equal(t.raised, 1);
+	assert_int_equal(t.open, 0);
+	coro_tally__add(&u, &c);
+	coro_tally__merge(&t, &u);
+	assert_int_equal(t.calls, 3);
+	assert_int_equal(t.slices, 6);
+	assert_int_equal(t.exec, 120);
+	assert_int_equal(t.wall, 150);
+	assert_int_equal(t.max_exec, 50);
+	assert_int_equal(t.max_wall, 100);
+	assert_int_equal(t.raised, 1);
+	assert_int_equal(t.open, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +251,7 @@ int main(void)
 		cmocka_unit_test(test_lost_edge_and_open),
 		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_task),
+		cmocka_unit_test(test_tally),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -230,3 +230,33 @@ void coro__task_done(struct coro_joiner *j, uint64_t id)
 	hashtab__remove(j->tasks, j->tasks_cap, i, &task_ops);
 	j->tasks_used--;
 }
+
+void coro_tally__add(struct coro_tally *t, const struct coro_span *sp)
+{
+	uint64_t wall = coro_span__wall(sp);
+
+	t->calls++;
+	t->slices += sp->nslices;
+	t->exec += sp->exec;
+	t->wall += wall;
+	if (sp->exec > t->max_exec)
+		t->max_exec = sp->exec;
+	if (wall > t->max_wall)
+		t->max_wall = wall;
+	t->raised += !!(sp->flags & CORO_RAISED);
+	t->open += !!(sp->flags & CORO_OPEN);
+}
+
+void coro_tally__merge(struct coro_tally *t, const struct coro_tally *o)
+{
+	t->calls += o->calls;
+	t->slices += o->slices;
+	t->exec += o->exec;
+	t->wall += o->wall;
+	if (o->max_exec > t->max_exec)
+		t->max_exec = o->max_exec;
+	if (o->max_wall > t->max_wall)
+		t->max_wall = o->max_wall;
+	t->raised += o->raised;
+	t->open += o->open;
+}

@@ -43,6 +43,27 @@ struct coro_span {
 #define CORO_NO_START	0x4	/* its first slice seen is a resumption: it began before the
 				 * recording, or the edge to its earlier slices was lost */
 
+/*
+ * The figures of one coroutine function's spans, added span by span
+ * (report's, diff's and serve's tables).
+ */
+struct coro_tally {
+	uint64_t calls, slices;
+	uint64_t exec, wall;		/* ns, summed over its spans */
+	uint64_t max_exec, max_wall;	/* ns, of one span */
+	uint64_t raised, open;		/* spans that ended by an exception / never ended */
+};
+
+/* A span's wall time: its first start to its end (0 if the clock went back). */
+static inline uint64_t coro_span__wall(const struct coro_span *sp)
+{
+	return sp->end > sp->begin ? sp->end - sp->begin : 0;
+}
+
+void coro_tally__add(struct coro_tally *t, const struct coro_span *sp);
+/* Adds another tally's spans (diff folds functions of the same name). */
+void coro_tally__merge(struct coro_tally *t, const struct coro_tally *other);
+
 /* What coro__call() made of a call. */
 enum coro_slice {
 	CORO_NOT_SLICE = 0,	/* a plain call */

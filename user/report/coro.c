@@ -14,16 +14,9 @@
 #include "base/util.h"
 #include "model/coro.h"
 
-struct coro_row {
-	uint64_t calls, slices;
-	uint64_t exec, wall;		/* ns, summed over its spans */
-	uint64_t max_wall, max_exec;	/* ns, of one span */
-	uint64_t raised, open;		/* spans that ended by an exception / never ended */
-};
-
 struct report_coro {
 	struct coro_joiner *j;
-	struct coro_row *rows;		/* by session function */
+	struct coro_tally *rows;		/* by session function */
 	size_t nrows;
 	uint64_t nspans;
 };
@@ -40,8 +33,6 @@ static struct report_coro *get(struct report *r)
 static int add_span(void *ctx, const struct coro_span *sp)
 {
 	struct report_coro *rc = ctx;
-	uint64_t wall = sp->end > sp->begin ? sp->end - sp->begin : 0;
-	struct coro_row *w;
 
 	if (sp->func >= rc->nrows) {
 		size_t n = sp->func + 64;
@@ -50,17 +41,7 @@ static int add_span(void *ctx, const struct coro_span *sp)
 		memset(rc->rows + rc->nrows, 0, (n - rc->nrows) * sizeof(*rc->rows));
 		rc->nrows = n;
 	}
-	w = &rc->rows[sp->func];
-	w->calls++;
-	w->slices += sp->nslices;
-	w->exec += sp->exec;
-	w->wall += wall;
-	if (wall > w->max_wall)
-		w->max_wall = wall;
-	if (sp->exec > w->max_exec)
-		w->max_exec = sp->exec;
-	w->raised += !!(sp->flags & CORO_RAISED);
-	w->open += !!(sp->flags & CORO_OPEN);
+	coro_tally__add(&rc->rows[sp->func], sp);
 	rc->nspans++;
 	return 0;
 }
@@ -84,7 +65,7 @@ void report_coro_edge(struct report *r, const struct bp_edge *e)
 
 static int by_exec(const void *a, const void *b, void *arg)
 {
-	const struct coro_row *rows = arg, *x = &rows[*(const uint32_t *)a],
+	const struct coro_tally *rows = arg, *x = &rows[*(const uint32_t *)a],
 			      *y = &rows[*(const uint32_t *)b];
 
 	if (x->exec != y->exec)
@@ -124,7 +105,7 @@ void report_coro_pretty(struct report *r, const struct bp_session *s, FILE *f)
 			"avg wall", "max wall", "max exec", "function");
 	}
 	for (i = 0; i < n && i < top; i++) {
-		const struct coro_row *w = &r->coro->rows[idx[i]];
+		const struct coro_tally *w = &r->coro->rows[idx[i]];
 
 		fprintf(f, "%10" PRIu64 " %10" PRIu64 " %9s %9s %9s %9s %9s  %s", w->calls,
 			w->slices, fmt_duration(w->exec, b[0], sizeof(b[0])),
@@ -147,7 +128,7 @@ void report_coro_json(struct report *r, const struct bp_session *s, FILE *f)
 	size_t n = sorted(r, &idx), i;
 
 	for (i = 0; i < n; i++) {
-		const struct coro_row *w = &r->coro->rows[idx[i]];
+		const struct coro_tally *w = &r->coro->rows[idx[i]];
 
 		fputs(i ? ",\n{\"function\":" : "\n{\"function\":", f);
 		json_str(f, session__func_name(s, idx[i]));

@@ -15,21 +15,15 @@
 #include "internal.h"
 #include "model/coro.h"
 
-struct dcoro {
-	uint64_t calls, slices, raised, open;
-	uint64_t exec, wall;		/* ns, summed */
-	uint64_t max_exec, max_wall;	/* ns, of one invocation */
-};
-
 struct diff_coro_side {
 	struct coro_joiner *j;
-	struct dcoro *bysf;	/* by session function, while the recording streams */
+	struct coro_tally *bysf;	/* by session function, while the recording streams */
 	size_t nbysf;
-	struct dcoro *byg;	/* by gfunc, folded by diff_coro_side_done() */
+	struct coro_tally *byg;	/* by gfunc, folded by diff_coro_side_done() */
 	size_t nbyg;
 };
 
-static struct dcoro *slot(struct dcoro **v, size_t *n, size_t i)
+static struct coro_tally *slot(struct coro_tally **v, size_t *n, size_t i)
 {
 	if (i >= *n) {
 		size_t m = i + 64;
@@ -44,19 +38,8 @@ static struct dcoro *slot(struct dcoro **v, size_t *n, size_t i)
 static int add_span(void *ctx, const struct coro_span *sp)
 {
 	struct diff_coro_side *c = ctx;
-	struct dcoro *w = slot(&c->bysf, &c->nbysf, sp->func);
-	uint64_t wall = sp->end > sp->begin ? sp->end - sp->begin : 0;
 
-	w->calls++;
-	w->slices += sp->nslices;
-	w->raised += !!(sp->flags & CORO_RAISED);
-	w->open += !!(sp->flags & CORO_OPEN);
-	w->exec += sp->exec;
-	w->wall += wall;
-	if (sp->exec > w->max_exec)
-		w->max_exec = sp->exec;
-	if (wall > w->max_wall)
-		w->max_wall = wall;
+	coro_tally__add(slot(&c->bysf, &c->nbysf, sp->func), sp);
 	return 0;
 }
 
@@ -91,31 +74,22 @@ void diff_coro_side_done(struct side *sd, const struct bp_session *s, const uint
 		return;
 	coro__drain(c->j, add_span, c);	/* never ended in this recording: counted, open */
 	for (f = 0; f < c->nbysf && f < s->nfuncs; f++) {
-		const struct dcoro *x = &c->bysf[f];
-		struct dcoro *y;
+		const struct coro_tally *x = &c->bysf[f];
+		struct coro_tally *y;
 
 		if (!x->calls)
 			continue;
 		y = slot(&c->byg, &c->nbyg, gmap[f] - 1);
-		y->calls += x->calls;
-		y->slices += x->slices;
-		y->raised += x->raised;
-		y->open += x->open;
-		y->exec += x->exec;
-		y->wall += x->wall;
-		if (x->max_exec > y->max_exec)
-			y->max_exec = x->max_exec;
-		if (x->max_wall > y->max_wall)
-			y->max_wall = x->max_wall;
+		coro_tally__merge(y, x);
 	}
 	free(c->bysf);
 	c->bysf = NULL;
 	c->nbysf = 0;
 }
 
-static const struct dcoro *row(const struct diff *d, int side, size_t g)
+static const struct coro_tally *row(const struct diff *d, int side, size_t g)
 {
-	static const struct dcoro none;
+	static const struct coro_tally none;
 	const struct diff_coro_side *c = d->side[side].coro;
 
 	return c && g < c->nbyg ? &c->byg[g] : &none;
@@ -175,7 +149,7 @@ void diff_coro_pretty(const struct diff *d, FILE *f)
 			"ratio", "base", "new", "ratio", "function");
 	}
 	for (i = 0; i < n && i < top; i++) {
-		const struct dcoro *x = row(d, 0, idx[i]), *y = row(d, 1, idx[i]);
+		const struct coro_tally *x = row(d, 0, idx[i]), *y = row(d, 1, idx[i]);
 
 		fprintf(f, "%9" PRIu64 " %9" PRIu64 " %9s %9s ", x->calls, y->calls,
 			fmt_duration(per_call(x->exec, x->calls), b[0], sizeof(b[0])),
@@ -191,7 +165,7 @@ void diff_coro_pretty(const struct diff *d, FILE *f)
 	free(idx);
 }
 
-static void side_json(FILE *f, const struct dcoro *x)
+static void side_json(FILE *f, const struct coro_tally *x)
 {
 	fprintf(f, "{\"calls\":%" PRIu64 ",\"slices\":%" PRIu64 ",\"exec_ns\":%" PRIu64
 		",\"wall_ns\":%" PRIu64 ",\"max_exec_ns\":%" PRIu64 ",\"max_wall_ns\":%" PRIu64
@@ -206,7 +180,7 @@ void diff_coro_json(const struct diff *d, FILE *f)
 
 	fputs(",\n\"coroutines\":[", f);
 	for (i = 0; i < n; i++) {
-		const struct dcoro *x = row(d, 0, idx[i]), *y = row(d, 1, idx[i]);
+		const struct coro_tally *x = row(d, 0, idx[i]), *y = row(d, 1, idx[i]);
 
 		fputs(i ? ",\n{\"function\":" : "\n{\"function\":", f);
 		json_str(f, d->gf[idx[i]].name);

@@ -17,9 +17,7 @@
 
 struct crow {
 	uint64_t key;		/* (pid << 32 | func) + 1; 0: empty */
-	uint64_t calls, raised;
-	uint64_t exec, wall;	/* ns, summed over its ended spans */
-	uint64_t max_exec, max_wall;
+	struct coro_tally t;	/* its ended spans */
 };
 
 struct coro_metrics {
@@ -77,17 +75,7 @@ static struct crow *crow_of(struct coro_metrics *m, uint32_t pid, uint32_t func)
 
 static void add_span(struct coro_metrics *m, const struct coro_span *sp)
 {
-	uint64_t wall = sp->end > sp->begin ? sp->end - sp->begin : 0;
-	struct crow *w = crow_of(m, sp->pid, sp->func);
-
-	w->calls++;
-	w->raised += !!(sp->flags & CORO_RAISED);
-	w->exec += sp->exec;
-	w->wall += wall;
-	if (sp->exec > w->max_exec)
-		w->max_exec = sp->exec;
-	if (wall > w->max_wall)
-		w->max_wall = wall;
+	coro_tally__add(&crow_of(m, sp->pid, sp->func)->t, sp);
 }
 
 void coro_metrics__event(struct coro_metrics *m, const struct bp_session *s,
@@ -138,8 +126,8 @@ static int by_exec(const void *a, const void *b)
 {
 	const struct crow *x = *(const struct crow *const *)a, *y = *(const struct crow *const *)b;
 
-	if (x->exec != y->exec)
-		return x->exec < y->exec ? 1 : -1;
+	if (x->t.exec != y->t.exec)
+		return x->t.exec < y->t.exec ? 1 : -1;
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
@@ -163,22 +151,22 @@ int coro_metrics__write(struct coro_metrics *m, const struct bp_session *s, size
 	} fam[] = {
 		{ "bpfprof_coroutine_calls_total", "counter",
 		  "Invocations of a coroutine or generator function that ended (not its "
-		  "resumptions), per process.", offsetof(struct crow, calls), false },
+		  "resumptions), per process.", offsetof(struct crow, t.calls), false },
 		{ "bpfprof_coroutine_raised_total", "counter",
 		  "Invocations that ended by an exception (cancellations included).",
-		  offsetof(struct crow, raised), false },
+		  offsetof(struct crow, t.raised), false },
 		{ "bpfprof_coroutine_exec_seconds_total", "counter",
 		  "On-CPU time of the invocations: the sum of their slices (resume to suspend).",
-		  offsetof(struct crow, exec), true },
+		  offsetof(struct crow, t.exec), true },
 		{ "bpfprof_coroutine_wall_seconds_total", "counter",
 		  "Wall time of the invocations: first start to final return, awaits included.",
-		  offsetof(struct crow, wall), true },
+		  offsetof(struct crow, t.wall), true },
 		{ "bpfprof_coroutine_max_exec_seconds", "gauge",
 		  "The longest on-CPU time of one invocation.",
-		  offsetof(struct crow, max_exec), true },
+		  offsetof(struct crow, t.max_exec), true },
 		{ "bpfprof_coroutine_max_wall_seconds", "gauge",
 		  "The longest wall time of one invocation.",
-		  offsetof(struct crow, max_wall), true },
+		  offsetof(struct crow, t.max_wall), true },
 	};
 	const struct crow **v = xcalloc(m->used + 1, sizeof(*v));
 	size_t n = 0, i, c;

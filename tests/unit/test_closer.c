@@ -17,6 +17,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -77,6 +79,7 @@ static void test_every_descriptor_closed(void **state)
 		rd[i] = p[0];
 		assert_int_equal(closer__give(&c, p[1]), 0);
 		close(p[1]);
+		closer__given(&c);
 	}
 	closer__stop(&c);
 	for (i = 0; i < MANY; i++) {
@@ -141,6 +144,7 @@ static void test_every_close_at_once(void **state)
 		lingering_pair(lis, &a, &cl, &sv[i]);
 		assert_int_equal(closer__give(&c, cl), 0);
 		close(cl);	/* not the last copy: returns at once */
+		closer__given(&c);
 	}
 	/* every close comes, while none has ended */
 	for (i = 0; i < 6000 && most < SLOW; i++, nap()) {
@@ -161,11 +165,63 @@ static void test_every_close_at_once(void **state)
 	close(lis);
 }
 
+static void *close_it(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+/*
+ * The caller's close is never the last, however late it comes: the closer
+ * keeps its copy until closer__given.  The caller closes a lingering socket
+ * long after giving it (the closer had all that time to close its copy
+ * first); that close must return while the peer still holds the data (a
+ * last close would wait for the peer, up to 10 minutes).
+ */
+static void test_caller_close_never_the_last(void **state)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct linger rst = { .l_onoff = 1, .l_linger = 0 };
+	socklen_t al = sizeof(a);
+	int lis, cl, sv, i, small = 4096;
+	struct closer c;
+	pthread_t t;
+	bool done = false;
+
+	(void)state;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lis = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(lis >= 0);
+	setsockopt(lis, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	assert_int_equal(bind(lis, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(lis, (struct sockaddr *)&a, &al), 0);
+	assert_int_equal(listen(lis, 1), 0);
+	assert_int_equal(closer__start(&c), 0);
+	lingering_pair(lis, &a, &cl, &sv);
+	assert_int_equal(closer__give(&c, cl), 0);
+	for (i = 0; i < 25; i++)
+		nap();	/* half a second: an eager closer has closed its copy by now */
+	assert_int_equal(pthread_create(&t, NULL, close_it, (void *)(intptr_t)cl), 0);
+	for (i = 0; i < 3000 && !done; i++, nap())
+		done = !pthread_tryjoin_np(t, NULL);
+	/* (on failure: the peer goes, so the close ends and the thread is joined) */
+	setsockopt(sv, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst));
+	close(sv);
+	if (!done)
+		pthread_join(t, NULL);
+	assert_true(done);
+	closer__given(&c);
+	closer__stop(&c);
+	waitpid(c.pid, NULL, 0);
+	close(lis);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_descriptor_closed),
 		cmocka_unit_test(test_every_close_at_once),
+		cmocka_unit_test(test_caller_close_never_the_last),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,7 +33,7 @@ static int recv_fd(int sock)
 		return -1;	/* bpfprof closed its end: done */
 	cm = CMSG_FIRSTHDR(&m);
 	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-		return -2;
+		return -2;	/* closer__given: bpfprof's copy of the last one is closed */
 	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
 	return fd;
 }
@@ -86,8 +86,9 @@ static int close_away(pthread_attr_t *attr, int fd)
 /* The closer (forked from a threaded process: glibc's fork leaves malloc and threads usable). */
 static void __attribute__((noreturn)) serve(int sock)
 {
+	/* [head, given): to close; [given, tail): bpfprof still has its copy */
 	static int queue[QUEUE_MAX];
-	size_t head = 0, tail = 0;
+	size_t head = 0, given = 0, tail = 0;
 	int wake[2], eof = 0, fd;
 	pthread_attr_t attr;
 	struct rlimit rl;
@@ -113,7 +114,7 @@ static void __attribute__((noreturn)) serve(int sock)
 		struct pollfd p[2] = { { .fd = wake[0], .events = POLLIN },
 				       { .fd = sock, .events = POLLIN } };
 
-		while (head < tail && !close_away(&attr, queue[head % QUEUE_MAX]))
+		while (head < given && !close_away(&attr, queue[head % QUEUE_MAX]))
 			head++;
 		/* the end once every close is done (not exit(): bpfprof's atexit handlers are not ours) */
 		if (eof && head == tail && !atomic_load(&live))
@@ -126,10 +127,14 @@ static void __attribute__((noreturn)) serve(int sock)
 				;
 		if (!eof && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
 			fd = recv_fd(sock);
-			if (fd == -1)
-				eof = 1;	/* bpfprof closed its end: done */
-			else if (fd >= 0)
+			if (fd == -1) {
+				eof = 1;	/* bpfprof closed its end (or ended): its copies are gone */
+				given = tail;
+			} else if (fd == -2 && given < tail) {
+				given++;
+			} else if (fd >= 0) {
 				queue[tail++ % QUEUE_MAX] = fd;
+			}
 		}
 	}
 }
@@ -186,6 +191,19 @@ int closer__give(struct closer *c, int fd)
 		r = sendmsg(c->sock, &m, MSG_NOSIGNAL);
 	while (r < 0 && errno == EINTR);
 	return r == 1 ? 0 : -(r < 0 ? errno : EIO);
+}
+
+void closer__given(struct closer *c)
+{
+	char byte = 1;
+	ssize_t r;
+
+	if (c->sock < 0)
+		return;
+	do
+		r = send(c->sock, &byte, 1, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	/* lost (the closer is gone): it closed nothing early, its copies went with it */
 }
 
 void closer__stop(struct closer *c)

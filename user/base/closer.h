@@ -14,8 +14,13 @@
  *
  * closer__start forks one small process, early, that keeps none of
  * bpfprof's descriptors.  closer__give passes it one descriptor (over a
- * socket); a thread of its own closes it at once (closer.c says why not a
- * process each, nor a queue: a link waiting its turn keeps its probes).  The
+ * socket); the caller closes its own copy, then says so (closer__given),
+ * and a thread of the closer's own closes it at once (closer.c says why not
+ * a process each, nor a queue: a link waiting its turn keeps its probes).
+ * The closer waits for closer__given: had it closed its copy first, the
+ * caller's close would be the last one, and the caller (the governor's
+ * decoder thread) would wait out the grace period: 218 s once, on a
+ * machine where other tracers held the uprobes' grace periods.  The
  * closer ends alone once bpfprof stopped giving and every close is done.
  */
 #ifndef BPFPROF_BASE_CLOSER_H
@@ -32,9 +37,12 @@ struct closer {
 int closer__start(struct closer *c);
 /*
  * Gives fd to the closer; the caller then closes its own copy (not the last
- * one any more).  0, or -errno: the caller's close is the last.
+ * one any more) and calls closer__given().  0, or -errno: the caller's close
+ * is the last (and no closer__given).
  */
 int closer__give(struct closer *c, int fd);
+/* The caller's copy of the descriptor it gave last is closed: the closer may close its own. */
+void closer__given(struct closer *c);
 /* Stops taking descriptors: the closer ends once those given are closing (not waited for). */
 void closer__stop(struct closer *c);
 

@@ -188,6 +188,7 @@ static size_t give_away(struct governor *g, struct gov_doomed *d, size_t nd)
 			if (closer__give(&g->closer, bpf_link__fd(d[i].links[j - 1])))
 				break;
 			bpf_link__destroy(d[i].links[j - 1]);	/* our copy: the closer's is the last */
+			closer__given(&g->closer);
 		}
 		d[i].nlinks = j;
 		if (j)

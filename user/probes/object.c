@@ -147,9 +147,13 @@ void probe_obj__detach(struct probe_obj *po, struct closer *cl)
 
 	for (i = 0; i < po->nlinks; i++) {
 		/* the closer's close is the last (a grace period to wait for); else ours */
-		if (cl && closer__give(cl, bpf_link__fd(po->links[i])))
+		bool given = cl && !closer__give(cl, bpf_link__fd(po->links[i]));
+
+		if (cl && !given)
 			p_dbg("no closer for the %s probes: removing them here", po->name);
 		bpf_link__destroy(po->links[i]);
+		if (given)
+			closer__given(cl);
 	}
 	po->nlinks = 0;
 }

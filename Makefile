@@ -328,7 +328,7 @@ test: test-deps
 BENCH_OUT  := $(OUTPUT)/bench
 BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/decode_bench $(BENCH_OUT)/insns $(BENCH_OUT)/uftrace_spin \
 	      $(BENCH_OUT)/uftrace_spin_pg $(BENCH_OUT)/many $(BENCH_OUT)/diff_gen \
-	      $(BENCH_OUT)/repeat_archive
+	      $(BENCH_OUT)/repeat_archive $(BENCH_OUT)/retsite $(BENCH_OUT)/retsite_prog
 
 $(BENCH_OUT):
 	$(Q)mkdir -p $@
@@ -346,6 +346,24 @@ FLOOR_OBJS := $(LIB_OBJS)
 $(BENCH_OUT)/floor: bench/floor.c $(BENCH_OUT)/floor.skel.h $(FLOOR_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(BENCH_OUT) $< $(FLOOR_OBJS) $(LDLIBS) -o $@
+
+# Return events from uprobes on `ret` instructions vs uretprobes (bench/retsite.sh).
+$(BENCH_OUT)/retsite.bpf.o: bench/retsite.bpf.c bpf/events.h bpf/common.bpf.h $(VMLINUX_H) | $(BENCH_OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(BENCH_OUT)/retsite.skel.h: $(BENCH_OUT)/retsite.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name retsite_bpf > $@
+
+$(BENCH_OUT)/retsite: bench/retsite.c $(BENCH_OUT)/retsite.skel.h $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(BENCH_OUT) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+$(BENCH_OUT)/retsite_prog: bench/retsite_prog.c | $(BENCH_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(PROG_CFLAGS) $< -o $@
 
 $(BENCH_OUT)/decode_bench: bench/decode_bench.c $(LIB_OBJS) | $(BENCH_OUT)
 	$(call msg,CC,$@)

@@ -22,7 +22,8 @@
  *   bench/retsite -R BINARY FUNC
  *       attaches an empty entry uprobe_multi link to FUNC of BINARY, then
  *       times its release (closing the link's only descriptor, which waits
- *       for the uprobes' grace periods): "release_ms=X"
+ *       for the uprobes' grace periods): "release_ms=X end_ns=T" (T: when
+ *       it ended, CLOCK_MONOTONIC)
  *
  *   bench/retsite -c BINARY
  *       counts `ret` instructions and tail jumps over BINARY's functions
@@ -299,14 +300,15 @@ static struct bpf_link *attach(struct bpf_program *p, const char *path, const st
 static int time_release(struct retsite_bpf *skel, const char *path, const struct sites *e)
 {
 	struct bpf_link *l;
-	uint64_t t0;
+	uint64_t t0, t1;
 
 	l = attach(skel->progs.empty_entry, path, e, false);
 	if (!l)
 		return -EINVAL;
 	t0 = now_ns();
 	bpf_link__destroy(l);
-	printf("release_ms=%.1f\n", (now_ns() - t0) / 1e6);
+	t1 = now_ns();
+	printf("release_ms=%.1f end_ns=%llu\n", (t1 - t0) / 1e6, (unsigned long long)t1);
 	return 0;
 }
 

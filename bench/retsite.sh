@@ -21,13 +21,14 @@
 #
 #   sudo bash bench/retsite.sh            (after `make .output/bench/retsite
 #                                          .output/bench/retsite_prog`)
-#   RUNS=5 N=20000 LEASE_S=5 SECTIONS="percall lease shapes"
+#   RUNS=5 N=20000 LEASE_RUNS=3 LEASE_S=5 SECTIONS="percall lease shapes"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh retsite.sh
 
 RUNS=${RUNS:-5}
 N=${N:-20000}
+LEASE_RUNS=${LEASE_RUNS:-3}
 LEASE_S=${LEASE_S:-5}	# lifetime of the busy target (bounds every stall it causes)
 SECTIONS=${SECTIONS:-"percall lease shapes"}
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -42,7 +43,7 @@ cp $OUT/retsite $OUT/retsite_prog "$tmp/"
 RS=$tmp/retsite
 PROG=$tmp/retsite_prog
 
-field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" "$2" | tail -1; }
+field() { sed -n "s/\(^\|.* \)$1=\([0-9.]*\).*/\2/p" "$2" | tail -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
 if want percall; then
@@ -96,38 +97,36 @@ fi
 if want lease; then
 	have_bt=0
 	command -v bpftrace >/dev/null && have_bt=1
-	echo "lease: retsite_prog busy $LEASE_S (t_busy pending, t_push every ms); release of an"
-	echo "unrelated link 1 s in; release_ms and whether it ended before the target did"
-	printf '%-10s %8s %12s %12s %14s\n' mode ri_timer release_ms target_ms release_end
-	for m in none ret_rec mixed uret_rec; do
+	echo "lease: retsite_prog busy $LEASE_S (t_busy pending, t_push every ms), traced as MODE; an"
+	echo "unrelated link attached and released 1 s in: ri_timer re-arms by the target, the release's"
+	echo "time, and when it ended against the target's end (ms; > 0: after the target had ended)"
+	printf '%-10s %8s %12s %16s\n' mode ri_timer release_ms end_vs_target
+	for m in $(for r in $(seq "$LEASE_RUNS"); do echo none ret_rec mixed uret_rec; done); do
 		bt=
 		if [ $have_bt = 1 ]; then
-			bpftrace -q -e 'tracepoint:timer:timer_start
-				/comm == "retsite_prog" && args.function == (void *)kaddr("ri_timer")/
-				{ @n = count(); }
+			timeout -s INT $((LEASE_S + 120)) bpftrace -q -e 'tracepoint:timer:timer_start
+				/comm == "retsite_prog" && (uint64)args->function == kaddr("ri_timer")/
+				{ @n = @n + 1; }
 				END { printf("ri_timer=%d\n", @n); clear(@n); }' >"$tmp/bt" 2>&1 &
 			bt=$!
-			sleep 3	# bpftrace's start-up
+			sleep 5	# bpftrace's start-up
 		fi
-		t0=$(date +%s%N)
 		case $m in
-		none) "$PROG" busy "$LEASE_S" >/dev/null & ;;
+		none) "$PROG" busy "$LEASE_S" >"$tmp/busy" & ;;
 		mixed) timeout 120 "$RS" -m mixed -X t_busy "$PROG" t_push -- "$PROG" busy "$LEASE_S" \
-			>/dev/null & ;;
-		*) timeout 120 "$RS" -m "$m" "$PROG" 't_[bp]u[sh]*' -- "$PROG" busy "$LEASE_S" >/dev/null & ;;
+			>"$tmp/busy" & ;;
+		*) timeout 120 "$RS" -m "$m" "$PROG" 't_[bp]u[sh]*' -- "$PROG" busy "$LEASE_S" \
+			>"$tmp/busy" & ;;
 		esac
 		target=$!
 		sleep 1
 		"$RS" -R "$PROG" t_sub >"$tmp/rel"
-		t_rel=$(( ($(date +%s%N) - t0) / 1000000 ))
 		wait $target
-		t_end=$(( ($(date +%s%N) - t0) / 1000000 ))
-		[ -n "$bt" ] && { kill -INT $bt; wait $bt || true; }
-		when="before end"
-		[ $t_rel -ge $t_end ] && when="after end"
-		# the target's end is its tracer's: the release is timed in its own process
-		printf '%-10s %8s %12s %12s %14s\n' "$m" "$(field ri_timer "$tmp/bt" 2>/dev/null || echo -)" \
-			"$(field release_ms "$tmp/rel")" "$t_end" "$when"
+		[ -n "$bt" ] && { kill -INT $bt 2>/dev/null || true; wait $bt || true; }
+		d=$(awk -v a="$(field end_ns "$tmp/rel")" -v b="$(field end_ns "$tmp/busy")" \
+			'BEGIN { printf "%+.0f", (a - b) / 1e6 }')
+		printf '%-10s %8s %12s %16s\n' "$m" "$(field ri_timer "$tmp/bt" 2>/dev/null || echo -)" \
+			"$(field release_ms "$tmp/rel")" "$d"
 		rm -f "$tmp/bt"
 	done
 fi

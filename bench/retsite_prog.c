@@ -9,7 +9,8 @@
  *   retsite_prog busy SECONDS t_busy runs SECONDS, calling t_push once a
  *                             millisecond: a traced thread that keeps
  *                             calling while a return (t_busy's) is pending,
- *                             as tests/progs/busy's main
+ *                             as tests/progs/busy's main; prints the
+ *                             calls and its end time (CLOCK_MONOTONIC ns)
  *
  * The FUNCs are naked assembly, so that their first instruction and their
  * `ret` instructions are exactly the ones named:
@@ -76,7 +77,9 @@ int main(int argc, char **argv)
 	size_t k;
 
 	if (argc > 2 && !strcmp(argv[1], "busy")) {
-		printf("busy calls=%ld\n", t_busy(atof(argv[2])));
+		n = t_busy(atof(argv[2]));
+		/* when it ended, for bench/retsite.sh's comparison with a release */
+		printf("busy calls=%ld end_ns=%.0f\n", n, now(CLOCK_MONOTONIC));
 		return 0;
 	}
 	for (k = 0; argc > 1 && k < sizeof(funcs) / sizeof(funcs[0]); k++)

@@ -106,7 +106,7 @@ if want lease; then
 	for m in $(for r in $(seq "$LEASE_RUNS"); do echo none ret_rec mixed uret_rec; done); do
 		bt=
 		if [ $have_bt = 1 ]; then
-			timeout -s INT $((LEASE_S + 120)) bpftrace -q -e 'tracepoint:timer:timer_start
+			timeout -s INT -k 10 $((LEASE_S + 120)) bpftrace -q -e 'tracepoint:timer:timer_start
 				/comm == "retsite_prog" && (uint64)args->function == kaddr("ri_timer")/
 				{ @n = @n + 1; }
 				END { printf("ri_timer=%d\n", @n); clear(@n); }' >"$tmp/bt" 2>&1 &

@@ -76,7 +76,7 @@ struct bp_rec_call {
  * BPF side records a hit only when the generation is the one its group's
  * word in `gov_groups` accepts (see trace.bpf.c, gov_accept()).
  */
-#define BP_GOV_GROUPS		4096	/* groups of functions, each its own pair of links */
+#define BP_GOV_GROUPS		65536	/* groups of functions, each its own pair of links */
 #define BP_GOV_GROUP_SHIFT	32
 #define BP_GOV_GEN_SHIFT	48
 #define BP_GOV_GEN_MASK		0x7fff	/* generations wrap: only equality is asked */

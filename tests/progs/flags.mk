@@ -81,3 +81,6 @@ PROG_BINS += tests/progs/argtypes0
 tests/progs/argtypes0: tests/progs/argtypes.cc tests/progs/progs.h
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) $(PROG_CFLAGS) -O0 $< -o $@ -pthread
+
+# hotgroups: its functions in the file in the source's order (the test relies on the layout)
+PROG_CFLAGS_hotgroups := -fno-toplevel-reorder

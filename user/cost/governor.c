@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "governor.h"
@@ -70,6 +71,7 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 			       struct overhead *ov, struct decoder *dec)
 {
 	struct governor *g = xcalloc(1, sizeof(*g));
+	struct rlimit rl;
 
 	g->limit = limit_pct / 100.0;
 	g->s = s;
@@ -80,7 +82,11 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 	g->dropped_fd = tracer__gov_dropped_fd(tr);
 	g->dropped_hits_w = tracer__gov_dropped_hits(tr);
 	g->ngroups = 1;
-	g->groups = xcalloc(1, sizeof(*g->groups));
+	/* never moved: a re-link makes groups while it holds one of them */
+	g->groups = xcalloc(BP_GOV_GROUPS, sizeof(*g->groups));
+	if (!getrlimit(RLIMIT_NOFILE, &rl))
+		g->move_fds = rl.rlim_cur == RLIM_INFINITY ? 1u << 20 :
+			      (size_t)(rl.rlim_cur * GOV_MOVE_FD_SHARE);
 	g->busy = xcalloc(BP_GOV_GROUPS, sizeof(*g->busy));
 	pthread_mutex_init(&g->lock, NULL);
 	if (closer__start(&g->closer))
@@ -114,7 +120,6 @@ int governor__attach_module(struct governor *g, const struct probe_module *pm)
 		uint32_t gi = (uint32_t)g->ngroups;
 		struct gov_group *grp;
 
-		g->groups = xrealloc(g->groups, (g->ngroups + 1) * sizeof(*g->groups));
 		grp = &g->groups[gi];
 		memset(grp, 0, sizeof(*grp));
 		grp->path = path;
@@ -559,9 +564,10 @@ void governor__release(struct governor *g)
 	g->closing = true;
 	pthread_mutex_unlock(&g->lock);
 	if (g->relinks)
-		p_dbg("governor: %zu drops re-linked %zu groups (%zu kept functions re-registered) "
-		      "in %.3f s, the decoder waiting", g->relinks, g->relink_groups,
-		      g->relink_kept, g->relink_ns / 1e9);
+		p_dbg("governor: %zu drops re-linked %zu groups (%zu kept functions re-registered, "
+		      "%zu of them moved to groups of their own) in %.3f s, the decoder waiting",
+		      g->relinks, g->relink_groups, g->relink_kept, g->relink_moved,
+		      g->relink_ns / 1e9);
 	for (i = 1; i < g->ngroups; i++) {
 		tracer__adopt_links(g->tr, g->groups[i].links, g->groups[i].nlinks,
 				    g->groups[i].entry_only);

@@ -37,6 +37,8 @@ int gov_link_group(struct governor *g, uint32_t gi, struct gov_group *grp, uint1
 	err = tracer__attach_owned(g->tr, grp->path, grp->offsets, cookies, grp->n, grp->entry_only,
 				   refused, nrefused, links, nlinks);
 	free(cookies);
+	if (!err)
+		g->nlinks_live += *nlinks;
 	for (k = 0; !err && k < *nrefused; k++) {
 		uint32_t f = (uint32_t)refused[k];
 
@@ -134,12 +136,8 @@ static void *reap(void *arg)
 		if (started[k])
 			pthread_join(th[k], NULL);
 	pthread_mutex_lock(&g->lock);
-	for (i = 0; i < rp->ndoomed; i++) {
-		if (!g->closing)
-			__atomic_store_n(&g->words[rp->doomed[i].group],
-					 BP_GOV_WORD(rp->doomed[i].gen, 0), __ATOMIC_SEQ_CST);
-		__atomic_store_n(&g->busy[rp->doomed[i].group], 0, __ATOMIC_SEQ_CST);
-	}
+	for (i = 0; i < rp->ndoomed; i++)
+		gov_doomed_done(g, &rp->doomed[i]);
 	pthread_mutex_unlock(&g->lock);
 	atomic_store(&rp->done, true);
 	return NULL;
@@ -205,6 +203,29 @@ static size_t give_away(struct governor *g, struct gov_doomed *d, size_t nd)
 	return n;
 }
 
+/*
+ * The group's word becomes its new generation alone, then (not before: the
+ * old link would record what the moved function's own link records without
+ * its mark) each moved function's group records alone too.
+ */
+void gov_doomed_done(struct governor *g, struct gov_doomed *d)
+{
+	size_t i;
+
+	if (!g->closing)
+		__atomic_store_n(&g->words[d->group], BP_GOV_WORD(d->gen, 0), __ATOMIC_SEQ_CST);
+	for (i = 0; i < d->nmoved; i++)
+		if (!g->closing)
+			__atomic_store_n(&g->words[d->moved[i]], BP_GOV_WORD(0, 0),
+					 __ATOMIC_SEQ_CST);
+	for (i = 0; i < d->nmoved; i++)
+		__atomic_store_n(&g->busy[d->moved[i]], 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&g->busy[d->group], 0, __ATOMIC_SEQ_CST);
+	free(d->moved);
+	d->moved = NULL;
+	d->nmoved = 0;
+}
+
 void gov_end_x(struct governor *g, bool all)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
@@ -218,86 +239,202 @@ void gov_end_x(struct governor *g, bool all)
 			g->xs[j++] = *x;
 			continue;
 		}
-		if (!g->closing)
-			__atomic_store_n(&g->words[x->group], BP_GOV_WORD(x->gen, 0),
-					 __ATOMIC_SEQ_CST);
-		__atomic_store_n(&g->busy[x->group], 0, __ATOMIC_SEQ_CST);
+		gov_doomed_done(g, x);
 	}
 	g->nxs = j;
 	pthread_mutex_unlock(&g->lock);
 }
 
+/* Links no longer wanted: to the closer (their probes go at once), else destroyed here. */
+static void gov_let_go(struct governor *g, struct bpf_link **links, size_t n)
+{
+	while (n && g->closer.sock >= 0 && !closer__give(&g->closer, bpf_link__fd(links[n - 1])))
+		bpf_link__destroy(links[--n]);	/* our copy: the closer's is the last */
+	gov_destroy_links(links, n);
+	g->nlinks_live -= g->nlinks_live < n ? g->nlinks_live : n;
+}
+
+/*
+ * Moves grp's function j (kept, seen called) to a new group of its own:
+ * links made in phase A (its word names a generation no link has), so the
+ * old group's link goes on recording it until the re-link's X.  Returns the
+ * new group, or 0 (no room, or no link: it stays in the old group's rest).
+ */
+static uint32_t move_out(struct governor *g, const struct gov_group *grp, size_t j)
+{
+	uint32_t si = (uint32_t)g->ngroups, f = grp->funcs[j];
+	struct gov_group *sg = &g->groups[si];
+	uint64_t refused[1];
+	size_t nref = 0;
+
+	if (g->ngroups + GOV_GROUPS_RESERVED >= BP_GOV_GROUPS ||
+	    g->nlinks_live + 2 > g->move_fds)
+		return 0;
+	memset(sg, 0, sizeof(*sg));
+	sg->path = grp->path;
+	sg->entry_only = grp->entry_only;
+	sg->n = 1;
+	sg->funcs = xcalloc(1, sizeof(*sg->funcs));
+	sg->offsets = xcalloc(1, sizeof(*sg->offsets));
+	sg->funcs[0] = f;
+	sg->offsets[0] = grp->offsets[j];
+	__atomic_store_n(&g->words[si], BP_GOV_WORD(1, 0), __ATOMIC_SEQ_CST);
+	if (gov_link_group(g, si, sg, 0, &sg->links, &sg->nlinks, refused, &nref) || !sg->n) {
+		__atomic_store_n(&g->words[si], 0, __ATOMIC_SEQ_CST);
+		g->group_of[f] = g->group_of[f] ? g->group_of[f] : (uint32_t)(grp - g->groups);
+		free(sg->funcs);
+		free(sg->offsets);
+		memset(sg, 0, sizeof(*sg));
+		return 0;
+	}
+	g->ngroups++;
+	return si;
+}
+
+/* Undoes move_out()s whose old group could not be re-linked: they never recorded. */
+static void unmove(struct governor *g, uint32_t *moved, size_t n)
+{
+	while (n--) {
+		struct gov_group *sg = &g->groups[moved[n]];
+
+		gov_let_go(g, sg->links, sg->nlinks);
+		free(sg->funcs);
+		free(sg->offsets);
+		memset(sg, 0, sizeof(*sg));
+		if (moved[n] + 1 == g->ngroups)
+			g->ngroups--;
+	}
+	free(moved);
+}
+
+/* -v: one group's re-link, what it dropped, what it moved (names, for tests and the curious). */
+static void log_group(const struct governor *g, const struct gov_group *grp, const uint32_t *moved,
+		      size_t nm, size_t nrest)
+{
+	char dropped[512] = "", mv[1024] = "";
+	size_t j, ld = 0, lm = 0, nd = 0;
+
+	for (j = 0; j < grp->n; j++) {
+		if (!g->dropped[grp->funcs[j]])
+			continue;
+		nd++;
+		if (ld < sizeof(dropped) - 1)
+			ld += snprintf(dropped + ld, sizeof(dropped) - ld, " %s",
+				       session__func_name(g->s, grp->funcs[j]));
+	}
+	for (j = 0; j < nm; j++)
+		if (lm < sizeof(mv) - 1)
+			lm += snprintf(mv + lm, sizeof(mv) - lm, " %s",
+				       session__func_name(g->s, g->groups[moved[j]].funcs[0]));
+	p_dbg("governor: group %zu re-linked: %zu dropped:%s; %zu kept re-registered, %zu of them "
+	      "moved to groups of their own:%s", (size_t)(grp - g->groups), nd, dropped, nrest + nm,
+	      nm, nm ? mv : " none");
+}
+
+/*
+ * Re-links group gi without its dropped functions (phase A), its warm kept
+ * ones each moved to a group of its own (move_out), then moves it to phase
+ * X: first its word, then each moved function's (see gov_doomed_done()).
+ * Fills d with its old links.  -errno: the group keeps its old links, and
+ * its functions are not dropped.
+ */
+static int relink_group(struct governor *g, uint32_t gi, struct gov_doomed *d, size_t *nkept,
+			size_t *nmoved)
+{
+	struct gov_group *grp = &g->groups[gi], ng = *grp;
+	uint32_t *moved = xcalloc(grp->n ? grp->n : 1, sizeof(*moved));
+	uint64_t *refused;
+	size_t j, nm = 0, nref = 0;
+	int err;
+
+	ng.funcs = xcalloc(grp->n ? grp->n : 1, sizeof(*ng.funcs));
+	ng.offsets = xcalloc(grp->n ? grp->n : 1, sizeof(*ng.offsets));
+	for (j = ng.n = 0; j < grp->n; j++) {
+		uint32_t f = grp->funcs[j];
+
+		if (g->dropped[f])
+			continue;
+		if (grp->n > 1 && g->calls[f] && (moved[nm] = move_out(g, grp, j))) {
+			nm++;
+			continue;
+		}
+		ng.funcs[ng.n] = f;
+		ng.offsets[ng.n++] = grp->offsets[j];
+	}
+	ng.gen = (grp->gen + 1) & BP_GOV_GEN_MASK;
+	ng.links = NULL;
+	ng.nlinks = 0;
+	refused = xcalloc(ng.n ? ng.n : 1, sizeof(*refused));
+	/* A: the new links record nothing yet (the word still names the old generation) */
+	err = ng.n ? gov_link_group(g, gi, &ng, ng.gen, &ng.links, &ng.nlinks, refused, &nref) : 0;
+	free(refused);
+	if (err) {
+		p_warn("--max-overhead: cannot re-link %zu functions of %s: %s; none of them "
+		       "is dropped", ng.n + nm, grp->path, strerror(-err));
+		for (j = 0; j < grp->n; j++)
+			g->dropped[grp->funcs[j]] = 0;
+		unmove(g, moved, nm);
+		free(ng.funcs);
+		free(ng.offsets);
+		return err;
+	}
+	*nkept += ng.n + nm;
+	*nmoved += nm;
+	if (verbose)
+		log_group(g, grp, moved, nm, ng.n);
+	for (j = 0; j < grp->n; j++) {
+		__u32 key = grp->funcs[j];
+		__u8 one = 1;
+
+		if (g->dropped[key] && bpf_map_update_elem(g->dropped_fd, &key, &one, BPF_ANY))
+			p_dbg("governor: cannot mark function %u dropped: %s", key, strerror(errno));
+	}
+	g->busy[gi] = 1;
+	d->group = gi;
+	d->gen = ng.gen;
+	d->links = grp->links;
+	d->nlinks = grp->nlinks;
+	d->moved = moved;
+	d->nmoved = nm;
+	g->nlinks_live -= g->nlinks_live < grp->nlinks ? g->nlinks_live : grp->nlinks;
+	/* X: both generations; the new one records, the old one only what the new missed */
+	__atomic_store_n(&g->words[gi], BP_GOV_WORD(ng.gen, grp->gen + 1), __ATOMIC_SEQ_CST);
+	/* then each moved function's own group, as a part of the new generation */
+	for (j = 0; j < nm; j++) {
+		g->group_of[g->groups[moved[j]].funcs[0]] = moved[j];
+		g->busy[moved[j]] = 1;
+		__atomic_store_n(&g->words[moved[j]], BP_GOV_WORD(0, 2), __ATOMIC_SEQ_CST);
+	}
+	free(grp->funcs);
+	free(grp->offsets);
+	*grp = ng;
+	return 0;
+}
+
 /*
  * Re-creates the links of every group holding a function marked in
- * g->dropped without them (phase A), moves those groups to phase X, and
- * hands the old links to the re-link thread.  A group whose new links
- * cannot be made keeps its old ones, and its functions are not dropped.
- * Returns how many groups moved.
+ * g->dropped without them (relink_group()), moves those groups to phase X,
+ * and hands the old links to the closer or a re-link thread.  Returns how
+ * many groups moved.
  */
 size_t gov_relink(struct governor *g, const struct gov_cand *c, size_t nc)
 {
 	struct gov_doomed *d = xcalloc(nc ? nc : 1, sizeof(*d));
 	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
 	struct gov_reap *rp;
-	size_t nd = 0, nx, i, j, k, nkept = 0;
+	size_t nd = 0, nx, i, k, nkept = 0, nmoved = 0;
 
 	for (i = 0; i < nc; i++) {
 		uint32_t gi = g->group_of[c[i].func];
-		struct gov_group *grp = &g->groups[gi], ng = *grp;
-		uint64_t *refused;
-		size_t nref = 0;
-		int err;
 
-		if (!gi)
-			continue;	/* a Python function: no links of its own */
+		if (!gi || !g->dropped[c[i].func])
+			continue;	/* a Python function (no links of its own), or kept */
 		for (k = 0; k < nd && d[k].group != gi; k++)
 			;
 		if (k < nd)
 			continue;	/* done with an earlier function of the same group */
-		ng.funcs = xcalloc(grp->n ? grp->n : 1, sizeof(*ng.funcs));
-		ng.offsets = xcalloc(grp->n ? grp->n : 1, sizeof(*ng.offsets));
-		for (j = ng.n = 0; j < grp->n; j++) {
-			if (g->dropped[grp->funcs[j]])
-				continue;
-			ng.funcs[ng.n] = grp->funcs[j];
-			ng.offsets[ng.n++] = grp->offsets[j];
-		}
-		ng.gen = (grp->gen + 1) & BP_GOV_GEN_MASK;
-		ng.links = NULL;
-		ng.nlinks = 0;
-		refused = xcalloc(ng.n ? ng.n : 1, sizeof(*refused));
-		/* A: the new links record nothing yet (the word still names the old generation) */
-		err = ng.n ? gov_link_group(g, gi, &ng, ng.gen, &ng.links, &ng.nlinks, refused, &nref) : 0;
-		free(refused);
-		nkept += ng.n;
-		if (err) {
-			p_warn("--max-overhead: cannot re-link %zu functions of %s: %s; none of them "
-			       "is dropped", ng.n, grp->path, strerror(-err));
-			for (j = 0; j < grp->n; j++)
-				g->dropped[grp->funcs[j]] = 0;
-			free(ng.funcs);
-			free(ng.offsets);
-			continue;
-		}
-		for (j = 0; j < grp->n; j++) {
-			__u32 key = grp->funcs[j];
-			__u8 one = 1;
-
-			if (g->dropped[key] && bpf_map_update_elem(g->dropped_fd, &key, &one, BPF_ANY))
-				p_dbg("governor: cannot mark function %u dropped: %s", key,
-				      strerror(errno));
-		}
-		g->busy[gi] = 1;
-		d[nd].group = gi;
-		d[nd].gen = ng.gen;
-		d[nd].links = grp->links;
-		d[nd].nlinks = grp->nlinks;
-		nd++;
-		/* X: both generations; the new one records, the old one only what the new missed */
-		__atomic_store_n(&g->words[gi], BP_GOV_WORD(ng.gen, grp->gen + 1), __ATOMIC_SEQ_CST);
-		free(grp->funcs);
-		free(grp->offsets);
-		*grp = ng;
+		if (!relink_group(g, gi, &d[nd], &nkept, &nmoved))
+			nd++;
 	}
 	nx = give_away(g, d, nd);
 	/*
@@ -309,9 +446,11 @@ size_t gov_relink(struct governor *g, const struct gov_cand *c, size_t nc)
 	g->relinks++;
 	g->relink_groups += nd;
 	g->relink_kept += nkept;
+	g->relink_moved += nmoved;
 	g->relink_ns += now_ns(CLOCK_MONOTONIC) - t0;
-	p_dbg("governor: re-linked %zu groups (%zu kept functions re-registered) in %.3f s",
-	      nd, nkept, (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
+	p_dbg("governor: re-linked %zu groups (%zu kept functions re-registered, %zu of them moved "
+	      "to groups of their own) in %.3f s", nd, nkept, nmoved,
+	      (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
 	if (nx == nd) {
 		free(d);
 		return nd;

@@ -67,6 +67,16 @@ struct gov_group {
 	size_t nlinks;
 };
 
+/*
+ * A kept function seen called (warm) moves, at its group's next re-link, to
+ * a group of its own: a later drop of it re-registers nothing, and the cold
+ * rest of its old group is not re-linked for it again.  While that takes
+ * fewer than this share of bpfprof's descriptors (two links per group).
+ */
+#define GOV_MOVE_FD_SHARE	0.5
+/* Groups kept free for the images that come later (exec, dlopen): no move takes them. */
+#define GOV_GROUPS_RESERVED	8192
+
 /* The old links of one re-linked group, destroyed by the re-link thread. */
 struct gov_doomed {
 	uint32_t group;
@@ -74,6 +84,9 @@ struct gov_doomed {
 	struct bpf_link **links;
 	size_t nlinks;
 	uint64_t since;		/* CLOCK_MONOTONIC ns of the re-link (with the closer) */
+	/* the groups of its own each warm function moved to: their words follow the group's */
+	uint32_t *moved;
+	size_t nmoved;
 };
 
 struct gov_cand {
@@ -136,8 +149,10 @@ struct governor {
 	struct gov_doomed *xs;
 	size_t nxs;
 	/* what the re-links cost (gov_relink): rounds, groups, kept functions re-registered, ns */
-	size_t relinks, relink_groups, relink_kept;
+	size_t relinks, relink_groups, relink_kept, relink_moved;
 	uint64_t relink_ns;
+	/* the governor's links open here, and how many the moves may bring it to */
+	size_t nlinks_live, move_fds;
 };
 
 /* One re-link's old links, destroyed by a thread of its own. */
@@ -156,6 +171,8 @@ void gov_destroy_links(struct bpf_link **links, size_t n);
 void gov_join_reaps(struct governor *g, bool all);
 /* Ends phase X of the groups re-linked GOV_X_NS ago or more (all: every one). */
 void gov_end_x(struct governor *g, bool all);
+/* The end of phase X of d's group (and of the groups its functions moved to); g->lock held. */
+void gov_doomed_done(struct governor *g, struct gov_doomed *d);
 size_t gov_relink(struct governor *g, const struct gov_cand *c, size_t nc);
 /* governor_say.c: what the governor says of its decisions */
 void gov_log_ranking(const struct governor *g, const struct gov_cand *c, size_t nc,

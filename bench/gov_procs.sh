@@ -25,7 +25,7 @@
 # compiler on the machine for hours.  The closer now closes every link at
 # once: they go within seconds of the run's end.)  With bpfprof -v, the
 # re-links' cost: "governor: N drops re-linked G groups (K kept functions
-# re-registered) in S s".
+# re-registered) in S s" (the make case runs with -v: that line is printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh gov_procs.sh
@@ -97,7 +97,7 @@ run_case() {
 		make -s -C "$tmp/proj" clean
 		base=$(secs make -s -C "$tmp/proj" -j2)
 		make -s -C "$tmp/proj" clean
-		trac=$(secs timeout "$TIMEOUT" "$bin" record --max-overhead 100 -o "$tmp/m.bpfprof" \
+		trac=$(secs timeout "$TIMEOUT" "$bin" record -v --max-overhead 100 -o "$tmp/m.bpfprof" \
 		       -- make -s -C "$tmp/proj" -j2)
 		arch=$tmp/m.bpfprof ;;
 	python)
@@ -108,7 +108,8 @@ run_case() {
 	esac
 	printf '%-28s %-7s untraced %7.2f s  traced %8.2f s  ratio %7sx\n' "$bin" "$name" \
 	       "$base" "$trac" "$(ratio "$trac" "$base")"
-	grep -E "Python probes are detached|slower \(estimate" "$tmp/last.err" | cut -c1-200 | sed 's/^/  /' || true
+	grep -E "Python probes are detached|slower \(estimate|drops re-linked|attached in" "$tmp/last.err" |
+		sed 's/^bpfprof: \(debug: \)\?//' | cut -c1-200 | sed 's/^/  /' || true
 	dropped "$bin" "$arch"
 }
 

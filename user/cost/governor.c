@@ -394,6 +394,7 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 				mid = self;
 		}
 		c[nc].mid = mid;
+		c[nc].calls_w = g->calls_w[f];
 		c[nc].cost = g->calls_w[f] * per;
 		c[nc].distortion = per / (mid > 1 ? mid : 1);
 		c[nc].score = c[nc].distortion;
@@ -464,11 +465,13 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 		ndrop++;
 	}
 	gov_log_ranking(g, c, nc, i, cost, allowed);
-	/* the moment the kept functions' new links took over (phase X) */
-	if (ndrop && (gov_relink(g, c, i) || npy))
-		gov_announce(g, c, i, now_ns(CLOCK_MONOTONIC) - g->s->t0,
-			     window_s > 0 ? window_s : 1e-9, said, false);
-	free(c);
+	if (ndrop) {
+		/* announced once its groups are re-linked: the moment their new links took over */
+		gov_relink(g, c, i, window_s, said, npy);
+		gov_relink_step(g);
+	} else {
+		free(c);
+	}
 	return true;
 }
 
@@ -530,6 +533,7 @@ void governor__check(struct governor *g, uint64_t now)
 		return;
 	gov_join_reaps(g, false);
 	gov_end_x(g, false);
+	gov_relink_step(g);
 	if (!g->started) {
 		new_window(g, now);
 		return;
@@ -560,14 +564,16 @@ void governor__release(struct governor *g)
 
 	if (!g)
 		return;
+	gov_relink_abandon(g);
 	pthread_mutex_lock(&g->lock);
 	g->closing = true;
 	pthread_mutex_unlock(&g->lock);
 	if (g->relinks)
 		p_dbg("governor: %zu drops re-linked %zu groups (%zu kept functions re-registered, "
-		      "%zu of them moved to groups of their own) in %.3f s, the decoder waiting",
+		      "%zu of them moved to groups of their own) in %.3f s (%.3f s of it giving old "
+		      "links to the closer), between the decoder's reads",
 		      g->relinks, g->relink_groups, g->relink_kept, g->relink_moved,
-		      g->relink_ns / 1e9);
+		      g->relink_ns / 1e9, g->give_ns / 1e9);
 	for (i = 1; i < g->ngroups; i++) {
 		tracer__adopt_links(g->tr, g->groups[i].links, g->groups[i].nlinks,
 				    g->groups[i].entry_only);
@@ -586,6 +592,7 @@ void governor__free(struct governor *g)
 	gov_join_reaps(g, true);
 	free(g->reaps);
 	free(g->xs);
+	free(g->jobs);
 	closer__stop(&g->closer);
 	free(g->busy);
 	pthread_mutex_destroy(&g->lock);

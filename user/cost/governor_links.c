@@ -248,8 +248,10 @@ void gov_end_x(struct governor *g, bool all)
 /* Links no longer wanted: to the closer (their probes go at once), else destroyed here. */
 static void gov_let_go(struct governor *g, struct bpf_link **links, size_t n)
 {
-	while (n && g->closer.sock >= 0 && !closer__give(&g->closer, bpf_link__fd(links[n - 1])))
+	while (n && g->closer.sock >= 0 && !closer__give(&g->closer, bpf_link__fd(links[n - 1]))) {
 		bpf_link__destroy(links[--n]);	/* our copy: the closer's is the last */
+		closer__given(&g->closer);
+	}
 	gov_destroy_links(links, n);
 	g->nlinks_live -= g->nlinks_live < n ? g->nlinks_live : n;
 }
@@ -373,6 +375,7 @@ static int relink_group(struct governor *g, uint32_t gi, struct gov_doomed *d, s
 		       "is dropped", ng.n + nm, grp->path, strerror(-err));
 		for (j = 0; j < grp->n; j++)
 			g->dropped[grp->funcs[j]] = 0;
+		__atomic_store_n(&g->busy[gi], 0, __ATOMIC_SEQ_CST);
 		unmove(g, moved, nm);
 		free(ng.funcs);
 		free(ng.offsets);
@@ -412,51 +415,42 @@ static int relink_group(struct governor *g, uint32_t gi, struct gov_doomed *d, s
 }
 
 /*
- * Re-creates the links of every group holding a function marked in
- * g->dropped without them (relink_group()), moves those groups to phase X,
- * and hands the old links to the closer or a re-link thread.  Returns how
- * many groups moved.
+ * A decision's drops: the groups holding them are marked busy now (no later
+ * decision picks their kept functions before their re-link's X ends) and
+ * re-linked a slice at a time by gov_relink_step(), between the decoder's
+ * reads: events go on being read and exec holds served while a drop of
+ * many groups is under way.  Takes c (the ranking; dropped ones marked in
+ * g->dropped).
  */
-size_t gov_relink(struct governor *g, const struct gov_cand *c, size_t nc)
+void gov_relink(struct governor *g, struct gov_cand *c, size_t nc, double window_s,
+		double factor, size_t npy)
 {
-	struct gov_doomed *d = xcalloc(nc ? nc : 1, sizeof(*d));
-	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+	struct gov_job *j = xcalloc(1, sizeof(*j));
+	size_t i;
+
+	j->c = c;
+	j->nc = nc;
+	j->window_s = window_s;
+	j->factor = factor;
+	j->npy = npy;
+	j->done = xcalloc(nc ? nc : 1, sizeof(*j->done));
+	j->slow = xcalloc(nc ? nc : 1, sizeof(*j->slow));
+	for (i = 0; i < nc; i++)
+		if (g->group_of[c[i].func] && g->dropped[c[i].func])
+			__atomic_store_n(&g->busy[g->group_of[c[i].func]], 1, __ATOMIC_SEQ_CST);
+	g->jobs = xrealloc(g->jobs, (g->njobs + 1) * sizeof(*g->jobs));
+	g->jobs[g->njobs++] = j;
+}
+
+/* The old links the closer could not take go to a thread of their own, the slow way. */
+static void reap_slow(struct governor *g, struct gov_doomed *d, size_t nd)
+{
 	struct gov_reap *rp;
-	size_t nd = 0, nx, i, k, nkept = 0, nmoved = 0;
 
-	for (i = 0; i < nc; i++) {
-		uint32_t gi = g->group_of[c[i].func];
-
-		if (!gi || !g->dropped[c[i].func])
-			continue;	/* a Python function (no links of its own), or kept */
-		for (k = 0; k < nd && d[k].group != gi; k++)
-			;
-		if (k < nd)
-			continue;	/* done with an earlier function of the same group */
-		if (!relink_group(g, gi, &d[nd], &nkept, &nmoved))
-			nd++;
-	}
-	nx = give_away(g, d, nd);
-	/*
-	 * What a drop costs besides the probes: each kept function of a group
-	 * re-registered (the kernel writes its breakpoint into every process
-	 * mapping the file, under that process's mmap lock), while the
-	 * decoder waits (events, exec holds).
-	 */
-	g->relinks++;
-	g->relink_groups += nd;
-	g->relink_kept += nkept;
-	g->relink_moved += nmoved;
-	g->relink_ns += now_ns(CLOCK_MONOTONIC) - t0;
-	p_dbg("governor: re-linked %zu groups (%zu kept functions re-registered, %zu of them moved "
-	      "to groups of their own) in %.3f s", nd, nkept, nmoved,
-	      (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
-	if (nx == nd) {
+	if (!nd) {
 		free(d);
-		return nd;
+		return;
 	}
-	memmove(d, d + nx, (nd - nx) * sizeof(*d));
-	nd -= nx;
 	rp = xcalloc(1, sizeof(*rp));
 	rp->g = g;
 	rp->doomed = d;
@@ -467,9 +461,108 @@ size_t gov_relink(struct governor *g, const struct gov_cand *c, size_t nc)
 		reap(rp);
 		free(d);
 		free(rp);
-		return nd;
+		return;
 	}
 	g->reaps = xrealloc(g->reaps, (g->nreaps + 1) * sizeof(*g->reaps));
 	g->reaps[g->nreaps++] = rp;
-	return nd;
+}
+
+/* A job whose groups are all re-linked: counted, said, announced (the drops' moment). */
+static void job_end(struct governor *g, struct gov_job *j)
+{
+	/*
+	 * What a drop costs besides the probes: each kept function of a group
+	 * re-registered (the kernel writes its breakpoint into every process
+	 * mapping the file, under that process's mmap lock), done between the
+	 * decoder's reads.
+	 */
+	g->relinks++;
+	g->relink_groups += j->ngroups;
+	g->relink_kept += j->nkept;
+	g->relink_moved += j->nmoved;
+	p_dbg("governor: re-linked %zu groups (%zu kept functions re-registered, %zu of them moved "
+	      "to groups of their own) in %.3f s of slices", j->ngroups, j->nkept, j->nmoved,
+	      j->ns / 1e9);
+	reap_slow(g, j->slow, j->nslow);
+	if (j->ngroups || j->npy)
+		gov_announce(g, j->c, j->nc, now_ns(CLOCK_MONOTONIC) - g->s->t0,
+			     j->window_s > 0 ? j->window_s : 1e-9, j->factor, false);
+	free(j->c);
+	free(j->done);
+	free(j);
+}
+
+/*
+ * Re-links the groups of the jobs in order, for GOV_RELINK_SLICE_NS at most
+ * (at least one group), each group's old links given away as soon as its
+ * new ones took over.
+ */
+void gov_relink_step(struct governor *g)
+{
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC), last = t0, t;
+
+	while (g->njobs) {
+		struct gov_job *j = g->jobs[0];
+
+		while (j->next < j->nc) {
+			uint32_t f = j->c[j->next].func, gi = g->group_of[f];
+			struct gov_doomed d = { 0 };
+			size_t k;
+
+			if (last - t0 >= GOV_RELINK_SLICE_NS)
+				return;
+			j->next++;
+			if (!gi || !g->dropped[f])
+				continue;	/* a Python function (no links of its own), or kept */
+			for (k = 0; k < j->ndone && j->done[k] != gi; k++)
+				;
+			if (k < j->ndone)
+				continue;	/* done with an earlier function of the same group */
+			j->done[j->ndone++] = gi;
+			if (!relink_group(g, gi, &d, &j->nkept, &j->nmoved)) {
+				uint64_t tg = now_ns(CLOCK_MONOTONIC);
+
+				j->ngroups++;
+				if (!give_away(g, &d, 1))
+					j->slow[j->nslow++] = d;
+				g->give_ns += now_ns(CLOCK_MONOTONIC) - tg;
+			}
+			t = now_ns(CLOCK_MONOTONIC);
+			j->ns += t - last;
+			g->relink_ns += t - last;
+			overhead__add_wait(g->ov, 0, (double)(t - last));
+			last = t;
+		}
+		memmove(g->jobs, g->jobs + 1, --g->njobs * sizeof(*g->jobs));
+		job_end(g, j);
+	}
+}
+
+/*
+ * The end of the recording with re-links not done: what they would have
+ * dropped stays traced (not dropped, not said); what was, is announced.
+ */
+void gov_relink_abandon(struct governor *g)
+{
+	while (g->njobs) {
+		struct gov_job *j = g->jobs[0];
+		size_t i, k;
+
+		for (i = j->next; i < j->nc; i++) {
+			uint32_t f = j->c[i].func, gi = g->group_of[f];
+
+			if (!gi || !g->dropped[f])
+				continue;
+			for (k = 0; k < j->ndone && j->done[k] != gi; k++)
+				;
+			if (k < j->ndone)
+				continue;	/* its group went without it */
+			g->dropped[f] = 0;
+			g->ndropped--;
+			__atomic_store_n(&g->busy[gi], 0, __ATOMIC_SEQ_CST);
+		}
+		j->next = j->nc;
+		memmove(g->jobs, g->jobs + 1, --g->njobs * sizeof(*g->jobs));
+		job_end(g, j);
+	}
 }

@@ -59,7 +59,7 @@ void gov_announce(struct governor *g, const struct gov_cand *c, size_t n, uint64
 		if (!g->dropped[f])
 			continue;	/* its group could not be re-linked */
 		a.value = f;
-		a.args[0] = (int64_t)(g->calls_w[f] / window_s + 0.5);
+		a.args[0] = (int64_t)(c[i].calls_w / window_s + 0.5);
 		a.args[1] = (int64_t)g->calls[f];
 		/* how many times its probe cost its calls' own time was, in percent */
 		a.args[3] = (int64_t)(100 * c[i].distortion + 0.5);
@@ -116,6 +116,7 @@ void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double f
 			continue;
 		g->dropped[f] = 1;
 		g->ndropped++;
+		c[n].calls_w = g->calls_w[f];
 		c[n++].func = f;
 	}
 	p_info("--max-overhead %.0f%%: CPython's probes fire for every Python call, dropped "

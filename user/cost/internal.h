@@ -45,6 +45,12 @@
 #define GOV_NEST_MAX		65536
 /* Candidates written per decision with -v (the ranking, for the log). */
 #define GOV_LOG_RANKED		40
+/*
+ * Re-links go on for at most this long per call of governor__check (at
+ * least one group), between the decoder's reads: events and exec holds
+ * are not left waiting for a drop of many groups.
+ */
+#define GOV_RELINK_SLICE_NS	20000000ull
 /* Old links destroyed side by side (see reap()). */
 #define GOV_REAP_THREADS	32
 /*
@@ -97,6 +103,20 @@ struct gov_cand {
 	bool caller;		/* its calls had traced callees */
 	bool informs;		/* its calls last longer than its probe (distortion < 1) */
 	double mid;		/* compensated median inclusive time, ns */
+	uint64_t calls_w;	/* its calls in the window */
+};
+
+/* One decision's re-links, done a slice at a time (gov_relink_step()). */
+struct gov_job {
+	struct gov_cand *c;	/* the ranking; dropped ones marked in g->dropped */
+	size_t nc, next;	/* the next candidate to look at */
+	uint32_t *done;		/* the groups re-linked (or tried) */
+	size_t ndone;
+	struct gov_doomed *slow;	/* old links the closer did not take */
+	size_t nslow;
+	double window_s, factor;
+	size_t npy, ngroups, nkept, nmoved;
+	uint64_t ns;		/* spent re-linking */
 };
 
 /* A call still open whose finished traced descendants' probe cost is known. */
@@ -151,6 +171,10 @@ struct governor {
 	/* what the re-links cost (gov_relink): rounds, groups, kept functions re-registered, ns */
 	size_t relinks, relink_groups, relink_kept, relink_moved;
 	uint64_t relink_ns;
+	uint64_t give_ns;	/* of relink_ns: giving the old links to the closer */
+	/* the re-links decided and not done yet (gov_relink_step()) */
+	struct gov_job **jobs;
+	size_t njobs;
 	/* the governor's links open here, and how many the moves may bring it to */
 	size_t nlinks_live, move_fds;
 };
@@ -173,7 +197,12 @@ void gov_join_reaps(struct governor *g, bool all);
 void gov_end_x(struct governor *g, bool all);
 /* The end of phase X of d's group (and of the groups its functions moved to); g->lock held. */
 void gov_doomed_done(struct governor *g, struct gov_doomed *d);
-size_t gov_relink(struct governor *g, const struct gov_cand *c, size_t nc);
+void gov_relink(struct governor *g, struct gov_cand *c, size_t nc, double window_s,
+		double factor, size_t npy);
+/* Re-links for GOV_RELINK_SLICE_NS at most (the decoder's thread); see gov_relink(). */
+void gov_relink_step(struct governor *g);
+/* The end: re-links not done are given up (their functions stay, not dropped). */
+void gov_relink_abandon(struct governor *g);
 /* governor_say.c: what the governor says of its decisions */
 void gov_log_ranking(const struct governor *g, const struct gov_cand *c, size_t nc,
 		     size_t ndrop, double cost, double allowed);

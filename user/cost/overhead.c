@@ -26,6 +26,7 @@ struct overhead {
 	size_t cap;
 	uint64_t path_calls[PP_NPATHS];
 	double cost_ns;
+	double attach_ns, relink_ns;	/* overhead__add_wait() */
 	bool warned;
 	bool governed;		/* --max-overhead drops functions: no advice to */
 	int pid;		/* the target named in the messages, 0: none (-a) */
@@ -205,6 +206,14 @@ void overhead__add_cost(struct overhead *ov, double ns)
 	ov->cost_ns += ns;
 }
 
+void overhead__add_wait(struct overhead *ov, double attach_ns, double relink_ns)
+{
+	if (!ov)
+		return;
+	ov->attach_ns += attach_ns;
+	ov->relink_ns += relink_ns;
+}
+
 double overhead__call_cost(const struct overhead *ov, const struct bp_func *f)
 {
 	/* an entry-only function (Go) pays the entry probe only: about half */
@@ -286,9 +295,20 @@ const char *overhead__target_name(const struct overhead *ov)
  * "the probes made make (and 41 other processes) about 58x slower": the
  * slowdown as the user feels it, 1 + probe time / the time without them.
  */
+/*
+ * The slowdown with the waits counted: the targets took their CPU time plus
+ * the waits, against their CPU time less the probes' untraced.
+ */
+static double factor_all(const struct overhead *ov, double base)
+{
+	double wait = ov->attach_ns + ov->relink_ns;
+
+	return overhead__factor(ov->cost_ns + wait, base + wait);
+}
+
 static void what_slower(const struct overhead *ov, double base, char *buf, size_t len)
 {
-	double x = 1 + overhead__factor(ov->cost_ns, base);
+	double x = 1 + factor_all(ov, base);
 	size_t others = ov->nproc > 1 ? ov->nproc - 1 : 0;
 	char more[64] = "";
 
@@ -469,11 +489,17 @@ void overhead__summary(struct overhead *ov, uint64_t duration)
 	if (!ov->warned && !ov->governed && ov->cost_ns * 2 >= base) {
 		ov->warned = true;
 		advise(ov, duration, base, "slow probes:");
-	} else if (f >= 0.1) {
+	} else if (f >= 0.1 || factor_all(ov, base) >= 0.1) {
+		char waits[192] = "";
+
+		if (ov->attach_ns + ov->relink_ns > 0)
+			snprintf(waits, sizeof(waits), ", plus %.3g s attaching probes while new "
+				 "images were held at exec and %.3g s re-linking groups for drops",
+				 ov->attach_ns / 1e9, ov->relink_ns / 1e9);
 		what_slower(ov, base, slower, sizeof(slower));
-		p_info("%s (estimate: %.3g s of probe time in %.3g s of %s time; calls x the probe "
+		p_info("%s (estimate: %.3g s of probe time in %.3g s of %s time%s; calls x the probe "
 		       "cost measured here)%s", slower, ov->cost_ns / 1e9, base / 1e9,
-		       ov->cpu_ns ? "CPU" : "elapsed",
+		       ov->cpu_ns ? "CPU" : "elapsed", waits,
 		       !ov->governed && f >= 1 ? "; --max-overhead 100 would keep it under 2x" : "");
 	} else {
 		return;

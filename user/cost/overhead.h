@@ -87,6 +87,13 @@ double overhead__inside_cost(const struct overhead *ov, const struct bp_func *f)
 double overhead__path_cost(const struct overhead *ov, enum probe_path_kind k);
 /* Probe time spent without a recorded call (hits filtered in BPF), into the estimate. */
 void overhead__add_cost(struct overhead *ov, double ns);
+/*
+ * Time the traced processes waited for bpfprof besides the probes, into the
+ * summary's estimate: attaching the probes of an image while its process is
+ * held at exec (attach_ns), re-linking groups for drops (relink_ns: the
+ * kernel writes breakpoints into every process mapping the file).
+ */
+void overhead__add_wait(struct overhead *ov, double attach_ns, double relink_ns);
 /* The traced processes' CPU time since the recording began (read now), 0 without a target. */
 uint64_t overhead__cpu_ns(struct overhead *ov);
 /*

@@ -6,7 +6,10 @@
  * is safe from there: a SIGCONT and a map update, or a call to the keeper
  * (its socket is locked).
  */
+#include <time.h>
 #include "internal.h"
+#include "cost/overhead.h"
+#include "base/util.h"
 #include "base/watchdog.h"
 
 static void let_go(void *ctx)
@@ -22,12 +25,15 @@ static void let_go(void *ctx)
 void capture_hold_begin(struct capture *c, struct capture_hold *h, pid_t pid, uint32_t stopped,
 			bool exec)
 {
-	*h = (struct capture_hold){ .tr = c->tr, .pid = pid, .stopped = stopped, .exec = exec };
+	*h = (struct capture_hold){ .tr = c->tr, .pid = pid, .stopped = stopped, .exec = exec,
+				    .ov = c->ovh, .t0 = now_ns(CLOCK_MONOTONIC) };
 	h->w = watchdog__start(HOLD_LIMIT_MS, let_go, h);
 }
 
 void capture_hold_end(struct capture_hold *h, const char *what)
 {
+	/* the process waited this long for its symbols and probes: part of the estimate */
+	overhead__add_wait(h->ov, (double)(now_ns(CLOCK_MONOTONIC) - h->t0), 0);
 	if (!watchdog__end(h->w)) {
 		let_go(h);
 		return;

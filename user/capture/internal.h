@@ -148,6 +148,8 @@ struct capture_hold {
 	uint32_t stopped;	/* BP_STOP_*; exec: how is looked up (tracer__resume_exec_pid) */
 	bool exec;
 	struct watchdog *w;
+	struct overhead *ov;	/* the hold's time goes into the estimate (overhead__add_wait) */
+	uint64_t t0;		/* CLOCK_MONOTONIC ns of its beginning */
 };
 void capture_hold_begin(struct capture *c, struct capture_hold *h, pid_t pid, uint32_t stopped,
 			bool exec);

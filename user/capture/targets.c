@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include "capture.h"
 #include "internal.h"
@@ -20,7 +19,6 @@
 #include "probes/trace.h"
 #include "cpython/cpython.h"
 #include "decode/hold.h"
-#include "cost/overhead.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "symbols/binfile.h"
@@ -206,12 +204,8 @@ void capture_attach_later(struct capture *c, const struct probe_set *ps, uint32_
 
 	for (i = 0; i < ps->nmods; i++) {
 		const struct probe_module *m = &ps->mods[i];
-		uint64_t t0 = now_ns(CLOCK_MONOTONIC);
 		int err = c->gov ? governor__attach_module(c->gov, m) :
 			  tracer__attach_module(c->tr, c->s, m);
-
-		/* the process waits at its exec (or dlopen) for this: part of the estimate */
-		overhead__add_wait(c->ovh, (double)(now_ns(CLOCK_MONOTONIC) - t0), 0);
 
 		/* --args: a string argument not paged in is read from its file */
 		if (!err && (c->o.args || c->o.deps))

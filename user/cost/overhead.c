@@ -493,8 +493,9 @@ void overhead__summary(struct overhead *ov, uint64_t duration)
 		char waits[192] = "";
 
 		if (ov->attach_ns + ov->relink_ns > 0)
-			snprintf(waits, sizeof(waits), ", plus %.3g s attaching probes while new "
-				 "images were held at exec and %.3g s re-linking groups for drops",
+			snprintf(waits, sizeof(waits), ", plus %.3g s of processes held at exec or "
+				 "dlopen for their symbols and probes and %.3g s re-linking groups for "
+				 "drops",
 				 ov->attach_ns / 1e9, ov->relink_ns / 1e9);
 		what_slower(ov, base, slower, sizeof(slower));
 		p_info("%s (estimate: %.3g s of probe time in %.3g s of %s time%s; calls x the probe "

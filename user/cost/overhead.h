@@ -89,8 +89,8 @@ double overhead__path_cost(const struct overhead *ov, enum probe_path_kind k);
 void overhead__add_cost(struct overhead *ov, double ns);
 /*
  * Time the traced processes waited for bpfprof besides the probes, into the
- * summary's estimate: attaching the probes of an image while its process is
- * held at exec (attach_ns), re-linking groups for drops (relink_ns: the
+ * summary's estimate: a process held at exec or dlopen while its image's
+ * symbols are read and its probes attached (attach_ns), re-linking groups for drops (relink_ns: the
  * kernel writes breakpoints into every process mapping the file).
  */
 void overhead__add_wait(struct overhead *ov, double attach_ns, double relink_ns);

@@ -347,6 +347,35 @@ static void test_state_shift(void **state)
 }
 
 /*
+ * A calibration dearer than the process (L 1500, G 2500 for its L 1000,
+ * G 2000): before 16 intervals of a kind its figure is the calibration's,
+ * held to the process's own intervals of that kind so far (each is the
+ * probe cost and some code, never less).  The second parent of ten empty
+ * children, with 9 G and 10 L intervals seen, reads like the twentieth
+ * (with the calibration alone: 9.5 us less, at the floor).
+ */
+static void test_prior_held(void **state)
+{
+	struct comp_costs cc = { .total_ns = { 4000, 4000 }, .inside_ns = { 1500, 1500 },
+				 .exit_ns = 600, .path = path_of, .adapt = true };
+	struct two tw;
+	uint64_t t = 1000000;
+	size_t i;
+
+	npdur = 0;
+	two_funcs(&tw, &cc, 0, parent_sink);
+	for (i = 0; i < 20; i++)
+		t = empty_family(tw.d, t, 10, 1000, 2000, 600, 10000);
+	assert_int_equal(decoder__finish(tw.d), 0);
+	assert_int_equal(npdur, 20);
+	/* 5000 - (L + G - T), and 19 intervals at the 10 ns floor */
+	assert_true(pdur[19] >= 2790 && pdur[19] <= 2810);
+	for (i = 1; i < 20; i++)
+		assert_true(pdur[i] + 30 >= pdur[19] && pdur[i] <= pdur[19] + 30);
+	two_free(&tw);
+}
+
+/*
  * Batch flushes: the hit of a full batch's last record also sends the
  * batch, 500 ns after its timestamp here.  Forty parents of 10 empty
  * children (22 records each) come in full batches of 64 as the BPF side
@@ -429,6 +458,7 @@ int main(void)
 		cmocka_unit_test(test_stall),
 		cmocka_unit_test(test_batch_flush),
 		cmocka_unit_test(test_state_shift),
+		cmocka_unit_test(test_prior_held),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

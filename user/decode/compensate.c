@@ -18,7 +18,7 @@ enum { K_LEAF = 0, K_GAP = COMP_NATIVE, K_TAIL = 2 * COMP_NATIVE, K_FLUSH, K_N }
 struct comp_est {
 	float ring[COMP_FLUSH_WINDOW];	/* kinds: their last COMP_WINDOW; flushes: all */
 	uint32_t n;		/* seen so far */
-	double q;		/* the floor cluster's median (floor_cluster), once n >= COMP_MIN_SAMPLES */
+	double q;		/* the floor cluster's median (floor_cluster) of its last intervals */
 };
 
 /* A process: its intervals (shared by its threads). */
@@ -302,8 +302,6 @@ static void est_add(struct comp_est *e, uint64_t v)
 
 	e->ring[e->n % COMP_WINDOW] = (float)v;
 	e->n++;
-	if (e->n < COMP_MIN_SAMPLES)
-		return;
 	m = e->n < COMP_WINDOW ? e->n : COMP_WINDOW;
 	e->q = floor_cluster(e->ring, m);
 }
@@ -345,13 +343,20 @@ static double flush_cost(const struct compensator *k, const struct comp_proc *pr
 	return e->q < cap ? e->q : cap;
 }
 
-/* The figure of kind kind for process pr: its own once it has enough, else the calibration's. */
+/*
+ * The figure of kind kind for process pr: its own once it has enough, else
+ * the calibration's, held to the process's own intervals of the kind so far
+ * (an interval is its probe cost and some code, never less: a calibration
+ * dearer than the process's first intervals would take their work out).
+ */
 static double figure(const struct compensator *k, const struct comp_proc *pr, int kind, double prior)
 {
 	const struct comp_est *e = pr ? &pr->e[kind] : NULL;
 
-	if (!k->c.adapt || !e || e->n < COMP_MIN_SAMPLES)
+	if (!k->c.adapt || !e || !e->n)
 		return prior;
+	if (e->n < COMP_MIN_SAMPLES)
+		return e->q < prior ? e->q : prior;
 	return e->q < COMP_ADAPT_CAP * prior ? e->q : COMP_ADAPT_CAP * prior;
 }
 

@@ -92,7 +92,7 @@
  */
 #define COMP_STALL_MIN_NS	5000
 #define COMP_SHORT_NS		1000
-#define COMP_SHORT_KNOWN	16
+#define COMP_SHORT_KNOWN	8
 
 struct comp_costs {
 	double total_ns[COMP_NPATHS];

@@ -375,7 +375,7 @@ static void test_prior_held(void **state)
 	two_free(&tw);
 }
 
-/* Raw time on, with a stall of STALL_NS in the interval that reaches each STALL_EVERY ns of the rest. */
+/* Raw time on, with a stall of STALL_NS in the interval reaching each STALL_EVERY ns of the rest. */
 #define STALL_EVERY	15000
 #define STALL_NS	8000
 static uint64_t next_stall;

@@ -436,8 +436,8 @@ static void rate_add(struct comp_proc *pr, double d, bool stall)
  * figure and the place's usual excess (0 when not a stall); keeps b's score
  * and the process's stall rate.
  */
-static double stall_charge(struct compensator *k, struct comp_proc *pr, struct comp_body *b, double d,
-			   double fig)
+static double stall_charge(struct compensator *k, struct comp_proc *pr, struct comp_body *b,
+			   double d, double fig)
 {
 	double e = d - fig, lim = fig > COMP_STALL_MIN_NS ? fig : COMP_STALL_MIN_NS, c;
 	bool known = b && b->score >= COMP_SHORT_KNOWN;

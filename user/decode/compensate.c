@@ -18,7 +18,7 @@ enum { K_LEAF = 0, K_GAP = COMP_NATIVE, K_TAIL = 2 * COMP_NATIVE, K_FLUSH, K_N }
 struct comp_est {
 	float ring[COMP_FLUSH_WINDOW];	/* kinds: their last COMP_WINDOW; flushes: all */
 	uint32_t n;		/* seen so far */
-	double q;		/* the floor cluster's median (floor_cluster), once n >= COMP_MIN_SAMPLES */
+	double q;		/* the floor cluster's median (floor_cluster) of its last intervals */
 };
 
 /* A process: its intervals (shared by its threads). */
@@ -27,6 +27,8 @@ struct comp_proc {
 	uint32_t refs;		/* threads pointing here */
 	uint64_t seen;		/* intervals of all kinds */
 	struct comp_est e[K_N];
+	/* the stall rate where the code is known short (stall_penalty): raw ns there, stalls there */
+	double short_ns, short_stalls;
 };
 
 struct comp_thread {
@@ -47,10 +49,12 @@ struct comp_thread {
 enum { B_LEAF, B_GAP, B_TAIL, B_N };
 struct comp_body {
 	float usual;		/* the usual excess of its short intervals over their figure */
-	uint8_t score;		/* +1 short, -2 1-5 us over, -8 a stall; known from COMP_SHORT_KNOWN */
+	uint8_t score;		/* +1 short, -2 1-5 us over, -stall_penalty a stall; known from COMP_SHORT_KNOWN */
 };
 #define COMP_SHORT_MAX		64
-#define COMP_STALL_PENALTY	8
+#define COMP_STALL_PENALTY	8	/* at most: a place long more often than one in nine is not short */
+#define COMP_STALL_PENALTY_MIN	2	/* at least: nor one long more often than one in three */
+#define COMP_RATE_SPAN		4e6	/* raw ns at known-short places the stall rate is taken over */
 
 struct compensator {
 	const struct bp_session *s;
@@ -302,8 +306,6 @@ static void est_add(struct comp_est *e, uint64_t v)
 
 	e->ring[e->n % COMP_WINDOW] = (float)v;
 	e->n++;
-	if (e->n < COMP_MIN_SAMPLES)
-		return;
 	m = e->n < COMP_WINDOW ? e->n : COMP_WINDOW;
 	e->q = floor_cluster(e->ring, m);
 }
@@ -345,13 +347,20 @@ static double flush_cost(const struct compensator *k, const struct comp_proc *pr
 	return e->q < cap ? e->q : cap;
 }
 
-/* The figure of kind kind for process pr: its own once it has enough, else the calibration's. */
+/*
+ * The figure of kind kind for process pr: its own once it has enough, else
+ * the calibration's, held to the process's own intervals of the kind so far
+ * (an interval is its probe cost and some code, never less: a calibration
+ * dearer than the process's first intervals would take their work out).
+ */
 static double figure(const struct compensator *k, const struct comp_proc *pr, int kind, double prior)
 {
 	const struct comp_est *e = pr ? &pr->e[kind] : NULL;
 
-	if (!k->c.adapt || !e || e->n < COMP_MIN_SAMPLES)
+	if (!k->c.adapt || !e || !e->n)
 		return prior;
+	if (e->n < COMP_MIN_SAMPLES)
+		return e->q < prior ? e->q : prior;
 	return e->q < COMP_ADAPT_CAP * prior ? e->q : COMP_ADAPT_CAP * prior;
 }
 
@@ -390,28 +399,66 @@ static struct comp_body *body_of(struct compensator *k, uint32_t fid, unsigned c
 }
 
 /*
+ * What a stall costs a place's score: a place whose intervals are long more
+ * often than 1 / (penalty + 1) never gets known short.  The stalls come at
+ * a rate in time (those of the process at its known-short places, over
+ * their last ~COMP_RATE_SPAN raw ns): an interval of d ns holds one with
+ * probability ~rate x d, up to one in five or more here under load
+ * (10 us every ~45 us), so where that is over one in eighteen, a place may
+ * be long up to twice as often as stalls explain (COMP_STALL_PENALTY_MIN
+ * at most), and a body long in fewer of its calls reads its usual time.
+ */
+static unsigned stall_penalty(const struct comp_proc *pr, double d)
+{
+	double p2 = pr && pr->short_ns > 0 ? 2 * pr->short_stalls / pr->short_ns * d : 0, pen;
+
+	if (p2 * (COMP_STALL_PENALTY + 1) <= 1)
+		return COMP_STALL_PENALTY;
+	pen = 1 / p2 - 1;
+	return pen > COMP_STALL_PENALTY_MIN ? (unsigned)pen : COMP_STALL_PENALTY_MIN;
+}
+
+/* A known-short place's interval: d raw ns, of which a stall was taken out or not. */
+static void rate_add(struct comp_proc *pr, double d, bool stall)
+{
+	pr->short_ns += d;
+	pr->short_stalls += stall;
+	if (pr->short_ns > COMP_RATE_SPAN) {
+		pr->short_ns /= 2;
+		pr->short_stalls /= 2;
+	}
+}
+
+/*
  * A stall in the probes (compensate.h): an interval d of figure fig at a
  * place b whose code is known short, more than max(COMP_STALL_MIN_NS, fig)
  * over the figure.  Returns the ns to charge to the second hit: d less the
- * figure and the place's usual excess (0 when not a stall); keeps b's score.
+ * figure and the place's usual excess (0 when not a stall); keeps b's score
+ * and the process's stall rate.
  */
-static double stall_charge(struct compensator *k, struct comp_body *b, double d, double fig)
+static double stall_charge(struct compensator *k, struct comp_proc *pr, struct comp_body *b,
+			   double d, double fig)
 {
 	double e = d - fig, lim = fig > COMP_STALL_MIN_NS ? fig : COMP_STALL_MIN_NS, c;
+	bool known = b && b->score >= COMP_SHORT_KNOWN;
+	unsigned pen;
 
 	if (!b)
 		return 0;
 	if (e > lim) {
-		if (b->score < COMP_SHORT_KNOWN) {
-			b->score = 0;	/* a long body, or a stall before it was known: its own */
+		/* a long body, or a stall before the place was known: its own */
+		pen = stall_penalty(pr, fig + b->usual);
+		b->score = b->score > pen ? b->score - pen : 0;
+		if (!known)
 			return 0;
-		}
-		b->score = b->score > COMP_STALL_PENALTY ? b->score - COMP_STALL_PENALTY : 0;
 		c = e - b->usual;
+		rate_add(pr, d - c, true);
 		k->stalls++;
 		k->stall_ns += c;
 		return c;
 	}
+	if (known)
+		rate_add(pr, d, false);
 	if (e > COMP_SHORT_NS) {
 		b->score = b->score > 2 ? b->score - 2 : 0;	/* some work there, or a dearer stretch */
 		return 0;
@@ -451,7 +498,7 @@ static uint64_t native(struct compensator *k, const struct bp_rec_call *call, ui
 		} else if (kind >= 0) {
 			est_add(&t->proc->e[kind], d);
 			t->proc->seen++;
-			st = stall_charge(k, body_of(k, call->func_id, kind == K_TAIL ? B_TAIL :
+			st = stall_charge(k, t->proc, body_of(k, call->func_id, kind == K_TAIL ? B_TAIL :
 						     kind >= K_GAP ? B_GAP : B_LEAF), (double)d, fig);
 		}
 	}

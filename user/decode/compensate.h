@@ -54,8 +54,10 @@
  * its figure (COMP_STALL_MIN_NS) is taken as a stall in the probes: its
  * excess over the figure and the place's usual short excess is charged to
  * the second hit.  A place whose code is sometimes long (more often than
- * about one interval in nine) stops being known short; a rarer long body
- * there would be taken for a stall: see README, compensation.
+ * about one interval in nine; where stalls are frequent, than twice the
+ * share of its intervals the process's stall rate at its known-short
+ * places explains, at most one in three) stops being known short; a rarer
+ * long body there would be taken for a stall: see docs/probe-cost.md.
  */
 #ifndef BPFPROF_COMPENSATE_H
 #define BPFPROF_COMPENSATE_H
@@ -85,11 +87,12 @@
  * max(COMP_STALL_MIN_NS, its figure) over its figure, where the code
  * between its two events is known short: at least COMP_SHORT_KNOWN net
  * intervals of that place within COMP_SHORT_NS of the figure (+1 each, -2
- * one up to the stall's limit over it, -8 a stall, up to 64).
+ * one up to the stall's limit over it, -2 to -8 a stall by the stall
+ * rate: stall_penalty, up to 64).
  */
 #define COMP_STALL_MIN_NS	5000
 #define COMP_SHORT_NS		1000
-#define COMP_SHORT_KNOWN	16
+#define COMP_SHORT_KNOWN	8
 
 struct comp_costs {
 	double total_ns[COMP_NPATHS];

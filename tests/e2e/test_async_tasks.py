@@ -14,39 +14,25 @@ waits.  No timing is asserted.
 
 import collections
 import json
-import os
 import re
 
 import pytest
 
 import perfetto_util
-from conftest import REPO, run_bpfprof
+from conftest import DEBIAN_PYTHON as PYTHON, REPO, record_python, run_bpfprof
 
-PYTHON = "/usr/bin/python3.11"
-SCRIPT = str(REPO / "tests" / "progs" / "py" / "asynctasks.py")
 K = {"worker-a": 2, "worker-b": 3, "worker-c": 4}
 OWN = ("main", "worker", "child", "victim", "thrower")	# the script's task coroutines
 
 
-@pytest.fixture(autouse=True)
-def _python():
-    if not os.access(PYTHON, os.X_OK):
-        pytest.skip("%s missing (Debian python3.11)" % PYTHON)
+pytestmark = pytest.mark.usefixtures("need_debian_python")
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tasks")
-    arch, js, pf = d / "a.bpfprof", d / "a.json", d / "a.pftrace"
-    r = run_bpfprof(["record", "-o", str(arch), "--", PYTHON, SCRIPT])
-    assert r.returncode == 0, r.stderr
+    r = record_python(tmp_path_factory, "asynctasks.py", pftrace=True)
     seen = json.loads([ln for ln in r.stdout.splitlines() if ln.startswith("{")][-1])
-    for out in (js, pf):
-        c = run_bpfprof(["convert", "-o", str(out), str(arch)])
-        assert c.returncode == 0, c.stderr
-    with open(js) as f:
-        trace = json.load(f)
-    return arch, trace, seen, pf
+    return r.arch, r.trace, seen, r.pf
 
 
 def own_tasks(trace):

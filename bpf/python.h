@@ -62,7 +62,8 @@ struct bp_py_cfg {
 	__u32 handle_callback;		/* asyncio.events.Handle's _callback slot */
 	__u32 task_coro;		/* _asyncio TaskObj.task_coro */
 	__u32 task_name;		/* .task_name */
-	__u32 pad_async;
+	__u32 fut_callback0;		/* _asyncio FutureObj.fut_callback0 (a Task's too) */
+	__u32 task_fut_waiter;		/* TaskObj.task_fut_waiter */
 };
 
 /*

@@ -49,6 +49,7 @@ static const struct py_version versions[] = {
 		.frame_localsplus = 72, .gen_iframe = 80,
 		/* asyncio's, not in the headers: checked by tests/e2e/test_async_tasks.py */
 		.handle_callback = 24, .task_coro = 136, .task_name = 144,
+		.fut_callback0 = 24, .task_fut_waiter = 128,
 	} },
 };
 

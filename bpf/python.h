@@ -64,6 +64,9 @@ struct bp_py_cfg {
 	__u32 task_name;		/* .task_name */
 	__u32 fut_callback0;		/* _asyncio FutureObj.fut_callback0 (a Task's too) */
 	__u32 task_fut_waiter;		/* TaskObj.task_fut_waiter */
+	/* trio (0: not read): its Task's slots (a Python class: sorted slot names) */
+	__u32 trio_task_coro;		/* trio._core._run.Task.coro */
+	__u32 trio_task_name;		/* .name */
 };
 
 /*

@@ -178,20 +178,54 @@ static __always_inline __u64 awaiter_of(const struct bp_py_cfg *c, __u64 task)
 	return waiter;
 }
 
+#define TRIO_LOCALS	32
+
+/*
+ * The trio Task whose coroutine starts in `frame`, when the caller frame
+ * `previous` is a plain generator's (trio's unrolled_run, which steps each
+ * task as task.context.run(task.coro.send, ...)): the first of its first
+ * TRIO_LOCALS locals whose `coro` slot is this very coroutine (the local
+ * `task`).  0 when not.
+ */
+static __always_inline __u64 trio_task_of(const struct bp_py_cfg *c, __u64 frame, __u64 previous)
+{
+	__u64 coro = frame - c->gen_iframe, code, t;
+	__u32 flags = 0, i;
+	__u8 owner = 0;
+
+	if (!c->trio_task_coro || !previous)
+		return 0;
+	bpf_probe_read_user(&owner, 1, (void *)(frame + c->frame_owner));
+	if (owner != c->owned_by_generator)
+		return 0;
+	bpf_probe_read_user(&owner, 1, (void *)(previous + c->frame_owner));
+	code = rd64(previous + c->frame_code);
+	if (owner != c->owned_by_generator || !code ||
+	    bpf_probe_read_user(&flags, sizeof(flags), (void *)(code + c->code_flags)) ||
+	    (flags & 0x3a0) != 0x20)	/* CO_GENERATOR, not a coroutine or async generator */
+		return 0;
+	for (i = 0; i < TRIO_LOCALS; i++) {
+		t = rd64(previous + c->frame_localsplus + 8 * i);
+		if (t && rd64(t + c->trio_task_coro) == coro)
+			return t;
+	}
+	return 0;
+}
+
 /*
  * Names the Task `task` (BP_REC_PYTASK): at its first step (`first`: a new
  * Task may have an old one's address, and its name an old name's), and
  * again when its name object changed (set_name).
  */
 static __always_inline void name_task(const struct bp_py_cfg *c, __u32 tgid, __u64 id,
-				      __u64 task, bool first)
+				      __u64 task, __u32 name_off, bool first)
 {
 	struct code_key key = { .tgid = tgid, .code = task };
 	struct bp_rec_pytask *r;
 	__u64 name, *seen;
 	__u32 cpu;
 
-	name = rd64(task + c->task_name);
+	name = rd64(task + name_off);
 	seen = bpf_map_lookup_elem(&py_tasks, &key);
 	if (seen && *seen == name && !first)
 		return;
@@ -209,14 +243,19 @@ static __always_inline void name_task(const struct bp_py_cfg *c, __u32 tgid, __u
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
-/* task_of(), named (name_task()). */
+/* task_of(), or at a coroutine's first start trio_task_of(); named (name_task()). */
 static __always_inline __u64 find_task(const struct bp_py_cfg *c, __u32 tgid, __u64 id,
 				       __u64 frame, __u64 previous, bool first)
 {
 	__u64 task = task_of(c, frame, previous);
 
-	if (task)
-		name_task(c, tgid, id, task, first);
+	if (task) {
+		name_task(c, tgid, id, task, c->task_name, first);
+	} else if (first) {
+		task = trio_task_of(c, frame, previous);
+		if (task)
+			name_task(c, tgid, id, task, c->trio_task_name, true);
+	}
 	return task;
 }
 

@@ -88,13 +88,13 @@ static __always_inline void py_stack_emit(__u64 pid_tgid, __u32 cpu)
 	}
 	task = r->task;
 	if (task)
-		name_task(&p->off, tgid, pid_tgid, task, false);
+		name_task(&p->off, tgid, pid_tgid, task, p->off.task_name, false);
 	for (i = 0; i < BP_PY_MAX_AWAITERS; i++) {
 		task = awaiter_of(&p->off, task);
 		r->awaited_by[i] = task;
 		if (!task)
 			break;
-		name_task(&p->off, tgid, pid_tgid, task, false);
+		name_task(&p->off, tgid, pid_tgid, task, p->off.task_name, false);
 	}
 	rec_hdr(&r->h, BP_REC_PYSTACK, frame && n == BP_PY_MAX_FRAMES ? BP_PYSTACK_CUT : 0, cpu,
 		pid_tgid);

@@ -50,6 +50,8 @@ static const struct py_version versions[] = {
 		/* asyncio's, not in the headers: checked by tests/e2e/test_async_tasks.py */
 		.handle_callback = 24, .task_coro = 136, .task_name = 144,
 		.fut_callback0 = 24, .task_fut_waiter = 128,
+		/* trio 0.22's Task (Debian 12), checked by tests/e2e/test_trio.py */
+		.trio_task_coro = 112, .trio_task_name = 128,
 	} },
 };
 

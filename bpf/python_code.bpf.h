@@ -187,22 +187,29 @@ static __always_inline __u64 awaiter_of(const struct bp_py_cfg *c, __u64 task)
  * TRIO_LOCALS locals whose `coro` slot is this very coroutine (the local
  * `task`).  0 when not.
  */
+/* Is `frame` a plain generator's (CO_GENERATOR, not a coroutine or async generator)? */
+static __always_inline bool is_plain_gen(const struct bp_py_cfg *c, __u64 frame)
+{
+	__u64 code = rd64(frame + c->frame_code);
+	__u32 flags = 0;
+	__u8 owner = 0;
+
+	bpf_probe_read_user(&owner, 1, (void *)(frame + c->frame_owner));
+	return owner == c->owned_by_generator && code &&
+	       !bpf_probe_read_user(&flags, sizeof(flags), (void *)(code + c->code_flags)) &&
+	       (flags & 0x3a0) == 0x20;
+}
+
 static __always_inline __u64 trio_task_of(const struct bp_py_cfg *c, __u64 frame, __u64 previous)
 {
-	__u64 coro = frame - c->gen_iframe, code, t;
-	__u32 flags = 0, i;
+	__u64 coro = frame - c->gen_iframe, t;
 	__u8 owner = 0;
+	__u32 i;
 
 	if (!c->trio_task_coro || !previous)
 		return 0;
 	bpf_probe_read_user(&owner, 1, (void *)(frame + c->frame_owner));
-	if (owner != c->owned_by_generator)
-		return 0;
-	bpf_probe_read_user(&owner, 1, (void *)(previous + c->frame_owner));
-	code = rd64(previous + c->frame_code);
-	if (owner != c->owned_by_generator || !code ||
-	    bpf_probe_read_user(&flags, sizeof(flags), (void *)(code + c->code_flags)) ||
-	    (flags & 0x3a0) != 0x20)	/* CO_GENERATOR, not a coroutine or async generator */
+	if (owner != c->owned_by_generator || !is_plain_gen(c, previous))
 		return 0;
 	for (i = 0; i < TRIO_LOCALS; i++) {
 		t = rd64(previous + c->frame_localsplus + 8 * i);

@@ -436,7 +436,8 @@ struct bp_rec_pycode {
  * just before that thread's BP_REC_SAMPLE/USTACK (cpu sample or off-cpu
  * start): code object addresses, with bit 0 set on a frame that is the
  * first of its interpreter loop's C activation (is_entry): each group of
- * frames ending at one runs in one native _PyEval_EvalFrameDefault frame.
+ * frames ending at one runs in one native _PyEval_EvalFrameDefault frame;
+ * bits 0 and 1 set: that activation's entry shim (3.12), not Python code.
  */
 #define BP_PY_MAX_FRAMES	64
 #define BP_PYSTACK_CUT		0x1	/* h.flags: more frames than BP_PY_MAX_FRAMES */

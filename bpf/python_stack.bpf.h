@@ -67,7 +67,9 @@ static __always_inline void py_stack_emit(__u64 pid_tgid, __u32 cpu)
 			break;
 		bpf_probe_read_user(&entry, 1, (void *)(frame + p->off.frame_is_entry));
 		name_code(&p->off, tgid, pid_tgid, code);
-		r->frames[i & (BP_PY_MAX_FRAMES - 1)] = code | (entry ? 1 : 0);
+		r->frames[i & (BP_PY_MAX_FRAMES - 1)] =
+			code | (entry != (p->off.entry_mark ? p->off.entry_mark : 1) ? 0 :
+				p->off.entry_shim ? 3 : 1);
 		n = i + 1;
 		/*
 		 * The running Task: the outermost coroutine of the innermost

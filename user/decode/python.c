@@ -655,7 +655,9 @@ uint32_t dec_py_splice(struct decoder *d, struct tstate *t, uint32_t pid, uint32
 			continue;
 		}
 		do {
-			out[m++] = sampled_code(d, pid, py->frames[g] & ~1ull);
+			if ((py->frames[g] & 3) == 3)
+				continue;	/* an entry shim ends the group, shows nothing */
+			out[m++] = sampled_code(d, pid, py->frames[g] & ~3ull);
 			if (py->task && g == py->task_at)	/* its task, the awaiting ones */
 				m += dec_pytask_frames(d, pid, py->task, py->awaited_by,
 						       out + m, SPLICE_MAX + BP_PY_MAX_FRAMES - m);

@@ -241,6 +241,8 @@ static void test_tally(void **state)
 	assert_int_equal(t.max_wall, 100);
 	assert_int_equal(t.raised, 1);
 	assert_int_equal(t.open, 1);
+}
+
 static enum coro_slice feed_in(struct coro_joiner *j, uint64_t id, uint64_t parent, uint32_t func,
 			       uint64_t b, uint64_t e, uint32_t flags, struct coro_span *sp)
 {

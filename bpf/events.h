@@ -436,15 +436,21 @@ struct bp_rec_pycode {
  * just before that thread's BP_REC_SAMPLE/USTACK (cpu sample or off-cpu
  * start): code object addresses, with bit 0 set on a frame that is the
  * first of its interpreter loop's C activation (is_entry): each group of
- * frames ending at one runs in one native _PyEval_EvalFrameDefault frame.
+ * frames ending at one runs in one native _PyEval_EvalFrameDefault frame;
+ * bits 0 and 1 set: that activation's entry shim (3.12), not Python code.
  */
 #define BP_PY_MAX_FRAMES	64
 #define BP_PYSTACK_CUT		0x1	/* h.flags: more frames than BP_PY_MAX_FRAMES */
 
+#define BP_PY_MAX_AWAITERS	4
+
 struct bp_rec_pystack {
 	struct bp_rec_hdr h;
 	__u32 n;
-	__u32 pad;
+	__u32 task_at;		/* frames[task_at]: the outermost coroutine of `task` */
+	__u64 task;		/* the asyncio Task running (0: none found); named by a BP_REC_PYTASK */
+	/* the Tasks awaiting it, innermost first (0-terminated): task's wakeup is awaited_by[0]'s */
+	__u64 awaited_by[BP_PY_MAX_AWAITERS];
 	__u64 frames[BP_PY_MAX_FRAMES];
 };
 

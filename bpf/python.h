@@ -62,7 +62,20 @@ struct bp_py_cfg {
 	__u32 handle_callback;		/* asyncio.events.Handle's _callback slot */
 	__u32 task_coro;		/* _asyncio TaskObj.task_coro */
 	__u32 task_name;		/* .task_name */
-	__u32 pad_async;
+	__u32 fut_callback0;		/* _asyncio FutureObj.fut_callback0 (a Task's too) */
+	__u32 task_fut_waiter;		/* TaskObj.task_fut_waiter */
+	/* trio (0: not read): its Task's slots (a Python class: sorted slot names) */
+	__u32 trio_task_coro;		/* trio._core._run.Task.coro */
+	__u32 trio_task_name;		/* .name */
+	/*
+	 * Sampled stacks: the byte at frame_is_entry equal to entry_mark (0:
+	 * 1) marks the first frame of a C activation (3.11: is_entry == 1);
+	 * with entry_shim, that frame is the activation's entry shim (3.12:
+	 * owner == FRAME_OWNED_BY_CSTACK), not Python code: sent flagged 2.
+	 */
+	__u8 entry_mark, entry_shim;
+	__u16 pad_entry;
+	__u32 samples_only;		/* no exact calls for this version (3.12) */
 };
 
 /*

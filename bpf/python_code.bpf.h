@@ -134,18 +134,12 @@ struct {
  * caller frame `previous` is asyncio's Handle._run (its self, a Handle, has
  * as _callback the Task's step wrapper (task at +16) or its wakeup method
  * (m_self at +24)); trusted only if the Task's task_coro is this very
- * coroutine, so a wrong guess reads nothing.  Names it (BP_REC_PYTASK) at
- * its first step (a new Task may have an old one's address, and its name
- * an old name's), and again when its name object changed (set_name).
+ * coroutine, so a wrong guess reads nothing.  0 when not.
  */
-static __always_inline __u64 find_task(const struct bp_py_cfg *c, __u32 tgid, __u64 id,
-				       __u64 frame, __u64 previous, bool first)
+static __always_inline __u64 task_of(const struct bp_py_cfg *c, __u64 frame, __u64 previous)
 {
-	struct code_key key = { .tgid = tgid };
-	__u64 cb, coro, task, name, *seen;
-	struct bp_rec_pytask *r;
+	__u64 cb, coro, task;
 	__u8 owner = 0;
-	__u32 cpu;
 
 	if (!c->task_coro || !previous)
 		return 0;
@@ -162,16 +156,91 @@ static __always_inline __u64 find_task(const struct bp_py_cfg *c, __u32 tgid, __
 		if (!task || rd64(task + c->task_coro) != coro)
 			return 0;
 	}
-	name = rd64(task + c->task_name);
-	key.code = task;
+	return task;
+}
+
+/*
+ * The Task awaiting `task` (`await task` in its coroutine): the first done
+ * callback of `task` is that Task's wakeup method (m_self at +24), and that
+ * Task waits on `task` (task_fut_waiter); 0 when not (a gather, a TaskGroup,
+ * a callback added by other code, nothing).
+ */
+static __always_inline __u64 awaiter_of(const struct bp_py_cfg *c, __u64 task)
+{
+	__u64 cb, waiter;
+
+	if (!c->fut_callback0 || !c->task_fut_waiter || !task)
+		return 0;
+	cb = rd64(task + c->fut_callback0);
+	waiter = cb ? rd64(cb + 24) : 0;
+	if (!waiter || rd64(waiter + c->task_fut_waiter) != task)
+		return 0;
+	return waiter;
+}
+
+#define TRIO_LOCALS	32
+
+/*
+ * The trio Task whose coroutine starts in `frame`, when the caller frame
+ * `previous` is a plain generator's (trio's unrolled_run, which steps each
+ * task as task.context.run(task.coro.send, ...)): the first of its first
+ * TRIO_LOCALS locals whose `coro` slot is this very coroutine (the local
+ * `task`).  0 when not.
+ */
+/* Is `frame` a plain generator's (CO_GENERATOR, not a coroutine or async generator)? */
+static __always_inline bool is_plain_gen(const struct bp_py_cfg *c, __u64 frame)
+{
+	__u64 code = rd64(frame + c->frame_code);
+	__u32 flags = 0;
+	__u8 owner = 0;
+
+	bpf_probe_read_user(&owner, 1, (void *)(frame + c->frame_owner));
+	return owner == c->owned_by_generator && code &&
+	       !bpf_probe_read_user(&flags, sizeof(flags), (void *)(code + c->code_flags)) &&
+	       (flags & 0x3a0) == 0x20;
+}
+
+static __always_inline __u64 trio_task_of(const struct bp_py_cfg *c, __u64 frame, __u64 previous)
+{
+	__u64 coro = frame - c->gen_iframe, t;
+	__u8 owner = 0;
+	__u32 i;
+
+	if (!c->trio_task_coro || !previous)
+		return 0;
+	bpf_probe_read_user(&owner, 1, (void *)(frame + c->frame_owner));
+	if (owner != c->owned_by_generator || !is_plain_gen(c, previous))
+		return 0;
+	for (i = 0; i < TRIO_LOCALS; i++) {
+		t = rd64(previous + c->frame_localsplus + 8 * i);
+		if (t && rd64(t + c->trio_task_coro) == coro)
+			return t;
+	}
+	return 0;
+}
+
+/*
+ * Names the Task `task` (BP_REC_PYTASK): at its first step (`first`: a new
+ * Task may have an old one's address, and its name an old name's), and
+ * again when its name object changed (set_name).
+ */
+static __always_inline void name_task(const struct bp_py_cfg *c, __u32 tgid, __u64 id,
+				      __u64 task, __u32 name_off, bool first)
+{
+	struct code_key key = { .tgid = tgid, .code = task };
+	struct bp_rec_pytask *r;
+	__u64 name, *seen;
+	__u32 cpu;
+
+	name = rd64(task + name_off);
 	seen = bpf_map_lookup_elem(&py_tasks, &key);
 	if (seen && *seen == name && !first)
-		return task;
+		return;
 	cpu = bpf_get_smp_processor_id();
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
 		count_lost(cpu);
-		return task;
+		return;
 	}
 	rec_hdr(&r->h, BP_REC_PYTASK, 0, cpu, id);
 	r->task = task;
@@ -179,6 +248,21 @@ static __always_inline __u64 find_task(const struct bp_py_cfg *c, __u32 tgid, __
 	r->bad = read_str(c, name, r->name, BP_PY_NAME_LEN, &r->name_len, &r->name_kind) ? 1 : 0;
 	bpf_map_update_elem(&py_tasks, &key, &name, BPF_ANY);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/* task_of(), or at a coroutine's first start trio_task_of(); named (name_task()). */
+static __always_inline __u64 find_task(const struct bp_py_cfg *c, __u32 tgid, __u64 id,
+				       __u64 frame, __u64 previous, bool first)
+{
+	__u64 task = task_of(c, frame, previous);
+
+	if (task) {
+		name_task(c, tgid, id, task, c->task_name, first);
+	} else if (first) {
+		task = trio_task_of(c, frame, previous);
+		if (task)
+			name_task(c, tgid, id, task, c->trio_task_name, true);
+	}
 	return task;
 }
 

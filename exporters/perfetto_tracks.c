@@ -144,6 +144,34 @@ void pf_write_loss(struct exporter *e, const struct bp_session *s, const struct 
 	pf_ev_write(e, l, lo->ts);
 }
 
+/*
+ * A sampled stack's asyncio task (its innermost "[task NAME]" marker) as the
+ * annotation `task`, the tasks awaiting it as `awaited_by` ("A <- B": A
+ * awaits it, B awaits A).
+ */
+static void sample_task(struct perfetto_priv *pr, struct pf_lane *l, const struct bp_session *s,
+			const uint32_t *funcs, size_t n)
+{
+	char task[128] = "", by[512] = "";
+	const char *name;
+	size_t i, len, o = 0;
+	bool aw;
+
+	for (i = n; i-- > 0;) {
+		len = session__task_marker(s, funcs[i], &name, &aw);
+		if (!len || aw != !!task[0])
+			continue;
+		if (!aw)
+			snprintf(task, sizeof(task), "%.*s", (int)len, name);
+		else if (o < sizeof(by))
+			o += snprintf(by + o, sizeof(by) - o, "%s%.*s", o ? " <- " : "", (int)len, name);
+	}
+	if (task[0])
+		pf_an_str(pr, l, AN_TASK, task);
+	if (by[0])
+		pf_an_str(pr, l, AN_AWAITED_BY, by);
+}
+
 void pf_write_sample(struct exporter *e, const struct bp_session *s, const struct bp_sample *sm)
 {
 	struct perfetto_priv *pr = e->priv;
@@ -180,6 +208,7 @@ void pf_write_sample(struct exporter *e, const struct bp_session *s, const struc
 		pf_te_func_name(pr, l, s, funcs[i - 1]);
 	}
 	pf_an_int(pr, l, AN_WEIGHT, (int64_t)sm->weight);
+	sample_task(pr, l, s, funcs, n);
 	if (sm->flags & BP_SAMPLE_F_TRUNCATED)
 		pf_an_bool(pr, l, AN_TRUNCATED);
 	/* the stack, outermost first, as folded-stack text */

@@ -60,6 +60,10 @@ enum {
 
 	SAMPLE_LOCATION_ID = 1,
 	SAMPLE_VALUE = 2,
+	SAMPLE_LABEL = 3,
+
+	LABEL_KEY = 1,
+	LABEL_STR = 2,
 
 	MAPPING_ID = 1,
 	MAPPING_FILENAME = 5,
@@ -119,6 +123,7 @@ struct enc {
 	z_stream z;
 	bool z_ready;
 	struct pb_buf msg, sub;	/* the top-level field being built, and a nested one */
+	struct pb_buf lab;	/* a sample's label */
 	struct strtab st;
 	uint64_t *locs;		/* PATH_MAX_STACK location ids of one sample */
 	uint32_t *funcs;	/* PATH_MAX_STACK functions of one sample */
@@ -177,6 +182,47 @@ static int64_t intern_own(struct enc *x, char *str)
 	x->owned = xrealloc(x->owned, (x->nowned + 1) * sizeof(*x->owned));
 	x->owned[x->nowned++] = str;
 	return intern(&x->st, str);
+}
+
+/* intern() of a copy of s[0..n): kept until the end when new, else freed at once. */
+static int64_t intern_copy(struct enc *x, const char *s, size_t n)
+{
+	char *str = xmalloc(n + 1);
+	int64_t i;
+
+	memcpy(str, s, n);
+	str[n] = 0;
+	i = intern(&x->st, str);
+	if (x->st.v[i] != str) {
+		free(str);
+		return i;
+	}
+	x->owned = xrealloc(x->owned, (x->nowned + 1) * sizeof(*x->owned));
+	x->owned[x->nowned++] = str;
+	return i;
+}
+
+/*
+ * A sampled stack's asyncio task as labels: `task` (its innermost "[task
+ * NAME]" marker frame) and one `awaited_by` per "[awaited by NAME]" outside
+ * it, innermost first.
+ */
+static void task_labels(struct enc *x, size_t n)
+{
+	const char *name;
+	bool by, in = false;
+	size_t i, len;
+
+	for (i = n; i-- > 0;) {
+		len = session__task_marker(x->s, x->funcs[i], &name, &by);
+		if (!len || by != in)
+			continue;
+		pb_reset(&x->lab);
+		pb_uint(&x->lab, LABEL_KEY, intern(&x->st, by ? "awaited_by" : "task"));
+		pb_uint(&x->lab, LABEL_STR, intern_copy(x, name, len));
+		pb_msg(&x->sub, SAMPLE_LABEL, &x->lab);
+		in = true;
+	}
 }
 
 static int pprof_event(struct exporter *e, const struct bp_session *s, const struct bp_event *ev)
@@ -262,6 +308,7 @@ static int emit_sample(void *ctx, const struct path_sample *ps)
 	pb_reset(&x->sub);
 	pb_packed(&x->sub, SAMPLE_LOCATION_ID, x->locs, nloc);
 	pb_packed(&x->sub, SAMPLE_VALUE, values, NVALUES);
+	task_labels(x, n);
 	pb_msg(&x->msg, PROFILE_SAMPLE, &x->sub);
 	return emit(x);
 }
@@ -479,6 +526,7 @@ cleanup:
 		deflateEnd(&x->z);
 	pb_free(&x->msg);
 	pb_free(&x->sub);
+	pb_free(&x->lab);
 	free(x->st.v);
 	free(x->st.hash);
 	free(x->used);

@@ -287,6 +287,36 @@ def debian_python():
     return DEBIAN_PYTHON
 
 
+@pytest.fixture
+def need_debian_python():
+    """Skips the test when Debian's python3.11 is missing (pytestmark = usefixtures(...))."""
+    return debian_python()
+
+
+@dataclass
+class PyRecording:
+    arch: Path              # the archive
+    trace: dict             # its Chrome JSON, parsed
+    stdout: str             # what the program (and bpfprof) printed
+    pf: Optional[Path]      # its .pftrace, when asked
+
+
+def record_python(tmp_path_factory, script, *opts, pftrace=False):
+    """One `record OPTS -- python3.11 tests/progs/py/SCRIPT` into an archive,
+    converted to Chrome JSON (and to a .pftrace with pftrace=True); skips the
+    test without Debian's python3.11.  For module-scoped fixtures."""
+    python = debian_python()
+    d = tmp_path_factory.mktemp(Path(script).stem)
+    arch, js = d / "a.bpfprof", d / "a.json"
+    r = run_bpfprof(["record", "-o", arch, *opts, "--", python, PROGS / "py" / script])
+    assert r.returncode == 0, r.stderr
+    outs = [js] + ([d / "a.pftrace"] if pftrace else [])
+    for out in outs:
+        c = run_bpfprof(["convert", "-o", out, arch])
+        assert c.returncode == 0, c.stderr
+    return PyRecording(arch, load_trace(js), r.stdout, outs[1] if pftrace else None)
+
+
 def attach_to_loop(python, tmp_path, *opts):
     """Runs tests/progs/py/loop.py under `python`, runs `bpfprof attach --pid
     PID OPTS` on it once it is ready, then lets it finish.  Returns the

@@ -12,16 +12,13 @@ construction (the slices of a span lie inside it, one after another).
 
 import collections
 import json
-import os
 
 import pytest
 
-from conftest import REPO, run_bpfprof
+from conftest import record_python, run_bpfprof
 from trace_util import nesting_problems, xevents
 from test_view import need_browser, problems, view  # noqa: F401 (view: a fixture)
 
-PYTHON = "/usr/bin/python3.11"
-SCRIPT = str(REPO / "tests" / "progs" / "py" / "asynctree.py")
 MODULE = "asynctree.py"
 EPS_US = 0.002		# JSON times are in us with 3 decimals
 
@@ -39,24 +36,14 @@ SPANS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _python():
-    if not os.access(PYTHON, os.X_OK):
-        pytest.skip("%s missing (Debian python3.11)" % PYTHON)
+pytestmark = pytest.mark.usefixtures("need_debian_python")
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
     """One recording of the script, as an archive and its Chrome JSON."""
-    d = tmp_path_factory.mktemp("async")
-    arch, js = d / "a.bpfprof", d / "a.json"
-    r = run_bpfprof(["record", "-o", str(arch), "--", PYTHON, SCRIPT])
-    assert r.returncode == 0, r.stderr
-    c = run_bpfprof(["convert", "-o", str(js), str(arch)])
-    assert c.returncode == 0, c.stderr
-    with open(js) as f:
-        trace = json.load(f)
-    return arch, trace
+    r = record_python(tmp_path_factory, "asynctree.py")
+    return r.arch, r.trace
 
 
 def own_calls(trace):

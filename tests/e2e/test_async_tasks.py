@@ -14,39 +14,25 @@ waits.  No timing is asserted.
 
 import collections
 import json
-import os
 import re
 
 import pytest
 
 import perfetto_util
-from conftest import REPO, run_bpfprof
+from conftest import DEBIAN_PYTHON as PYTHON, REPO, record_python, run_bpfprof
 
-PYTHON = "/usr/bin/python3.11"
-SCRIPT = str(REPO / "tests" / "progs" / "py" / "asynctasks.py")
 K = {"worker-a": 2, "worker-b": 3, "worker-c": 4}
 OWN = ("main", "worker", "child", "victim", "thrower")	# the script's task coroutines
 
 
-@pytest.fixture(autouse=True)
-def _python():
-    if not os.access(PYTHON, os.X_OK):
-        pytest.skip("%s missing (Debian python3.11)" % PYTHON)
+pytestmark = pytest.mark.usefixtures("need_debian_python")
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tasks")
-    arch, js, pf = d / "a.bpfprof", d / "a.json", d / "a.pftrace"
-    r = run_bpfprof(["record", "-o", str(arch), "--", PYTHON, SCRIPT])
-    assert r.returncode == 0, r.stderr
+    r = record_python(tmp_path_factory, "asynctasks.py", pftrace=True)
     seen = json.loads([ln for ln in r.stdout.splitlines() if ln.startswith("{")][-1])
-    for out in (js, pf):
-        c = run_bpfprof(["convert", "-o", str(out), str(arch)])
-        assert c.returncode == 0, c.stderr
-    with open(js) as f:
-        trace = json.load(f)
-    return arch, trace, seen, pf
+    return r.arch, r.trace, seen, r.pf
 
 
 def own_tasks(trace):
@@ -74,8 +60,9 @@ def by_func(spans):
 def test_offsets_of_asyncio_objects():
     """The Task and Handle offsets python.bpf.c reads, against this interpreter's objects."""
     src = (REPO / "user" / "cpython" / "image.c").read_text()
-    off = {k: int(v) for k, v in re.findall(r"\.(handle_callback|task_coro|task_name) = (\d+)", src)}
-    assert len(off) == 3, off
+    off = {k: int(v) for k, v in re.findall(
+        r"\.(handle_callback|task_coro|task_name|fut_callback0|task_fut_waiter) = (\d+)", src)}
+    assert len(off) == 5, off
     probe = r"""
 import asyncio, ctypes, json
 def at(obj, target, size):
@@ -84,14 +71,24 @@ def at(obj, target, size):
     return [i for i in range(0, size, 8) if raw[i:i + 8] == want]
 async def c():
     pass
+async def waiter(f):
+    await f
 async def main():
     co = c()
     t = asyncio.get_running_loop().create_task(co, name="probe-name")
     cb = object()
     h = asyncio.events.Handle(cb, (), asyncio.get_running_loop())
+    done = lambda _: None
+    f = asyncio.get_running_loop().create_future()
+    w = asyncio.get_running_loop().create_task(waiter(f))
+    w.add_done_callback(done)
+    await asyncio.sleep(0)
     print(json.dumps({"task_coro": at(t, co, 256), "task_name": at(t, t.get_name(), 256),
-                      "handle_callback": at(h, cb, 64)}))
+                      "handle_callback": at(h, cb, 64), "fut_callback0": at(w, done, 256),
+                      "task_fut_waiter": at(w, f, 256)}))
+    f.set_result(None)
     await t
+    await w
 asyncio.run(main())
 """
     import subprocess

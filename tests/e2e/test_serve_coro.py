@@ -77,6 +77,17 @@ def test_prometheus_scrapes_coroutine_invocations(procs, tmp_path):
     mw = {f: float(r["value"][1]) for f, r in series("bpfprof_coroutine_max_wall_seconds").items()}
     for f in got:
         assert 0 < ex[f] <= wall[f] and 0 < mx[f] <= ex[f] and mx[f] <= mw[f] <= wall[f], f
+    # the suspended time split: child and failing suspend only in sleep(0), a child
+    # coroutine; main in the gather (a future) and in failing() (a child)
+    ach = {f: float(r["value"][1])
+           for f, r in series("bpfprof_coroutine_await_child_seconds_total").items()}
+    aot = {f: float(r["value"][1])
+           for f, r in series("bpfprof_coroutine_await_other_seconds_total").items()}
+    for f in ("child", "failing"):
+        assert ach[f] > 0 and aot[f] == 0, (f, ach, aot)
+    assert ach["main"] > 0 and aot["main"] > 0, (ach, aot)
+    for f in got:
+        assert abs(ex[f] + ach[f] + aot[f] - wall[f]) < 1e-8, (f, ex, ach, aot, wall)
     # main ran while every child ran: its wall spans theirs
     assert mw["main"] >= mw["child"]
     st, _, body = http_get(prom + "/api/v1/targets", timeout=10)
@@ -100,6 +111,8 @@ def test_coroutine_top_k_by_exec(procs):
         time.sleep(0.2)
     assert "# TYPE bpfprof_coroutine_exec_seconds_total counter" in text
     assert "# TYPE bpfprof_coroutine_max_wall_seconds gauge" in text
+    assert "# TYPE bpfprof_coroutine_await_child_seconds_total counter" in text
+    assert "# TYPE bpfprof_coroutine_await_other_seconds_total counter" in text
     rows = re.findall(r'^bpfprof_coroutine_exec_seconds_total\{function="([^"]*)",module="([^"]*)",'
                       r'pid="(\d+)"\} (\S+)$', text, re.M)
     assert len(rows) == 2, rows

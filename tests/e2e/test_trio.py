@@ -12,6 +12,8 @@ invocations and slices on both sides.
 import collections
 import json
 import os
+import re
+import subprocess
 
 import pytest
 
@@ -113,3 +115,45 @@ def test_diff_coroutine_table(recorded):
     assert len(table) == 2, p.stdout
     line = [ln.split() for ln in table[1].splitlines() if ln.endswith("  sleeper  [triotree.py]")]
     assert len(line) == 1 and line[0][:2] == ["3", "3"], line
+
+
+def test_trio_tasks_are_named_tracks(recorded):
+    """Each trio task a track named as the program named it (start_soon(..., name=)),
+    holding its own coroutine's span outermost: sleeper{n} its sleeper (n + 1 slices)."""
+    _, trace = recorded[0]
+    ev = [e for e in trace["traceEvents"] if e.get("cat") == "coroutine"]
+    names = {e["id"]: e["args"]["task"] for e in ev if "task" in e["args"] and e["ph"] == "b"}
+    roots = {}
+    for e in ev:
+        if e["args"].get("span") and e["ph"] == "e" and e["id"] in names and \
+                e["args"]["span_id"] == e["id"]:
+            roots[names[e["id"]]] = (e["name"], e["args"]["slices"], bool(e["args"].get("raised")))
+    want = {"sleeper1": ("sleeper", 2, False), "sleeper2": ("sleeper", 3, False),
+            "sleeper3": ("sleeper", 4, False), "producer": ("producer", K + 1, False),
+            "consumer": ("consumer", K + 1, False), "forever": ("forever", 2, True),
+            "__main__.main": ("main", roots.get("__main__.main", ("", 0))[1], False)}
+    assert {n: roots.get(n) for n in want} == want, roots
+    # failing() is awaited by main: a span on main's track, not a task of its own
+    assert not any(r[0] == "failing" for r in roots.values()), roots
+
+
+def test_offsets_of_trio_task():
+    """The trio Task slots python.bpf.c reads, against this interpreter's trio."""
+    src = (REPO / "user" / "cpython" / "image.c").read_text()
+    off = {k: int(v) for k, v in re.findall(r"\.trio_task_(coro|name) = (\d+)", src)}
+    assert len(off) == 2, off
+    probe = r"""
+import ctypes, json, trio
+def at(obj, target, size):
+    raw = ctypes.string_at(id(obj), size)
+    want = id(target).to_bytes(8, "little")
+    return [i for i in range(0, size, 8) if raw[i:i + 8] == want]
+async def main():
+    t = trio.lowlevel.current_task()
+    n = type(t).__basicsize__
+    print(json.dumps({"coro": at(t, t.coro, n), "name": at(t, t.name, n)}))
+trio.run(main)
+"""
+    out = subprocess.run([PYTHON, "-c", probe], capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout)
+    assert {k: [v] for k, v in off.items()} == got, (off, got)

@@ -243,6 +243,54 @@ static void test_tally(void **state)
 	assert_int_equal(t.open, 1);
 }
 
+static enum coro_slice feed_in(struct coro_joiner *j, uint64_t id, uint64_t parent, uint32_t func,
+			       uint64_t b, uint64_t e, uint32_t flags, struct coro_span *sp)
+{
+	struct bp_call c = call(id, func, b, e, flags);
+
+	c.parent_id = parent;
+	return coro__call(j, NULL, &c, sp);
+}
+
+/*
+ * P (func 1) awaits C (func 2), which suspends on a future: P's gap is in
+ * its child's await, C's is not; then P suspends on its own (a bare
+ * yield): that gap is not; a plain call between a child's suspension and
+ * another caller's end breaks the link.
+ */
+static void test_await_child_or_other(void **state)
+{
+	struct coro_joiner *j = coro__new();
+	struct coro_span sp;
+
+	(void)state;
+	/* P's slice 10 [0, 20) holds C's first slice 11 [5, 8), which suspends: so does P */
+	assert_int_equal(feed_in(j, 11, 10, 2, 5, 8, SUSP, &sp), CORO_SLICE);
+	assert_int_equal(feed_in(j, 10, 0, 1, 0, 20, SUSP, &sp), CORO_SLICE);
+	/* P resumes at 50 (slice 12), sends into C (slice 13), which returns */
+	edge(j, 10, 12);
+	edge(j, 11, 13);
+	assert_int_equal(feed_in(j, 13, 12, 2, 52, 55, RES, &sp), CORO_LAST);
+	assert_int_equal(sp.id, 11);
+	assert_int_equal(sp.await_child, 0);
+	assert_int_equal(sp.await_other, 52 - 8);
+	/* P then yields by itself (its last call, C, did not suspend) */
+	assert_int_equal(feed_in(j, 12, 0, 1, 50, 60, SUSP | RES, &sp), CORO_SLICE);
+	edge(j, 12, 14);
+	/* a child suspends in a plain call 16, which returns: P's slice 14 suspends alone */
+	assert_int_equal(feed_in(j, 15, 16, 2, 101, 102, SUSP, &sp), CORO_SLICE);
+	assert_int_equal(feed_in(j, 16, 14, 3, 100, 103, 0, &sp), CORO_NOT_SLICE);
+	assert_int_equal(feed_in(j, 14, 0, 1, 90, 110, SUSP | RES, &sp), CORO_SLICE);
+	edge(j, 14, 17);
+	assert_int_equal(feed_in(j, 17, 0, 1, 200, 201, RES, &sp), CORO_LAST);
+	assert_int_equal(sp.id, 10);
+	assert_int_equal(sp.await_child, 50 - 20);
+	assert_int_equal(sp.await_other, (90 - 60) + (200 - 110));
+	assert_int_equal(sp.exec + sp.await_child + sp.await_other, sp.end - sp.begin);
+	assert_int_equal(sp.flags, 0);
+	coro__free(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_task),
 		cmocka_unit_test(test_tally),
+		cmocka_unit_test(test_await_child_or_other),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

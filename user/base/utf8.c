@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The one UTF-8 check of every text output (see utf8.h). */
+/* The one UTF-8 check of every text output, and CPython str characters to UTF-8 (see utf8.h). */
+#include <string.h>
 #include "utf8.h"
 
 int utf8_len(const unsigned char *p)
@@ -33,4 +34,38 @@ int utf8_len(const unsigned char *p)
 		if (p[i] < 0x80 || p[i] > 0xbf)
 			return 0;
 	return n;
+}
+
+void utf8_from_units(const char *raw, uint32_t len, uint32_t kind, char *out, size_t cap)
+{
+	size_t o = 0;
+	uint32_t i;
+
+	if (kind != 1 && kind != 2 && kind != 4)
+		kind = 1;
+	for (i = 0; i + kind <= len && o + 5 < cap; i += kind) {
+		uint32_t c = 0;
+
+		memcpy(&c, raw + i, kind);	/* little-endian code units */
+		if (c < 0x80) {
+			out[o++] = c ? c : '?';
+		} else if (c < 0x800) {
+			out[o++] = 0xc0 | c >> 6;
+			out[o++] = 0x80 | (c & 0x3f);
+		} else if (c < 0x10000) {
+			if (c >= 0xd800 && c < 0xe000)
+				c = 0xfffd;	/* a lone surrogate is not UTF-8 */
+			out[o++] = 0xe0 | c >> 12;
+			out[o++] = 0x80 | ((c >> 6) & 0x3f);
+			out[o++] = 0x80 | (c & 0x3f);
+		} else {
+			if (c > 0x10ffff)
+				c = 0xfffd;
+			out[o++] = 0xf0 | c >> 18;
+			out[o++] = 0x80 | ((c >> 12) & 0x3f);
+			out[o++] = 0x80 | ((c >> 6) & 0x3f);
+			out[o++] = 0x80 | (c & 0x3f);
+		}
+	}
+	out[o] = 0;
 }

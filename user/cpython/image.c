@@ -49,6 +49,26 @@ static const struct py_version versions[] = {
 		.frame_localsplus = 72, .gen_iframe = 80,
 		/* asyncio's, not in the headers: checked by tests/e2e/test_async_tasks.py */
 		.handle_callback = 24, .task_coro = 136, .task_name = 144,
+		.fut_callback0 = 24, .task_fut_waiter = 128,
+		/* trio 0.22's Task (Debian 12), checked by tests/e2e/test_trio.py */
+		.trio_task_coro = 112, .trio_task_name = 128,
+	} },
+	/*
+	 * 3.12, sampled stacks only: the running thread's state is a
+	 * thread-local (_Py_tss_tstate), which python.bpf.c does not read, so
+	 * no exact calls; the frame chain is read as for 3.11, with the C
+	 * activations' entry shims (owner FRAME_OWNED_BY_CSTACK) in place of
+	 * is_entry.  From pyenv's 3.12.1 headers.
+	 */
+	{ 3, 12, {
+		.tstate_cframe = 56, .cframe_frame = 0, .frame_code = 0, .frame_previous = 8,
+		.frame_prev_instr = 56, .frame_owner = 70, .owned_by_generator = 1,
+		.code_filename = 112, .code_qualname = 128, .code_firstlineno = 68,
+		.code_flags = 48, .str_length = 16, .str_state = 32, .str_ascii_data = 40,
+		.str_compact_data = 56, .runtime_interp = 40, .interp_threads = 72,
+		.tstate_next = 8, .tstate_native_tid = 144,
+		.frame_is_entry = 70, .entry_mark = 3, .entry_shim = 1,
+		.frame_localsplus = 72, .gen_iframe = 72, .samples_only = 1,
 	} },
 };
 
@@ -98,6 +118,9 @@ const char *python__unsupported(const struct py_image *img)
 		return "its version cannot be told (no Py_Version, none in the file name)";
 	if (!img->known)
 		return "bpfprof has no struct offsets for this CPython version";
+	if (img->samples_only)
+		return "bpfprof reads only the sampled stacks of this CPython version (its running "
+		       "thread state is a thread-local: --sample)";
 	if (!img->usdt)
 		return "it was built without USDT probes (configure --with-dtrace)";
 	if (!img->table)
@@ -490,7 +513,8 @@ static bool inspect(const char *path, struct py_image *img)
 	    version_from_name(path, &img->major, &img->minor)) {
 		v = python__find_version(img->major, img->minor);
 		img->known = v != NULL;
-		if (v)
+		img->samples_only = v && v->off.samples_only;
+		if (v && !v->off.samples_only)
 			img->table = find_opcode_table(&f, eval, eval_size, &v->off, path, resume, table);
 	}
 	if (!usdt__notes(path, &notes)) {

@@ -127,12 +127,20 @@ int dec_on_pycode(struct decoder *d, const struct bp_rec_pycode *r);
 void dec_py_drop_codes(struct decoder *d, uint32_t func);
 int dec_on_py(struct decoder *d, const struct bp_rec_py *r, uint64_t ts);
 void dec_py_free(struct decoder *d);
-void dec_py_to_utf8(const char *raw, uint32_t len, uint32_t kind, char *out, size_t cap);
 int dec_on_pytask(struct decoder *d, const struct bp_rec_pytask *r);
 /* After python.c pushed a Python frame (on top of t's stack) / before it ends one. */
 int dec_pytask_start(struct decoder *d, struct tstate *t, const struct bp_rec_py *r, uint64_t ts);
 void dec_pytask_end(struct decoder *d, const struct tstate *t, const struct bp_rec_py *r);
 void dec_pytask_free(struct decoder *d);
+/* A marker function (not code: BP_FUNC_MARKER | flags) named `name` in module `file`. */
+uint32_t dec_py_marker(struct decoder *d, const char *file, const char *name, uint32_t flags);
+/*
+ * The marker frames of a sampled stack's asyncio Task and the Tasks awaiting
+ * it (awaited_by: innermost first, 0-terminated) into out[] innermost first,
+ * at most cap: "[task NAME]", "[awaited by NAME]"...; returns how many.
+ */
+size_t dec_pytask_frames(struct decoder *d, uint32_t pid, uint64_t task,
+			 const uint64_t awaited_by[BP_PY_MAX_AWAITERS], uint32_t *out, size_t cap);
 int dec_on_pystack(struct decoder *d, const struct bp_rec_pystack *r, size_t size, uint64_t ts);
 /* The process exec'd: look at it again when it is sampled. */
 void dec_py_forget_process(struct decoder *d, uint32_t pid);

@@ -26,6 +26,7 @@
 #include "internal.h"
 #include "base/hashtab.h"
 #include "base/log.h"
+#include "base/utf8.h"
 #include "base/util.h"
 
 /* (pid, key) -> payload; the three tables of this file share the type. */
@@ -215,7 +216,7 @@ int dec_on_pytask(struct decoder *d, const struct bp_rec_pytask *r)
 		snprintf(x->u.name, sizeof(x->u.name), "[task 0x%llx]",
 			 (unsigned long long)r->task);
 	else
-		dec_py_to_utf8(r->name, r->name_len, r->name_kind, x->u.name, sizeof(x->u.name));
+		utf8_from_units(r->name, r->name_len, r->name_kind, x->u.name, sizeof(x->u.name));
 	return 0;
 }
 
@@ -347,4 +348,26 @@ void dec_pytask_end(struct decoder *d, const struct tstate *t, const struct bp_r
 	/* a frame of a task ends, or a Handle._run whose step started no task */
 	if (!pt_take(&p->tasks, t->pid, r->frame, NULL))
 		pt_take(&p->pend, t->pid, r->frame, NULL);
+}
+
+size_t dec_pytask_frames(struct decoder *d, uint32_t pid, uint64_t task,
+			 const uint64_t awaited_by[BP_PY_MAX_AWAITERS], uint32_t *out, size_t cap)
+{
+	struct py_tasks *p = pt_get(d);
+	char label[96];
+	size_t m = 0;
+	uint32_t i;
+
+	for (i = 0; task && m < cap; i++) {
+		struct pt_slot *n = pt_find(&p->names, pid, task);
+
+		if (n)
+			snprintf(label, sizeof(label), "[%s %s]", i ? "awaited by" : "task", n->u.name);
+		else
+			snprintf(label, sizeof(label), "[%s 0x%llx]", i ? "awaited by" : "task",
+				 (unsigned long long)task);
+		out[m++] = dec_py_marker(d, "[asyncio]", label, BP_FUNC_PYTASK);
+		task = i < BP_PY_MAX_AWAITERS ? awaited_by[i] : 0;
+	}
+	return m;
 }

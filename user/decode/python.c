@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "base/utf8.h"
 #include "base/hashtab.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -57,7 +58,8 @@ struct py_susp {
 /* A thread's Python frames, waiting for its next sample. */
 struct py_tstate {
 	uint32_t n;
-	uint32_t pad;
+	uint32_t task_at;	/* frames[task_at] is the outermost coroutine of task */
+	uint64_t task, awaited_by[BP_PY_MAX_AWAITERS];
 	uint64_t frames[BP_PY_MAX_FRAMES];
 };
 
@@ -281,47 +283,12 @@ static struct py_code *code_slot(struct py_decoder *p, uint32_t pid, uint64_t co
 	return &p->codes[i];
 }
 
-/* The characters of a str object as copied by python.bpf.c, to UTF-8. */
-void dec_py_to_utf8(const char *raw, uint32_t len, uint32_t kind, char *out, size_t cap)
-{
-	size_t o = 0;
-	uint32_t i;
-
-	if (kind != 1 && kind != 2 && kind != 4)
-		kind = 1;
-	for (i = 0; i + kind <= len && o + 5 < cap; i += kind) {
-		uint32_t c = 0;
-
-		memcpy(&c, raw + i, kind);	/* little-endian code units */
-		if (c < 0x80) {
-			out[o++] = c ? c : '?';
-		} else if (c < 0x800) {
-			out[o++] = 0xc0 | c >> 6;
-			out[o++] = 0x80 | (c & 0x3f);
-		} else if (c < 0x10000) {
-			if (c >= 0xd800 && c < 0xe000)
-				c = 0xfffd;	/* a lone surrogate is not UTF-8 */
-			out[o++] = 0xe0 | c >> 12;
-			out[o++] = 0x80 | ((c >> 6) & 0x3f);
-			out[o++] = 0x80 | (c & 0x3f);
-		} else {
-			if (c > 0x10ffff)
-				c = 0xfffd;
-			out[o++] = 0xf0 | c >> 18;
-			out[o++] = 0x80 | ((c >> 12) & 0x3f);
-			out[o++] = 0x80 | ((c >> 6) & 0x3f);
-			out[o++] = 0x80 | (c & 0x3f);
-		}
-	}
-	out[o] = 0;
-}
-
-/* The session function of (file, qualname, line), created on first use. */
-static struct py_name *intern(struct decoder *d, const char *file, const char *qualname,
-			      uint32_t line)
+/* The session function of (file, qualname, line), created on first use with `flags`. */
+static struct py_name *intern_as(struct decoder *d, const char *file, const char *qualname,
+				 uint32_t line, uint32_t flags)
 {
 	struct py_decoder *p = py_get(d);
-	struct bp_func f = { .nparams = -1, .flags = BP_FUNC_PYTHON };
+	struct bp_func f = { .nparams = -1, .flags = flags };
 	char key[1024];
 	struct py_name *n;
 
@@ -340,6 +307,17 @@ static struct py_name *intern(struct decoder *d, const char *file, const char *q
 	return n;
 }
 
+static struct py_name *intern(struct decoder *d, const char *file, const char *qualname,
+			      uint32_t line)
+{
+	return intern_as(d, file, qualname, line, BP_FUNC_PYTHON);
+}
+
+uint32_t dec_py_marker(struct decoder *d, const char *file, const char *name, uint32_t flags)
+{
+	return intern_as(d, file, name, 0, flags | BP_FUNC_MARKER)->func;
+}
+
 int dec_on_pycode(struct decoder *d, const struct bp_rec_pycode *r)
 {
 	struct py_decoder *p = py_get(d);
@@ -353,11 +331,11 @@ int dec_on_pycode(struct decoder *d, const struct bp_rec_pycode *r)
 		snprintf(name, sizeof(name), "[unreadable name] code 0x%llx",
 			 (unsigned long long)r->code);
 	else
-		dec_py_to_utf8(r->name, r->name_len, r->name_kind, name, sizeof(name));
+		utf8_from_units(r->name, r->name_len, r->name_kind, name, sizeof(name));
 	if (r->flags & BP_PYCODE_BAD_FILE)
 		snprintf(file, sizeof(file), "[unreadable file]");
 	else
-		dec_py_to_utf8(r->file, r->file_len, r->file_kind, file, sizeof(file));
+		utf8_from_units(r->file, r->file_len, r->file_kind, file, sizeof(file));
 	n = intern(d, file, name, r->firstlineno);
 	if (r->flags & BP_PYCODE_GENERATOR)
 		d->s->funcs[n->func].flags |= BP_FUNC_GENERATOR;
@@ -571,6 +549,9 @@ int dec_on_pystack(struct decoder *d, const struct bp_rec_pystack *r, size_t siz
 	if (!t->py)
 		t->py = xcalloc(1, sizeof(*t->py));
 	t->py->n = r->n;
+	t->py->task = r->task_at < r->n ? r->task : 0;
+	t->py->task_at = r->task_at;
+	memcpy(t->py->awaited_by, r->awaited_by, sizeof(r->awaited_by));
 	memcpy(t->py->frames, r->frames, 8ull * r->n);
 	return 0;
 }
@@ -674,7 +655,12 @@ uint32_t dec_py_splice(struct decoder *d, struct tstate *t, uint32_t pid, uint32
 			continue;
 		}
 		do {
-			out[m++] = sampled_code(d, pid, py->frames[g] & ~1ull);
+			if ((py->frames[g] & 3) == 3)
+				continue;	/* an entry shim ends the group, shows nothing */
+			out[m++] = sampled_code(d, pid, py->frames[g] & ~3ull);
+			if (py->task && g == py->task_at)	/* its task, the awaiting ones */
+				m += dec_pytask_frames(d, pid, py->task, py->awaited_by,
+						       out + m, SPLICE_MAX + BP_PY_MAX_FRAMES - m);
 		} while (!(py->frames[g++] & 1) && g < py->n && m < SPLICE_MAX + BP_PY_MAX_FRAMES);
 	}
 	py->n = 0;

@@ -23,6 +23,10 @@ struct task_name {
 struct coro_joiner {
 	struct held *tab;
 	size_t cap, used;
+	/* per thread (key tid + 1): sp.id = the caller slice of its last call if that was a
+	 * coroutine slice that suspended, else 0 */
+	struct held *last;
+	size_t last_cap, last_used;
 	struct task_name *tasks;
 	size_t tasks_cap, tasks_used;
 };
@@ -56,6 +60,7 @@ void coro__free(struct coro_joiner *j)
 	if (!j)
 		return;
 	free(j->tab);
+	free(j->last);
 	free(j->tasks);
 	free(j);
 }
@@ -65,14 +70,52 @@ size_t coro__held(const struct coro_joiner *j)
 	return j ? j->used : 0;
 }
 
-static size_t find(const struct coro_joiner *j, uint64_t key)
+static size_t find_in(const struct held *tab, size_t cap, uint64_t key)
 {
 	size_t i;
 
-	for (i = hashtab__first(key_hash(key), j->cap); j->tab[i].key && j->tab[i].key != key;
-	     i = hashtab__next(i, j->cap))
+	for (i = hashtab__first(key_hash(key), cap); tab[i].key && tab[i].key != key;
+	     i = hashtab__next(i, cap))
 		;
 	return i;
+}
+
+static size_t find(const struct coro_joiner *j, uint64_t key)
+{
+	return find_in(j->tab, j->cap, key);
+}
+
+/*
+ * Was the thread's previous call a coroutine slice that suspended inside
+ * call c (its caller)?  Then c suspends in that child's await.  Notes c for
+ * the next call.
+ */
+static bool after_child(struct coro_joiner *j, const struct bp_call *c, bool slice)
+{
+	uint64_t key = (uint64_t)c->tid + 1, note;
+	bool child = false;
+	size_t i;
+
+	note = slice && (c->flags & BP_CALL_SUSPENDED) ? c->parent_id : 0;
+	if (!j->last_cap && !note)
+		return false;
+	if (note)
+		hashtab__reserve((void **)&j->last, &j->last_cap, j->last_used, &held_ops);
+	i = find_in(j->last, j->last_cap, key);
+	if (j->last[i].key) {
+		child = j->last[i].sp.id == c->id;
+		if (!note) {	/* only the threads whose last call was such a slice are kept */
+			hashtab__remove(j->last, j->last_cap, i, &held_ops);
+			j->last_used--;
+			return child;
+		}
+	} else if (note) {
+		j->last_used++;
+		j->last[i].key = key;
+	}
+	if (note)
+		j->last[i].sp.id = note;
+	return child;
 }
 
 /* Takes the span held under key into *out; false if none. */
@@ -110,10 +153,20 @@ enum coro_slice coro__call(struct coro_joiner *j, const struct bp_session *s,
 {
 	bool resumable = s && c->func < s->nfuncs && (s->funcs[c->func].flags & BP_FUNC_RESUMABLE);
 	uint64_t dur = c->end > c->begin ? c->end - c->begin : 0;
+	bool slice = (c->flags & (BP_CALL_SUSPENDED | BP_CALL_RESUMED)) || resumable;
+	bool child = after_child(j, c, slice);
 
-	if (!(c->flags & (BP_CALL_SUSPENDED | BP_CALL_RESUMED)) && !resumable)
+	if (!slice)
 		return CORO_NOT_SLICE;
-	if (!(c->flags & BP_CALL_RESUMED) || !take(j, c->id, span)) {
+	if ((c->flags & BP_CALL_RESUMED) && take(j, c->id, span)) {
+		uint64_t gap = c->begin > span->end ? c->begin - span->end : 0;
+
+		if (span->flags & CORO_GAP_CHILD)
+			span->await_child += gap;
+		else
+			span->await_other += gap;
+		span->flags &= ~CORO_GAP_CHILD;
+	} else {
 		memset(span, 0, sizeof(*span));
 		span->id = c->id;
 		span->begin = c->begin;
@@ -130,6 +183,8 @@ enum coro_slice coro__call(struct coro_joiner *j, const struct bp_session *s,
 		span->max_slice = dur;
 	span->nslices++;
 	if (c->flags & BP_CALL_SUSPENDED) {
+		if (child)
+			span->flags |= CORO_GAP_CHILD;
 		/* until its resume edge names the next slice: under this slice's id */
 		put(j, c->id, span);
 		return CORO_SLICE;
@@ -159,7 +214,7 @@ int coro__drain(struct coro_joiner *j, int (*fn)(void *ctx, const struct coro_sp
 	for (i = 0; j && i < j->cap && !err; i++) {
 		if (!j->tab[i].key)
 			continue;
-		j->tab[i].sp.flags |= CORO_OPEN;
+		j->tab[i].sp.flags = (j->tab[i].sp.flags & ~CORO_GAP_CHILD) | CORO_OPEN;
 		err = fn(ctx, &j->tab[i].sp);
 	}
 	if (j) {
@@ -245,6 +300,8 @@ void coro_tally__add(struct coro_tally *t, const struct coro_span *sp)
 		t->max_wall = wall;
 	t->raised += !!(sp->flags & CORO_RAISED);
 	t->open += !!(sp->flags & CORO_OPEN);
+	t->await_child += sp->await_child;
+	t->await_other += sp->await_other;
 }
 
 void coro_tally__merge(struct coro_tally *t, const struct coro_tally *o)
@@ -259,4 +316,6 @@ void coro_tally__merge(struct coro_tally *t, const struct coro_tally *o)
 		t->max_wall = o->max_wall;
 	t->raised += o->raised;
 	t->open += o->open;
+	t->await_child += o->await_child;
+	t->await_other += o->await_other;
 }

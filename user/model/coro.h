@@ -37,11 +37,21 @@ struct coro_span {
 	uint32_t pad;
 	uint64_t task;		/* its first slice's bp_call.task (BP_CALL_IN_TASK), 0: none;
 				 * the task's own span (its outermost coroutine) has id == task */
+	/*
+	 * Its suspended time (wall = exec + await_child + await_other): a gap
+	 * between two slices is awaiting a child when the slice before it
+	 * suspended because a coroutine it called suspended (an `await` of a
+	 * coroutine or generator whose slice, directly inside it, suspended
+	 * just before it on the thread), else awaiting something else (a
+	 * future, another task, a bare yield).
+	 */
+	uint64_t await_child, await_other;
 };
 #define CORO_RAISED	0x1	/* ended with an exception */
 #define CORO_OPEN	0x2	/* still suspended when the recording ended */
 #define CORO_NO_START	0x4	/* its first slice seen is a resumption: it began before the
 				 * recording, or the edge to its earlier slices was lost */
+#define CORO_GAP_CHILD	0x8	/* (while held) its last slice suspended in a child's await */
 
 /*
  * The figures of one coroutine function's spans, added span by span
@@ -52,6 +62,7 @@ struct coro_tally {
 	uint64_t exec, wall;		/* ns, summed over its spans */
 	uint64_t max_exec, max_wall;	/* ns, of one span */
 	uint64_t raised, open;		/* spans that ended by an exception / never ended */
+	uint64_t await_child, await_other;	/* ns suspended: in a child's await / the rest */
 };
 
 /* A span's wall time: its first start to its end (0 if the clock went back). */

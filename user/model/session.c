@@ -181,6 +181,27 @@ const char *session__func_name(const struct bp_session *s, uint32_t func)
 	return func < s->nfuncs ? s->funcs[func].name : "[unknown]";
 }
 
+size_t session__task_marker(const struct bp_session *s, uint32_t func, const char **name,
+			    bool *awaiter)
+{
+	static const char task[] = "[task ", by[] = "[awaited by ";
+	const char *n = func < s->nfuncs && (s->funcs[func].flags & BP_FUNC_PYTASK) ?
+				s->funcs[func].name : NULL;
+	size_t len = n ? strlen(n) : 0;
+
+	if (len > sizeof(by) && !strncmp(n, by, sizeof(by) - 1)) {
+		*awaiter = true;
+		*name = n + sizeof(by) - 1;
+		return len - sizeof(by);
+	}
+	if (len > sizeof(task) && !strncmp(n, task, sizeof(task) - 1)) {
+		*awaiter = false;
+		*name = n + sizeof(task) - 1;
+		return len - sizeof(task);
+	}
+	return 0;
+}
+
 static size_t path_slot(const struct bp_session *s, uint32_t parent, uint32_t func)
 {
 	uint64_t h = ((uint64_t)parent << 32 | func) * 0x9e3779b97f4a7c15ull;

@@ -46,6 +46,9 @@ struct bp_module {
 #define BP_FUNC_COROUTINE	0x100000
 #define BP_FUNC_ASYNC_GEN	0x200000
 #define BP_FUNC_RESUMABLE	(BP_FUNC_GENERATOR | BP_FUNC_COROUTINE | BP_FUNC_ASYNC_GEN)
+/* a marker in sampled stacks: "[task NAME]" the asyncio Task running (outside its coroutine),
+ * "[awaited by NAME]" a Task awaiting it, outside it (with BP_FUNC_MARKER) */
+#define BP_FUNC_PYTASK		0x400000
 /* what the formats without annotations append to a dropped function's name */
 #define BP_DROPPED_SUFFIX	" [dropped by --max-overhead]"
 
@@ -379,6 +382,13 @@ struct bp_thread *session__find_thread(const struct bp_session *s, uint32_t tid)
 struct bp_process *session__process(struct bp_session *s, uint32_t pid);
 void session__set_process_name(struct bp_session *s, uint32_t pid, const char *name);
 const char *session__func_name(const struct bp_session *s, uint32_t func);
+/*
+ * An asyncio task marker frame (BP_FUNC_PYTASK): "[task NAME]" (*awaiter
+ * false) or "[awaited by NAME]" (true); returns NAME's length, *name its
+ * start (not terminated); 0 for any other function.
+ */
+size_t session__task_marker(const struct bp_session *s, uint32_t func, const char **name,
+			    bool *awaiter);
 /* The file name (no directory) of the function's module; "" for an unknown function. */
 const char *session__func_module(const struct bp_session *s, uint32_t func);
 /* "fork", "wakeup", "data" */

@@ -19,6 +19,7 @@ struct py_image {
 	char *path;		/* the file holding the interpreter (exe or libpython) */
 	unsigned major, minor;	/* 0.0: not read */
 	bool known;		/* offsets for this version exist */
+	bool samples_only;	/* ... for its sampled stacks only (no exact calls) */
 	bool usdt;		/* built with USDT probes (--with-dtrace) */
 	bool table;		/* the opcode handler table was found */
 	uint64_t runtime;	/* link-time address of _PyRuntime */

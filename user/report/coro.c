@@ -3,7 +3,9 @@
  * The report's coroutine table: per Python coroutine or generator function,
  * its invocations (spans, model/coro.h: not its resumptions), their on-CPU
  * time (exec: the sum of their slices) and their wall time (first start to
- * final return), the numbers async code exports per coroutine.
+ * final return), the numbers async code exports per coroutine, and its
+ * suspended time split: awaiting its child coroutines, awaiting the rest
+ * (futures, other tasks).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -95,24 +97,29 @@ void report_coro_pretty(struct report *r, const struct bp_session *s, FILE *f)
 {
 	size_t n, i, top = r->o.top ? r->o.top : SIZE_MAX;
 	uint32_t *idx;
-	char b[5][32];
+	char b[7][32];
 
 	n = sorted(r, &idx);
 	if (n) {
 		fputs("\nCoroutines and generators: one row per function; calls are invocations "
-		      "(not resumptions), exec their on-CPU slices, wall first start to end\n", f);
-		fprintf(f, "%10s %10s %9s %9s %9s %9s %9s  %s\n", "calls", "slices", "exec", "wall",
-			"avg wall", "max wall", "max exec", "function");
+		      "(not resumptions), exec their on-CPU slices, wall first start to end;\n"
+		      "the rest of wall suspended: awaiting a child coroutine (await child) or "
+		      "anything else (await other: futures, other tasks)\n", f);
+		fprintf(f, "%10s %10s %9s %9s %9s %9s %9s %11s %11s  %s\n", "calls", "slices", "exec",
+			"wall", "avg wall", "max wall", "max exec", "await child", "await other",
+			"function");
 	}
 	for (i = 0; i < n && i < top; i++) {
 		const struct coro_tally *w = &r->coro->rows[idx[i]];
 
-		fprintf(f, "%10" PRIu64 " %10" PRIu64 " %9s %9s %9s %9s %9s  %s", w->calls,
+		fprintf(f, "%10" PRIu64 " %10" PRIu64 " %9s %9s %9s %9s %9s %11s %11s  %s", w->calls,
 			w->slices, fmt_duration(w->exec, b[0], sizeof(b[0])),
 			fmt_duration(w->wall, b[1], sizeof(b[1])),
 			fmt_duration(w->wall / w->calls, b[2], sizeof(b[2])),
 			fmt_duration(w->max_wall, b[3], sizeof(b[3])),
-			fmt_duration(w->max_exec, b[4], sizeof(b[4])), session__func_name(s, idx[i]));
+			fmt_duration(w->max_exec, b[4], sizeof(b[4])),
+			fmt_duration(w->await_child, b[5], sizeof(b[5])),
+			fmt_duration(w->await_other, b[6], sizeof(b[6])), session__func_name(s, idx[i]));
 		if (w->open)
 			fprintf(f, "  (%" PRIu64 " not ended)", w->open);
 		fputc('\n', f);
@@ -136,12 +143,13 @@ void report_coro_json(struct report *r, const struct bp_session *s, FILE *f)
 		json_str(f, session__func_module(s, idx[i]));
 		fprintf(f, ",\"kind\":\"%s\",\"calls\":%" PRIu64 ",\"slices\":%" PRIu64
 			",\"exec_ns\":%" PRIu64 ",\"wall_ns\":%" PRIu64 ",\"max_wall_ns\":%" PRIu64
-			",\"max_exec_ns\":%" PRIu64 ",\"raised\":%" PRIu64 ",\"open\":%" PRIu64 "}",
+			",\"max_exec_ns\":%" PRIu64 ",\"await_child_ns\":%" PRIu64
+			",\"await_other_ns\":%" PRIu64 ",\"raised\":%" PRIu64 ",\"open\":%" PRIu64 "}",
 			s->funcs[idx[i]].flags & BP_FUNC_ASYNC_GEN ? "async generator" :
 			s->funcs[idx[i]].flags & BP_FUNC_COROUTINE ? "coroutine" :
 			s->funcs[idx[i]].flags & BP_FUNC_GENERATOR ? "generator" : "resumed frame",
-			w->calls, w->slices, w->exec, w->wall, w->max_wall, w->max_exec, w->raised,
-			w->open);
+			w->calls, w->slices, w->exec, w->wall, w->max_wall, w->max_exec,
+			w->await_child, w->await_other, w->raised, w->open);
 	}
 	free(idx);
 }

@@ -3,7 +3,8 @@
  * Live per-(process, coroutine function) aggregates for `serve`'s /metrics
  * (metrics_coro.h): the spans model/coro.c joins from the call stream, each
  * counted once when it ends (its last slice), the way async code exports per
- * coroutine: invocations, on-CPU (exec) and first-start-to-end (wall) time.
+ * coroutine: invocations, on-CPU (exec) and first-start-to-end (wall) time,
+ * and the suspended time split (awaiting a child coroutine / the rest).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -161,6 +162,14 @@ int coro_metrics__write(struct coro_metrics *m, const struct bp_session *s, size
 		{ "bpfprof_coroutine_wall_seconds_total", "counter",
 		  "Wall time of the invocations: first start to final return, awaits included.",
 		  offsetof(struct crow, t.wall), true },
+		{ "bpfprof_coroutine_await_child_seconds_total", "counter",
+		  "Suspended time of the invocations spent awaiting a child coroutine (a "
+		  "coroutine or generator they awaited directly suspended).",
+		  offsetof(struct crow, t.await_child), true },
+		{ "bpfprof_coroutine_await_other_seconds_total", "counter",
+		  "The rest of their suspended time (wall - exec - await_child): awaiting a "
+		  "future, another task, or a bare yield.",
+		  offsetof(struct crow, t.await_other), true },
 		{ "bpfprof_coroutine_max_exec_seconds", "gauge",
 		  "The longest on-CPU time of one invocation.",
 		  offsetof(struct crow, t.max_exec), true },

@@ -87,8 +87,12 @@ def test_python_probes_go_while_the_hot_loop_runs(record):
     assert js.returncode == 0, js.stderr
     rep = json.loads(js.stdout)
     dropped = [d["name"] for d in rep["dropped"]]
-    # tiny first, by distortion; then, at the fallback, every Python function seen
-    assert dropped[0] == "tiny", dropped
+    own = [d["name"] for d in rep["dropped"] if d["module"] == "hotafter.py"]
+    # tiny first of the program's own functions, by distortion (on a loaded
+    # machine a window can end while the interpreter still imports, and some
+    # of importlib's functions go first); then, at the fallback, every Python
+    # function seen
+    assert own and own[0] == "tiny", rep["dropped"][:8]
     assert {"hot", "coarse", "main"} <= set(dropped), dropped
     calls = {f["name"]: f["calls"] for f in rep["functions"]}
     # coarse ran before anything was dropped: exact

@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import time
+import uuid
 
 import pytest
 
@@ -109,13 +110,13 @@ def sqlite_script():
 
 
 class Bpftrace:
-    """bpftrace counting, by probe, the calls of a process named sqlite3."""
+    """bpftrace counting, by probe, the calls of a process named `comm`."""
 
-    def __init__(self, lib, extra=""):
+    def __init__(self, lib, comm, extra=""):
         prog = ('BEGIN { printf("READY\\n"); }\n'
-                'uprobe:%(lib)s:sqlite3_prepare* /comm == "sqlite3"/ { @prep[probe] = count(); }\n'
-                'uprobe:%(lib)s:sqlite3_step /comm == "sqlite3"/ { @step = count(); }\n'
-                % {"lib": lib}) + extra
+                'uprobe:%(lib)s:sqlite3_prepare* /comm == "%(comm)s"/ { @prep[probe] = count(); }\n'
+                'uprobe:%(lib)s:sqlite3_step /comm == "%(comm)s"/ { @step = count(); }\n'
+                % {"lib": lib, "comm": comm}) + extra
         self.p = subprocess.Popen(["bpftrace", "-e", prog], stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
                                   start_new_session=True)
@@ -172,14 +173,19 @@ def sqlite_under_bpftrace(tmp_path, functions, extra=""):
     script = tmp_path / "script.sql"
     script.write_text(sqlite_script())
     out = tmp_path / "trace.json"
-    bt = Bpftrace(lib, extra % {"lib": lib})
+    # a copy of the shell with a name of its own: bpftrace counts by name, and
+    # another sqlite3 on the machine (another test run) must not count
+    comm = "sqlt" + uuid.uuid4().hex[:8]
+    shell = tmp_path / comm
+    shutil.copy(SQLITE3, shell)
+    bt = Bpftrace(lib, comm, extra % {"lib": lib, "comm": comm})
     try:
         bt.wait_ready()
         time.sleep(0.3)
         sel = [a for f in functions for a in ("-F", "libsqlite3.so*:" + f)]
         with open(script) as stdin:
             p = subprocess.run([str(BPFPROF), "record", "-o", str(out)] + sel +
-                               ["--", SQLITE3, "-init", "/dev/null", ":memory:"],
+                               ["--", str(shell), "-init", "/dev/null", ":memory:"],
                                cwd=REPO, stdin=stdin, capture_output=True, text=True,
                                timeout=120)
         time.sleep(0.3)
@@ -255,7 +261,7 @@ def test_sqlite3_self_tail_call_vs_bpftrace(tmp_path):
     is flagged."""
     r, (_, _, bt_text) = sqlite_under_bpftrace(
         tmp_path, ["sqlite3VdbeAddOp3"],
-        'uprobe:%(lib)s:sqlite3VdbeAddOp3 /comm == "sqlite3"/ { @op3 = count(); }\n')
+        'uprobe:%(lib)s:sqlite3VdbeAddOp3 /comm == "%(comm)s"/ { @op3 = count(); }\n')
     assert_ok(r)
     m = re.search(r"^@op3: (\d+)$", bt_text, re.M)
     assert m, bt_text

@@ -244,7 +244,8 @@ def test_attach_matches_json(tmp_path):
     """busy attached for its last ticks (it exits during the recording): the
     first tick may have begun before the attach, the last may be unfinished;
     whatever the flags, Perfetto shows what the JSON shows."""
-    t = subprocess.Popen([str(prog_path("busy")), "2", "bpfprof-e2e-pftrace"],
+    # 8 s: the attach (slow on a loaded machine) is in long before busy ends
+    t = subprocess.Popen([str(prog_path("busy")), "8", "bpfprof-e2e-pftrace"],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                          stdin=subprocess.DEVNULL, start_new_session=True)
     try:

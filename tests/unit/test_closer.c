@@ -93,6 +93,24 @@ static void test_every_descriptor_closed(void **state)
 	waitpid(c.pid, NULL, 0);
 }
 
+/* A listening socket on 127.0.0.1 (its address in *a) with a small receive buffer. */
+static int listener(struct sockaddr_in *a, int backlog)
+{
+	socklen_t al = sizeof(*a);
+	int lis, small = 4096;
+
+	memset(a, 0, sizeof(*a));
+	a->sin_family = AF_INET;
+	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lis = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(lis >= 0);
+	setsockopt(lis, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	assert_int_equal(bind(lis, (struct sockaddr *)a, sizeof(*a)), 0);
+	assert_int_equal(getsockname(lis, (struct sockaddr *)a, &al), 0);
+	assert_int_equal(listen(lis, backlog), 0);
+	return lis;
+}
+
 /* A connected pair on 127.0.0.1 whose client's close lingers: the peer
  * reads nothing, both buffers are full, SO_LINGER waits up to 10 minutes. */
 static void lingering_pair(int lis, struct sockaddr_in *a, int *cl, int *sv)
@@ -124,19 +142,12 @@ static void lingering_pair(int lis, struct sockaddr_in *a, int *cl, int *sv)
  */
 static void test_every_close_at_once(void **state)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t al = sizeof(a);
-	int lis, sv[SLOW], i, n, most = 0, small = 4096;
+	struct sockaddr_in a;
+	int lis, sv[SLOW], i, n, most = 0;
 	struct closer c;
 
 	(void)state;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	lis = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(lis >= 0);
-	setsockopt(lis, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
-	assert_int_equal(bind(lis, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(lis, (struct sockaddr *)&a, &al), 0);
-	assert_int_equal(listen(lis, SLOW), 0);
+	lis = listener(&a, SLOW);
 	assert_int_equal(closer__start(&c), 0);
 	for (i = 0; i < SLOW; i++) {
 		int cl;
@@ -180,22 +191,15 @@ static void *close_it(void *arg)
  */
 static void test_caller_close_never_the_last(void **state)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct sockaddr_in a;
 	struct linger rst = { .l_onoff = 1, .l_linger = 0 };
-	socklen_t al = sizeof(a);
-	int lis, cl, sv, i, small = 4096;
+	int lis, cl, sv, i;
 	struct closer c;
 	pthread_t t;
 	bool done = false;
 
 	(void)state;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	lis = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(lis >= 0);
-	setsockopt(lis, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
-	assert_int_equal(bind(lis, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(lis, (struct sockaddr *)&a, &al), 0);
-	assert_int_equal(listen(lis, 1), 0);
+	lis = listener(&a, 1);
 	assert_int_equal(closer__start(&c), 0);
 	lingering_pair(lis, &a, &cl, &sv);
 	assert_int_equal(closer__give(&c, cl), 0);

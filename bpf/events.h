@@ -38,7 +38,8 @@
 #define BP_REC_DLOPEN		20	/* struct bp_rec_exec (no filename): the dynamic linker changed the mapped objects */
 #define BP_REC_XVAL		21	/* struct bp_rec_xval: a float/double read inside a function (--args) */
 #define BP_REC_PYTASK		22	/* struct bp_rec_pytask: the name of an asyncio Task */
-#define BP_REC_MAX		23
+#define BP_REC_MMAP		23	/* struct bp_rec_mmap: a sampled process mapped a file */
+#define BP_REC_MAX		24
 
 /* bp_rec_hdr.flags for BP_REC_FORK */
 #define BP_TASK_NEW_PROCESS	0x1	/* child is a new thread group (fork), not a thread */
@@ -286,6 +287,41 @@ struct bp_ustack {
 	__u32 flags;		/* BP_USTACK_* */
 	/* __u8 stack[len]: the memory at regs[BP_UREG_SP] .. + len */
 };
+
+/*
+ * A sampled process mapped part of a file (what /proc/PID/maps would show
+ * next), taken where perf takes its own mmap events: the stacks of a
+ * process that is gone before its samples are decoded (a short child, a
+ * loaded machine) still find their libraries.  Only code, and the header
+ * page the unwinder places each file by: VM_EXEC, or offset 0.
+ *
+ * names: the path's components from the file up to the root, each ending
+ * in a NUL, in `len` bytes (the record is cut after them);
+ * BP_MMAP_PARTIAL: the walk stopped short of the root (deeper than
+ * BP_MMAP_DEPTH, longer than BP_MMAP_NAMES), the path is not known.
+ */
+#define BP_MMAP_NAMES		2048
+#define BP_MMAP_NAME		256	/* one component, NUL included (NAME_MAX + 1) */
+#define BP_MMAP_DEPTH		32
+#define BP_MMAP_PARTIAL		0x1	/* bp_rec_mmap.h.flags */
+
+#define BP_VM_READ		0x1	/* bp_rec_mmap.prot: the kernel's VM_* bits */
+#define BP_VM_WRITE		0x2
+#define BP_VM_EXEC		0x4
+#define BP_VM_SHARED		0x8
+
+struct bp_rec_mmap {
+	struct bp_rec_hdr h;
+	__u64 start;
+	__u64 end;
+	__u64 pgoff;		/* file offset of start, bytes */
+	__u64 ino;
+	__u32 dev;		/* the kernel's dev_t: major << 20 | minor */
+	__u16 prot;		/* BP_VM_* */
+	__u16 len;		/* bytes of names */
+	char names[BP_MMAP_NAMES + BP_MMAP_NAME];
+};
+#define BP_MMAP_HDR_SIZE	(sizeof(struct bp_rec_hdr) + 4 * 8 + 8)
 
 /* A thread that blocked (bp_rec_sample with BP_SAMPLE_OFFCPU) runs again. */
 struct bp_rec_switch {

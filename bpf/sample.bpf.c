@@ -300,3 +300,139 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	}
 	return 0;
 }
+
+/*
+ * Mappings (struct bp_rec_mmap), from the return of the system calls that
+ * make them: mmap (the dynamic linker's libraries, dlopen) and execve (the
+ * image and its interpreter, mapped by the kernel).  fentry on the
+ * kernel's own mmap functions would be nearer, but is not loadable
+ * everywhere (refused on our test machines); sys_exit is a tracepoint.
+ */
+#define VM_READ		0x1
+#define VM_WRITE	0x2
+#define VM_EXEC		0x4
+#define VM_SHARED	0x8
+#define NR_MMAP		9
+#define NR_EXECVE	59
+#define NR_EXECVEAT	322
+#define MAX_ERRNO	4095
+
+struct vma_ctx {
+	__u64 id;
+	struct file *file;	/* the file of the vma found (NULL: anonymous, none) */
+	__u64 start;
+	__u64 pgoff;
+	bool header;		/* emit only the header (offset 0) of file */
+};
+
+/* The struct mount around a vfsmount (container_of, offsets from BTF). */
+static __always_inline struct mount *real_mount(struct vfsmount *m)
+{
+	return (struct mount *)((void *)m - bpf_core_field_offset(struct mount, mnt));
+}
+
+/* The path of d (in vm) into r->names, component by component, file first. */
+static __always_inline void mmap_path(struct bp_rec_mmap *r, struct dentry *d, struct vfsmount *vm)
+{
+	struct mount *m = real_mount(vm);
+	__u32 off = 0, i;
+
+	for (i = 0; i < BP_MMAP_DEPTH; i++) {
+		struct dentry *parent = BPF_CORE_READ(d, d_parent);
+		struct dentry *root = BPF_CORE_READ(vm, mnt_root);
+
+		if (d == root || d == parent) {
+			struct mount *up = BPF_CORE_READ(m, mnt_parent);
+
+			if (d != root || up == m) {
+				r->len = off;
+				return;	/* the root of the mount tree (or of a detached one) */
+			}
+			d = BPF_CORE_READ(m, mnt_mountpoint);
+			m = up;
+			vm = (void *)up + bpf_core_field_offset(struct mount, mnt);
+			continue;
+		}
+		if (off >= BP_MMAP_NAMES)
+			break;
+		long n = bpf_probe_read_kernel_str(&r->names[off], BP_MMAP_NAME,
+						   BPF_CORE_READ(d, d_name.name));
+		if (n <= 0)
+			break;
+		off += n;
+		d = parent;
+	}
+	r->len = off < BP_MMAP_NAMES ? off : BP_MMAP_NAMES;
+	r->h.flags |= BP_MMAP_PARTIAL;
+}
+
+/* bpf_find_vma's callback: a record for a file's code or header. */
+static long emit_vma(struct task_struct *task, struct vm_area_struct *vma, void *arg)
+{
+	struct vma_ctx *c = arg;
+	unsigned long flags = BPF_CORE_READ(vma, vm_flags);
+	__u64 pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct bp_rec_mmap *r;
+
+	c->file = f;
+	c->start = BPF_CORE_READ(vma, vm_start);
+	c->pgoff = pgoff;
+	if (!f || !(flags & VM_EXEC || !pgoff) || (c->header && pgoff))
+		return 0;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
+		return 0;
+	}
+	rec_hdr(&r->h, BP_REC_MMAP, 0, cpu, c->id);
+	r->start = c->start;
+	r->end = BPF_CORE_READ(vma, vm_end);
+	r->pgoff = pgoff << 12;
+	r->ino = BPF_CORE_READ(f, f_inode, i_ino);
+	r->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	r->prot = flags & (VM_READ | VM_WRITE | VM_EXEC | VM_SHARED);
+	mmap_path(r, BPF_CORE_READ(f, f_path.dentry), BPF_CORE_READ(f, f_path.mnt));
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* The code mapping at addr and, when it is not the file's first, the file's header before it. */
+static __always_inline void emit_image(struct task_struct *task, struct vma_ctx *c, __u64 addr)
+{
+	struct file *f;
+
+	c->header = false;
+	c->file = NULL;
+	if (bpf_find_vma(task, addr, emit_vma, c, 0) || !c->file || !c->pgoff)
+		return;
+	f = c->file;
+	c->header = true;
+	if (bpf_find_vma(task, c->start - 1, emit_vma, c, 0) == 0 && c->file == f && c->pgoff) {
+		/* the image's header is two mappings back (r--, then r-x was split?) */
+		bpf_find_vma(task, c->start - 1, emit_vma, c, 0);
+	}
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(mmap_exit, struct pt_regs *regs, long ret)
+{
+	long nr = BPF_CORE_READ(regs, orig_ax);
+	struct vma_ctx c = { .id = bpf_get_current_pid_tgid() };
+	struct task_struct *task;
+
+	if (nr != NR_MMAP && nr != NR_EXECVE && nr != NR_EXECVEAT)
+		return 0;
+	if ((unsigned long)ret >= (unsigned long)-MAX_ERRNO || !is_traced(c.id >> 32))
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (nr == NR_MMAP) {
+		bpf_find_vma(task, ret, emit_vma, &c, 0);
+		return 0;
+	}
+	/* the new image's code, then its interpreter's (where execve returns to) */
+	emit_image(task, &c, BPF_CORE_READ(task, mm, start_code));
+	emit_image(task, &c, BPF_CORE_READ(regs, ip));
+	return 0;
+}

@@ -103,6 +103,26 @@ def test_offcpu_attributes_the_sleep(record):
     assert all(e["name"] == "[off-cpu] nap" for e in naps)
 
 
+def test_offcpu_stacks_of_processes_gone_before_decoding(record):
+    """Eight brief processes, one after the other: each maps libc after its
+    exec, sleeps 20 ms in brief_block and exits at once, before the 50 ms
+    drain reads its stack (before the mappings were recorded, every one of
+    them read [unknown] [unmapped] for libc and the frames under it).  Each
+    has a slice whose stack goes main -> brief_block -> nanosleep, with no
+    unknown frame."""
+    r = record("/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8; do %s; done" % prog_path("brief"),
+               opts=["--offcpu"])
+    assert r.rc == 0, r.describe()
+    slices = [e for e in offcpu(r.trace) if e["ph"] == "X" and "brief_block" in e["args"]["stack"]]
+    assert len({e["pid"] for e in slices}) == 8, slices
+    for e in slices:
+        st = e["args"]["stack"]
+        assert not [f for f in st if f.startswith("[unknown]") or f == "[truncated]"], st
+        i = st.index("main")
+        assert st[i:i + 2] == ["main", "brief_block"], st
+        assert st[i + 2] in ("nanosleep", "__nanosleep", "clock_nanosleep", "__clock_nanosleep"), st
+
+
 def test_shared_library_symbols(record):
     r = record(str(prog_path("libwork")), "400", opts=["--sample"])
     assert r.rc == 0, r.describe()

@@ -360,6 +360,7 @@ static const size_t rec_min_size[BP_REC_MAX] = {
 	[BP_REC_REARM] = sizeof(struct bp_rec_unwind),
 	[BP_REC_UNWIND] = sizeof(struct bp_rec_unwind),
 	[BP_REC_XVAL] = sizeof(struct bp_rec_xval),
+	[BP_REC_MMAP] = BP_MMAP_HDR_SIZE,
 };
 
 /* The end of a record of thread t: its time is the thread's latest (unless err). */
@@ -493,6 +494,8 @@ int decoder__feed(struct decoder *d, const void *rec, size_t size)
 		return dec_on_unwind(d, rec, ts);
 	case BP_REC_XVAL:
 		return dec_on_xval(d, rec, ts);
+	case BP_REC_MMAP:
+		return dec_on_mmap(d, rec, size);
 	default:
 		return -EINVAL;
 	}

@@ -174,6 +174,7 @@ int dec_on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts);
 int dec_on_exec(struct decoder *d, const struct bp_rec_exec *r, uint64_t ts);
 int dec_on_sample(struct decoder *d, const struct bp_rec_sample *r, size_t size, uint64_t ts);
 int dec_on_switch(struct decoder *d, const struct bp_rec_switch *r, uint64_t ts);
+int dec_on_mmap(struct decoder *d, const struct bp_rec_mmap *r, size_t size);
 int dec_on_wakeup(struct decoder *d, const struct bp_rec_wakeup *r, uint64_t ts);
 int dec_wake_due(struct decoder *d, struct tstate *t, uint64_t ts);
 int dec_on_usdt(struct decoder *d, const struct bp_rec_usdt *r, uint64_t ts);

@@ -10,6 +10,7 @@
 #include <linux/types.h>
 #include "bpf/events.h"
 #include "base/log.h"
+#include "symbols/procmaps.h"
 #include "symbols/symbolize.h"
 #include "internal.h"
 
@@ -149,6 +150,43 @@ int dec_on_exec(struct decoder *d, const struct bp_rec_exec *r, uint64_t ts)
 	if (d->sy)
 		symbolizer__forget(d->sy, pid);
 	dec_py_forget_process(d, pid);
+	return 0;
+}
+
+/*
+ * BP_REC_MMAP: the path from its components (file first), then the mapping
+ * to the symbolizer.  A path the BPF walk could not finish is left to /proc.
+ */
+int dec_on_mmap(struct decoder *d, const struct bp_rec_mmap *r, size_t size)
+{
+	const char *comp[BP_MMAP_DEPTH];
+	char path[BP_MMAP_NAMES + 2];
+	struct procmap m = { 0 };
+	size_t n = 0, len = 0, i;
+
+	if (size < BP_MMAP_HDR_SIZE + r->len || r->len > BP_MMAP_NAMES)
+		return -EINVAL;
+	if (!d->sy || (r->h.flags & BP_MMAP_PARTIAL))
+		return 0;
+	for (i = 0; i < r->len && n < BP_MMAP_DEPTH; i += strnlen(r->names + i, r->len - i) + 1)
+		comp[n++] = r->names + i;
+	if (i != r->len)
+		return -EINVAL;	/* the last name without its NUL, or deeper than the walk goes */
+	while (n--)
+		len += snprintf(path + len, sizeof(path) - len, "/%s", comp[n]);
+	if (!len)
+		strcpy(path, "/");
+	m.start = r->start;
+	m.end = r->end;
+	m.pgoff = r->pgoff;
+	m.inode = r->ino;
+	m.dev_major = r->dev >> 20;
+	m.dev_minor = r->dev & 0xfffff;
+	snprintf(m.perms, sizeof(m.perms), "%c%c%c%c", r->prot & BP_VM_READ ? 'r' : '-',
+		 r->prot & BP_VM_WRITE ? 'w' : '-', r->prot & BP_VM_EXEC ? 'x' : '-',
+		 r->prot & BP_VM_SHARED ? 's' : 'p');
+	m.path = path;
+	symbolizer__mapped(d->sy, r->h.pid_tgid >> 32, &m);
 	return 0;
 }
 

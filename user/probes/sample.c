@@ -92,6 +92,12 @@ int sampler__attach(struct sampler *s)
 		if (err)
 			p_err("cannot attach to sched_switch: %s", strerror(-err));
 	}
+	/*
+	 * Not fatal: the stacks of processes alive when decoded still find
+	 * their mappings in /proc.
+	 */
+	if (!err && probe_obj__add_link(&s->po, bpf_program__attach(s->skel->progs.mmap_exit)))
+		p_warn("cannot follow mappings (sys_exit): stacks of short-lived processes may show [unmapped] frames");
 	return err;
 }
 

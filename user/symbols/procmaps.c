@@ -76,3 +76,55 @@ char *procmaps__read(pid_t pid)
 	buf[len] = 0;
 	return buf;
 }
+
+/* One maps line for m, cut to [start, end) (its offset moved with its start). */
+static size_t put_line(char *out, const struct procmap *m, uint64_t start, uint64_t end)
+{
+	return sprintf(out, "%" PRIx64 "-%" PRIx64 " %s %08" PRIx64 " %02x:%02x %" PRIu64 " %s\n",
+		       start, end, m->perms, m->pgoff + (start - m->start), m->dev_major,
+		       m->dev_minor, m->inode, m->path);
+}
+
+char *procmaps__insert(const char *text, const struct procmap *m)
+{
+	size_t len = text ? strlen(text) : 0, n = 0;
+	/* at most one more line than text: the one split around m; and m's */
+	char *out = xmalloc(2 * len + strlen(m->path) + 256);
+	const char *line, *nl;
+	bool put = false;
+
+	for (line = text; line && *line; line = nl) {
+		char copy[PATH_MAX + 128];
+		struct procmap o;
+		size_t l;
+
+		nl = strchr(line, '\n');
+		nl = nl ? nl + 1 : line + strlen(line);
+		l = nl - line < (long)sizeof(copy) ? (size_t)(nl - line) : sizeof(copy) - 1;
+		memcpy(copy, line, l);
+		copy[l] = 0;
+		if (!procmaps__parse(copy, &o))
+			continue;
+		if (!put && o.start >= m->start) {
+			n += put_line(out + n, m, m->start, m->end);
+			put = true;
+		}
+		if (o.end <= m->start || o.start >= m->end) {
+			n += put_line(out + n, &o, o.start, o.end);
+			continue;
+		}
+		/* mapped over, as the kernel splits it: what is left on either side */
+		if (o.start < m->start)
+			n += put_line(out + n, &o, o.start, m->start);
+		if (!put) {
+			n += put_line(out + n, m, m->start, m->end);
+			put = true;
+		}
+		if (o.end > m->end)
+			n += put_line(out + n, &o, m->end, o.end);
+	}
+	if (!put)
+		n += put_line(out + n, m, m->start, m->end);
+	out[n] = 0;
+	return out;
+}

@@ -33,5 +33,10 @@ bool procmaps__parse(char *line, struct procmap *m);
 int procmaps__each(pid_t pid, int (*fn)(void *ctx, const struct procmap *m), void *ctx);
 /* The whole text of pid's maps (allocated), or NULL when the process is gone. */
 char *procmaps__read(pid_t pid);
+/*
+ * text (maps as read, or NULL) with m added as the kernel would show it:
+ * lines it maps over removed, in address order (allocated).
+ */
+char *procmaps__insert(const char *text, const struct procmap *m);
 
 #endif

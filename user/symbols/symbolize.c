@@ -236,20 +236,12 @@ static struct proc_maps *proc_of(struct symbolizer *sy, uint32_t pid)
 	return NULL;
 }
 
-static void read_maps(struct symbolizer *sy, struct proc_maps *pm)
+/* The mappings of pm are text (taken) from now on. */
+static void set_maps(struct symbolizer *sy, struct proc_maps *pm, char *text)
 {
-	char *text = procmaps__read(pm->pid), *line, *nl;
+	char *line, *nl;
 	size_t j;
 
-	/*
-	 * Gone, or exited and not yet reaped (a zombie's maps read empty: a
-	 * stack of its last moments decoded then would wipe its mappings):
-	 * what was read before is the best there is.
-	 */
-	if (!text || !*text) {
-		free(text);
-		return;
-	}
 	if (pm->text && !strcmp(pm->text, text)) {
 		free(text);
 		return;
@@ -287,6 +279,21 @@ static void read_maps(struct symbolizer *sy, struct proc_maps *pm)
 	free(text);
 }
 
+static void read_maps(struct symbolizer *sy, struct proc_maps *pm)
+{
+	char *text = procmaps__read(pm->pid);
+
+	/*
+	 * Gone, or exited and not yet reaped (a zombie's maps read empty: a
+	 * stack of its last moments decoded then would wipe its mappings):
+	 * what was read before, and what BP_REC_MMAP told, is the best there is.
+	 */
+	if (!text || !*text)
+		free(text);
+	else
+		set_maps(sy, pm, text);
+}
+
 void symbolizer__preload_kernel(struct symbolizer *sy)
 {
 	if (!sy->kloaded)
@@ -304,6 +311,17 @@ void symbolizer__preload(struct symbolizer *sy, uint32_t pid)
 		pm->pid = pid;
 	}
 	read_maps(sy, pm);
+}
+
+void symbolizer__mapped(struct symbolizer *sy, uint32_t pid, const struct procmap *m)
+{
+	struct proc_maps *pm = proc_of(sy, pid);
+
+	if (!pm) {
+		symbolizer__preload(sy, pid);
+		pm = proc_of(sy, pid);
+	}
+	set_maps(sy, pm, procmaps__insert(pm->text, m));
 }
 
 void symbolizer__forget(struct symbolizer *sy, uint32_t pid)

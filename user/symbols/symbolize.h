@@ -40,6 +40,10 @@ uint32_t symbolizer__stack(struct symbolizer *sy, uint32_t pid, const uint64_t *
 struct bp_ustack;
 uint32_t symbolizer__sample(struct symbolizer *sy, uint32_t pid, uint32_t tid, const uint64_t *ips,
 			    uint32_t nuser, uint32_t nkern, const struct bp_ustack *us, bool *truncated);
+struct procmap;
+
+/* pid mapped m (BP_REC_MMAP): its stacks find it although the process is gone. */
+void symbolizer__mapped(struct symbolizer *sy, uint32_t pid, const struct procmap *m);
 /* The process exec'd or exited: its mappings are stale. */
 void symbolizer__forget(struct symbolizer *sy, uint32_t pid);
 /* Reads the mappings of pid now (at start, before a short-lived process can exit). */

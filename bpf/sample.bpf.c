@@ -409,10 +409,9 @@ static __always_inline void emit_image(struct task_struct *task, struct vma_ctx 
 		return;
 	f = c->file;
 	c->header = true;
-	if (bpf_find_vma(task, c->start - 1, emit_vma, c, 0) == 0 && c->file == f && c->pgoff) {
-		/* the image's header is two mappings back (r--, then r-x was split?) */
+	/* the mapping before it; if another segment of the file, the one before that */
+	if (bpf_find_vma(task, c->start - 1, emit_vma, c, 0) == 0 && c->file == f && c->pgoff)
 		bpf_find_vma(task, c->start - 1, emit_vma, c, 0);
-	}
 }
 
 SEC("tp_btf/sys_exit")

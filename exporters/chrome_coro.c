@@ -22,7 +22,7 @@ static void coro_event(struct exporter *e, const struct bp_session *s, const cha
 		       uint64_t ts, const struct coro_span *sp, uint64_t call)
 {
 	struct chrome_priv *pr = e->priv;
-	char line[256], *p = line;
+	char line[512], *p = line;
 	FILE *f = e->out;
 
 	/* the name as the call slices have it: {"name":"..." (cached, then cut at its comma) */
@@ -53,7 +53,12 @@ static void coro_event(struct exporter *e, const struct bp_session *s, const cha
 		p = put_str(p, ",\"exec_us\":");
 		p = put_us(p, sp->exec);
 		p = put_str(p, ",\"wall_us\":");
-		p = put_us(p, sp->end > sp->begin ? sp->end - sp->begin : 0);
+		p = put_us(p, coro_span__wall(sp));
+		/* wall = exec + await_child + await_other (model/coro.h), exact to the ns here */
+		p = put_str(p, ",\"await_child_us\":");
+		p = put_us(p, sp->await_child);
+		p = put_str(p, ",\"await_other_us\":");
+		p = put_us(p, sp->await_other);
 		p = put_str(p, ",\"max_slice_us\":");
 		p = put_us(p, sp->max_slice);
 		if (sp->flags & CORO_RAISED)

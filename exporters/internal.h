@@ -106,13 +106,14 @@ enum { AN_UNFINISHED = 1, AN_NO_ENTRY, AN_UNWOUND, AN_END_INFERRED, AN_ARG0, AN_
        AN_COUNT, AN_VALUE, AN_CALL_ID, AN_FROM, AN_TO, AN_FROM_ID, AN_TO_ID, AN_LATENCY,
        AN_ARGS, AN_SUSPENDED, AN_RESUMED, AN_RAISED, AN_RATE, AN_OVERHEAD, AN_ENTRY_LOST,
        AN_SPAN_ID, AN_SLICES, AN_EXEC, AN_WALL, AN_MAX_SLICE, AN_OPEN, AN_TASK, AN_AWAITED_BY,
-       NANNOTS };
+       AN_AWAIT_CHILD, AN_AWAIT_OTHER, NANNOTS };
 static const char *const annot_names[NANNOTS] = {
 	"", "unfinished", "began_before_recording", "unwound", "end_inferred", "arg0", "arg1",
 	"arg2", "arg3", "arg4", "arg5", "ret", "module", "stack", "weight_ns", "truncated", "cpu",
 	"count", "value", "call_id", "from", "to", "from_id", "to_id", "latency_ns", "args",
 	"suspended", "resumed", "raised", "calls_per_s", "overhead_pct", "entry_lost",
 	"span_id", "slices", "exec_ns", "wall_ns", "max_slice_ns", "open", "task", "awaited_by",
+	"await_child_ns", "await_other_ns",
 };
 
 /* Interning keys of a lane: kind in the top byte, iid below. */

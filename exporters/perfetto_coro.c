@@ -4,8 +4,8 @@
  * is a track named after it, a child of the track of the thread its first
  * span ran on; the spans of its coroutines (model/coro.h) are slices on it,
  * category "coroutine", nested as they awaited each other, with their
- * figures as annotations (span_id, slices, exec_ns, wall_ns, max_slice_ns,
- * raised, open, task).  A span is written when it ends (its last slice, or
+ * figures as annotations (span_id, slices, exec_ns, wall_ns, await_child_ns,
+ * await_other_ns, max_slice_ns, raised, open, task).  A span is written when it ends (its last slice, or
  * at the end for one still suspended), on a lane of the task's track whose
  * clock has not passed its begin (perfetto.c: the ordering rules).  Spans of
  * no task (generators) have no track here; the thread's track keeps every
@@ -48,7 +48,9 @@ static void write_span(struct exporter *e, const struct bp_session *s, const str
 	pf_an_int(pr, l, AN_SPAN_ID, (int64_t)sp->id);
 	pf_an_int(pr, l, AN_SLICES, sp->nslices);
 	pf_an_int(pr, l, AN_EXEC, (int64_t)sp->exec);
-	pf_an_int(pr, l, AN_WALL, (int64_t)(sp->end > sp->begin ? sp->end - sp->begin : 0));
+	pf_an_int(pr, l, AN_WALL, (int64_t)coro_span__wall(sp));
+	pf_an_int(pr, l, AN_AWAIT_CHILD, (int64_t)sp->await_child);
+	pf_an_int(pr, l, AN_AWAIT_OTHER, (int64_t)sp->await_other);
 	pf_an_int(pr, l, AN_MAX_SLICE, (int64_t)sp->max_slice);
 	if (sp->flags & CORO_RAISED)
 		pf_an_bool(pr, l, AN_RAISED);

@@ -3,7 +3,8 @@
  * diff's coroutine table: per Python coroutine or generator function (matched
  * by name and module like the functions), each side's invocations (spans,
  * model/coro.h: not resumptions) and their exec (on-CPU) and wall time per
- * invocation, new over base.  Plain means: a coroutine's wall time is mostly
+ * invocation, and the wall time's suspended part split as the tally has it
+ * (awaiting a child coroutine / the rest), new over base.  Plain means: a coroutine's wall time is mostly
  * what it awaited (other tasks, I/O), so it is shown, not tested.
  */
 #include <inttypes.h>
@@ -133,31 +134,48 @@ static void ratio(FILE *f, uint64_t base, uint64_t new, bool json)
 		fprintf(f, json ? "%.4f" : "%8.3fx", (double)new / (double)base);
 }
 
+/* One figure per invocation on each side and their ratio: "base new ratio". */
+static void triple(FILE *f, const struct coro_tally *x, const struct coro_tally *y, size_t off)
+{
+	uint64_t a = per_call(*(const uint64_t *)((const char *)x + off), x->calls),
+		 b = per_call(*(const uint64_t *)((const char *)y + off), y->calls);
+	char s[2][32];
+
+	fprintf(f, " %9s %9s ", fmt_duration(a, s[0], sizeof(s[0])),
+		fmt_duration(b, s[1], sizeof(s[1])));
+	ratio(f, a, b, false);
+}
+
+/* The figures each row shows per invocation, in order. */
+static const size_t figures[] = {
+	offsetof(struct coro_tally, exec), offsetof(struct coro_tally, wall),
+	offsetof(struct coro_tally, await_child), offsetof(struct coro_tally, await_other),
+};
+
 void diff_coro_pretty(const struct diff *d, FILE *f)
 {
-	size_t n, i, top = d->o.top ? d->o.top : 20;
+	size_t n, i, k, top = d->o.top ? d->o.top : 20;
 	uint32_t *idx;
-	char b[4][32];
 
 	n = sorted(d, &idx);
 	if (n) {
 		fputs("\nCoroutines and generators: per invocation (calls are invocations, not "
-		      "resumptions; exec on CPU, wall first start to end), by added exec time\n", f);
-		fprintf(f, "%19s %29s %29s\n", "calls", "exec per invocation",
-			"wall per invocation");
-		fprintf(f, "%9s %9s %9s %9s %9s %9s %9s %9s  %s\n", "base", "new", "base", "new",
-			"ratio", "base", "new", "ratio", "function");
+		      "resumptions; exec on CPU, wall first start to end = exec + await child "
+		      "(suspended in the await of a coroutine it called) + await other), by "
+		      "added exec time\n", f);
+		fprintf(f, "%19s %29s %29s %29s %29s\n", "calls", "exec per invocation",
+			"wall per invocation", "await child per inv.", "await other per inv.");
+		fprintf(f, "%9s %9s", "base", "new");
+		for (k = 0; k < sizeof(figures) / sizeof(figures[0]); k++)
+			fprintf(f, " %9s %9s %9s", "base", "new", "ratio");
+		fputs("  function\n", f);
 	}
 	for (i = 0; i < n && i < top; i++) {
 		const struct coro_tally *x = row(d, 0, idx[i]), *y = row(d, 1, idx[i]);
 
-		fprintf(f, "%9" PRIu64 " %9" PRIu64 " %9s %9s ", x->calls, y->calls,
-			fmt_duration(per_call(x->exec, x->calls), b[0], sizeof(b[0])),
-			fmt_duration(per_call(y->exec, y->calls), b[1], sizeof(b[1])));
-		ratio(f, per_call(x->exec, x->calls), per_call(y->exec, y->calls), false);
-		fprintf(f, " %9s %9s ", fmt_duration(per_call(x->wall, x->calls), b[2], sizeof(b[2])),
-			fmt_duration(per_call(y->wall, y->calls), b[3], sizeof(b[3])));
-		ratio(f, per_call(x->wall, x->calls), per_call(y->wall, y->calls), false);
+		fprintf(f, "%9" PRIu64 " %9" PRIu64, x->calls, y->calls);
+		for (k = 0; k < sizeof(figures) / sizeof(figures[0]); k++)
+			triple(f, x, y, figures[k]);
 		fprintf(f, "  %s  [%s]\n", d->gf[idx[i]].name, d->gf[idx[i]].module);
 	}
 	if (n > top)
@@ -169,8 +187,10 @@ static void side_json(FILE *f, const struct coro_tally *x)
 {
 	fprintf(f, "{\"calls\":%" PRIu64 ",\"slices\":%" PRIu64 ",\"exec_ns\":%" PRIu64
 		",\"wall_ns\":%" PRIu64 ",\"max_exec_ns\":%" PRIu64 ",\"max_wall_ns\":%" PRIu64
+		",\"await_child_ns\":%" PRIu64 ",\"await_other_ns\":%" PRIu64
 		",\"raised\":%" PRIu64 ",\"open\":%" PRIu64 "}", x->calls, x->slices, x->exec,
-		x->wall, x->max_exec, x->max_wall, x->raised, x->open);
+		x->wall, x->max_exec, x->max_wall, x->await_child, x->await_other, x->raised,
+		x->open);
 }
 
 void diff_coro_json(const struct diff *d, FILE *f)
@@ -194,6 +214,12 @@ void diff_coro_json(const struct diff *d, FILE *f)
 		ratio(f, per_call(x->exec, x->calls), per_call(y->exec, y->calls), true);
 		fputs(",\"wall_per_call_ratio\":", f);
 		ratio(f, per_call(x->wall, x->calls), per_call(y->wall, y->calls), true);
+		fputs(",\"await_child_per_call_ratio\":", f);
+		ratio(f, per_call(x->await_child, x->calls), per_call(y->await_child, y->calls),
+		      true);
+		fputs(",\"await_other_per_call_ratio\":", f);
+		ratio(f, per_call(x->await_other, x->calls), per_call(y->await_other, y->calls),
+		      true);
 		fputc('}', f);
 	}
 	fputs("]", f);

@@ -179,7 +179,8 @@ def test_view_coroutine_tab(recorded, view):
         rows = b.evaluate("[...document.querySelectorAll('#ctable tbody tr')]"
                           ".map(r => [...r.cells].map(c => c.textContent))")
         assert not problems(b), problems(b)
-    # columns: calls slices exec wall avg-wall max-wall max-exec raised not-ended kind function module
-    got = {r[10]: (int(r[0]), int(r[1]), int(r[7]), int(r[8]), r[9]) for r in rows if r[11] == MODULE}
+    # columns: calls slices exec wall avg-wall max-wall max-exec await-child await-other
+    # raised not-ended kind function module
+    got = {r[12]: (int(r[0]), int(r[1]), int(r[9]), int(r[10]), r[11]) for r in rows if r[13] == MODULE}
     assert got == {name: (n, sum(sl), 1 if name == "failing" else 0, 0, "coroutine")
                    for name, (n, sl) in SPANS.items()}, got

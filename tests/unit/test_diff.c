@@ -4,7 +4,8 @@
  * functions have different ids on each side: matching by name and module,
  * verdicts, recursion counted once, added and removed functions, the
  * --fail-above gate, sample shares, the differential folded output, the whole
- * run's shift and runs of each side.  The statistics: test_stats.c.
+ * run's shift and runs of each side, the coroutine table's await split.
+ * The statistics: test_stats.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -421,6 +422,105 @@ static void test_diff_kinds(void **state)
 	session__free(&s);
 }
 
+/* A slice of a coroutine (parent: its caller's slice), and the resume edge between two. */
+static void slice(struct diff *d, int side, struct bp_session *s, uint32_t func, uint32_t path,
+		  uint64_t id, uint64_t parent, uint64_t begin, uint64_t end, uint32_t flags)
+{
+	struct bp_event ev = { .kind = BP_EV_CALL };
+
+	ev.call.id = id;
+	ev.call.parent_id = parent;
+	ev.call.func = func;
+	ev.call.path = path;
+	ev.call.begin = begin;
+	ev.call.end = end;
+	ev.call.self = end - begin;
+	ev.call.flags = flags;
+	ev.call.pid = ev.call.tid = 100 + side;
+	assert_int_equal(diff__add(d, side, s, &ev), 0);
+}
+
+static void resume(struct diff *d, int side, struct bp_session *s, uint64_t src, uint64_t dst)
+{
+	struct bp_event ev = { .kind = BP_EV_EDGE };
+
+	ev.edge.kind = BP_EDGE_RESUME;
+	ev.edge.src_call = src;
+	ev.edge.dst_call = dst;
+	assert_int_equal(diff__add(d, side, s, &ev), 0);
+}
+
+/*
+ * outer awaits inner, which suspends on a future; each resumes k = 1 (base)
+ * or 2 (new) times as late: outer's gap is awaiting its child (30 ns, 60),
+ * inner's awaiting something else (44 ns, 74).
+ */
+static void coro_side(struct diff *d, int side, struct bp_session *s)
+{
+	struct bp_func f = { .name = "outer", .flags = BP_FUNC_COROUTINE };
+	uint64_t late = side ? 30 : 0;
+	uint32_t outer, inner, po, pi;
+
+	session__init(s);
+	session__add_module(s, "/bin/app");
+	outer = session__add_func(s, &f);
+	f.name = "inner";
+	inner = session__add_func(s, &f);
+	po = session__path(s, 0, outer);
+	pi = session__path(s, po, inner);
+	slice(d, side, s, inner, pi, 11, 10, 5, 8, BP_CALL_SUSPENDED);
+	slice(d, side, s, outer, po, 10, 0, 0, 20, BP_CALL_SUSPENDED);
+	resume(d, side, s, 10, 12);
+	resume(d, side, s, 11, 13);
+	slice(d, side, s, inner, pi, 13, 12, 52 + late, 55 + late, BP_CALL_RESUMED);
+	slice(d, side, s, outer, po, 12, 0, 50 + late, 60 + late, BP_CALL_RESUMED);
+	s->duration = 100;
+	assert_int_equal(diff__side_done(d, side, s, side ? "new" : "base"), 0);
+}
+
+/* The coroutine table: each side's await child / await other, and their ratios. */
+static void test_diff_coro_awaits(void **state)
+{
+	struct bp_session s[2];
+	struct diff_opts o;
+	struct diff *d;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	diff__default_opts(&o);
+	o.format = DIFF_JSON;
+	assert_int_equal(diff__new(&o, &d), 0);
+	coro_side(d, 0, &s[0]);
+	coro_side(d, 1, &s[1]);
+	assert_int_equal(diff__compute(d), 0);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(diff__print(d, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "{\"function\":\"outer\",\"module\":\"app\","
+				    "\"base\":{\"calls\":1,\"slices\":2,\"exec_ns\":30,"
+				    "\"wall_ns\":60,\"max_exec_ns\":30,\"max_wall_ns\":60,"
+				    "\"await_child_ns\":30,\"await_other_ns\":0,"));
+	assert_non_null(strstr(buf, "\"new\":{\"calls\":1,\"slices\":2,\"exec_ns\":30,"
+				    "\"wall_ns\":90,\"max_exec_ns\":30,\"max_wall_ns\":90,"
+				    "\"await_child_ns\":60,\"await_other_ns\":0,"));
+	assert_non_null(strstr(buf, "\"wall_per_call_ratio\":1.5000,"
+				    "\"await_child_per_call_ratio\":2.0000,"
+				    "\"await_other_per_call_ratio\":null}"));
+	assert_non_null(strstr(buf, "{\"function\":\"inner\",\"module\":\"app\","
+				    "\"base\":{\"calls\":1,\"slices\":2,\"exec_ns\":6,"
+				    "\"wall_ns\":50,\"max_exec_ns\":6,\"max_wall_ns\":50,"
+				    "\"await_child_ns\":0,\"await_other_ns\":44,"));
+	assert_non_null(strstr(buf, "\"await_child_per_call_ratio\":null,"
+				    "\"await_other_per_call_ratio\":1.6818}"));
+	free(buf);
+	diff__free(d);
+	session__free(&s[0]);
+	session__free(&s[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_diff_run_shift),
 		cmocka_unit_test(test_diff_runs),
 		cmocka_unit_test(test_diff_kinds),
+		cmocka_unit_test(test_diff_coro_awaits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

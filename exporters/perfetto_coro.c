@@ -5,8 +5,8 @@
  * span ran on; the spans of its coroutines (model/coro.h) are slices on it,
  * category "coroutine", nested as they awaited each other, with their
  * figures as annotations (span_id, slices, exec_ns, wall_ns, await_child_ns,
- * await_other_ns, max_slice_ns, raised, open, task).  A span is written when it ends (its last slice, or
- * at the end for one still suspended), on a lane of the task's track whose
+ * await_other_ns, max_slice_ns, raised, open, task).  A span is written
+ * when it ends (its last slice, or at the end for one still suspended), on a lane of the task's track whose
  * clock has not passed its begin (perfetto.c: the ordering rules).  Spans of
  * no task (generators) have no track here; the thread's track keeps every
  * slice as a call either way.

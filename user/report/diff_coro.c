@@ -4,8 +4,9 @@
  * by name and module like the functions), each side's invocations (spans,
  * model/coro.h: not resumptions) and their exec (on-CPU) and wall time per
  * invocation, and the wall time's suspended part split as the tally has it
- * (awaiting a child coroutine / the rest), new over base.  Plain means: a coroutine's wall time is mostly
- * what it awaited (other tasks, I/O), so it is shown, not tested.
+ * (awaiting a child coroutine / the rest), new over base.  Plain means: a
+ * coroutine's wall time is mostly what it awaited (other tasks, I/O), so it
+ * is shown, not tested.
  */
 #include <inttypes.h>
 #include <stdlib.h>

@@ -153,7 +153,8 @@ def test_diff_pretty_columns(diffed):
     assert len(table) == 2, p.stdout
     lines = table[1].splitlines()
     assert "await child per inv." in lines[1] and "await other per inv." in lines[1], lines[:3]
-    assert lines[2].split() == ["base", "new"] + ["base", "new", "ratio"] * 4 + ["function"], lines[2]
+    assert lines[2].split() == (["base", "new"] + ["base", "new", "ratio"] * 4
+                                + ["function"]), lines[2]
     d = r"\S+ \S+"	# a duration: "1.23 us"
     trip = r"%s\s+%s\s+\S+" % (d, d)
     # the last two groups: await child, await other (none on both sides, no ratio)
@@ -176,7 +177,8 @@ def test_view_coroutine_split(rows, view):
         b.navigate(v.url)
         assert b.wait_for("document.body && document.body.dataset.ready", timeout=30) == "1", \
             "\n".join(problems(b))
-        head = b.evaluate("[...document.querySelectorAll('#ctable thead th')].map(c => c.textContent)")
+        head = b.evaluate("[...document.querySelectorAll('#ctable thead th')]"
+                          ".map(c => c.textContent)")
         rows_ = b.evaluate("[...document.querySelectorAll('#ctable tbody tr')]"
                            ".map(r => [...r.cells].map(c => c.textContent))")
         assert not problems(b), problems(b)

@@ -181,6 +181,7 @@ def test_view_coroutine_tab(recorded, view):
         assert not problems(b), problems(b)
     # columns: calls slices exec wall avg-wall max-wall max-exec await-child await-other
     # raised not-ended kind function module
-    got = {r[12]: (int(r[0]), int(r[1]), int(r[9]), int(r[10]), r[11]) for r in rows if r[13] == MODULE}
+    got = {r[12]: (int(r[0]), int(r[1]), int(r[9]), int(r[10]), r[11])
+           for r in rows if r[13] == MODULE}
     assert got == {name: (n, sum(sl), 1 if name == "failing" else 0, 0, "coroutine")
                    for name, (n, sl) in SPANS.items()}, got

@@ -48,6 +48,20 @@ def test_script_traces_programs_it_runs(record, tmp_path):
     assert {e["pid"] for e in ct} != {e["pid"] for e in ex}
 
 
+def _launched(pid):
+    """The command bpfprof launched: its child that is not one of its own
+    helpers (bpfprof-fds, bpfprof-guard, ...)."""
+    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+        kids = [int(k) for k in f.read().split()]
+    ours = []
+    for k in kids:
+        with open("/proc/%d/comm" % k) as f:
+            if not f.read().startswith("bpfprof"):
+                ours.append(k)
+    assert len(ours) == 1, (kids, ours)
+    return ours[0]
+
+
 def _stopped_children(ppid):
     """Pids of ppid's children in a stop (state T)."""
     out = []
@@ -77,8 +91,7 @@ def test_bpfprof_killed_while_a_process_waits_at_exec(tmp_path):
                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         read_until(b.stdout, r"^ready$", 60, "the script's stdout")
-        with open("/proc/%d/task/%d/children" % (b.pid, b.pid)) as f:
-            sh = int(f.read().split()[0])
+        sh = _launched(b.pid)
         os.kill(b.pid, signal.SIGSTOP)
         go.write_text("")
         kill_bpfprof_during_a_hold(b, lambda: _stopped_children(sh),
@@ -108,8 +121,7 @@ def test_bpfprof_killed_while_its_probes_cannot_go(tmp_path):
         # busy runs traced (it printed from main): main's return probe is pending
         m, _ = read_until(b.stdout, r"^busy: pid=(\d+)$", 60, "busy's stdout")
         busy = int(m.group(1))
-        with open("/proc/%d/task/%d/children" % (b.pid, b.pid)) as f:
-            sh = int(f.read().split()[0])
+        sh = _launched(b.pid)
         os.kill(b.pid, signal.SIGSTOP)
         go.write_text("")
         kill_bpfprof_during_a_hold(b, lambda: [p for p in _stopped_children(sh) if p != busy],

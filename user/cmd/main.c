@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include "cmds.h"
 #include "options.h"
+#include "base/fdshare.h"
 #include "base/log.h"
 
 #define BPFPROF_VERSION "0.1.0"
@@ -263,6 +264,9 @@ int main(int argc, char **argv)
 			      c->def->name, c->def->name);
 			return 1;
 		}
+		/* a SIGKILL must not leave bpfprof's end to its links' last close */
+		if (c->needs_bpf && !wants_help(argc - i, argv + i) && fdshare__start())
+			p_dbg("no bpfprof-fds: a SIGKILL leaves the links' removal to bpfprof's exit");
 		optind = 0;	/* each command parses its own argv with getopt */
 		return check_stdout(c->fn(argc - i, argv + i));
 	}

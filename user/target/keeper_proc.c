@@ -28,6 +28,7 @@
 #include "bpf/events.h"
 #include "base/log.h"
 #include "base/util.h"
+#include "base/fdshare.h"
 #include "base/pidfd.h"
 #include "keeper.h"
 #include "internal.h"
@@ -47,6 +48,7 @@ static struct {
 	int holds_fd;
 	int stops_fd;		/* sig_stops: processes stopped whole (bpf/trace.bpf.c) */
 	int parent_fd;		/* bpfprof's pidfd: readable once all its threads are gone */
+	int sharer_fd;		/* bpfprof-fds's (base/fdshare.h), or -1 */
 	long options;
 	struct kthread *v;
 	size_t n;
@@ -474,10 +476,12 @@ static void continue_stopped(void)
 static bool parent_gone(pid_t parent)
 {
 	struct pollfd p = { .fd = K.parent_fd, .events = POLLIN };
+	struct pollfd q = { .fd = K.sharer_fd, .events = POLLIN };
 
 	if (K.parent_fd < 0)
 		return getppid() != parent;
-	return poll(&p, 1, 0) > 0;
+	/* and bpfprof-fds (base/fdshare.h), whose exit is where the links go then */
+	return poll(&p, 1, 0) > 0 && (K.sharer_fd < 0 || poll(&q, 1, 0) > 0);
 }
 
 static void finish(pid_t parent)
@@ -584,6 +588,7 @@ void keeper_run(int sock, pid_t parent, struct trace_bpf *skel, bool follow_fork
 	K.holds_fd = bpf_map__fd(skel->maps.holds);
 	K.stops_fd = bpf_map__fd(skel->maps.sig_stops);
 	K.parent_fd = getppid() == parent ? pidfd_of(parent) : -1;
+	K.sharer_fd = fdshare__pid() > 0 ? pidfd_of(fdshare__pid()) : -1;
 	K.options = PTRACE_O_TRACECLONE |
 		    (follow_forks ? PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK : 0);
 	keeper_main(sock, parent);

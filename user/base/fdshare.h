@@ -15,9 +15,12 @@
  * descriptor bpfprof opens or closes is opened or closed for both, so
  * nothing changes while bpfprof runs, but bpfprof's exit only drops its
  * reference to the table.  Once bpfprof is gone, bpfprof-fds closes every
- * descriptor that is not a BPF link (pipes, files, sockets: readers see
- * their end at once) and exits, its exit releasing the links, which no one
- * waits for.
+ * BPF link at once, each in a thread of its own (a link's probes go at the
+ * start of its close; one after the other, each would keep its probes
+ * while those before it wait), then every other descriptor (pipes, files,
+ * sockets: readers see their end at once), and ends with its last close
+ * thread, once every link is gone.  Nobody waits for it but the keeper or
+ * guard, which goes on serving the targets until then (target/keeper.h).
  */
 #ifndef BPFPROF_BASE_FDSHARE_H
 #define BPFPROF_BASE_FDSHARE_H
@@ -28,7 +31,8 @@
 int fdshare__start(void);
 /*
  * bpfprof-fds's pid, or 0.  Once bpfprof has died, the links are gone when
- * both bpfprof and bpfprof-fds are (the guard waits for both).
+ * both bpfprof and bpfprof-fds are (a pidfd of each polls readable: the
+ * keeper or guard waits for both before it puts return addresses back).
  */
 pid_t fdshare__pid(void);
 

@@ -454,34 +454,41 @@ static void continue_stopped(void)
 /*
  * bpfprof died (parent) or is done (0): nothing may be left held or armed.
  *
- * A dead bpfprof's links go with its descriptors, in do_exit, one after the
- * other, each waiting for the uprobes' grace periods: seconds under load,
- * as long as any thread on the machine keeps a return probe pending and
- * calls on (a return probe's SRCU lease is renewed by each new one).  Our
- * end of the socket is closed before them (keeper__start), so we are told
- * at the start of that: the processes held at an exec or a dlopen are
- * continued at once, and again while the links still stop new ones, until
- * bpfprof is really gone.  Only then are the return addresses put back: no
- * return probe can arm one again.
+ * A dead bpfprof's links outlive it in bpfprof-fds (base/fdshare.h), which
+ * shares its table of descriptors: once bpfprof is gone, bpfprof-fds
+ * closes them all at once (their probes go at the start of each close),
+ * closes every other descriptor (our socket: we are told here), and ends
+ * once the last close has waited out the uprobes' grace periods -- seconds
+ * under load, as long as any thread on the machine keeps a return probe
+ * pending while it calls on.  Until then a return probe can still arm a
+ * frame, so we go on serving: the unwinder's stops (our copies of its hook
+ * links keep it until we end), and the processes held at an exec or a
+ * dlopen, continued at once and again while the dying links still stop new
+ * ones.  Only once bpfprof and bpfprof-fds are both gone (with no
+ * bpfprof-fds, bpfprof's own exit releases the links, last in, first out,
+ * after our socket) are the threads held, every return address put back
+ * and the threads let go: no return probe can arm one again.  The unwinder
+ * hooks go last, with us.
  */
 /*
- * bpfprof has no thread left: its links are gone.  Not getppid(): a thread
- * of bpfprof's that has passed its exit is no parent to reparent to, so we
- * are given to init as soon as the thread that forked us exits, while
- * another may still be releasing the last links (the descriptors go with
- * the last thread to drop the table): continued then, a process met a link
- * still there at its next dlopen and stayed stopped (test_dlfollow's kill
- * test, 2 runs in 12).  A pidfd polls readable once the whole group exited.
+ * bpfprof has no thread left, nor bpfprof-fds: the links are gone.  Not
+ * getppid(): a thread of bpfprof's that has passed its exit is no parent
+ * to reparent to, so we are given to init as soon as the thread that
+ * forked us exits, while another may still be releasing the last links
+ * (the descriptors go with the last thread to drop the table): continued
+ * then, a process met a link still there at its next dlopen and stayed
+ * stopped (test_dlfollow's kill test, 2 runs in 12).  A pidfd polls
+ * readable once the whole group exited (bpfprof-fds's last close thread).
  */
 static bool parent_gone(pid_t parent)
 {
 	struct pollfd p = { .fd = K.parent_fd, .events = POLLIN };
 	struct pollfd q = { .fd = K.sharer_fd, .events = POLLIN };
+	bool sharer_gone = K.sharer_fd < 0 || poll(&q, 1, 0) > 0;
 
 	if (K.parent_fd < 0)
-		return getppid() != parent;
-	/* and bpfprof-fds (base/fdshare.h), whose exit is where the links go then */
-	return poll(&p, 1, 0) > 0 && (K.sharer_fd < 0 || poll(&q, 1, 0) > 0);
+		return getppid() != parent && sharer_gone;
+	return poll(&p, 1, 0) > 0 && sharer_gone;
 }
 
 static void finish(pid_t parent)

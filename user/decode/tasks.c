@@ -52,6 +52,8 @@ int dec_on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts)
 			p->ppid = r->parent_pid_tgid >> 32;
 			if (!p->name)
 				p->name = xstrdup(comm);
+			if (d->sy)	/* a short child's stacks: its parent's mappings */
+				symbolizer__forked(d->sy, p->ppid, pid);
 		}
 		break;
 	}

@@ -9,6 +9,7 @@
 #include "bpf/events.h"
 #include "dwarfinfo.h"
 #include "elfsym.h"
+#include "kallsyms.h"
 #include "base/log.h"
 #include "procmaps.h"
 #include "symbolize.h"
@@ -43,11 +44,6 @@ struct symfile {
 	int err;
 };
 
-struct ksym {
-	uint64_t addr;
-	char *name;
-};
-
 /* (module, symbol address) -> session function id */
 struct fkey {
 	uint64_t key;		/* module << 48 ^ addr, 0 = empty */
@@ -60,8 +56,7 @@ struct symbolizer {
 	size_t nprocs;
 	struct symfile *files;
 	size_t nfiles;
-	struct ksym *ksyms;
-	size_t nksyms;
+	struct kallsyms ksyms;
 	int kloaded;
 	uint32_t kmodule;
 	struct fkey *ftab;
@@ -187,11 +182,9 @@ void symbolizer__free(struct symbolizer *sy)
 		elfsym__free(&sy->files[i].syms);
 		dwarfinfo__free(&sy->files[i].dw);
 	}
-	for (i = 0; i < sy->nksyms; i++)
-		free(sy->ksyms[i].name);
 	free(sy->procs);
 	free(sy->files);
-	free(sy->ksyms);
+	kallsyms__free(&sy->ksyms);
 	free(sy->ftab);
 	free(sy);
 }
@@ -322,6 +315,23 @@ void symbolizer__mapped(struct symbolizer *sy, uint32_t pid, const struct procma
 		pm = proc_of(sy, pid);
 	}
 	set_maps(sy, pm, procmaps__insert(pm->text, m));
+}
+
+void symbolizer__forked(struct symbolizer *sy, uint32_t parent, uint32_t child)
+{
+	struct proc_maps *pc;
+
+	if (proc_of(sy, child))
+		return;
+	if (!proc_of(sy, parent))
+		symbolizer__preload(sy, parent);
+	if (!proc_of(sy, parent)->text)
+		return;	/* the parent is gone too: the child's own /proc, when asked */
+	sy->procs = xrealloc(sy->procs, (sy->nprocs + 1) * sizeof(*sy->procs));
+	pc = &sy->procs[sy->nprocs++];
+	memset(pc, 0, sizeof(*pc));
+	pc->pid = child;
+	set_maps(sy, pc, xstrdup(proc_of(sy, parent)->text));
 }
 
 void symbolizer__forget(struct symbolizer *sy, uint32_t pid)
@@ -467,61 +477,23 @@ static uint32_t user_frame(struct symbolizer *sy, uint32_t pid, uint64_t ip)
 			BP_FUNC_SAMPLED | BP_FUNC_UNKNOWN, NULL);
 }
 
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 static void load_kallsyms(struct symbolizer *sy)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
-	char line[512];
-	size_t cap = 0;
-
 	sy->kloaded = 1;
 	sy->kmodule = session__add_module(sy->s, "[kernel]");
-	if (!f)
-		return;
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
-	/* ~200k lines: parsed by hand, sscanf would take a good part of a second */
-	while (fgets_unlocked(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char type, *p, *name;
-
-		addr = strtoull(line, &p, 16);
-		if (!addr || *p != ' ')
-			continue;
-		type = p[1];
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		name = p + 3;
-		name[strcspn(name, " \t\n")] = 0;
-		if (sy->nksyms == cap) {
-			cap = cap ? cap * 2 : 65536;
-			sy->ksyms = xrealloc(sy->ksyms, cap * sizeof(*sy->ksyms));
-		}
-		sy->ksyms[sy->nksyms].addr = addr;
-		sy->ksyms[sy->nksyms].name = xstrdup(name);
-		sy->nksyms++;
-	}
-	fclose(f);
-	qsort(sy->ksyms, sy->nksyms, sizeof(*sy->ksyms), ksym_cmp);
+	kallsyms__load(&sy->ksyms);
 }
 
 static uint32_t kernel_frame(struct symbolizer *sy, uint64_t ip)
 {
-	size_t lo;
+	const struct ksym *k;
 	uint32_t id;
 	char name[64];
 
 	if (!sy->kloaded)
 		load_kallsyms(sy);
-	lo = lower_bound(sy->nksyms, sy->ksyms[at].addr <= ip);
-	if (lo) {
-		const struct ksym *k = &sy->ksyms[lo - 1];
-
+	k = kallsyms__find(&sy->ksyms, ip);
+	if (k) {
 		if (fget(sy, fkey_of(sy->kmodule, k->addr), &id))
 			return id;
 		return add_func(sy, k->name, sy->kmodule, k->addr, 0,

@@ -44,6 +44,8 @@ struct procmap;
 
 /* pid mapped m (BP_REC_MMAP): its stacks find it although the process is gone. */
 void symbolizer__mapped(struct symbolizer *sy, uint32_t pid, const struct procmap *m);
+/* child was forked by parent: it starts with parent's mappings (as known now). */
+void symbolizer__forked(struct symbolizer *sy, uint32_t parent, uint32_t child);
 /* The process exec'd or exited: its mappings are stale. */
 void symbolizer__forget(struct symbolizer *sy, uint32_t pid);
 /* Reads the mappings of pid now (at start, before a short-lived process can exit). */

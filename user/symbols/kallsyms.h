@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The kernel's function symbols (/proc/kallsyms), for the kernel frames
+ * of sampled stacks.
+ */
+#ifndef BPFPROF_KALLSYMS_H
+#define BPFPROF_KALLSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ksym {
+	uint64_t addr;
+	char *name;
+};
+
+struct kallsyms {
+	struct ksym *v;		/* sorted by addr */
+	size_t n;
+};
+
+/* Reads /proc/kallsyms (none when it cannot be read: every frame is then unknown). */
+void kallsyms__load(struct kallsyms *k);
+/* The function holding ip (the last one at or below it), or NULL. */
+const struct ksym *kallsyms__find(const struct kallsyms *k, uint64_t ip);
+void kallsyms__free(struct kallsyms *k);
+
+#endif

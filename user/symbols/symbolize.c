@@ -338,8 +338,20 @@ void symbolizer__forget(struct symbolizer *sy, uint32_t pid)
 {
 	struct proc_maps *pm = proc_of(sy, pid);
 
-	if (pm)
-		read_maps(sy, pm);	/* exec: the new image is mapped now */
+	/*
+	 * exec: the new image is mapped now.  Gone already: the old image's
+	 * mappings (a forked child's copy of its parent's) are wrong from here
+	 * on, and the new image's BP_REC_MMAP records follow this exec's.
+	 */
+	if (pm) {
+		char *text = procmaps__read(pid);
+
+		if (!text || !*text) {
+			free(text);
+			text = xstrdup("");
+		}
+		set_maps(sy, pm, text);
+	}
 	unwinder__forget(sy->uw, pid);
 }
 

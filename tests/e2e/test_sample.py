@@ -125,7 +125,10 @@ def test_offcpu_stacks_of_processes_gone_before_decoding(record):
     names = {e["pid"]: e["args"]["name"] for e in r.trace["traceEvents"]
              if e.get("ph") == "M" and e.get("name") == "process_name"}
     assert sorted(names.values()).count("brief") == 16, names
-    mine = [e for e in offcpu(r.trace) if e["ph"] == "X" and names.get(e["pid"]) == "brief"]
+    # a thread blocked inside execve has no user stack to walk: its registers
+    # are the old image's, its memory already the new one ([truncated], execve)
+    mine = [e for e in offcpu(r.trace) if e["ph"] == "X" and names.get(e["pid"]) == "brief"
+            and "__x64_sys_execve" not in e["args"]["stack"]]
     assert mine
     for e in mine:
         st = e["args"]["stack"]

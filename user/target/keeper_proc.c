@@ -66,23 +66,33 @@ static struct kthread *find(pid_t tid)
 	return NULL;
 }
 
-static pid_t tgid_of(pid_t tid)
+/* The value after "KEY:" in /proc/TID/status into val (n bytes); false without one. */
+static bool status_field(pid_t tid, const char *key, char *val, size_t n)
 {
 	char path[64], line[128];
-	pid_t tgid = tid;
+	size_t len = strlen(key);
+	bool found = false;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
 	f = fopen(path, "re");
 	if (!f)
-		return tid;
+		return false;
 	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Tgid:", 5)) {
-			tgid = atoi(line + 5);
+		if (!strncmp(line, key, len) && line[len] == ':') {
+			snprintf(val, n, "%s", line + len + 1);
+			found = true;
 			break;
 		}
 	fclose(f);
-	return tgid;
+	return found;
+}
+
+static pid_t tgid_of(pid_t tid)
+{
+	char v[64];
+
+	return status_field(tid, "Tgid", v, sizeof(v)) ? atoi(v) : tid;
 }
 
 static struct kthread *add(pid_t tid, pid_t pid)
@@ -345,21 +355,10 @@ static int seize(pid_t pid, bool hold)
 /* Whether a SIGSTOP is queued for thread tid alone (/proc/TID/status: SigPnd). */
 static bool stop_queued(pid_t tid)
 {
-	char path[64], line[128];
-	bool queued = false;
-	FILE *f;
+	char v[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "SigPnd:", 7)) {
-			queued = strtoull(line + 7, NULL, 16) & (1ull << (SIGSTOP - 1));
-			break;
-		}
-	fclose(f);
-	return queued;
+	return status_field(tid, "SigPnd", v, sizeof(v)) &&
+	       (strtoull(v, NULL, 16) & (1ull << (SIGSTOP - 1)));
 }
 
 /*

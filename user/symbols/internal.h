@@ -11,7 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <libelf.h>
+#include <sys/types.h>
+#include <time.h>
 #include "debugsyms.h"
+#include "dwarfinfo.h"
+#include "kallsyms.h"
 #include "elfsym.h"
 
 /* A function symbol before alias removal; names point into libelf's string table. */
@@ -56,5 +60,70 @@ void elfsym_size_unsized(struct cand *c, size_t n, const struct code_range *code
 /* The functions only an FDE knows, named FILE+0xADDR (elfsym.h). */
 void elfsym_add_unnamed(Elf *elf, const char *path, uint64_t entry, const struct code_range *code,
 			size_t ncode, const struct elf_seg *segs, size_t nsegs, struct cands *cs);
+
+/*
+ * The symbolizer's state, shared by symbolize.c (frames and stacks) and
+ * symbolize_maps.c (each process's mappings: read from /proc, merged from
+ * BP_REC_MMAP records, copied at fork, dropped at exec).
+ */
+struct bp_session;
+struct unwinder;
+
+struct mapping {
+	uint64_t start, end, pgoff;
+	int file;		/* index into files, -1: anonymous or special */
+	char *special;		/* "[vdso]", "[heap]", ... (not a file) */
+};
+
+struct proc_maps {
+	uint32_t pid;
+	struct mapping *v;
+	size_t n;
+	int reread;		/* misses since the last read: re-read at most a few times */
+	char *text;		/* /proc/PID/maps as last read, for the unwinder */
+	uint64_t gen;		/* changes with text */
+};
+
+struct symfile {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;	/* with size: a file rebuilt in place is another file */
+	off_t size;
+	uint32_t module;	/* session module id */
+	struct elf_funcs syms;	/* sorted by addr; offsets ascending with addr */
+	struct dwarf_funcs dw;	/* file:line of its functions, where it has DWARF */
+	int err;
+};
+
+/* (module, symbol address) -> session function id */
+struct fkey {
+	uint64_t key;		/* module << 48 ^ addr, 0 = empty */
+	uint32_t func;
+};
+
+struct symbolizer {
+	struct bp_session *s;
+	struct proc_maps *procs;
+	size_t nprocs;
+	struct symfile *files;
+	size_t nfiles;
+	struct kallsyms ksyms;
+	int kloaded;
+	uint32_t kmodule;
+	struct fkey *ftab;
+	size_t ftab_cap, ftab_used;
+	uint32_t truncated_func, nostack_func;
+	bool have_truncated, have_nostack;
+	struct unwinder *uw;	/* created by the first sample with a stack copy */
+	bool uw_failed;
+	uint64_t nustack, nfallback;	/* stack copies unwound; fp stacks used instead */
+	uint32_t max_copy;	/* the largest stack copy seen */
+};
+
+/* The mappings of pid (read from /proc the first time it is asked for). */
+struct proc_maps *symbolizer_proc(struct symbolizer *sy, uint32_t pid);
+/* The mapping that holds addr in pid, re-reading /proc a few times; NULL if none. */
+const struct mapping *symbolizer_find_map(struct symbolizer *sy, uint32_t pid, uint64_t addr);
 
 #endif

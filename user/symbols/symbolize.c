@@ -4,70 +4,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <linux/types.h>
 #include "bpf/events.h"
 #include "dwarfinfo.h"
 #include "elfsym.h"
 #include "kallsyms.h"
 #include "base/log.h"
+#include "internal.h"
 #include "procmaps.h"
 #include "symbolize.h"
 #include "unwind.h"
 #include "base/hashtab.h"
 #include "base/util.h"
 
-struct mapping {
-	uint64_t start, end, pgoff;
-	int file;		/* index into files, -1: anonymous or special */
-	char *special;		/* "[vdso]", "[heap]", ... (not a file) */
-};
-
-struct proc_maps {
-	uint32_t pid;
-	struct mapping *v;
-	size_t n;
-	int reread;		/* misses since the last read: re-read at most a few times */
-	char *text;		/* /proc/PID/maps as last read, for the unwinder */
-	uint64_t gen;		/* changes with text */
-};
-
-struct symfile {
-	char *path;
-	dev_t dev;
-	ino_t ino;
-	struct timespec mtime;	/* with size: a file rebuilt in place is another file */
-	off_t size;
-	uint32_t module;	/* session module id */
-	struct elf_funcs syms;	/* sorted by addr; offsets ascending with addr */
-	struct dwarf_funcs dw;	/* file:line of its functions, where it has DWARF */
-	int err;
-};
-
-/* (module, symbol address) -> session function id */
-struct fkey {
-	uint64_t key;		/* module << 48 ^ addr, 0 = empty */
-	uint32_t func;
-};
-
-struct symbolizer {
-	struct bp_session *s;
-	struct proc_maps *procs;
-	size_t nprocs;
-	struct symfile *files;
-	size_t nfiles;
-	struct kallsyms ksyms;
-	int kloaded;
-	uint32_t kmodule;
-	struct fkey *ftab;
-	size_t ftab_cap, ftab_used;
-	uint32_t truncated_func, nostack_func;
-	bool have_truncated, have_nostack;
-	struct unwinder *uw;	/* created by the first sample with a stack copy */
-	bool uw_failed;
-	uint64_t nustack, nfallback;	/* stack copies unwound; fp stacks used instead */
-	uint32_t max_copy;	/* the largest stack copy seen */
-};
 
 static uint64_t fkey_of(uint32_t module, uint64_t addr)
 {
@@ -191,191 +140,12 @@ void symbolizer__free(struct symbolizer *sy)
 
 static void load_kallsyms(struct symbolizer *sy);
 
-static int file_index(struct symbolizer *sy, uint32_t pid, const char *path)
-{
-	char full[4200];
-	struct stat st;
-	size_t i;
-
-	/* Through /proc/PID/root: the process may live in another mount namespace. */
-	snprintf(full, sizeof(full), "/proc/%u/root%s", pid, path);
-	if (stat(full, &st) && stat(path, &st))
-		return -1;
-	for (i = 0; i < sy->nfiles; i++)
-		if (sy->files[i].dev == st.st_dev && sy->files[i].ino == st.st_ino &&
-		    sy->files[i].size == st.st_size &&
-		    sy->files[i].mtime.tv_sec == st.st_mtim.tv_sec &&
-		    sy->files[i].mtime.tv_nsec == st.st_mtim.tv_nsec)
-			return i;
-	sy->files = xrealloc(sy->files, (sy->nfiles + 1) * sizeof(*sy->files));
-	memset(&sy->files[sy->nfiles], 0, sizeof(*sy->files));
-	sy->files[sy->nfiles].path = xstrdup(path);
-	sy->files[sy->nfiles].dev = st.st_dev;
-	sy->files[sy->nfiles].ino = st.st_ino;
-	sy->files[sy->nfiles].mtime = st.st_mtim;
-	sy->files[sy->nfiles].size = st.st_size;
-	sy->files[sy->nfiles].module = session__add_module(sy->s, path);
-	sy->files[sy->nfiles].err = 1;	/* symbols not read yet */
-	return sy->nfiles++;
-}
-
-static struct proc_maps *proc_of(struct symbolizer *sy, uint32_t pid)
-{
-	size_t i;
-
-	for (i = 0; i < sy->nprocs; i++)
-		if (sy->procs[i].pid == pid)
-			return &sy->procs[i];
-	return NULL;
-}
-
-/* The mappings of pm are text (taken) from now on. */
-static void set_maps(struct symbolizer *sy, struct proc_maps *pm, char *text)
-{
-	char *line, *nl;
-	size_t j;
-
-	if (pm->text && !strcmp(pm->text, text)) {
-		free(text);
-		return;
-	}
-	for (j = 0; j < pm->n; j++)
-		free(pm->v[j].special);
-	pm->n = 0;
-	free(pm->text);
-	pm->text = text;
-	pm->gen++;
-	text = xstrdup(text);	/* parsed in place */
-	for (line = text; *line; line = nl + 1) {
-		struct procmap pmap;
-		struct mapping *m;
-
-		nl = strchr(line, '\n');
-		if (!nl)
-			nl = line + strlen(line) - 1;
-		else
-			*nl = 0;
-		if (!procmaps__parse(line, &pmap) || pmap.perms[2] != 'x')
-			continue;	/* only executable mappings hold code */
-		pm->v = xrealloc(pm->v, (pm->n + 1) * sizeof(*pm->v));
-		m = &pm->v[pm->n++];
-		m->start = pmap.start;
-		m->end = pmap.end;
-		m->pgoff = pmap.pgoff;
-		m->file = -1;
-		m->special = NULL;
-		if (pmap.path[0] == '/')
-			m->file = file_index(sy, pm->pid, pmap.path);
-		if (m->file < 0)	/* anonymous, [vdso], or a file gone since */
-			m->special = xstrdup(pmap.path[0] ? pmap.path : "[anon]");
-	}
-	free(text);
-}
-
-static void read_maps(struct symbolizer *sy, struct proc_maps *pm)
-{
-	char *text = procmaps__read(pm->pid);
-
-	/*
-	 * Gone, or exited and not yet reaped (a zombie's maps read empty: a
-	 * stack of its last moments decoded then would wipe its mappings):
-	 * what was read before, and what BP_REC_MMAP told, is the best there is.
-	 */
-	if (!text || !*text)
-		free(text);
-	else
-		set_maps(sy, pm, text);
-}
-
 void symbolizer__preload_kernel(struct symbolizer *sy)
 {
 	if (!sy->kloaded)
 		load_kallsyms(sy);
 }
 
-void symbolizer__preload(struct symbolizer *sy, uint32_t pid)
-{
-	struct proc_maps *pm = proc_of(sy, pid);
-
-	if (!pm) {
-		sy->procs = xrealloc(sy->procs, (sy->nprocs + 1) * sizeof(*sy->procs));
-		pm = &sy->procs[sy->nprocs++];
-		memset(pm, 0, sizeof(*pm));
-		pm->pid = pid;
-	}
-	read_maps(sy, pm);
-}
-
-void symbolizer__mapped(struct symbolizer *sy, uint32_t pid, const struct procmap *m)
-{
-	struct proc_maps *pm = proc_of(sy, pid);
-
-	if (!pm) {
-		symbolizer__preload(sy, pid);
-		pm = proc_of(sy, pid);
-	}
-	set_maps(sy, pm, procmaps__insert(pm->text, m));
-}
-
-void symbolizer__forked(struct symbolizer *sy, uint32_t parent, uint32_t child)
-{
-	struct proc_maps *pc;
-
-	if (proc_of(sy, child))
-		return;
-	if (!proc_of(sy, parent))
-		symbolizer__preload(sy, parent);
-	if (!proc_of(sy, parent)->text)
-		return;	/* the parent is gone too: the child's own /proc, when asked */
-	sy->procs = xrealloc(sy->procs, (sy->nprocs + 1) * sizeof(*sy->procs));
-	pc = &sy->procs[sy->nprocs++];
-	memset(pc, 0, sizeof(*pc));
-	pc->pid = child;
-	set_maps(sy, pc, xstrdup(proc_of(sy, parent)->text));
-}
-
-void symbolizer__forget(struct symbolizer *sy, uint32_t pid)
-{
-	struct proc_maps *pm = proc_of(sy, pid);
-
-	/*
-	 * exec: the new image is mapped now.  Gone already: the old image's
-	 * mappings (a forked child's copy of its parent's) are wrong from here
-	 * on, and the new image's BP_REC_MMAP records follow this exec's.
-	 */
-	if (pm) {
-		char *text = procmaps__read(pid);
-
-		if (!text || !*text) {
-			free(text);
-			text = xstrdup("");
-		}
-		set_maps(sy, pm, text);
-	}
-	unwinder__forget(sy->uw, pid);
-}
-
-static const struct mapping *find_map(struct symbolizer *sy, uint32_t pid, uint64_t addr)
-{
-	struct proc_maps *pm = proc_of(sy, pid);
-	size_t i;
-
-	if (!pm) {
-		symbolizer__preload(sy, pid);
-		pm = proc_of(sy, pid);
-	}
-	for (int pass = 0; pass < 2; pass++) {
-		for (i = 0; i < pm->n; i++)
-			if (addr >= pm->v[i].start && addr < pm->v[i].end)
-				return &pm->v[i];
-		/* dlopen'd since: re-read, but not forever for a wild address */
-		if (pass || pm->reread > 64)
-			break;
-		pm->reread++;
-		read_maps(sy, pm);
-	}
-	return NULL;
-}
 
 /*
  * A function met in a stack, and where it is defined when the file's DWARF
@@ -429,7 +199,7 @@ static uint32_t plt_frame(struct symbolizer *sy, const struct symfile *sf, uint6
 /* A user address -> function id. */
 static uint32_t user_frame(struct symbolizer *sy, uint32_t pid, uint64_t ip)
 {
-	const struct mapping *m = find_map(sy, pid, ip);
+	const struct mapping *m = symbolizer_find_map(sy, pid, ip);
 	struct symfile *sf;
 	uint64_t off;
 	char name[512];
@@ -621,16 +391,12 @@ uint32_t symbolizer__sample(struct symbolizer *sy, uint32_t pid, uint32_t tid, c
 		sy->uw_failed = true;
 		return symbolizer__stack(sy, pid, ips, nuser, nkern, truncated);
 	}
-	pm = proc_of(sy, pid);
-	if (!pm) {
-		symbolizer__preload(sy, pid);
-		pm = proc_of(sy, pid);
-	}
+	pm = symbolizer_proc(sy, pid);
 	sy->nustack++;
 	if (us->len > sy->max_copy)
 		sy->max_copy = us->len;
 	/* a pc outside the known mappings: the process exec'd or mapped code since */
-	find_map(sy, pid, us->regs[BP_UREG_IP]);
+	symbolizer_find_map(sy, pid, us->regs[BP_UREG_IP]);
 	for (i = 0; i < 2; i++) {
 		uint64_t gen = pm->gen;
 
@@ -639,7 +405,7 @@ uint32_t symbolizer__sample(struct symbolizer *sy, uint32_t pid, uint32_t tid, c
 		/* stopped in code mapped since the maps were read (dlopen): once more */
 		if (end == UNWIND_COMPLETE || !n || i)
 			break;
-		find_map(sy, pid, dips[n - 1]);
+		symbolizer_find_map(sy, pid, dips[n - 1]);
 		if (pm->gen == gen)
 			break;
 	}

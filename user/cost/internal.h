@@ -109,7 +109,8 @@ struct gov_cand {
 /* One decision's re-links, done a slice at a time (gov_relink_step()). */
 struct gov_job {
 	struct gov_cand *c;	/* the ranking; dropped ones marked in g->dropped */
-	size_t nc, next;	/* the next candidate to look at */
+	size_t nc, next;	/* the next candidate to look at (order[next]) */
+	size_t *order;		/* c's indices, the costliest drop first */
 	uint32_t *done;		/* the groups re-linked (or tried) */
 	size_t ndone;
 	struct gov_doomed *slow;	/* old links the closer did not take */

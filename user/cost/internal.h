@@ -58,6 +58,11 @@
  * a hit whose new-link handler ran before the re-link's word change and
  * whose old-link handler after it is the only one that needs X.
  */
+/*
+ * The most the calls seen in a window are scaled up by for the records lost
+ * in it (see lost_scale()): past it, the few records read say too little.
+ */
+#define GOV_LOST_SCALE_MAX	20.0
 /* A window whose estimate cannot be (see decide()) goes on into the next ones, this long at most. */
 #define GOV_SPAN_MAX_NS		2000000000ull
 #define GOV_X_NS		200000000ull
@@ -162,6 +167,8 @@ struct governor {
 	bool py_detached;	/* the Python probes are gone (py_fallback()) */
 	bool py_futile;		/* said: the probes of dropped Python calls alone pass the limit */
 	uint64_t dropped_hits_w;	/* tracer__gov_dropped_hits() when the window began */
+	uint64_t events, events_w;	/* entries and returns decoded; when the window began */
+	uint64_t lost_w;	/* tracer__lost() when the window began */
 	bool closing;		/* governor__release(): the words are the tracer's to forget */
 	size_t ndropped;	/* functions dropped so far */
 	double irr_w, going_w;	/* py_irreducible(), links_irreducible() in the window */

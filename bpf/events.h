@@ -174,6 +174,17 @@ struct bp_rec_task {
 	char comm[BP_COMM_LEN];
 };
 
+/*
+ * A file as the kernel names it (its super block's s_dev, its inode number):
+ * the key of exec_known (trace_tasks.bpf.h), the images whose probes are in
+ * place, so that an exec of one goes on without being held.
+ */
+struct bp_file_key {
+	__u64 ino;
+	__u32 dev;		/* MKDEV(major, minor): major << 20 | minor */
+	__u32 pad;
+};
+
 struct bp_rec_exec {
 	struct bp_rec_hdr h;
 	__u32 old_tid;		/* a non-leader thread that exec'd takes the leader's tid */

@@ -141,6 +141,29 @@ int BPF_PROG(task_rename, struct task_struct *t, const char *comm)
 	return 0;
 }
 
+/*
+ * Executables whose new processes need nothing more before they run: their
+ * probes are in place (the links are per file) and nothing else is done for
+ * them at exec (user/capture/targets.c capture_follow_exec()).  Filled by
+ * user space; an exec of one of them is not held.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct bp_file_key);
+	__type(value, __u8);
+} exec_known SEC(".maps");
+
+static __always_inline bool exec_is_known(struct linux_binprm *bprm)
+{
+	struct bp_file_key k = {
+		.ino = BPF_CORE_READ(bprm, file, f_inode, i_ino),
+		.dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev),
+	};
+
+	return bpf_map_lookup_elem(&exec_known, &k) != NULL;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(task_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -170,12 +193,13 @@ int BPF_PROG(task_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	 * its first instruction; the loader attaches (if needed) and resumes it.
 	 * Under the keeper, the thread is held by it instead (a SIGSTOP passed
 	 * on by a tracer could land after the loader's SIGCONT, for good).
+	 * Not when the image is one whose probes are in place (exec_known).
 	 */
 	r->stopped = BP_STOP_NONE;
-	if (stop_on_exec && keeper_holds(p))
-		r->stopped = hold_for_keeper(BP_HOLD_EXEC, 0);
-	else if (stop_on_exec)
-		r->stopped = stop_process(r->h.ts);
+	/* an image whose probes are in place has nothing to wait for */
+	if (stop_on_exec && !exec_is_known(bprm))
+		r->stopped = keeper_holds(p) ? hold_for_keeper(BP_HOLD_EXEC, 0) :
+			     stop_process(r->h.ts);
 	bpf_probe_read_kernel_str(&r->filename, sizeof(r->filename), BPF_CORE_READ(bprm, filename));
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;

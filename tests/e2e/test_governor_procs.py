@@ -74,6 +74,28 @@ def test_a_drop_holds_in_every_later_process_of_the_file(record, tmp_path):
     assert drops == ["dropped: tiny"], drops
 
 
+def test_execs_of_a_probed_image_are_not_held(record, tmp_path):
+    """Only the first exec of a file waits for its probes: the launcher's
+    exec of execfan is held (the probes were attached before it), the
+    children's execs of the same file are not, and still each child is
+    traced from its first call: every count is exact (no governor)."""
+    ntiny = 2000
+    r = record("execfan", str(NCHILD), str(ntiny), opts=["-v"], out="x.bpfprof",
+               timeout=300)
+    assert r.rc == 0, r.describe()
+    rows = children(r.proc.stdout)
+    assert "execs held for their new image: 1 " in r.proc.stderr, r.proc.stderr[-3000:]
+    out = tmp_path / "x.json"
+    cv = run_bpfprof(["convert", "-o", out, r.out])
+    assert cv.returncode == 0, cv.stderr
+    xs = trace_util.xevents(load_trace(out))
+    for i, c in rows.items():
+        per = trace_util.counts([e for e in xs if e["pid"] == c["pid"]])
+        assert per["child_main"] == 1 and per["coarse"] == 2, (i, per)
+        assert per["tiny"] == c["tiny"] == 2 * ntiny, (i, per)
+        assert per["main"] == 1, (i, per)
+
+
 def test_python_probes_go_while_the_hot_loop_runs(record):
     ncoarse, ntiny = 10, 400000
     r = record(debian_python(), str(REPO / "tests/progs/py/hotafter.py"), str(ncoarse),

@@ -532,6 +532,9 @@ int capture__finish(struct capture *c)
 	if (c->ovh)
 		overhead__compensate_end(c->ovh, c->dec, c->s);
 	capture_dl_finish(c);
+	if (c->exec_hooked)
+		p_dbg("execs held for their new image: %zu (an image probed already is not held)",
+		      c->nexec_held);
 	overhead__summary(c->ovh, c->s->duration);
 	where__hint(c->where, c->exe, c->s);
 	return 0;

@@ -77,6 +77,7 @@ struct capture {
 	struct governor *gov;	/* --max-overhead (cost/governor.c), NULL: exact */
 	struct dlfollow *dl;	/* LIB: files loaded later (dlfollow.c), NULL: none named */
 	bool exec_hooked;	/* execs are followed (capture_follow_exec) */
+	size_t nexec_held;	/* execs held for their new image (an image probed already is not) */
 	bool dl_hooked;		/* the dynamic linker is hooked (capture_dl_follow) */
 };
 

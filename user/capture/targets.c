@@ -266,6 +266,22 @@ static bool runs_a_script(uint32_t pid, const char *filename)
 	return pid_script(pid, buf + off);
 }
 
+/*
+ * An executable probed (or found not to be) needs nothing more at its later
+ * execs: the probes are per file.  Its new processes then run from their
+ * first instruction without being held (a hold lasts until the decoder
+ * reaches the exec's record, behind every call recorded before it: make
+ * -j2's assemblers spent about a third of their lives held so).  Not for a
+ * CPython interpreter or a script's: those stop at their checks above.
+ */
+static void mark_known(struct capture *c, const struct stat *st)
+{
+	int err = tracer__exec_known(c->tr, st->st_dev, st->st_ino);
+
+	if (err)
+		p_dbg("cannot note an executable as probed: %s", strerror(-err));
+}
+
 void capture_follow_exec(void *ctx, uint32_t pid, const char *filename)
 {
 	struct capture *c = ctx;
@@ -275,9 +291,10 @@ void capture_follow_exec(void *ctx, uint32_t pid, const char *filename)
 	char link[64];
 	struct stat st;
 	char *exe = NULL;
-	int py;
+	int py = 0;
 
 	capture_hold_begin(c, &hold, pid, 0, true);
+	c->nexec_held++;
 	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
 	if (stat(link, &st) || launch__pid_exe(pid, &exe))
 		goto resume;
@@ -311,8 +328,11 @@ void capture_follow_exec(void *ctx, uint32_t pid, const char *filename)
 		p_dbg("pid %u exec'd %s on a script: following what it executes", pid, filename);
 		goto resume;
 	}
-	if (capture_image_known(c, &st))
+	if (capture_image_known(c, &st)) {
+		if (!py)
+			mark_known(c, &st);
 		goto resume;
+	}
 	so.exe = exe;
 	so.pid = pid;
 	so.lenient = true;
@@ -323,6 +343,8 @@ void capture_follow_exec(void *ctx, uint32_t pid, const char *filename)
 	capture_usdt_attach_bpfprof(c, exe, pid);
 	capture_attach_later(c, &ps, pid, "exec'd", false);
 	probe_set__free(&ps);
+	if (!py)
+		mark_known(c, &st);
 resume:
 	free(exe);
 	capture_hold_end(&hold, "its new image");

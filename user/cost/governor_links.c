@@ -422,6 +422,17 @@ static int relink_group(struct governor *g, uint32_t gi, struct gov_doomed *d, s
  * many groups is under way.  Takes c (the ranking; dropped ones marked in
  * g->dropped).
  */
+/* Indices into a gov_cand array: the costlier first (then the ranking's order). */
+static int by_cost(const void *a, const void *b, void *ctx)
+{
+	const struct gov_cand *c = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	if (c[x].cost != c[y].cost)
+		return c[x].cost < c[y].cost ? 1 : -1;
+	return x < y ? -1 : x > y;
+}
+
 void gov_relink(struct governor *g, struct gov_cand *c, size_t nc, double window_s,
 		double factor, size_t npy)
 {
@@ -430,6 +441,17 @@ void gov_relink(struct governor *g, struct gov_cand *c, size_t nc, double window
 
 	j->c = c;
 	j->nc = nc;
+	/*
+	 * The groups are re-linked in the order of what their drops save: a
+	 * decision often drops hundreds of functions at once (all that tell
+	 * nothing), whose re-links take seconds on a loaded machine; the
+	 * costliest probes go first, not those ranked first by distortion
+	 * (a function called five times can top that ranking).
+	 */
+	j->order = xcalloc(nc ? nc : 1, sizeof(*j->order));
+	for (i = 0; i < nc; i++)
+		j->order[i] = i;
+	qsort_r(j->order, nc, sizeof(*j->order), by_cost, c);
 	j->window_s = window_s;
 	j->factor = factor;
 	j->npy = npy;
@@ -489,6 +511,7 @@ static void job_end(struct governor *g, struct gov_job *j)
 			     j->window_s > 0 ? j->window_s : 1e-9, j->factor, false);
 	free(j->c);
 	free(j->done);
+	free(j->order);
 	free(j);
 }
 
@@ -505,7 +528,7 @@ void gov_relink_step(struct governor *g)
 		struct gov_job *j = g->jobs[0];
 
 		while (j->next < j->nc) {
-			uint32_t f = j->c[j->next].func, gi = g->group_of[f];
+			uint32_t f = j->c[j->order[j->next]].func, gi = g->group_of[f];
 			struct gov_doomed d = { 0 };
 			size_t k;
 
@@ -549,7 +572,7 @@ void gov_relink_abandon(struct governor *g)
 		size_t i, k;
 
 		for (i = j->next; i < j->nc; i++) {
-			uint32_t f = j->c[i].func, gi = g->group_of[f];
+			uint32_t f = j->c[j->order[i]].func, gi = g->group_of[f];
 
 			if (!gi || !g->dropped[f])
 				continue;

@@ -58,6 +58,11 @@
  * a hit whose new-link handler ran before the re-link's word change and
  * whose old-link handler after it is the only one that needs X.
  */
+/*
+ * The most the calls seen in a window are scaled up by for the records lost
+ * in it (see lost_scale()): past it, the few records read say too little.
+ */
+#define GOV_LOST_SCALE_MAX	20.0
 /* A window whose estimate cannot be (see decide()) goes on into the next ones, this long at most. */
 #define GOV_SPAN_MAX_NS		2000000000ull
 #define GOV_X_NS		200000000ull
@@ -109,7 +114,8 @@ struct gov_cand {
 /* One decision's re-links, done a slice at a time (gov_relink_step()). */
 struct gov_job {
 	struct gov_cand *c;	/* the ranking; dropped ones marked in g->dropped */
-	size_t nc, next;	/* the next candidate to look at */
+	size_t nc, next;	/* the next candidate to look at (order[next]) */
+	size_t *order;		/* c's indices, the costliest drop first */
 	uint32_t *done;		/* the groups re-linked (or tried) */
 	size_t ndone;
 	struct gov_doomed *slow;	/* old links the closer did not take */
@@ -161,6 +167,8 @@ struct governor {
 	bool py_detached;	/* the Python probes are gone (py_fallback()) */
 	bool py_futile;		/* said: the probes of dropped Python calls alone pass the limit */
 	uint64_t dropped_hits_w;	/* tracer__gov_dropped_hits() when the window began */
+	uint64_t events, events_w;	/* entries and returns decoded; when the window began */
+	uint64_t lost_w;	/* tracer__lost() when the window began */
 	bool closing;		/* governor__release(): the words are the tracer's to forget */
 	size_t ndropped;	/* functions dropped so far */
 	double irr_w, going_w;	/* py_irreducible(), links_irreducible() in the window */

@@ -34,6 +34,15 @@
 
 /* Records per tracer__poll(): the caller still sees signals and child exits under overload. */
 #define POLL_BUDGET	65536
+/*
+ * And its time: the caller's periodic work (the governor's windows and
+ * re-links, exec holds' deadlines) comes between polls.  A record holds
+ * many calls: 65,536 of them took 8-10 s to decode while cc1 ran traced
+ * on a loaded machine, and the governor decided once per 10 s.  Checked
+ * every POLL_CHUNK records.
+ */
+#define POLL_TIME_NS	50000000ull
+#define POLL_CHUNK	256
 /* The longest a record waits in the ring buffer when nothing asks for it sooner. */
 #define DRAIN_LATENCY_NS	50000000ull
 
@@ -462,9 +471,25 @@ int tracer__poll(struct tracer *t, bool all)
 	if (!t->draining)
 		flush_batches(t, all && t->paused);
 	t->woken = false;
-	n = ringbuf__consume(t->rb, on_record, t, POLL_BUDGET);
-	/* a drain once started goes on to the end, one budget per call */
-	t->draining = n == POLL_BUDGET;
+	for (n = 0; n < POLL_BUDGET;) {
+		long k = ringbuf__consume(t->rb, on_record, t, POLL_CHUNK);
+
+		if (k < 0) {
+			n = k;
+			break;
+		}
+		n += k;
+		if (k < POLL_CHUNK) {
+			t->draining = false;
+			break;
+		}
+		/* a drain once started goes on to the end, one budget per call */
+		t->draining = true;
+		if (now_ns(CLOCK_MONOTONIC) - now >= POLL_TIME_NS)
+			break;
+	}
+	if (n < 0)
+		t->draining = false;
 	if (!t->draining)
 		t->last_drain = now;
 	return n;

@@ -109,6 +109,12 @@ void tracer__hold_targets(struct tracer *t);
  * bpfprof did not.  Never with -a.
  */
 void tracer__start_guard(struct tracer *t);
+/*
+ * The executable (dev, ino: a stat() of it) needs nothing more at an exec:
+ * its probes are in place.  Its next execs go on without being held
+ * (stop_on_exec); 0 or -errno.
+ */
+int tracer__exec_known(struct tracer *t, dev_t dev, ino_t ino);
 void tracer__release_targets(struct tracer *t);
 /*
  * Lets pid go on after a stop of the BPF side (BP_STOP_*: how it was held,

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "skel/trace.skel.h"
@@ -223,6 +224,19 @@ void tracer_start_keeper(struct tracer *t, const int *fds, size_t nfds)
 			p_dbg("keeper: cannot trace pid %u: %s", key, strerror(-err));
 	}
 	t->keeper_held = held;
+}
+
+int tracer__exec_known(struct tracer *t, dev_t dev, ino_t ino)
+{
+	/* the kernel's s_dev: MKDEV, 12 bits of major above 20 of minor */
+	struct bp_file_key k = { .ino = ino, .dev = major(dev) << 20 | (minor(dev) & 0xfffff) };
+	__u8 one = 1;
+
+	if (!t->skel->rodata->stop_on_exec)
+		return 0;
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.exec_known), &k, &one, BPF_ANY))
+		return -errno;
+	return 0;
 }
 
 /*

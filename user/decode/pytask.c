@@ -350,7 +350,7 @@ void dec_pytask_end(struct decoder *d, const struct tstate *t, const struct bp_r
 		pt_take(&p->pend, t->pid, r->frame, NULL);
 }
 
-size_t dec_pytask_frames(struct decoder *d, uint32_t pid, uint64_t task,
+size_t dec_pytask_frames(struct decoder *d, uint32_t pid, uint64_t task, bool trio,
 			 const uint64_t awaited_by[BP_PY_MAX_AWAITERS], uint32_t *out, size_t cap)
 {
 	struct py_tasks *p = pt_get(d);
@@ -366,7 +366,7 @@ size_t dec_pytask_frames(struct decoder *d, uint32_t pid, uint64_t task,
 		else
 			snprintf(label, sizeof(label), "[%s 0x%llx]", i ? "awaited by" : "task",
 				 (unsigned long long)task);
-		out[m++] = dec_py_marker(d, "[asyncio]", label, BP_FUNC_PYTASK);
+		out[m++] = dec_py_marker(d, trio ? "[trio]" : "[asyncio]", label, BP_FUNC_PYTASK);
 		task = i < BP_PY_MAX_AWAITERS ? awaited_by[i] : 0;
 	}
 	return m;

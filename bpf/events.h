@@ -420,6 +420,7 @@ struct bp_rec_py {
 	__u64 previous;		/* the calling frame (BP_PY_CALL/RESUME/THROW), 0: none */
 	__u64 sp;
 	__u64 arg0;		/* BP_PY_CALL: its first local (self, for a method), 0: unread */
+	__u64 arg1;		/* BP_PY_CALL: its second local (trio's reschedule(self, task)) */
 	__u64 task;		/* BP_PY_CALL/RESUME of a coroutine called from a non-coroutine
 				 * frame: the asyncio Task stepping it (whose task_coro is this
 				 * frame's coroutine), 0: none found */

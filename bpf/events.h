@@ -431,6 +431,7 @@ struct bp_rec_py {
 	__u64 previous;		/* the calling frame (BP_PY_CALL/RESUME/THROW), 0: none */
 	__u64 sp;
 	__u64 arg0;		/* BP_PY_CALL: its first local (self, for a method), 0: unread */
+	__u64 arg1;		/* BP_PY_CALL: its second local (trio's reschedule(self, task)) */
 	__u64 task;		/* BP_PY_CALL/RESUME of a coroutine called from a non-coroutine
 				 * frame: the asyncio Task stepping it (whose task_coro is this
 				 * frame's coroutine), 0: none found */
@@ -488,6 +489,7 @@ struct bp_rec_pycode {
  */
 #define BP_PY_MAX_FRAMES	64
 #define BP_PYSTACK_CUT		0x1	/* h.flags: more frames than BP_PY_MAX_FRAMES */
+#define BP_PYSTACK_TRIO		0x2	/* h.flags: `task` is a trio Task (no awaiters) */
 
 #define BP_PY_MAX_AWAITERS	4
 
@@ -495,7 +497,7 @@ struct bp_rec_pystack {
 	struct bp_rec_hdr h;
 	__u32 n;
 	__u32 task_at;		/* frames[task_at]: the outermost coroutine of `task` */
-	__u64 task;		/* the asyncio Task running (0: none found); named by a BP_REC_PYTASK */
+	__u64 task;		/* the asyncio (or trio) Task running (0: none); named by a BP_REC_PYTASK */
 	/* the Tasks awaiting it, innermost first (0-terminated): task's wakeup is awaited_by[0]'s */
 	__u64 awaited_by[BP_PY_MAX_AWAITERS];
 	__u64 frames[BP_PY_MAX_FRAMES];

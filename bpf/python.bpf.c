@@ -58,7 +58,8 @@ int py_probe(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 tgid = id >> 32, site = cookie & 0xf, slot = (cookie >> 4) & 0xf, idx = cookie >> 8;
 	__u32 cpu;
-	__u64 bias, tstate, cframe, frame, code, prev, previous = 0, arg0 = 0, task = 0;
+	__u64 bias, tstate, cframe, frame, code, prev, previous = 0, task = 0;
+	__u64 args[2] = {};
 	const struct bp_py_cfg *c;
 	struct bp_rec_py *r;
 	__u16 insn = 0;
@@ -104,8 +105,13 @@ int py_probe(struct pt_regs *ctx)
 		}
 		kind = insn >> 8 ? BP_PY_RESUME : BP_PY_CALL;
 		previous = rd64(frame + c->frame_previous);
-		if (kind == BP_PY_CALL && c->frame_localsplus)
-			arg0 = rd64(frame + c->frame_localsplus);
+		/*
+		 * A call's first two locals (its first arguments) in one read;
+		 * if that fails (a frame at the end of its memory), the first.
+		 */
+		if (kind == BP_PY_CALL && c->frame_localsplus &&
+		    bpf_probe_read_user(args, sizeof(args), (void *)(frame + c->frame_localsplus)))
+			args[0] = rd64(frame + c->frame_localsplus);
 		break;
 	case BP_PY_SITE_ENTRY:
 		/*
@@ -150,7 +156,8 @@ int py_probe(struct pt_regs *ctx)
 	r->frame = frame;
 	r->previous = previous;
 	r->sp = PT_REGS_SP(ctx);
-	r->arg0 = arg0;
+	r->arg0 = args[0];
+	r->arg1 = args[1];
 	r->task = task;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;

@@ -180,13 +180,6 @@ static __always_inline __u64 awaiter_of(const struct bp_py_cfg *c, __u64 task)
 
 #define TRIO_LOCALS	32
 
-/*
- * The trio Task whose coroutine starts in `frame`, when the caller frame
- * `previous` is a plain generator's (trio's unrolled_run, which steps each
- * task as task.context.run(task.coro.send, ...)): the first of its first
- * TRIO_LOCALS locals whose `coro` slot is this very coroutine (the local
- * `task`).  0 when not.
- */
 /* Is `frame` a plain generator's (CO_GENERATOR, not a coroutine or async generator)? */
 static __always_inline bool is_plain_gen(const struct bp_py_cfg *c, __u64 frame)
 {
@@ -200,6 +193,13 @@ static __always_inline bool is_plain_gen(const struct bp_py_cfg *c, __u64 frame)
 	       (flags & 0x3a0) == 0x20;
 }
 
+/*
+ * The trio Task whose coroutine starts in `frame`, when the caller frame
+ * `previous` is a plain generator's (trio's unrolled_run, which steps each
+ * task as task.context.run(task.coro.send, ...)): the first of its first
+ * TRIO_LOCALS locals whose `coro` slot is this very coroutine (the local
+ * `task`).  0 when not.
+ */
 static __always_inline __u64 trio_task_of(const struct bp_py_cfg *c, __u64 frame, __u64 previous)
 {
 	__u64 coro = frame - c->gen_iframe, t;
@@ -214,6 +214,29 @@ static __always_inline __u64 trio_task_of(const struct bp_py_cfg *c, __u64 frame
 	for (i = 0; i < TRIO_LOCALS; i++) {
 		t = rd64(previous + c->frame_localsplus + 8 * i);
 		if (t && rd64(t + c->trio_task_coro) == coro)
+			return t;
+	}
+	return 0;
+}
+
+/*
+ * The trio Task running the coroutine that the generator frame `gen`
+ * (trio's unrolled_run) steps now, for sampled stacks: the first of gen's
+ * first TRIO_LOCALS locals whose `coro` slot is a coroutine whose frame
+ * runs just inside gen (its `previous` link is gen: a suspended frame's is
+ * NULL).  0 when not.
+ */
+static __always_inline __u64 trio_running(const struct bp_py_cfg *c, __u64 gen)
+{
+	__u64 t, coro;
+	__u32 i;
+
+	if (!c->trio_task_coro || !is_plain_gen(c, gen))
+		return 0;
+	for (i = 0; i < TRIO_LOCALS; i++) {
+		t = rd64(gen + c->frame_localsplus + 8 * i);
+		coro = t ? rd64(t + c->trio_task_coro) : 0;
+		if (coro && rd64(coro + c->gen_iframe + c->frame_previous) == gen)
 			return t;
 	}
 	return 0;

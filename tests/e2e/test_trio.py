@@ -157,3 +157,54 @@ trio.run(main)
     out = subprocess.run([PYTHON, "-c", probe], capture_output=True, text=True, check=True)
     got = json.loads(out.stdout)
     assert {k: [v] for k, v in off.items()} == got, (off, got)
+
+
+def trio_edges(trace, kind):
+    return [e for e in trace["traceEvents"] if e.get("cat") == "edge" and e["name"] == kind
+            and e["ph"] == "s"]
+
+
+def test_trio_spawn_and_complete_edges(recorded):
+    """Every step of a trio task is scheduled by Runner.reschedule: its first by
+    start_soon (a spawn edge from main, which called start_soon, to the task's
+    first slice), each later one by what woke it (a complete edge to the
+    resumption): the scheduler itself after a checkpoint (sleep(0)), the other
+    side of the channel at a rendezvous, main's cancel() for forever."""
+    _, trace = recorded[0]
+    ev = [e for e in trace["traceEvents"] if e.get("cat") == "coroutine"]
+    names = {e["id"]: e["args"]["task"] for e in ev if "task" in e["args"] and e["ph"] == "b"}
+    task_of = {e["args"]["call_id"]: e["id"] for e in ev if "call_id" in e["args"]}
+    own = {}	# task name -> slices of its own coroutine
+    for e in ev:
+        if e["args"].get("span") and e["ph"] == "e" and e["id"] in names and \
+                e["args"]["span_id"] == e["id"]:
+            own[names[e["id"]]] = e["args"]["slices"]
+    mine = {"sleeper1", "sleeper2", "sleeper3", "producer", "consumer", "forever"}
+    spawn = collections.Counter()
+    for e in trio_edges(trace, "spawn"):
+        t = e["args"]["to_id"]
+        if names.get(t) in mine | {"__main__.main"}:
+            assert task_of.get(t) == t, e	# to the task's first slice
+            spawn[(names[t], e["args"]["from"])] += 1
+    want = {(n, "main"): 1 for n in mine}
+    want[("__main__.main", "Runner.init")] = 1
+    assert spawn == want, spawn
+    done = collections.defaultdict(collections.Counter)
+    for e in trio_edges(trace, "complete"):
+        n = names.get(task_of.get(e["args"]["to_id"]))
+        if n:
+            done[n][e["args"]["from"]] += 1
+    for n in (1, 2, 3):
+        # each sleep(0): the scheduler rescheduled the task at its checkpoint
+        assert done["sleeper%d" % n] == {"unrolled_run": n}, done
+    assert done["forever"] == {"main": 1}, done	# main's cancel()
+    # each send and each receive suspends once: woken by the other side or the scheduler
+    assert sum(done["producer"].values()) == K, done
+    assert set(done["producer"]) <= {"MemoryReceiveChannel.receive_nowait", "unrolled_run"}
+    assert sum(done["consumer"].values()) == K, done
+    assert set(done["consumer"]) <= {"MemorySendChannel.send_nowait", "unrolled_run"}
+    # each item is handed over at one rendezvous: the side that waited is woken by the other
+    assert done["producer"]["MemoryReceiveChannel.receive_nowait"] + \
+        done["consumer"]["MemorySendChannel.send_nowait"] == K, done
+    # main: one complete edge per resumption of its own coroutine
+    assert sum(done["__main__.main"].values()) == own["__main__.main"] - 1, (done, own)

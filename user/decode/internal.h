@@ -135,11 +135,12 @@ void dec_pytask_free(struct decoder *d);
 /* A marker function (not code: BP_FUNC_MARKER | flags) named `name` in module `file`. */
 uint32_t dec_py_marker(struct decoder *d, const char *file, const char *name, uint32_t flags);
 /*
- * The marker frames of a sampled stack's asyncio Task and the Tasks awaiting
- * it (awaited_by: innermost first, 0-terminated) into out[] innermost first,
- * at most cap: "[task NAME]", "[awaited by NAME]"...; returns how many.
+ * The marker frames of a sampled stack's asyncio (or trio) Task and the Tasks
+ * awaiting it (awaited_by: innermost first, 0-terminated) into out[]
+ * innermost first, at most cap: "[task NAME]", "[awaited by NAME]"...;
+ * returns how many.
  */
-size_t dec_pytask_frames(struct decoder *d, uint32_t pid, uint64_t task,
+size_t dec_pytask_frames(struct decoder *d, uint32_t pid, uint64_t task, bool trio,
 			 const uint64_t awaited_by[BP_PY_MAX_AWAITERS], uint32_t *out, size_t cap);
 int dec_on_pystack(struct decoder *d, const struct bp_rec_pystack *r, size_t size, uint64_t ts);
 /* The process exec'd: look at it again when it is sampled. */

@@ -18,6 +18,15 @@
  * spawner of a new task, or the call whose set_result() woke a waiter.  When
  * that Handle runs and a task slice starts in it, the edge is emitted: spawn
  * to a task's first slice, complete to a resumption.
+ *
+ * trio: a task step is scheduled by Runner.reschedule(task) (the only way a
+ * trio task becomes runnable: at its spawn and after each suspension), whose
+ * second local the record carries.  The call that scheduled it is the
+ * nearest Python caller outside trio's scheduling plumbing (start_soon,
+ * spawn_impl, the cancellation machinery, ...), remembered by the Task
+ * object.  A task's first slice brings its Task object (python.bpf.c found
+ * it at the start), and the next slice of any frame of that task after the
+ * reschedule is its step: spawn at the first slice, complete at a resume.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,6 +46,10 @@ struct pt_slot {
 		char name[64];		/* names: a Task object's name */
 		uint64_t root;		/* tasks: an outermost frame's task id */
 		struct bp_edge edge;	/* pend: a scheduled step's source (src_* set) */
+		struct {
+			uint64_t obj;	/* objs: a task's Task object */
+			uint64_t frame;	/* and its own coroutine's frame */
+		} task;
 	} u;
 };
 
@@ -45,12 +58,17 @@ struct pt_tab {
 	size_t cap, used;
 };
 
-enum pt_role { ROLE_UNKNOWN = 0, ROLE_NONE, ROLE_INIT, ROLE_RUN, ROLE_PLUMBING };
+enum pt_role { ROLE_UNKNOWN = 0, ROLE_NONE, ROLE_INIT, ROLE_RUN, ROLE_PLUMBING, ROLE_RESCHED };
+
+/* pend's key for a trio Task object (a Handle's or a frame's address is even) */
+#define TRIO_KEY(obj)	((obj) | 1)
 
 struct py_tasks {
 	struct pt_tab names;	/* (pid, Task object) */
 	struct pt_tab tasks;	/* (pid, suspended frame of a task) */
-	struct pt_tab pend;	/* (pid, Handle object), then (pid, Handle._run's frame) */
+	struct pt_tab pend;	/* (pid, Handle object), then (pid, Handle._run's frame);
+				 * (pid, TRIO_KEY(trio Task object)) */
+	struct pt_tab objs;	/* (pid, task id) of a task whose first slice had a Task */
 	uint8_t *role;		/* per session function: enum pt_role */
 	size_t nrole;
 	uint64_t seq;		/* tasks named by their coroutine */
@@ -142,6 +160,7 @@ void dec_pytask_free(struct decoder *d)
 	free(p->names.tab);
 	free(p->tasks.tab);
 	free(p->pend.tab);
+	free(p->objs.tab);
 	free(p->role);
 	free(p);
 	d->pytasks = NULL;
@@ -163,9 +182,32 @@ static enum pt_role classify(const struct bp_func *f)
 	};
 	static const char *const task_plumbing[] = { "create_task", "ensure_future",
 						     "_ensure_future" };
+	/* trio 0.22: who reschedules a task on behalf of the code that woke it */
+	static const char *const trio_plumbing[] = {
+		"Runner.spawn_impl", "Runner.spawn_system_task", "Nursery.start_soon",
+		"Nursery.start", "Task._attempt_abort", "Task._attempt_delivery_of_any_pending_cancel",
+		"CancelStatus.recalculate", "CancelScope.cancel", "Nursery._check_nursery_closed",
+		"Nursery._child_finished", "Runner.task_exited",
+	};
 	const char *file = f->file ? f->file : "", *name = f->name ? f->name : "";
 	size_t i;
 
+	if ((f->flags & BP_FUNC_PYTHON) && strstr(file, "trio/_core/")) {
+		/* enable_ki_protection's wrappers (CancelScope.cancel has one) */
+		if (ends_with(file, "trio/_core/_ki.py"))
+			return ROLE_PLUMBING;
+		if (ends_with(file, "trio/_core/_generated_run.py"))
+			return !strcmp(name, "reschedule") || !strcmp(name, "spawn_system_task") ?
+				       ROLE_PLUMBING : ROLE_NONE;
+		if (!ends_with(file, "trio/_core/_run.py"))
+			return ROLE_NONE;
+		if (!strcmp(name, "Runner.reschedule"))
+			return ROLE_RESCHED;
+		for (i = 0; i < sizeof(trio_plumbing) / sizeof(trio_plumbing[0]); i++)
+			if (!strcmp(name, trio_plumbing[i]))
+				return ROLE_PLUMBING;
+		return ROLE_NONE;
+	}
 	if (!(f->flags & BP_FUNC_PYTHON) || !strstr(file, "asyncio/"))
 		return ROLE_NONE;
 	if (ends_with(file, "asyncio/events.py")) {
@@ -220,18 +262,24 @@ int dec_on_pytask(struct decoder *d, const struct bp_rec_pytask *r)
 	return 0;
 }
 
-/* Handle.__init__: remembers who scheduled this Handle. */
+/*
+ * Handle.__init__ (key: the Handle), trio's Runner.reschedule (key:
+ * TRIO_KEY(the Task)): remembers who scheduled the step.
+ */
 static void note_handle(struct py_tasks *p, const struct decoder *d, const struct tstate *t,
 			uint64_t handle, uint64_t ts)
 {
 	struct pt_slot *x;
+	enum pt_role role;
 	uint32_t i;
 
 	for (i = t->depth - 1; i-- > 0;) {
 		const struct frame *f = &t->stack[i];
 
-		if (!f->pyframe || role_of(p, d->s, f->func) == ROLE_PLUMBING ||
-		    role_of(p, d->s, f->func) == ROLE_INIT)
+		if (!f->pyframe)
+			continue;
+		role = role_of(p, d->s, f->func);
+		if (role == ROLE_PLUMBING || role == ROLE_INIT || role == ROLE_RESCHED)
 			continue;
 		x = pt_put(&p->pend, t->pid, handle);
 		memset(&x->u.edge, 0, sizeof(x->u.edge));
@@ -289,6 +337,10 @@ int dec_pytask_start(struct decoder *d, struct tstate *t, const struct bp_rec_py
 		    r->frame)
 			pt_put(&p->pend, t->pid, r->frame)->u.edge = run.u.edge;
 		return 0;
+	case ROLE_RESCHED:
+		if (r->h.flags == BP_PY_CALL && r->arg1)
+			note_handle(p, d, t, TRIO_KEY(r->arg1), ts);
+		return 0;
 	default:
 		break;
 	}
@@ -314,7 +366,15 @@ int dec_pytask_start(struct decoder *d, struct tstate *t, const struct bp_rec_py
 	}
 	f->task = task;
 	f->flags |= BP_CALL_IN_TASK;
-	if (r->previous && pt_take(&p->pend, t->pid, r->previous, &run)) {
+	/* a task's Task object (asyncio's too: no trio reschedule names it) */
+	if (fresh && r->task) {
+		x = pt_put(&p->objs, t->pid, task);
+		x->u.task.obj = r->task;
+		x->u.task.frame = r->frame;
+	}
+	x = r->h.flags == BP_PY_THROW ? NULL : pt_find(&p->objs, t->pid, task);
+	if ((x && pt_take(&p->pend, t->pid, TRIO_KEY(x->u.task.obj), &run)) ||
+	    (r->previous && pt_take(&p->pend, t->pid, r->previous, &run))) {
 		run.u.edge.kind = fresh && r->h.flags == BP_PY_CALL ? BP_EDGE_SPAWN :
 								     BP_EDGE_COMPLETE;
 		run.u.edge.dst_call = f->id;
@@ -330,7 +390,7 @@ int dec_pytask_start(struct decoder *d, struct tstate *t, const struct bp_rec_py
 void dec_pytask_end(struct decoder *d, const struct tstate *t, const struct bp_rec_py *r)
 {
 	struct py_tasks *p = d->pytasks;
-
+	struct pt_slot *x;
 	uint32_t i;
 
 	if (!p)
@@ -348,9 +408,17 @@ void dec_pytask_end(struct decoder *d, const struct tstate *t, const struct bp_r
 	/* a frame of a task ends, or a Handle._run whose step started no task */
 	if (!pt_take(&p->tasks, t->pid, r->frame, NULL))
 		pt_take(&p->pend, t->pid, r->frame, NULL);
+	/* the task's own coroutine ends: so does the task */
+	for (i = t->depth; i-- > 0;)
+		if (t->stack[i].pyframe == r->frame) {
+			x = pt_find(&p->objs, t->pid, t->stack[i].task);
+			if (x && x->u.task.frame == r->frame)
+				pt_take(&p->objs, t->pid, t->stack[i].task, NULL);
+			return;
+		}
 }
 
-size_t dec_pytask_frames(struct decoder *d, uint32_t pid, uint64_t task,
+size_t dec_pytask_frames(struct decoder *d, uint32_t pid, uint64_t task, bool trio,
 			 const uint64_t awaited_by[BP_PY_MAX_AWAITERS], uint32_t *out, size_t cap)
 {
 	struct py_tasks *p = pt_get(d);
@@ -366,7 +434,7 @@ size_t dec_pytask_frames(struct decoder *d, uint32_t pid, uint64_t task,
 		else
 			snprintf(label, sizeof(label), "[%s 0x%llx]", i ? "awaited by" : "task",
 				 (unsigned long long)task);
-		out[m++] = dec_py_marker(d, "[asyncio]", label, BP_FUNC_PYTASK);
+		out[m++] = dec_py_marker(d, trio ? "[trio]" : "[asyncio]", label, BP_FUNC_PYTASK);
 		task = i < BP_PY_MAX_AWAITERS ? awaited_by[i] : 0;
 	}
 	return m;

@@ -59,6 +59,8 @@ struct py_susp {
 struct py_tstate {
 	uint32_t n;
 	uint32_t task_at;	/* frames[task_at] is the outermost coroutine of task */
+	uint32_t trio;		/* task is a trio Task */
+	uint32_t pad;
 	uint64_t task, awaited_by[BP_PY_MAX_AWAITERS];
 	uint64_t frames[BP_PY_MAX_FRAMES];
 };
@@ -551,6 +553,7 @@ int dec_on_pystack(struct decoder *d, const struct bp_rec_pystack *r, size_t siz
 	t->py->n = r->n;
 	t->py->task = r->task_at < r->n ? r->task : 0;
 	t->py->task_at = r->task_at;
+	t->py->trio = !!(r->h.flags & BP_PYSTACK_TRIO);
 	memcpy(t->py->awaited_by, r->awaited_by, sizeof(r->awaited_by));
 	memcpy(t->py->frames, r->frames, 8ull * r->n);
 	return 0;
@@ -659,7 +662,7 @@ uint32_t dec_py_splice(struct decoder *d, struct tstate *t, uint32_t pid, uint32
 				continue;	/* an entry shim ends the group, shows nothing */
 			out[m++] = sampled_code(d, pid, py->frames[g] & ~3ull);
 			if (py->task && g == py->task_at)	/* its task, the awaiting ones */
-				m += dec_pytask_frames(d, pid, py->task, py->awaited_by,
+				m += dec_pytask_frames(d, pid, py->task, py->trio, py->awaited_by,
 						       out + m, SPLICE_MAX + BP_PY_MAX_FRAMES - m);
 		} while (!(py->frames[g++] & 1) && g < py->n && m < SPLICE_MAX + BP_PY_MAX_FRAMES);
 	}

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Sampled stacks name the trio task running (tests/progs/py/trioburn.py,
+Debian's python3-trio under python3.11).
+
+The script's task "burner" (nursery.start_soon(..., name="burner")) runs
+crunch(), which calls spin() on CPU between checkpoints; warmup() runs
+before trio.run, in no task.  So every sample in spin() has the marker
+"[task burner]" (module "[trio]") just outside crunch, and no other task
+marker (trio's tasks have no asyncio awaiter), and no sample in warmup() has
+a marker: in the folded stacks, speedscope's, pprof's label `task` and
+Perfetto's sample annotations.  Sampling only, and beside the exact Python
+calls.  No sample counts asserted beyond "spin() and warmup() were sampled".
+"""
+
+import json
+import os
+import re
+
+import pytest
+
+import perfetto_util
+from conftest import record_python, run_bpfprof
+from test_async_samples import check_stacks
+from test_clients import go_env, pprof  # noqa: F401 (go_env: a fixture)
+
+pytestmark = pytest.mark.usefixtures("need_debian_python")
+
+MODES = {"sample": ["--sample"], "exact": ["--sample", "-F", "py:*"]}
+CHAIN = ["[task burner]", "crunch"]
+
+
+@pytest.fixture(scope="module", params=sorted(MODES))
+def burn(request, tmp_path_factory):
+    if os.system("/usr/bin/python3.11 -c 'import trio' 2>/dev/null"):
+        pytest.skip("python3-trio missing: run scripts/setup.sh --test")
+    r = record_python(tmp_path_factory, "trioburn.py", *MODES[request.param], pftrace=True)
+    assert r.stdout.startswith("ok "), r.stdout
+    outs = {}
+    for ext in ("folded", "pb.gz", "speedscope.json"):
+        outs[ext] = r.arch.with_suffix("." + ext)
+        c = run_bpfprof(["convert", "-o", outs[ext], r.arch])
+        assert c.returncode == 0, c.stderr
+    return r, outs
+
+
+def check_trio(stacks):
+    check_stacks(stacks, CHAIN)
+    for s in stacks:
+        marks = [f for f in s if f.startswith(("[task ", "[awaited by "))]
+        assert marks == (["[task burner]"] if "spin" in s else marks), s
+        if "crunch" in s:
+            assert s[s.index("crunch") - 1] == "[task burner]", s
+
+
+def test_folded_stacks_name_the_task(burn):
+    _, outs = burn
+    stacks = []
+    for line in outs["folded"].read_text().splitlines():
+        frames, _, n = line.rpartition(" ")
+        assert int(n) > 0, line
+        stacks.append(frames.split(";"))
+    check_trio(stacks)
+
+
+def test_speedscope_samples_name_the_task(burn):
+    _, outs = burn
+    doc = json.loads(outs["speedscope.json"].read_text())
+    frames = [f["name"] for f in doc["shared"]["frames"]]
+    stacks = [[frames[i] for i in st] for p in doc["profiles"] if p["type"] == "sampled"
+              for st in p["samples"]]
+    check_trio(stacks)
+    marks = {f["file"] for f in doc["shared"]["frames"] if f["name"].startswith("[task ")}
+    assert marks == {"[trio]"}, marks
+
+
+def test_pprof_task_label(burn, go_env):
+    _, outs = burn
+    out = pprof(go_env, "-traces", "-sample_index=cpu", outs["pb.gz"])
+    n = 0
+    for block in out.split("-----------+")[1:]:
+        lines = [ln.strip() for ln in block.splitlines()]
+        labels = dict(re.findall(r"^\s*(\w+):\s+(.*)$", block, re.M))
+        frames = [re.sub(r"^[\d.]+\w*\s+", "", ln) for ln in lines if ln and ":" not in ln
+                  and not ln.startswith("-")]
+        value = re.search(r"^\s*([\d.]+)\w*\s+\S", block, re.M)
+        if not value or float(value.group(1)) == 0:
+            continue	# a call path of the exact calls, not a sample
+        if "spin" in frames:
+            n += 1
+            assert labels.get("task") == "burner" and "awaited_by" not in labels, block
+        if "warmup" in frames:
+            assert "task" not in labels and "awaited_by" not in labels, block
+    assert n, out[:3000]
+
+
+def test_perfetto_samples_name_the_task(burn):
+    r, _ = burn
+    trace = perfetto_util.read(r.pf)
+    ev = [e for e in trace["traceEvents"] if e.get("cat") == "sample"]
+    spin = [e for e in ev if "spin" in e["args"]["stack"].split(";")]
+    warm = [e for e in ev if "warmup" in e["args"]["stack"].split(";")]
+    assert spin and warm
+    for e in spin:
+        assert e["args"].get("task") == "burner" and "awaited_by" not in e["args"], e
+    for e in warm:
+        assert "task" not in e["args"] and "awaited_by" not in e["args"], e

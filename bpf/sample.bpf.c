@@ -400,8 +400,8 @@ static __always_inline void mmap_path(struct bp_rec_mmap *r, struct dentry *d, s
 	r->h.flags |= BP_MMAP_PARTIAL;
 }
 
-/* A record for vma (a mapping of file f) of process id. */
-static __always_inline void send_vma(struct vm_area_struct *vma, struct file *f, __u64 id,
+/* A record for vma (a mapping of file f) of process id.  false: lost (counted). */
+static __always_inline bool send_vma(struct vm_area_struct *vma, struct file *f, __u64 id,
 				     const struct mmap_val *v)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
@@ -410,7 +410,7 @@ static __always_inline void send_vma(struct vm_area_struct *vma, struct file *f,
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
 		count_lost(cpu);
-		return;
+		return false;
 	}
 	rec_hdr(&r->h, BP_REC_MMAP, 0, cpu, id);
 	r->start = BPF_CORE_READ(vma, vm_start);
@@ -421,6 +421,7 @@ static __always_inline void send_vma(struct vm_area_struct *vma, struct file *f,
 	r->prot = v->prot;
 	mmap_path(r, BPF_CORE_READ(f, f_path.dentry), BPF_CORE_READ(f, f_path.mnt));
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return true;
 }
 
 /* What a record of vma (of file f) says but its start and path. */
@@ -447,7 +448,7 @@ static __always_inline void walk_vmas(struct task_struct *task, __u64 id)
 
 	if (!k.mm)
 		return;
-	/* nothing when the address space is busy (a writer holds its lock): the next walk catches up */
+	/* nothing when the address space is busy (a writer holds it): the next walk catches up */
 	bpf_iter_task_vma_new(&it, task, 0);
 	/* bounded by a counting iterator: a counter of our own would make the verifier unroll */
 	bpf_repeat(MMAP_WALK_MAX) {
@@ -467,8 +468,9 @@ static __always_inline void walk_vmas(struct task_struct *task, __u64 id)
 		if (seen && seen->end == v.end && seen->pgoff == v.pgoff && seen->ino == v.ino &&
 		    seen->dev == v.dev && seen->prot == v.prot)
 			continue;
-		bpf_map_update_elem(&mmap_seen, &k, &v, BPF_ANY);
-		send_vma(vma, f, id, &v);
+		/* a record lost (the ring buffer full) is tried again at the next walk */
+		if (send_vma(vma, f, id, &v))
+			bpf_map_update_elem(&mmap_seen, &k, &v, BPF_ANY);
 	}
 	bpf_iter_task_vma_destroy(&it);
 }

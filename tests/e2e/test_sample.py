@@ -133,6 +133,11 @@ def test_offcpu_stacks_of_processes_gone_before_decoding(record):
     for e in mine:
         st = e["args"]["stack"]
         assert not [f for f in st if f.startswith("[unknown]") or f == "[truncated]"], st
+        # or blocked in the dynamic linker's start-up, before main (opening and
+        # mapping libc; the first hit of the sampler's uprobe on _dl_debug_state,
+        # which maps the kernel's page for single-stepping): seen once under load
+        if st[:3] == ["_start", "_dl_start", "_dl_sysdep_start"]:
+            continue
         assert st[:3] == ["_start", "__libc_start_main", "__libc_start_call_main"], st
         i = st.index("main")
         if "brief_block" in st:

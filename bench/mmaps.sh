@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # What following the sampled processes' mappings costs everyone else.
-# With --sample or --offcpu, bpfprof's sys_exit program (bpf/sample.bpf.c:
-# mmap_exit) runs at the end of every system call on the machine, to catch
-# the mmap and execve calls of the sampled processes.  This times a
+# With --sample or --offcpu, bpfprof follows them at their exec and at
+# their dynamic linker's _dl_debug_state (bpf/sample.bpf.c: mmap_exec,
+# mmap_dl), which other processes do not reach; on kernels without the
+# VMA iterator (before 6.7), its sys_exit program (mmap_exit) runs at the
+# end of every system call on the machine instead.  This times a
 # process that is NOT traced and makes one system call after another (dd,
 # 1-byte blocks: a read and a write per byte) alone, and while bpfprof
 # samples another process (sleep), interleaved, RUNS times each.
@@ -16,7 +18,7 @@
 # run.  "sampling" includes what sampling itself costs the machine (a
 # cpu-clock program on every CPU); "offcpu" a sched_switch program on
 # every context switch.  BPFPROF_OLD=path adds the same two for another
-# build (e.g. one without mmap_exit) for the difference.
+# build (e.g. one that follows the mappings at sys_exit) for the difference.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

@@ -302,11 +302,22 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 }
 
 /*
- * Mappings (struct bp_rec_mmap), from the return of the system calls that
- * make them: mmap (the dynamic linker's libraries, dlopen) and execve (the
- * image and its interpreter, mapped by the kernel).  fentry on the
- * kernel's own mmap functions would be nearer, but is not loadable
- * everywhere (refused on our test machines); sys_exit is a tracepoint.
+ * Mappings (struct bp_rec_mmap) of the sampled processes, so that stacks of
+ * a process gone before they are decoded still find their files.  Only the
+ * traced processes pay for it:
+ *   - at their exec (sched_process_exec): the image and its interpreter,
+ *     mapped by the kernel;
+ *   - when their dynamic linker has changed the list of loaded objects (a
+ *     uprobe on its _dl_debug_state(), called at start-up once the needed
+ *     libraries are mapped and at every dlopen): the libraries.
+ * Both walk the process's mappings with the VMA iterator and send those of
+ * a file's code, and its header (offset 0), not sent before (mmap_seen).
+ * Kernels without the iterator (before 6.7) get the former way instead:
+ * mmap_exit at the return of every system call on the machine (sys_exit),
+ * for the mmap and execve calls of the traced processes; a few percent on
+ * every other process's system calls (bench/mmaps.sh).  fentry on the
+ * kernel's mmap functions would be nearer, but is not loadable everywhere
+ * (refused on our test machines).
  */
 #define VM_READ		0x1
 #define VM_WRITE	0x2
@@ -316,14 +327,37 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 #define NR_EXECVE	59
 #define NR_EXECVEAT	322
 #define MAX_ERRNO	4095
+/* Mappings looked at per walk at most: a JVM has thousands, a Python process hundreds. */
+#define MMAP_WALK_MAX	8192
 
-struct vma_ctx {
-	__u64 id;
-	struct file *file;	/* the file of the vma found (NULL: anonymous, none) */
+/*
+ * The mappings sent, by address space (the mm, and the tgid against the
+ * reuse of a freed mm's address) and start: a walk sends only what is new,
+ * or was replaced (dlclose, then another file at the same place).  LRU: the
+ * entries of the processes gone go by themselves; one pushed out early is
+ * sent once more, which costs a record and nothing else.
+ */
+struct mmap_key {
+	__u64 mm;
 	__u64 start;
-	__u64 pgoff;
-	bool header;		/* emit only the header (offset 0) of file */
+	__u32 tgid;
+	__u32 pad;
 };
+
+struct mmap_val {
+	__u64 end;
+	__u64 pgoff;
+	__u64 ino;
+	__u32 dev;
+	__u32 prot;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct mmap_key);
+	__type(value, struct mmap_val);
+} mmap_seen SEC(".maps");
 
 /* The struct mount around a vfsmount (container_of, offsets from BTF). */
 static __always_inline struct mount *real_mount(struct vfsmount *m)
@@ -366,35 +400,127 @@ static __always_inline void mmap_path(struct bp_rec_mmap *r, struct dentry *d, s
 	r->h.flags |= BP_MMAP_PARTIAL;
 }
 
+/* A record for vma (a mapping of file f) of process id.  false: lost (counted). */
+static __always_inline bool send_vma(struct vm_area_struct *vma, struct file *f, __u64 id,
+				     const struct mmap_val *v)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct bp_rec_mmap *r;
+
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count_lost(cpu);
+		return false;
+	}
+	rec_hdr(&r->h, BP_REC_MMAP, 0, cpu, id);
+	r->start = BPF_CORE_READ(vma, vm_start);
+	r->end = v->end;
+	r->pgoff = v->pgoff;
+	r->ino = v->ino;
+	r->dev = v->dev;
+	r->prot = v->prot;
+	mmap_path(r, BPF_CORE_READ(f, f_path.dentry), BPF_CORE_READ(f, f_path.mnt));
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return true;
+}
+
+/* What a record of vma (of file f) says but its start and path. */
+static __always_inline void vma_val(struct vm_area_struct *vma, struct file *f, unsigned long flags,
+				    struct mmap_val *v)
+{
+	v->end = BPF_CORE_READ(vma, vm_end);
+	v->pgoff = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	v->ino = BPF_CORE_READ(f, f_inode, i_ino);
+	v->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	v->prot = flags & (VM_READ | VM_WRITE | VM_EXEC | VM_SHARED);
+}
+
+/*
+ * Sends the mappings of process id (task, the current one) that hold a
+ * file's code or its header and were not sent before.
+ */
+static __always_inline void walk_vmas(struct task_struct *task, __u64 id)
+{
+	struct mmap_key k = { .mm = (__u64)task->mm, .tgid = id >> 32 };
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	struct mmap_val v, *seen;
+
+	if (!k.mm)
+		return;
+	/* nothing when the address space is busy (a writer holds it): the next walk catches up */
+	bpf_iter_task_vma_new(&it, task, 0);
+	/* bounded by a counting iterator: a counter of our own would make the verifier unroll */
+	bpf_repeat(MMAP_WALK_MAX) {
+		unsigned long flags;
+		struct file *f;
+
+		vma = bpf_iter_task_vma_next(&it);
+		if (!vma)
+			break;
+		flags = vma->vm_flags;
+		f = vma->vm_file;
+		if (!f || !(flags & VM_EXEC || !vma->vm_pgoff))
+			continue;
+		vma_val(vma, f, flags, &v);
+		k.start = vma->vm_start;
+		seen = bpf_map_lookup_elem(&mmap_seen, &k);
+		if (seen && seen->end == v.end && seen->pgoff == v.pgoff && seen->ino == v.ino &&
+		    seen->dev == v.dev && seen->prot == v.prot)
+			continue;
+		/* a record lost (the ring buffer full) is tried again at the next walk */
+		if (send_vma(vma, f, id, &v))
+			bpf_map_update_elem(&mmap_seen, &k, &v, BPF_ANY);
+	}
+	bpf_iter_task_vma_destroy(&it);
+}
+
+/* After the exec's own record (the tracer's task_exec, attached first): the new image. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(mmap_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (is_traced(id >> 32))
+		walk_vmas(bpf_get_current_task_btf(), id);
+	return 0;
+}
+
+/* The dynamic linker's _dl_debug_state(): the libraries it loaded. */
+SEC("uprobe.multi")
+int BPF_KPROBE(mmap_dl)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (is_traced(id >> 32))
+		walk_vmas(bpf_get_current_task_btf(), id);
+	return 0;
+}
+
+/* Kernels without the VMA iterator: at the return of every system call. */
+struct vma_ctx {
+	__u64 id;
+	struct file *file;	/* the file of the vma found (NULL: anonymous, none) */
+	__u64 start;
+	__u64 pgoff;
+	bool header;		/* emit only the header (offset 0) of file */
+};
+
 /* bpf_find_vma's callback: a record for a file's code or header. */
 static long emit_vma(struct task_struct *task, struct vm_area_struct *vma, void *arg)
 {
 	struct vma_ctx *c = arg;
 	unsigned long flags = BPF_CORE_READ(vma, vm_flags);
-	__u64 pgoff = BPF_CORE_READ(vma, vm_pgoff);
 	struct file *f = BPF_CORE_READ(vma, vm_file);
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct bp_rec_mmap *r;
+	struct mmap_val v;
 
 	c->file = f;
 	c->start = BPF_CORE_READ(vma, vm_start);
-	c->pgoff = pgoff;
-	if (!f || !(flags & VM_EXEC || !pgoff) || (c->header && pgoff))
+	c->pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	if (!f || !(flags & VM_EXEC || !c->pgoff) || (c->header && c->pgoff))
 		return 0;
-	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		count_lost(cpu);
-		return 0;
-	}
-	rec_hdr(&r->h, BP_REC_MMAP, 0, cpu, c->id);
-	r->start = c->start;
-	r->end = BPF_CORE_READ(vma, vm_end);
-	r->pgoff = pgoff << 12;
-	r->ino = BPF_CORE_READ(f, f_inode, i_ino);
-	r->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
-	r->prot = flags & (VM_READ | VM_WRITE | VM_EXEC | VM_SHARED);
-	mmap_path(r, BPF_CORE_READ(f, f_path.dentry), BPF_CORE_READ(f, f_path.mnt));
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	vma_val(vma, f, flags, &v);
+	send_vma(vma, f, c->id, &v);
 	return 0;
 }
 

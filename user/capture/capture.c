@@ -323,6 +323,8 @@ int capture__start(struct capture *c)
 	}
 	if (!err && c->smp)
 		err = sampler__attach(c->smp);
+	if (!err && c->smp)
+		capture_dl_sample(c);
 	if (!err && !o->all && !o->sample_hz && !o->nincludes && c->exe && !c->python &&
 	    c->ps.nfuncs) {
 		struct shared_maps maps;

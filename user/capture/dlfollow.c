@@ -22,6 +22,11 @@
  * Only when such a pattern exists and a process is named (not -a): each
  * dlopen then costs the process one stop (a read of /proc/PID/maps and the
  * symbols of the new files), of HOLD_LIMIT_MS at most (holdlimit.c).
+ *
+ * The sampler hooks the same function on its own (capture_dl_sample, with
+ * -a too): its program (mmap_dl in bpf/sample.bpf.c) records the mappings
+ * of the objects loaded, so that the stacks of a process gone before they
+ * are decoded keep their libraries.  That hook holds nothing.
  */
 #include <fcntl.h>
 #include <gelf.h>
@@ -168,8 +173,12 @@ static int read_interp(const char *path, char *buf, size_t len)
 	return err;
 }
 
-/* Hooks _dl_debug_state of the dynamic linker the target uses.  0 or -errno. */
-static int hook_loader(struct capture *c)
+/*
+ * Hooks _dl_debug_state of the dynamic linker the target uses: for the
+ * tracer (dl_state, holding the process) or the sampler (mmap_dl, the
+ * libraries' mappings).  0 or -errno.
+ */
+static int hook_loader(struct capture *c, bool sampler)
 {
 	pid_t pid = c->o.npids ? c->o.pids[0] : 0;
 	char interp[PATH_MAX] = "/lib64/ld-linux-x86-64.so.2";
@@ -187,14 +196,28 @@ static int hook_loader(struct capture *c)
 	for (i = 0; !err && i < syms.n; i++)
 		if (elfsym__func_matches(&syms.v[i], "_dl_debug_state"))
 			break;
+	if (!err && i == syms.n)
+		err = -ENOENT;
 	if (!err)
-		err = i < syms.n ? tracer__attach_loader(c->tr, paths[0], syms.v[i].offset) :
-		      -ENOENT;
+		err = sampler ? sampler__attach_loader(c->smp, paths[0], syms.v[i].offset) :
+		      tracer__attach_loader(c->tr, paths[0], syms.v[i].offset);
 	elfsym__free(&syms);
 	binfile__unpin(paths[0]);
 	free(paths[0]);
 	free(paths);
 	return err;
+}
+
+void capture_dl_sample(struct capture *c)
+{
+	int err;
+
+	if (!c->smp)
+		return;
+	err = hook_loader(c, true);
+	if (err)
+		p_warn("cannot hook the dynamic linker: %s; stacks of processes gone before they are "
+		       "decoded may show their libraries' frames [unmapped]", strerror(-err));
 }
 
 void capture_dl_start(struct capture *c)
@@ -205,7 +228,7 @@ void capture_dl_start(struct capture *c)
 
 	if (!d)
 		return;
-	err = hook_loader(c);
+	err = hook_loader(c, false);
 	if (err) {
 		p_warn("cannot hook the dynamic linker: %s; files loaded later from outside the "
 		       "linker's directories are not traced (name them by path: -F 'DIR/LIB:GLOB')",

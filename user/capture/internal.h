@@ -119,6 +119,11 @@ void capture_dl_prepare(struct capture *c);
 bool capture_dl_defer_usdt(struct capture *c, const char *spec, const char *lib,
 			   const char *provider, const char *name, uint64_t cookie);
 void capture_dl_start(struct capture *c);
+/*
+ * The sampler's hook on the same linker, which records the libraries it
+ * maps into the sampled processes (best effort: warns).
+ */
+void capture_dl_sample(struct capture *c);
 void capture_dl_follow(void *ctx, uint32_t pid, uint32_t stopped);
 void capture_dl_finish(struct capture *c);
 void capture_dl_free(struct capture *c);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "skel/sample.skel.h"
 #include "bpf/events.h"
@@ -16,7 +17,21 @@ struct sampler {
 	struct sample_bpf *skel;
 	struct probe_obj po;
 	struct sampler_opts o;
+	bool vma_iter;		/* mappings from exec and the linker's hook, not from sys_exit */
 };
+
+/* Has the kernel the VMA iterator kfuncs (6.7)?  Its BTF tells, as the verifier would. */
+static bool has_vma_iter(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool yes;
+
+	if (!btf)
+		return false;
+	yes = btf__find_by_name_kind(btf, "bpf_iter_task_vma_new", BTF_KIND_FUNC) >= 0;
+	btf__free(btf);
+	return yes;
+}
 
 int sampler__parse_stack(const char *arg, enum stack_mode *mode)
 {
@@ -71,6 +86,10 @@ int sampler__new(const struct sampler_opts *o, const struct shared_maps *maps, s
 	}
 	bpf_program__set_autoload(s->skel->progs.cpu_sample, o->hz > 0);
 	bpf_program__set_autoload(s->skel->progs.offcpu_switch, o->offcpu);
+	s->vma_iter = has_vma_iter();
+	bpf_program__set_autoload(s->skel->progs.mmap_exec, s->vma_iter);
+	bpf_program__set_autoload(s->skel->progs.mmap_dl, s->vma_iter);
+	bpf_program__set_autoload(s->skel->progs.mmap_exit, !s->vma_iter);
 	err = probe_obj__load_skel(&s->po, s->skel, maps);
 	if (err)
 		goto cleanup;
@@ -96,9 +115,21 @@ int sampler__attach(struct sampler *s)
 	 * Not fatal: the stacks of processes alive when decoded still find
 	 * their mappings in /proc.
 	 */
-	if (!err && probe_obj__add_link(&s->po, bpf_program__attach(s->skel->progs.mmap_exit)))
-		p_warn("cannot follow mappings (sys_exit): stacks of short-lived processes may show [unmapped] frames");
+	if (!err && probe_obj__add_link(&s->po, bpf_program__attach(s->vma_iter ?
+					s->skel->progs.mmap_exec : s->skel->progs.mmap_exit)))
+		p_warn("cannot follow mappings (%s): stacks of short-lived processes may show "
+		       "[unmapped] frames", s->vma_iter ? "sched_process_exec" : "sys_exit");
 	return err;
+}
+
+int sampler__attach_loader(struct sampler *s, const char *path, unsigned long offset)
+{
+	LIBBPF_OPTS(bpf_uprobe_multi_opts, o, .offsets = &offset, .cnt = 1);
+
+	if (!s->vma_iter)
+		return 0;	/* sys_exit sees the linker's mmap calls */
+	return probe_obj__add_link(&s->po, bpf_program__attach_uprobe_multi(s->skel->progs.mmap_dl,
+									   -1, path, NULL, &o));
 }
 
 uint64_t sampler__lost(struct sampler *s, uint64_t *per_cpu, size_t ncpu)

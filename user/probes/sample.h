@@ -37,6 +37,11 @@ int sampler__parse_stack_size(const char *arg, unsigned *size);
 /* maps: the tracer's (tracer__shared_maps), so the stream stays one. */
 int sampler__new(const struct sampler_opts *o, const struct shared_maps *maps, struct sampler **out);
 int sampler__attach(struct sampler *s);
+/*
+ * Follows the libraries the dynamic linker at path loads (_dl_debug_state()
+ * at offset in its file) into the sampled processes.  0 or -errno.
+ */
+int sampler__attach_loader(struct sampler *s, const char *path, unsigned long offset);
 /* Adds this object's per-CPU reserve failures into per_cpu; returns their sum. */
 uint64_t sampler__lost(struct sampler *s, uint64_t *per_cpu, size_t ncpu);
 void sampler__pause(struct sampler *s);

@@ -241,8 +241,10 @@ def test_samples_with_calls_past_retprobe_depth(record, tmp_path):
         "print('done')\n")
     # its named functions (.dynsym): the static ones its FDEs find (python3.11+0x...)
     # nest wrongly past 64 frames today (issue 18's report), a decoder matter
-    r = record(python, str(script), opts=["-F", "*", "-N", "python3.11+0x*", "--sample=999"],
-               timeout=120)
+    # the whole run fits in the ring buffer (273k calls: ~20 MB), so that a
+    # loaded machine slowing the decoder loses nothing
+    r = record(python, str(script), opts=["-F", "*", "-N", "python3.11+0x*", "--sample=999",
+                                          "--buffer-size", "256M"], timeout=120)
     assert r.rc == 0 and r.trace is not None, r.describe()
     assert r.proc.stdout.strip() == "done"
     assert "0 lost records" in r.proc.stderr, r.describe()

@@ -128,6 +128,8 @@ def test_offcpu_stacks_of_processes_gone_before_decoding(record):
     for e in mine:
         st = e["args"]["stack"]
         assert not [f for f in st if f.startswith("[unknown]") or f == "[truncated]"], st
+        if st[:2] == ["_start", "_dl_start"]:
+            continue	# blocked in the dynamic loader before main (a page fault under load)
         assert st[:3] == ["_start", "__libc_start_main", "__libc_start_call_main"], st
         i = st.index("main")
         if "brief_block" in st:

@@ -334,7 +334,12 @@ struct bp_rec_mmap {
 };
 #define BP_MMAP_HDR_SIZE	(sizeof(struct bp_rec_hdr) + 4 * 8 + 8)
 
-/* A thread that blocked (bp_rec_sample with BP_SAMPLE_OFFCPU) runs again. */
+/*
+ * A thread that blocked (bp_rec_sample with BP_SAMPLE_OFFCPU) runs again.
+ * h.flags BP_SWITCH_LATE: its switch-in was not seen; sent at its next
+ * switch-out, h.ts is the scheduler's record of when it ran again.
+ */
+#define BP_SWITCH_LATE		0x1
 struct bp_rec_switch {
 	struct bp_rec_hdr h;
 	__u64 blocked_ns;	/* time since it blocked */

@@ -265,14 +265,75 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 
 #define TASK_RUNNING 0
 
+/* Off-cpu intervals ended at the next switch-out (their switch-in was not seen); read by the loader. */
+__u64 offcpu_late;
+/* Tests only (BPFPROF_TEST_SKIP_SWITCHIN): ignore every Nth switch-in that ends an interval. */
+const volatile __u32 test_skip_switchin = 0;
+__u32 test_switchins;
+
+static __always_inline void emit_switch(__u32 cpu, __u64 pid_tgid, __u64 ts, __u64 start, __u16 flags)
+{
+	struct bp_rec_switch *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+
+	if (!r) {
+		count_lost(cpu);
+		return;
+	}
+	rec_hdr_at(&r->h, BP_REC_SWITCH, flags, cpu, pid_tgid, ts);
+	r->blocked_ns = ts - start;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * prev is leaving a CPU while still marked off-cpu since start: it was
+ * switched in without this program seeing it.  On our VMs sched_switch
+ * reaches no BPF program while a thread of the VM's PID 1 (its init, a
+ * tokio program) runs on the CPU, so the switch from it to a traced thread
+ * is never seen (docs/sampling.md).  The scheduler stamps each arrival on the
+ * task (sched_info.last_arrival, in its rq clock): that is when the
+ * interval ended, moved to bpf_ktime_get_ns()'s clock by the two clocks'
+ * difference now: this CPU's rq->clock was read by __schedule() before it
+ * picked next (reached through prev's cfs_rq: the `runqueues` symbol is not
+ * in kallsyms without CONFIG_KALLSYMS_ALL).  Without them (no
+ * CONFIG_SCHED_INFO or CONFIG_FAIR_GROUP_SCHED) the interval ends now.
+ */
+static __always_inline void end_late(struct task_struct *prev, __u32 cpu, __u64 pid_tgid,
+				     __u64 start)
+{
+	__u64 now = bpf_ktime_get_ns(), in = now, arrival = 0, clock = 0;
+
+	if (bpf_core_field_exists(((struct cfs_rq *)0)->rq) &&
+	    bpf_core_field_exists(prev->sched_info.last_arrival)) {
+		struct rq *rq = BPF_CORE_READ(prev, se.cfs_rq, rq);
+
+		if (rq && BPF_CORE_READ(rq, cpu) == cpu) {
+			clock = BPF_CORE_READ(rq, clock);
+			arrival = BPF_CORE_READ(prev, sched_info.last_arrival);
+		}
+	}
+	if (arrival && arrival <= clock)
+		in = now - (clock - arrival);
+	if (in < start || in > now)
+		in = now;
+	emit_switch(cpu, pid_tgid, in, start, BP_SWITCH_LATE);
+	__sync_fetch_and_add(&offcpu_late, 1);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u32 prev_tgid = BPF_CORE_READ(prev, tgid), next_tid = BPF_CORE_READ(next, pid);
 	__u32 prev_tid = BPF_CORE_READ(prev, pid);
+	__u32 cpu = bpf_get_smp_processor_id();
 	__u64 now, *start;
 
 	batch_flush();	/* prev's calls come before its off-cpu sample */
+	/* prev ran since it blocked (blocks again, or is preempted): end that interval first */
+	start = prev_tid ? bpf_map_lookup_elem(&offcpu_start, &prev_tid) : NULL;
+	if (start) {
+		end_late(prev, cpu, (__u64)prev_tgid << 32 | prev_tid, *start);
+		bpf_map_delete_elem(&offcpu_start, &prev_tid);
+	}
 	/* prev blocks (not merely preempted): remember when, and where (its stack). */
 	if (prev_tid && !preempt && BPF_CORE_READ(prev, __state) != TASK_RUNNING &&
 	    is_traced(prev_tgid)) {
@@ -283,19 +344,11 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 	/* next was blocked: how long. */
 	start = bpf_map_lookup_elem(&offcpu_start, &next_tid);
 	if (start) {
-		struct bp_rec_switch *r;
-		__u32 cpu = bpf_get_smp_processor_id();
-
-		now = bpf_ktime_get_ns();
-		r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-		if (r) {
-			rec_hdr_at(&r->h, BP_REC_SWITCH, 0, cpu,
-				   (__u64)BPF_CORE_READ(next, tgid) << 32 | next_tid, now);
-			r->blocked_ns = now - *start;
-			bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
-		} else {
-			count_lost(cpu);
-		}
+		if (test_skip_switchin &&
+		    __sync_fetch_and_add(&test_switchins, 1) % test_skip_switchin == test_skip_switchin - 1)
+			return 0;	/* as if this switch had not been seen */
+		emit_switch(cpu, (__u64)BPF_CORE_READ(next, tgid) << 32 | next_tid,
+			    bpf_ktime_get_ns(), *start, 0);
 		bpf_map_delete_elem(&offcpu_start, &next_tid);
 	}
 	return 0;

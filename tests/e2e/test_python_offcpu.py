@@ -10,21 +10,23 @@ by the other thread's send() of the same round (a wakeup edge from that
 send call to that recv call).  Other wakeups (the GIL's) may add edges;
 none of these can be missing.
 
-One exception, bpfprof's: about one blocked thread in a few hundred (under
-heavy load; seen in 2 of 5 fresh-clone CI runs of this file) shows its
-switch-out and never its switch-in, so that interval is dropped
-(docs/sampling.md, a known fault not found yet).  The tests allow one such
-recv per thread, and no more.
+A switch-in that the sched_switch program never sees (the kernel skips it
+now and then: docs/sampling.md) ends the interval at the thread's next
+switch-out, from the scheduler's own arrival time: no recv may miss its
+slice.  BPFPROF_TEST_SKIP_SWITCHIN=N makes the program ignore every Nth
+switch-in that ends an interval, as the kernel does (before, about one
+blocked thread in a few hundred lost its interval under load: 2 of 5
+fresh-clone CI runs of this file).
 """
 
 import collections
+import re
 
 from conftest import REPO, debian_python
 from trace_util import EPS_US, xevents
 
 PY = REPO / "tests" / "progs" / "py"
 ROUNDS = 30
-LOST_OK = 1	# off-CPU intervals per thread the known lost switch-in may take
 
 
 def wakeups(trace):
@@ -41,9 +43,10 @@ def inside(c, e):
     return c["ts"] - EPS_US <= e["ts"] and e["ts"] + e["dur"] <= c["ts"] + c["dur"] + EPS_US
 
 
-def test_python_threads_offcpu_and_wakeups(record):
-    r = record(debian_python(), str(PY / "pingpipe.py"), str(ROUNDS),
-               opts=["--offcpu", "-F", "py:pingpipe.py:*"], timeout=120)
+def check_offcpu_in_recv(r):
+    """Every recv() of each thread has an off-CPU slice of its thread inside
+    it, with the Python frames that led there in its stack; returns
+    (ping, pong, calls)."""
     assert r.rc == 0, r.describe()
     out = r.proc.stdout.split()
     assert out[-1] == "ok", r.proc.stdout
@@ -55,8 +58,6 @@ def test_python_threads_offcpu_and_wakeups(record):
         assert per[(tid, "send")] == ROUNDS and per[(tid, "recv")] == ROUNDS, per
     assert per[(ping, "ping")] == 1 and per[(pong, "pong")] == 1, per
 
-    # every recv blocked: an off-CPU slice of its thread inside it, with the
-    # Python frames that led there in its stack
     offcpu = [e for e in r.trace["traceEvents"] if e.get("cat") == "offcpu" and e.get("ph") == "X"]
     for tid, entry in ((ping, "ping"), (pong, "pong")):
         mine = [e for e in offcpu if e["tid"] == tid]
@@ -64,11 +65,18 @@ def test_python_threads_offcpu_and_wakeups(record):
         for c in (c for c in calls if c["tid"] == tid and c["name"] == "recv"):
             slices = [e for e in mine if inside(c, e)]
             if not slices:
-                missing.append(c)	# the known lost switch-in (above)
+                missing.append(c)
                 continue
             assert any(entry in e["args"]["stack"] and "recv" in e["args"]["stack"]
                        for e in slices), slices
-        assert len(missing) <= LOST_OK, ("recv on %d never went off the CPU" % tid, missing)
+        assert not missing, ("recv on %d never went off the CPU" % tid, missing, r.describe())
+    return ping, pong, calls
+
+
+def test_python_threads_offcpu_and_wakeups(record):
+    r = record(debian_python(), str(PY / "pingpipe.py"), str(ROUNDS),
+               opts=["--offcpu", "-F", "py:pingpipe.py:*"], timeout=120)
+    ping, pong, calls = check_offcpu_in_recv(r)
 
     # every recv was woken by the other thread's send of the same hand-off
     ids = {(tid, name): {c["args"]["id"] for c in calls if c["tid"] == tid and c["name"] == name}
@@ -102,5 +110,20 @@ def test_python_threads_offcpu_stacks_without_calls(record):
             if e["tid"] == tid and "recv" in st and "read" in st:
                 assert [f for f in st if f in frames] == frames, st
                 n += 1
-        assert n >= ROUNDS - LOST_OK, (tid, n)
+        assert n >= ROUNDS, (tid, n)
     assert not [e for e in offcpu if any(f.startswith("[python code") for f in e["args"]["stack"])]
+
+
+def test_python_threads_offcpu_switchin_not_seen(record, monkeypatch):
+    """Every third switch-in that ends an interval is ignored by the BPF
+    program (BPFPROF_TEST_SKIP_SWITCHIN=3), as the kernel sometimes skips
+    one: each interval still ends, at the thread's next switch-out, inside
+    the recv() that blocked (its end is the scheduler's arrival time, not
+    that switch-out's), and -v counts them."""
+    monkeypatch.setenv("BPFPROF_TEST_SKIP_SWITCHIN", "3")
+    r = record(debian_python(), str(PY / "pingpipe.py"), str(ROUNDS),
+               opts=["-v", "--offcpu", "-F", "py:pingpipe.py:*"], timeout=120)
+    check_offcpu_in_recv(r)
+    m = re.search(r"(\d+) off-cpu intervals ended at the next switch-out", r.proc.stderr)
+    # 2 * ROUNDS recv intervals and the GIL's: a third of them, at least 2 * ROUNDS / 3
+    assert m and int(m.group(1)) >= 2 * ROUNDS // 3, r.proc.stderr[-2000:]

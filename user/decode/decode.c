@@ -137,6 +137,11 @@ struct tstate *dec_thread_state(struct decoder *d, uint32_t tid, uint32_t pid, u
 	}
 	i = slot_of(d, tid);
 	t = &d->tab[i];
+	if (t->tid && t->exited) {	/* kept for a late switch-in that did not come: its tid is reused */
+		dec_forget_thread(d, tid);
+		i = slot_of(d, tid);
+		t = &d->tab[i];
+	}
 	if (!t->tid) {
 		struct bp_thread *bt;
 
@@ -151,6 +156,13 @@ struct tstate *dec_thread_state(struct decoder *d, uint32_t tid, uint32_t pid, u
 		t->pid = pid;	/* tid reused by another process, or exec by a thread */
 	}
 	return t;
+}
+
+struct tstate *dec_find_thread(struct decoder *d, uint32_t tid)
+{
+	struct tstate *t = &d->tab[slot_of(d, tid)];
+
+	return t->tid ? t : NULL;
 }
 
 /*

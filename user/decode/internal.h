@@ -60,6 +60,7 @@ struct tstate {
 	struct bp_edge stayed_wake;	/* woken on a CPU (BP_WAKE_STAYED): ends at stayed_at */
 	uint64_t stayed_at;
 	bool offcpu_pending;	/* blocked: the stack where, waiting for its BP_REC_SWITCH */
+	bool exited;		/* kept after its exit for a late BP_REC_SWITCH (offcpu_pending) */
 	uint32_t offcpu_path;
 	uint32_t offcpu_flags;
 	uint64_t offcpu_ts;
@@ -149,6 +150,8 @@ void dec_py_forget_process(struct decoder *d, uint32_t pid);
 uint32_t dec_py_splice(struct decoder *d, struct tstate *t, uint32_t pid, uint32_t path);
 
 struct tstate *dec_thread_state(struct decoder *d, uint32_t tid, uint32_t pid, uint64_t ts);
+/* The state of tid, NULL if none (not made). */
+struct tstate *dec_find_thread(struct decoder *d, uint32_t tid);
 /* A record's time, relative to the session's start. */
 static inline uint64_t dec_rel_ts(const struct decoder *d, uint64_t ts)
 {

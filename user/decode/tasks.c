@@ -78,8 +78,15 @@ int dec_on_task(struct decoder *d, const struct bp_rec_task *r, uint64_t ts)
 			session__set_process_name(d->s, pid, comm);
 		if (ts > bt->last_ts)
 			bt->last_ts = ts;
-		if (!err)
-			dec_forget_thread(d, tid);	/* nothing of it can come after its exit */
+		/*
+		 * Nothing of it can come after its exit, but the end of an
+		 * interval whose switch-in was not seen: that is sent at its
+		 * last switch-out, after this (BP_SWITCH_LATE).
+		 */
+		if (!err && t->offcpu_pending)
+			t->exited = true;
+		else if (!err)
+			dec_forget_thread(d, tid);
 		return err;
 	default:
 		return -EINVAL;
@@ -269,8 +276,11 @@ int dec_on_switch(struct decoder *d, const struct bp_rec_switch *r, uint64_t ts)
 {
 	uint32_t tid = (uint32_t)r->h.pid_tgid, pid = r->h.pid_tgid >> 32;
 	struct bp_event ev = { .kind = BP_EV_SAMPLE };
-	struct tstate *t = dec_thread_state(d, tid, pid, ts);
+	struct tstate *t = dec_find_thread(d, tid);	/* an exited one too (BP_SWITCH_LATE) */
+	int err;
 
+	if (!t)
+		t = dec_thread_state(d, tid, pid, ts);
 	if (ts > t->last_ts)
 		t->last_ts = ts;
 	if (!t->offcpu_pending)
@@ -290,5 +300,8 @@ int dec_on_switch(struct decoder *d, const struct bp_rec_switch *r, uint64_t ts)
 	ev.sample.cpu = r->h.cpu;
 	ev.sample.flags = t->offcpu_flags;
 	d->s->noffcpu++;
-	return d->sink(d->ctx, &ev);
+	err = d->sink(d->ctx, &ev);
+	if (t->exited)
+		dec_forget_thread(d, tid);
+	return err;
 }

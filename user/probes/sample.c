@@ -76,6 +76,9 @@ int sampler__new(const struct sampler_opts *o, const struct shared_maps *maps, s
 	s->skel->rodata->fp_user = o->stack != STACK_DWARF;
 	s->skel->rodata->ustack_size = o->stack == STACK_FP ? 0 : o->stack_size ? o->stack_size :
 				       BP_DEF_USTACK;
+	/* tests only: ignore every Nth switch-in, as the kernel sometimes does (docs/sampling.md) */
+	if (getenv("BPFPROF_TEST_SKIP_SWITCHIN"))
+		s->skel->rodata->test_skip_switchin = strtoul(getenv("BPFPROF_TEST_SKIP_SWITCHIN"), NULL, 10);
 	/* one record buffer per CPU, indexed by CPU number */
 	err = libbpf_num_possible_cpus();
 	if (err > 0)
@@ -146,6 +149,9 @@ void sampler__free(struct sampler *s)
 {
 	if (!s)
 		return;
+	if (s->skel && s->skel->bss && s->skel->bss->offcpu_late)
+		p_dbg("%llu off-cpu intervals ended at the next switch-out: their switch-in was not seen",
+		      (unsigned long long)s->skel->bss->offcpu_late);
 	probe_obj__free(&s->po);
 	sample_bpf__destroy(s->skel);
 	free(s);

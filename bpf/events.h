@@ -494,7 +494,7 @@ struct bp_rec_pycode {
  */
 #define BP_PY_MAX_FRAMES	64
 #define BP_PYSTACK_CUT		0x1	/* h.flags: more frames than BP_PY_MAX_FRAMES */
-#define BP_PYSTACK_TRIO		0x2	/* h.flags: `task` is a trio Task (no awaiters) */
+#define BP_PYSTACK_TRIO		0x2	/* h.flags: `task` (and awaited_by) are trio Tasks */
 
 #define BP_PY_MAX_AWAITERS	4
 

@@ -67,6 +67,16 @@ struct bp_py_cfg {
 	/* trio (0: not read): its Task's slots (a Python class: sorted slot names) */
 	__u32 trio_task_coro;		/* trio._core._run.Task.coro */
 	__u32 trio_task_name;		/* .name */
+	__u32 trio_task_nursery;	/* ._parent_nursery (0: awaiters not read) */
+	/*
+	 * trio's Nursery is a plain class: its attributes are the object's
+	 * inline values (3.11: a PyDictValues pointer at obj_values, before
+	 * the GC header; NULL once its __dict__ was made), in the order
+	 * Nursery.__init__ sets them; the two below are offsets in that array.
+	 */
+	__s32 obj_values;		/* managed-dict object -> its values */
+	__u32 trio_nursery_parent;	/* ._parent_task */
+	__u32 trio_nursery_waiting;	/* ._parent_waiting_in_aexit */
 	/*
 	 * Sampled stacks: the byte at frame_is_entry equal to entry_mark (0:
 	 * 1) marks the first frame of a C activation (3.11: is_entry == 1);

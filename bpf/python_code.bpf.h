@@ -243,6 +243,34 @@ static __always_inline __u64 trio_running(const struct bp_py_cfg *c, __u64 gen)
 }
 
 /*
+ * The trio Task awaiting the trio Task `task`: its parent nursery's parent
+ * task while that one waits in the nursery's __aexit__ for its children
+ * (_parent_waiting_in_aexit is True: a bool's ob_size is 1).  The chain
+ * stops at trio's init task (its own parent nursery is None, not an object
+ * of the nursery's type) and at anything not looking like a Task (another
+ * type than `task`'s).  0 when not.
+ */
+static __always_inline __u64 trio_awaiter_of(const struct bp_py_cfg *c, __u64 task)
+{
+	__u64 nursery, values, waiting, parent, up;
+
+	if (!c->trio_task_nursery || !task)
+		return 0;
+	nursery = rd64(task + c->trio_task_nursery);
+	values = nursery ? rd64(nursery + (__s64)c->obj_values) : 0;
+	waiting = values ? rd64(values + c->trio_nursery_waiting) : 0;
+	if (!waiting || rd64(waiting + 16) != 1)
+		return 0;
+	parent = rd64(values + c->trio_nursery_parent);
+	if (!parent || rd64(parent + 8) != rd64(task + 8))
+		return 0;
+	up = rd64(parent + c->trio_task_nursery);
+	if (!up || rd64(up + 8) != rd64(nursery + 8))
+		return 0;	/* the init task: its parent nursery is None */
+	return parent;
+}
+
+/*
  * Names the Task `task` (BP_REC_PYTASK): at its first step (`first`: a new
  * Task may have an old one's address, and its name an old name's), and
  * again when its name object changed (set_name).

@@ -139,12 +139,13 @@ static __always_inline void py_stack_emit(__u64 pid_tgid, __u32 cpu)
 		name_task(&p->off, tgid, pid_tgid, task,
 			  flags & BP_PYSTACK_TRIO ? p->off.trio_task_name : p->off.task_name, false);
 	for (i = 0; i < BP_PY_MAX_AWAITERS; i++) {
-		/* a trio Task has no asyncio awaiter */
-		task = flags & BP_PYSTACK_TRIO ? 0 : awaiter_of(&p->off, task);
+		task = flags & BP_PYSTACK_TRIO ? trio_awaiter_of(&p->off, task) :
+		       awaiter_of(&p->off, task);
 		r->awaited_by[i] = task;
 		if (!task)
 			break;
-		name_task(&p->off, tgid, pid_tgid, task, p->off.task_name, false);
+		name_task(&p->off, tgid, pid_tgid, task,
+			  flags & BP_PYSTACK_TRIO ? p->off.trio_task_name : p->off.task_name, false);
 	}
 	rec_hdr(&r->h, BP_REC_PYSTACK,
 		flags | (w.frame && n == BP_PY_MAX_FRAMES ? BP_PYSTACK_CUT : 0), cpu, pid_tgid);

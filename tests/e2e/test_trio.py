@@ -159,6 +159,48 @@ trio.run(main)
     assert {k: [v] for k, v in off.items()} == got, (off, got)
 
 
+def test_offsets_of_trio_nursery():
+    """The Task and Nursery fields the sampler reads for a trio task's awaiters
+    (python_stack.bpf.h), against this interpreter's trio: a child task reads
+    its parent nursery while main waits in that nursery's __aexit__, so of the
+    nursery's inline values only _parent_waiting_in_aexit is True."""
+    src = (REPO / "user" / "cpython" / "image.c").read_text()
+    off = {k: int(v) for k, v in re.findall(
+        r"\.(trio_task_nursery|obj_values|trio_nursery_parent|trio_nursery_waiting) = (-?\d+)",
+        src)}
+    assert len(off) == 4, off
+    probe = r"""
+import ctypes, json, sys, trio
+def at(obj, target, size):
+    raw = ctypes.string_at(id(obj), size)
+    want = id(target).to_bytes(8, "little")
+    return [i for i in range(0, size, 8) if raw[i:i + 8] == want]
+got = {}
+async def child(n):
+    t = trio.lowlevel.current_task()
+    assert n is t.parent_nursery and n._parent_waiting_in_aexit
+    got["trio_task_nursery"] = at(t, n, type(t).__basicsize__)
+    # Py_TPFLAGS_MANAGED_DICT: the inline values pointer is 4 words before the object
+    assert type(n).__flags__ & (1 << 4) and sys.version_info[:2] == (3, 11)
+    vals = int.from_bytes(ctypes.string_at(id(n) - 32, 8), "little")
+    got["obj_values"] = [-32] if vals else []
+    # the 10 attributes trio 0.22's Nursery.__init__ sets (vars(n) would move them)
+    words = ctypes.string_at(vals, 8 * 10)
+    got["trio_nursery_parent"] = [i for i in range(0, len(words), 8)
+                                  if words[i:i + 8] == id(n.parent_task).to_bytes(8, "little")]
+    got["trio_nursery_waiting"] = [i for i in range(0, len(words), 8)
+                                   if words[i:i + 8] == id(True).to_bytes(8, "little")]
+async def main():
+    async with trio.open_nursery() as n:
+        n.start_soon(child, n)
+trio.run(main)
+print(json.dumps(got))
+"""
+    out = subprocess.run([PYTHON, "-c", probe], capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout)
+    assert {k: [v] for k, v in off.items()} == got, (off, got)
+
+
 def trio_edges(trace, kind):
     return [e for e in trace["traceEvents"] if e.get("cat") == "edge" and e["name"] == kind
             and e["ph"] == "s"]

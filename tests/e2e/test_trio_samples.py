@@ -1,15 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Sampled stacks name the trio task running (tests/progs/py/trioburn.py,
-Debian's python3-trio under python3.11).
+"""Sampled stacks name the trio task running and the tasks awaiting it
+(tests/progs/py/trioburn.py, Debian's python3-trio under python3.11).
 
 The script's task "burner" (nursery.start_soon(..., name="burner")) runs
-crunch(), which calls spin() on CPU between checkpoints; warmup() runs
-before trio.run, in no task.  So every sample in spin() has the marker
-"[task burner]" (module "[trio]") just outside crunch, and no other task
-marker (trio's tasks have no asyncio awaiter), and no sample in warmup() has
-a marker: in the folded stacks, speedscope's, pprof's label `task` and
-Perfetto's sample annotations.  Sampling only, and beside the exact Python
-calls.  No sample counts asserted beyond "spin() and warmup() were sampled".
+crunch(), which calls spin() on CPU between checkpoints; it was started in
+the nursery of task "boss", and boss in the nursery of main's task
+("__main__.main", trio's default name), and both wait in their nursery's
+__aexit__ from before burner first runs until it is done.  warmup() runs
+before trio.run, in no task.  So every sample in spin() has exactly the
+markers "[awaited by __main__.main];[awaited by boss];[task burner]"
+(module "[trio]") just outside crunch, and no sample in warmup() has a
+marker: in the folded stacks, speedscope's, pprof's labels `task` and
+`awaited_by` and Perfetto's sample annotations.  Sampling only, and beside
+the exact Python calls.  No sample counts asserted beyond "spin() and
+warmup() were sampled".
 """
 
 import json
@@ -26,7 +30,9 @@ from test_clients import go_env, pprof  # noqa: F401 (go_env: a fixture)
 pytestmark = pytest.mark.usefixtures("need_debian_python")
 
 MODES = {"sample": ["--sample"], "exact": ["--sample", "-F", "py:*"]}
-CHAIN = ["[task burner]", "crunch"]
+MAIN = "__main__.main"
+# outermost first, as in a folded stack
+CHAIN = ["[awaited by %s]" % MAIN, "[awaited by boss]", "[task burner]", "crunch"]
 
 
 @pytest.fixture(scope="module", params=sorted(MODES))
@@ -47,7 +53,7 @@ def check_trio(stacks):
     check_stacks(stacks, CHAIN)
     for s in stacks:
         marks = [f for f in s if f.startswith(("[task ", "[awaited by "))]
-        assert marks == (["[task burner]"] if "spin" in s else marks), s
+        assert marks == (CHAIN[:3] if "spin" in s else marks), s
         if "crunch" in s:
             assert s[s.index("crunch") - 1] == "[task burner]", s
 
@@ -69,7 +75,8 @@ def test_speedscope_samples_name_the_task(burn):
     stacks = [[frames[i] for i in st] for p in doc["profiles"] if p["type"] == "sampled"
               for st in p["samples"]]
     check_trio(stacks)
-    marks = {f["file"] for f in doc["shared"]["frames"] if f["name"].startswith("[task ")}
+    marks = {f["file"] for f in doc["shared"]["frames"]
+             if f["name"].startswith(("[task ", "[awaited by "))}
     assert marks == {"[trio]"}, marks
 
 
@@ -87,7 +94,8 @@ def test_pprof_task_label(burn, go_env):
             continue	# a call path of the exact calls, not a sample
         if "spin" in frames:
             n += 1
-            assert labels.get("task") == "burner" and "awaited_by" not in labels, block
+            assert labels.get("task") == "burner", block
+            assert labels.get("awaited_by") == "boss %s" % MAIN, block
         if "warmup" in frames:
             assert "task" not in labels and "awaited_by" not in labels, block
     assert n, out[:3000]
@@ -101,6 +109,7 @@ def test_perfetto_samples_name_the_task(burn):
     warm = [e for e in ev if "warmup" in e["args"]["stack"].split(";")]
     assert spin and warm
     for e in spin:
-        assert e["args"].get("task") == "burner" and "awaited_by" not in e["args"], e
+        assert e["args"].get("task") == "burner", e
+        assert e["args"].get("awaited_by") == "boss <- %s" % MAIN, e
     for e in warm:
         assert "task" not in e["args"] and "awaited_by" not in e["args"], e

@@ -51,7 +51,9 @@ static const struct py_version versions[] = {
 		.handle_callback = 24, .task_coro = 136, .task_name = 144,
 		.fut_callback0 = 24, .task_fut_waiter = 128,
 		/* trio 0.22's Task (Debian 12), checked by tests/e2e/test_trio.py */
-		.trio_task_coro = 112, .trio_task_name = 128,
+		.trio_task_coro = 112, .trio_task_name = 128, .trio_task_nursery = 80,
+		/* and its Nursery's inline values, checked by the same file */
+		.obj_values = -32, .trio_nursery_parent = 0, .trio_nursery_waiting = 56,
 	} },
 	/*
 	 * 3.12, sampled stacks only: the running thread's state is a

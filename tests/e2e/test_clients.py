@@ -245,6 +245,21 @@ def pprof(env, *args):
     return p.stdout
 
 
+def pprof_samples(env, path):
+    """(frames, labels, block) of each cpu sample's call path in `go tool pprof
+    -traces` (frames innermost first, labels {name: value}); the call paths of
+    exact calls (value 0) are left out."""
+    out = pprof(env, "-traces", "-sample_index=cpu", path)
+    for block in out.split("-----------+")[1:]:
+        lines = [ln.strip() for ln in block.splitlines()]
+        labels = dict(re.findall(r"^\s*(\w+):\s+(.*)$", block, re.M))
+        frames = [re.sub(r"^[\d.]+\w*\s+", "", ln) for ln in lines if ln and ":" not in ln
+                  and not ln.startswith("-")]
+        value = re.search(r"^\s*([\d.]+)\w*\s+\S", block, re.M)
+        if value and float(value.group(1)) != 0:
+            yield frames, labels, block
+
+
 def pprof_top(env, path, *opts):
     """{function: (flat, cum)} from `go tool pprof -top`, plus the header lines."""
     out = pprof(env, "-top", "-nodefraction=0", "-nodecount=1000", *opts, path)

@@ -18,14 +18,13 @@ warmup() were sampled".
 
 import json
 import os
-import re
 
 import pytest
 
 import perfetto_util
 from conftest import record_python, run_bpfprof
 from test_async_samples import check_stacks
-from test_clients import go_env, pprof  # noqa: F401 (go_env: a fixture)
+from test_clients import go_env, pprof_samples  # noqa: F401 (go_env: a fixture)
 
 pytestmark = pytest.mark.usefixtures("need_debian_python")
 
@@ -82,23 +81,15 @@ def test_speedscope_samples_name_the_task(burn):
 
 def test_pprof_task_label(burn, go_env):
     _, outs = burn
-    out = pprof(go_env, "-traces", "-sample_index=cpu", outs["pb.gz"])
     n = 0
-    for block in out.split("-----------+")[1:]:
-        lines = [ln.strip() for ln in block.splitlines()]
-        labels = dict(re.findall(r"^\s*(\w+):\s+(.*)$", block, re.M))
-        frames = [re.sub(r"^[\d.]+\w*\s+", "", ln) for ln in lines if ln and ":" not in ln
-                  and not ln.startswith("-")]
-        value = re.search(r"^\s*([\d.]+)\w*\s+\S", block, re.M)
-        if not value or float(value.group(1)) == 0:
-            continue	# a call path of the exact calls, not a sample
+    for frames, labels, block in pprof_samples(go_env, outs["pb.gz"]):
         if "spin" in frames:
             n += 1
             assert labels.get("task") == "burner", block
             assert labels.get("awaited_by") == "boss %s" % MAIN, block
         if "warmup" in frames:
             assert "task" not in labels and "awaited_by" not in labels, block
-    assert n, out[:3000]
+    assert n, "no cpu sample of spin in the pprof profile"
 
 
 def test_perfetto_samples_name_the_task(burn):

@@ -277,6 +277,16 @@ def as_nobody():
     os.setuid(NOBODY)
 
 
+# Prepended to a script that checks struct offsets against a live interpreter:
+# at(obj, target, size) lists the offsets in obj's first size bytes that hold
+# a pointer to target.
+PY_OFFSET_SCAN = """import ctypes
+def at(obj, target, size):
+    raw = ctypes.string_at(id(obj), size)
+    want = id(target).to_bytes(8, "little")
+    return [i for i in range(0, size, 8) if raw[i:i + 8] == want]
+"""
+
 DEBIAN_PYTHON = "/usr/bin/python3.11"
 
 

@@ -19,7 +19,7 @@ import re
 import pytest
 
 import perfetto_util
-from conftest import DEBIAN_PYTHON as PYTHON, REPO, record_python, run_bpfprof
+from conftest import DEBIAN_PYTHON as PYTHON, PY_OFFSET_SCAN, REPO, record_python, run_bpfprof
 
 K = {"worker-a": 2, "worker-b": 3, "worker-c": 4}
 OWN = ("main", "worker", "child", "victim", "thrower")	# the script's task coroutines
@@ -63,12 +63,8 @@ def test_offsets_of_asyncio_objects():
     off = {k: int(v) for k, v in re.findall(
         r"\.(handle_callback|task_coro|task_name|fut_callback0|task_fut_waiter) = (\d+)", src)}
     assert len(off) == 5, off
-    probe = r"""
+    probe = PY_OFFSET_SCAN + r"""
 import asyncio, ctypes, json
-def at(obj, target, size):
-    raw = ctypes.string_at(id(obj), size)
-    want = id(target).to_bytes(8, "little")
-    return [i for i in range(0, size, 8) if raw[i:i + 8] == want]
 async def c():
     pass
 async def waiter(f):

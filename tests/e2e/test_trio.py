@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, run_bpfprof
+from conftest import PY_OFFSET_SCAN, REPO, run_bpfprof
 from test_async_python import EPS_US, spans_of
 from trace_util import xevents
 
@@ -142,12 +142,8 @@ def test_offsets_of_trio_task():
     src = (REPO / "user" / "cpython" / "image.c").read_text()
     off = {k: int(v) for k, v in re.findall(r"\.trio_task_(coro|name) = (\d+)", src)}
     assert len(off) == 2, off
-    probe = r"""
+    probe = PY_OFFSET_SCAN + r"""
 import ctypes, json, trio
-def at(obj, target, size):
-    raw = ctypes.string_at(id(obj), size)
-    want = id(target).to_bytes(8, "little")
-    return [i for i in range(0, size, 8) if raw[i:i + 8] == want]
 async def main():
     t = trio.lowlevel.current_task()
     n = type(t).__basicsize__
@@ -169,12 +165,8 @@ def test_offsets_of_trio_nursery():
         r"\.(trio_task_nursery|obj_values|trio_nursery_parent|trio_nursery_waiting) = (-?\d+)",
         src)}
     assert len(off) == 4, off
-    probe = r"""
+    probe = PY_OFFSET_SCAN + r"""
 import ctypes, json, sys, trio
-def at(obj, target, size):
-    raw = ctypes.string_at(id(obj), size)
-    want = id(target).to_bytes(8, "little")
-    return [i for i in range(0, size, 8) if raw[i:i + 8] == want]
 got = {}
 async def child(n):
     t = trio.lowlevel.current_task()

@@ -451,8 +451,10 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 	 * now (a cost on the wall clock, against CPU time).  Once something
 	 * was dropped, such a window goes on into the next (at most
 	 * GOV_SPAN_MAX_NS); still so, only what tells nothing is dropped.
+	 * Not irr (a BPF counter, never late): alone past the limit, it
+	 * calls for the Python fallback below at once.
 	 */
-	unsure = g->ndropped && cost + irr >= base * (1 - OVERHEAD_MIN_UNTRACED);
+	unsure = g->ndropped && cost >= base * (1 - OVERHEAD_MIN_UNTRACED);
 	if (unsure && now - g->w_start < GOV_SPAN_MAX_NS) {
 		free(c);
 		return false;
@@ -507,9 +509,11 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 }
 
 /*
- * ns the Python probe's hits on dropped functions cost in the window: each
- * counted at a whole Python call's probe cost (an upper bound: the handler
- * returns early, the trap is the same).  Also added to the estimate.
+ * ns the Python probe's hits on dropped functions cost in the window: a
+ * call is two hits (its start or resume, its return or suspension), each
+ * counted at half a whole Python call's probe cost (an upper bound: the
+ * handler returns early, the trap is the same).  Also added to the
+ * estimate.
  */
 static double py_irreducible(struct governor *g)
 {
@@ -519,7 +523,7 @@ static double py_irreducible(struct governor *g)
 	if (!g->py)
 		return 0;
 	n = pycap__filtered(g->py);
-	ns = (double)(n - g->py_filtered_w) * overhead__path_cost(g->ov, PP_PYTHON);
+	ns = (double)(n - g->py_filtered_w) * overhead__path_cost(g->ov, PP_PYTHON) / 2;
 	overhead__add_cost(g->ov, ns);
 	g->py_filtered_w = n;
 	return ns;

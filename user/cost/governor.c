@@ -386,20 +386,16 @@ static void log_window(const struct governor *g, double window_s, double all, do
 	      1 + overhead__factor(cost + irr + going, all), 1 + g->limit);
 }
 
-static bool decide(struct governor *g, uint64_t now, double base, double irr, double going)
+/*
+ * The window's candidates for dropping into c (their number returned), and
+ * in *cost what every governed function's probes cost in the window (those
+ * whose group is being re-linked too), each call read standing for `lost`.
+ */
+static size_t candidates(struct governor *g, struct gov_cand *c, double lost, double *cost)
 {
-	struct gov_cand *c;
-	double cost = 0, allowed, factor, said, window_s = (now - g->w_start) / 1e9;
-	double lost = lost_scale(g);
-	size_t nc = 0, i, ndrop = 0, npy = 0;
-	bool futile, unsure;
+	size_t nc = 0;
 	uint32_t f;
 
-	double all = base;
-
-	/* decided as if the links being removed were gone: their time out of the CPU time too */
-	base = base - going > base * OVERHEAD_MIN_UNTRACED ? base - going : base * OVERHEAD_MIN_UNTRACED;
-	c = xcalloc(g->cap ? g->cap : 1, sizeof(*c));
 	for (f = 0; f < g->cap && f < g->s->nfuncs; f++) {
 		double per, mid, n;
 
@@ -408,7 +404,7 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 		per = overhead__call_cost(g->ov, &g->s->funcs[f]);
 		n = g->calls_w[f] * lost;	/* what the calls read stand for */
 		if (g->group_of[f] && __atomic_load_n(&g->busy[g->group_of[f]], __ATOMIC_SEQ_CST)) {
-			cost += n * per;	/* it costs, but its group is re-linked now */
+			*cost += n * per;	/* it costs, but its group is re-linked now */
 			continue;
 		}
 		mid = median_w(g, f);
@@ -433,8 +429,24 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 		c[nc].distortion = per / (mid > 1 ? mid : 1);
 		c[nc].score = c[nc].distortion;
 		c[nc].informs = c[nc].distortion < 1;
-		cost += c[nc++].cost;
+		*cost += c[nc++].cost;
 	}
+	return nc;
+}
+
+static bool decide(struct governor *g, uint64_t now, double base, double irr, double going)
+{
+	struct gov_cand *c;
+	double cost = 0, allowed, factor, said, window_s = (now - g->w_start) / 1e9;
+	double lost = lost_scale(g);
+	size_t nc, i, ndrop = 0, npy = 0;
+	bool futile, unsure;
+	double all = base;
+
+	/* decided as if the links being removed were gone: their time out of the CPU time too */
+	base = base - going > base * OVERHEAD_MIN_UNTRACED ? base - going : base * OVERHEAD_MIN_UNTRACED;
+	c = xcalloc(g->cap ? g->cap : 1, sizeof(*c));
+	nc = candidates(g, c, lost, &cost);
 	factor = overhead__factor(cost + irr, base);
 	/*
 	 * The cost that would keep the factor at the limit: cost / (base -

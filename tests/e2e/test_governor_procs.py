@@ -10,11 +10,15 @@ the file, not to a process), while the children's coarse() and the
 parent's spawn() stay exact.
 
 tests/progs/py/hotafter.py calls coarse() (a loop without calls) a few
-times, then tiny() (one line) hundreds of thousands of times from hot(),
-then after() once.  CPython's probe fires for every call, dropped
-functions' too (filtered in BPF): those traps alone are far past the
-limit, so the governor drops tiny, then detaches the interpreter's probes
-while hot() still loops, and says so.  No timing is asserted.
+times, then tiny() (one line) from hot(), hundreds of thousands of times
+and on until the process has used HOT_S seconds of CPU in hot(), then
+after() once, which calls spin(): a loop without calls until the process
+has used SPIN_S more seconds of CPU.  CPython's probe fires for
+every call, dropped functions' too (filtered in BPF): those traps alone
+are far past the limit, so the governor drops tiny, then detaches the
+interpreter's probes while hot() still loops, says so, and samples the
+stacks in their place (the recording has no --sample).  No timing is
+asserted.
 """
 
 import json
@@ -96,15 +100,27 @@ def test_execs_of_a_probed_image_are_not_held(record, tmp_path):
         assert per["main"] == 1, (i, per)
 
 
-def test_python_probes_go_while_the_hot_loop_runs(record):
+# hot() traps for HOT_S s of CPU at least: many of the governor's windows
+# (each ends once the targets used 50 ms of CPU; one put off, 2 s at most),
+# so the probes go inside it; spin() then runs SPIN_S s of CPU with the
+# probes gone: ~150 samples at 99 Hz
+HOT_S, SPIN_S = 3, 1.5
+
+
+def test_python_probes_go_while_the_hot_loop_runs(record, tmp_path):
     ncoarse, ntiny = 10, 400000
     r = record(debian_python(), str(REPO / "tests/progs/py/hotafter.py"), str(ncoarse),
-               str(ntiny), opts=["--max-overhead", "100"], out="h.bpfprof", timeout=900)
+               str(ntiny), str(HOT_S), str(SPIN_S), opts=["--max-overhead", "100"],
+               out="h.bpfprof", timeout=900)
     assert r.rc == 0, r.describe()
-    assert "hotafter: coarse=%d tiny=%d after=1" % (ncoarse, ntiny) in r.proc.stdout
+    m = re.search(r"hotafter: coarse=%d tiny=(\d+) after=1" % ncoarse, r.proc.stdout)
+    assert m and int(m.group(1)) >= ntiny, r.proc.stdout
     err = r.proc.stderr
     assert re.search(r"no longer tracing tiny \(", err), err
     assert "the Python probes are detached" in err, err
+    # no --sample: the stacks are sampled in the probes' place from then on
+    assert "; sampling its stacks at 99 Hz from now on" in err, err
+    assert re.search(r"bpfprof: [1-9]\d* cpu samples", err), err
     js = run_bpfprof(["report", "--format", "json", r.out])
     assert js.returncode == 0, js.stderr
     rep = json.loads(js.stdout)
@@ -119,6 +135,21 @@ def test_python_probes_go_while_the_hot_loop_runs(record):
     calls = {f["name"]: f["calls"] for f in rep["functions"]}
     # coarse ran before anything was dropped: exact
     assert calls.get("coarse") == ncoarse, calls
-    assert 1 <= calls.get("tiny", 0) < ntiny, calls
+    assert 1 <= calls.get("tiny", 0) < int(m.group(1)), calls
     # the probes went while hot() looped: after() (called once, after the loop) never seen
     assert "after" not in calls, calls
+    # so spin(), after() spent SPIN_S s of CPU in it with the probes gone and the
+    # sampler started at their going: it is in the samples, below main and after
+    out = tmp_path / "h.folded"
+    cv = run_bpfprof(["convert", "-o", out, r.out])
+    assert cv.returncode == 0, cv.stderr
+    spin = 0
+    for line in out.read_text().splitlines():
+        stack, weight = line.rsplit(" ", 1)
+        frames = [f.replace(" [dropped by --max-overhead]", "") for f in stack.split(";")]
+        if "spin" not in frames:
+            continue
+        py = [f for f in frames if f in ("main", "after", "spin")]
+        assert py == ["main", "after", "spin"], stack
+        spin += int(weight)
+    assert spin > 0, out.read_text()[:3000]

@@ -151,6 +151,64 @@ static int py_name_code(void *ctx, uint32_t pid, uint64_t code, char *name, size
 	return pycap__name_code(c->py, pid, code, name, name_len, file, file_len, line);
 }
 
+/*
+ * The governor detached CPython's probes (governor__set_sample_hook): with
+ * no sampler yet, one starts as --sample=fallback_hz would have started it
+ * (on the tracer's maps, with a symbolizer and the Python hooks), and the
+ * CPython targets known get their Python frames read; others at their
+ * first sample (py_sample_proc).  Runs on the decoder's thread (from
+ * capture__poll), so the decoder gets its symbolizer between two records.
+ */
+static int sample_instead(void *ctx, bool *already)
+{
+	struct capture *c = ctx;
+	const struct capture_opts *o = &c->o;
+	struct sampler_opts so = {
+		.hz = o->fallback_hz,
+		.trace_all = o->all,
+		.kernel_stacks = !o->no_kernel_stacks,
+		.stack = o->stack,
+		.stack_size = o->stack_size,
+	};
+	struct shared_maps maps;
+	size_t i;
+	int err;
+
+	*already = c->smp && o->sample_hz;
+	if (c->smp || !o->fallback_hz)
+		return 0;
+	tracer__shared_maps(c->tr, &maps);
+	err = sampler__new(&so, &maps, &c->smp);
+	if (!err)
+		err = symbolizer__new(c->s, &c->sym);
+	if (!err) {
+		decoder__set_symbolizer(c->dec, c->sym);
+		decoder__set_python_hooks(c->dec, py_sample_proc, py_name_code, c);
+		if (!o->no_kernel_stacks)
+			symbolizer__preload_kernel(c->sym);
+		for (i = 0; i < o->npids; i++)
+			symbolizer__preload(c->sym, o->pids[i]);
+		err = sampler__attach(c->smp);
+	}
+	if (err) {
+		p_warn("cannot sample the stacks in place of the Python probes: %s; nothing "
+		       "says where Python's time goes from now on", strerror(-err));
+		decoder__set_python_hooks(c->dec, NULL, NULL, NULL);
+		decoder__set_symbolizer(c->dec, NULL);
+		sampler__free(c->smp);
+		symbolizer__free(c->sym);
+		c->smp = NULL;
+		c->sym = NULL;
+		return err;
+	}
+	if (c->launching && c->child_running)
+		pycap__sample_proc(c->py, c->smp, c->l.pid, NULL);
+	for (i = 0; i < o->npids; i++)
+		pycap__sample_proc(c->py, c->smp, o->pids[i], NULL);
+	capture_dl_sample(c);
+	return (int)o->fallback_hz;
+}
+
 static int load(struct capture *c)
 {
 	const struct capture_opts *o = &c->o;
@@ -289,8 +347,10 @@ int capture__start(struct capture *c)
 	err = add_targets(c);
 	if (err)
 		return err;
-	if (o->max_overhead > 0 && c->ovh)
+	if (o->max_overhead > 0 && c->ovh) {
 		c->gov = governor__new(o->max_overhead, c->s, c->tr, c->ovh, c->dec);
+		governor__set_sample_hook(c->gov, sample_instead, c);
+	}
 
 	c->s->t0 = now_ns(CLOCK_MONOTONIC);
 	c->s->realtime_offset = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));

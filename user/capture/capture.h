@@ -68,7 +68,22 @@ struct capture_opts {
 	bool no_kernel_stacks;
 	enum stack_mode stack;
 	unsigned stack_size;
+	/*
+	 * When the governor detaches CPython's probes and nothing samples cpu
+	 * stacks yet, they are sampled at this rate from then on (record and
+	 * attach: CAPTURE_FALLBACK_HZ); 0: not (serve exports no samples).
+	 */
+	unsigned fallback_hz;
 };
+
+/*
+ * 99 Hz: the fall-back is there because the probes cost too much, so the
+ * sampling that replaces them must cost little (a sample copies up to
+ * 16 KiB of user stack and walks the Python frames: some microseconds, at
+ * 99 Hz well under 0.1% of a CPU), yet a function that takes a second
+ * shows in ~99 samples; off the 100 Hz of periodic timers (no lockstep).
+ */
+#define CAPTURE_FALLBACK_HZ	99
 
 /*
  * What the options ask together (--stack without sampling, -a's needs, ...):

@@ -265,7 +265,8 @@ const struct opt_def opts_capture[] = {
 	    "last about their probe's own cost; they are named in\n"
 	    "the summary, /metrics and every output (CPython's\n"
 	    "probes, which fire for dropped functions too, are\n"
-	    "detached when they alone pass the limit)\n"
+	    "detached when they alone pass the limit; record and\n"
+	    "attach then sample the stacks at 99 Hz)\n"
 	    "(default: %s; 'off': exact)", "off", cap_max_overhead),
 	OPT_END
 };

@@ -221,6 +221,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	/* a running process serves someone: bounded unless --max-overhead off */
 	if (o->attach)
 		co->max_overhead = ATTACH_MAX_OVERHEAD;
+	/* the Python probes' fall-back samples in their place (capture.h) */
+	co->fallback_hz = CAPTURE_FALLBACK_HZ;
 	opterr = 0;
 	/* '+': stop at the first non-option, the command. */
 	opts__getopt(o->cmd.def, "+", &g);

@@ -190,6 +190,14 @@ void governor__set_python(struct governor *g, struct py_capture *pc)
 	decoder__set_py_drop(g->dec, py_drop_code, g);
 }
 
+void governor__set_sample_hook(struct governor *g, governor_sample_fn fn, void *ctx)
+{
+	if (!g)
+		return;
+	g->sample_fn = fn;
+	g->sample_ctx = ctx;
+}
+
 static uint64_t nest_hash(uint64_t id)
 {
 	return id * 0x9e3779b97f4a7c15ull >> 17;

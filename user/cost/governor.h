@@ -34,6 +34,7 @@
 #ifndef BPFPROF_GOVERNOR_H
 #define BPFPROF_GOVERNOR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "model/session.h"
 
@@ -72,6 +73,15 @@ int governor__attach_set(struct governor *g, const struct probe_set *ps);
  */
 struct py_capture;
 void governor__set_python(struct governor *g, struct py_capture *pc);
+/*
+ * When the Python probes are detached (CPython's probes alone pass the
+ * limit), the governor asks its owner to sample the interpreter's stacks
+ * instead: fn returns the cpu sampling rate started now (Hz), 0 when none
+ * was started (*already: the recording samples cpu stacks already), or
+ * -errno when sampling could not start (named by fn).
+ */
+typedef int (*governor_sample_fn)(void *ctx, bool *already);
+void governor__set_sample_hook(struct governor *g, governor_sample_fn fn, void *ctx);
 /* Counts one decoded event (calls of governed functions). */
 void governor__event(struct governor *g, const struct bp_event *ev);
 /* Functions dropped so far (0 with g NULL). */

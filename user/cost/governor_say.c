@@ -4,6 +4,7 @@
  * the drops as annotations and a line on stderr, the limit it cannot keep,
  * and the fall-back from Python's probes to none.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "governor.h"
@@ -101,13 +102,18 @@ void gov_say_futile(struct governor *g, double factor)
  * traps alone pass the limit, the probes go: every Python function not
  * dropped yet is named dropped now (stderr, the stream's annotations, so
  * the archive, report, /metrics and every format), and the interpreter
- * runs without probes; where its time goes is then for sampling to say.
+ * runs without probes; where its time goes is then for sampling to say:
+ * the owner's hook (governor__set_sample_hook) starts it if the recording
+ * has none.
  */
 void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double factor)
 {
 	struct gov_cand *c = xcalloc(g->s->nfuncs ? g->s->nfuncs : 1, sizeof(*c));
+	char then[96] = "for where its time goes, sample (--sample)";
+	bool already = false;
 	size_t n = 0;
 	uint32_t f;
+	int hz = 0;
 
 	pycap__detach(g->py, &g->closer);
 	g->py_detached = true;
@@ -119,11 +125,17 @@ void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double f
 		c[n].calls_w = g->calls_w[f];
 		c[n++].func = f;
 	}
+	if (g->sample_fn)
+		hz = g->sample_fn(g->sample_ctx, &already);
+	if (hz > 0)
+		snprintf(then, sizeof(then), "sampling its stacks at %d Hz from now on", hz);
+	else if (already)
+		snprintf(then, sizeof(then), "where its time goes is in the cpu samples");
 	p_info("--max-overhead %.0f%%: CPython's probes fire for every Python call, dropped "
 	       "functions' too, and those alone made %s about %.*fx slower: the Python probes "
 	       "are detached, no Python call is traced from now on (%zu more functions named "
-	       "dropped); for where its time goes, sample (--sample)", g->limit * 100,
-	       overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0, 1 + factor, n);
+	       "dropped); %s", g->limit * 100, overhead__target_name(g->ov),
+	       1 + factor < 10 ? 1 : 0, 1 + factor, n, then);
 	gov_announce(g, c, n, now, window_s, factor, true);
 	free(c);
 }

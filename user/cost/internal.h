@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "base/closer.h"
+#include "governor.h"
 #include "model/session.h"
 
 /* Functions per group: a drop re-registers the group's kept functions, so small groups. */
@@ -166,6 +167,8 @@ struct governor {
 	uint64_t py_filtered_w;	/* the filtered hits when the window began */
 	bool py_detached;	/* the Python probes are gone (py_fallback()) */
 	bool py_futile;		/* said: the probes of dropped Python calls alone pass the limit */
+	governor_sample_fn sample_fn;	/* governor__set_sample_hook(): sampling in their place */
+	void *sample_ctx;
 	uint64_t dropped_hits_w;	/* tracer__gov_dropped_hits() when the window began */
 	uint64_t events, events_w;	/* entries and returns decoded; when the window began */
 	uint64_t lost_w;	/* tracer__lost() when the window began */

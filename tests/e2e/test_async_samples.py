@@ -93,15 +93,21 @@ def test_pprof_task_labels(burn, go_env):
     assert n, "no cpu sample of spin in the pprof profile"
 
 
-def test_perfetto_samples_name_the_task(burn):
-    r, _, _, (main, boss) = burn
-    trace = perfetto_util.read(r.pf)
+def check_perfetto_tasks(pf, awaited_by):
+    """Every sample in spin() of the .pftrace pf names the task burner and its
+    awaiters (awaited_by, "boss <- MAIN"); every one in warmup() no task."""
+    trace = perfetto_util.read(pf)
     ev = [e for e in trace["traceEvents"] if e.get("cat") == "sample"]
     spin = [e for e in ev if "spin" in e["args"]["stack"].split(";")]
     warm = [e for e in ev if "warmup" in e["args"]["stack"].split(";")]
     assert spin and warm
     for e in spin:
         assert e["args"].get("task") == "burner", e
-        assert e["args"].get("awaited_by") == "%s <- %s" % (boss, main), e
+        assert e["args"].get("awaited_by") == awaited_by, e
     for e in warm:
         assert "task" not in e["args"] and "awaited_by" not in e["args"], e
+
+
+def test_perfetto_samples_name_the_task(burn):
+    r, _, _, (main, boss) = burn
+    check_perfetto_tasks(r.pf, "%s <- %s" % (boss, main))

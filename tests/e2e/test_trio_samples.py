@@ -21,9 +21,8 @@ import os
 
 import pytest
 
-import perfetto_util
 from conftest import record_python, run_bpfprof
-from test_async_samples import check_stacks
+from test_async_samples import check_perfetto_tasks, check_stacks
 from test_clients import go_env, pprof_samples  # noqa: F401 (go_env: a fixture)
 
 pytestmark = pytest.mark.usefixtures("need_debian_python")
@@ -94,13 +93,4 @@ def test_pprof_task_label(burn, go_env):
 
 def test_perfetto_samples_name_the_task(burn):
     r, _ = burn
-    trace = perfetto_util.read(r.pf)
-    ev = [e for e in trace["traceEvents"] if e.get("cat") == "sample"]
-    spin = [e for e in ev if "spin" in e["args"]["stack"].split(";")]
-    warm = [e for e in ev if "warmup" in e["args"]["stack"].split(";")]
-    assert spin and warm
-    for e in spin:
-        assert e["args"].get("task") == "burner", e
-        assert e["args"].get("awaited_by") == "boss <- %s" % MAIN, e
-    for e in warm:
-        assert "task" not in e["args"] and "awaited_by" not in e["args"], e
+    check_perfetto_tasks(r.pf, "boss <- %s" % MAIN)

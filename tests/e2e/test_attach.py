@@ -80,10 +80,17 @@ def wait_ticks(pid, n=2):
 
 
 def assert_keeps_running(p, name):
-    """p runs on after the attach: not exited, not stopped, and still
+    """p runs on after the attach: not exited, not left stopped, and still
     making progress (it sleeps 1 ms per loop: a voluntary context switch
-    per loop; 20 more of them, however long a busy machine takes)."""
+    per loop; 20 more of them, however long a busy machine takes).  A
+    thread held for the exception unwinder as bpfprof ended is let go by
+    the keeper, which outlives bpfprof for that: a stop (t) seen at
+    bpfprof's exit, gone within 100 ms, 1 run in 30-40 beside a CPU hog;
+    left stopped is 5 s and more."""
     assert p.poll() is None, "%s exited (%s) during or after the attach" % (name, p.returncode)
+    deadline = time.monotonic() + 5
+    while not alive(p.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert alive(p.pid), "%s is stopped after the attach" % name
     before = after = ctx_switches(p.pid)
     deadline = time.monotonic() + 30

@@ -152,6 +152,39 @@ static int py_name_code(void *ctx, uint32_t pid, uint64_t code, char *name, size
 }
 
 /*
+ * The cpu sampler (hz; off-cpu time too if offcpu) on the tracer's maps, and
+ * the symbolizer and Python hooks its stacks are decoded with: for --sample
+ * and --offcpu at the start, and for the governor's Python fallback.  Not
+ * attached yet.
+ */
+static int new_sampler(struct capture *c, unsigned hz, bool offcpu)
+{
+	const struct capture_opts *o = &c->o;
+	struct sampler_opts so = {
+		.hz = hz,
+		.offcpu = offcpu,
+		.trace_all = o->all,
+		.kernel_stacks = !o->no_kernel_stacks,
+		.stack = o->stack,
+		.stack_size = o->stack_size,
+	};
+	struct shared_maps maps;
+	int err;
+
+	tracer__shared_maps(c->tr, &maps);
+	err = sampler__new(&so, &maps, &c->smp);
+	if (!err)
+		err = symbolizer__new(c->s, &c->sym);
+	if (err)
+		return err;
+	decoder__set_symbolizer(c->dec, c->sym);
+	decoder__set_python_hooks(c->dec, py_sample_proc, py_name_code, c);
+	if (!o->no_kernel_stacks)
+		symbolizer__preload_kernel(c->sym);
+	return 0;
+}
+
+/*
  * The governor detached CPython's probes (governor__set_sample_hook): with
  * no sampler yet, one starts as --sample=fallback_hz would have started it
  * (on the tracer's maps, with a symbolizer and the Python hooks), and the
@@ -163,29 +196,14 @@ static int sample_instead(void *ctx, bool *already)
 {
 	struct capture *c = ctx;
 	const struct capture_opts *o = &c->o;
-	struct sampler_opts so = {
-		.hz = o->fallback_hz,
-		.trace_all = o->all,
-		.kernel_stacks = !o->no_kernel_stacks,
-		.stack = o->stack,
-		.stack_size = o->stack_size,
-	};
-	struct shared_maps maps;
 	size_t i;
 	int err;
 
 	*already = c->smp && o->sample_hz;
 	if (c->smp || !o->fallback_hz)
 		return 0;
-	tracer__shared_maps(c->tr, &maps);
-	err = sampler__new(&so, &maps, &c->smp);
-	if (!err)
-		err = symbolizer__new(c->s, &c->sym);
+	err = new_sampler(c, o->fallback_hz, false);
 	if (!err) {
-		decoder__set_symbolizer(c->dec, c->sym);
-		decoder__set_python_hooks(c->dec, py_sample_proc, py_name_code, c);
-		if (!o->no_kernel_stacks)
-			symbolizer__preload_kernel(c->sym);
 		for (i = 0; i < o->npids; i++)
 			symbolizer__preload(c->sym, o->pids[i]);
 		err = sampler__attach(c->smp);
@@ -258,27 +276,9 @@ static int load(struct capture *c)
 	if (err)
 		return err;
 	if (o->sample_hz || o->offcpu) {
-		struct sampler_opts so = {
-			.hz = o->sample_hz,
-			.offcpu = o->offcpu,
-			.trace_all = o->all,
-			.kernel_stacks = !o->no_kernel_stacks,
-			.stack = o->stack,
-			.stack_size = o->stack_size,
-		};
-		struct shared_maps maps;
-
-		tracer__shared_maps(c->tr, &maps);
-		err = sampler__new(&so, &maps, &c->smp);
+		err = new_sampler(c, o->sample_hz, o->offcpu);
 		if (err)
 			return err;
-		err = symbolizer__new(c->s, &c->sym);
-		if (err)
-			return err;
-		decoder__set_symbolizer(c->dec, c->sym);
-		decoder__set_python_hooks(c->dec, py_sample_proc, py_name_code, c);
-		if (!o->no_kernel_stacks)
-			symbolizer__preload_kernel(c->sym);
 	}
 	c->uopts.trace_all = o->all;
 	c->uopts.gated = o->gated;

@@ -5,11 +5,19 @@
 #   scripts/setup.sh          build + run dependencies (with view's: graphviz, speedscope)
 #   scripts/setup.sh --test   also the test dependencies and the real clients
 #   scripts/setup.sh --bench  also what `make bench` compares against (uftrace, bpftrace)
+#                             and the real services of bench/services.sh
+# The two options combine (`--test --bench`).
 set -euo pipefail
 
 want_test=0 want_bench=0
-[ "${1:-}" = "--test" ] && want_test=1
-[ "${1:-}" = "--bench" ] && want_bench=1
+for a in "$@"; do
+	case $a in
+	--test) want_test=1 ;;
+	--bench) want_bench=1 ;;
+	-h|--help) sed -n '3,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "setup.sh: unknown option '$a' (--test, --bench)" >&2; exit 2 ;;
+	esac
+done
 
 if [ "$(id -u)" != 0 ]; then
 	echo "setup.sh: must run as root (installs Debian packages)" >&2
@@ -59,7 +67,7 @@ pkgs_bp="libbpf-dev bpftool"
 # what `bpfprof view` draws with: Graphviz for the call graph (speedscope, from npm, below)
 pkgs_view="graphviz"
 # real services for the governor bench (bench/services.sh): bounded load on 127.0.0.1
-pkgs_bench="uftrace bpftrace time redis-server redis-tools nginx wrk"
+pkgs_bench="uftrace bpftrace time redis-server redis-tools nginx wrk black"
 # dpkg-dev: dpkg-shlibdeps for make deb (tests/e2e/test_deb.py); procps: pgrep; libcap2-bin: capsh; python3.11-dev: tests/progs/pyembed*, pyshared
 pkgs_test="libcmocka-dev dpkg-dev man-db groff-base python3 python3-pytest gdb time protobuf-compiler graphviz bpftrace binutils libc6-dbg xz-utils gzip sqlite3 libsqlite3-dev chromium golang-go python3-websocket libclang-rt-14-dev linux-perf prometheus python3.11 python3.11-dev procps libcap2-bin zsh python3-trio python3-aiohttp"
 if [ $want_test = 1 ] || [ $want_bench = 1 ]; then

@@ -210,6 +210,17 @@ def test_convert_not_archive(tmp_path):
     assert_one_error(p, out, "No such file")
 
 
+def test_report_of_an_export_says_so(recorded, tmp_path):
+    """report/convert of record's JSON export: the error names what it is and what they read."""
+    d, _, _, _ = recorded
+    export = tmp_path / "x.json"
+    ok(bpfprof(["convert", "-o", export, d / "bpfprof.data"]))
+    for cmd in (["report", export], ["convert", "-o", tmp_path / "y.json", export]):
+        p = bpfprof(cmd)
+        assert_one_error(p, None, "not a bpfprof archive but JSON (an export): this reads the "
+                         "archive that record writes without -o or with -o FILE.bpfprof")
+
+
 def test_convert_usage_errors(recorded, tmp_path):
     d, _, _, _ = recorded
     data = d / "bpfprof.data"

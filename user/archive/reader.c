@@ -467,7 +467,16 @@ static int reader_open(const char *path, struct bp_session *s, bool tables_only,
 		goto cleanup;
 	}
 	if (got < ARCHIVE_MAGIC_LEN || memcmp(hdr, ARCHIVE_MAGIC, ARCHIVE_MAGIC_LEN)) {
-		p_err("%s: not a bpfprof archive", path);
+		size_t i = 0;
+
+		while (i < got && hdr[i] && strchr(" \t\r\n", hdr[i]))
+			i++;
+		/* an export of record -o X.json etc.: say what is read instead */
+		if (i < got && (hdr[i] == '[' || hdr[i] == '{'))
+			p_err("%s: not a bpfprof archive but JSON (an export): this reads the archive "
+			      "that record writes without -o or with -o FILE.bpfprof", path);
+		else
+			p_err("%s: not a bpfprof archive", path);
 		err = -ENOEXEC;
 		goto cleanup;
 	}

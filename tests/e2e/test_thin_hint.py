@@ -39,3 +39,13 @@ def test_no_hint_when_sampling(record):
     r = record("libwork", "300", opts=["--sample"], out="s.bpfprof", check=False)
     assert r.rc == 0, r.describe()
     assert "hint:" not in r.proc.stderr, r.proc.stderr
+
+
+def test_no_hint_when_the_executable_does_the_work(record, tmp_path):
+    """cpusplit's CPU time is its own code's (the hint compares the sampled
+    files with the executable by device and inode: the kernel's device
+    number differs from stat()'s on a disk, and the hint then took the
+    executable for a library and called it thin)."""
+    r = record("cpusplit", "600", out="c.bpfprof", check=False)
+    assert r.rc == 0, r.describe()
+    assert "hint:" not in r.proc.stderr, r.proc.stderr

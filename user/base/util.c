@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <fcntl.h>
 #include <strings.h>
 #include <dirent.h>
@@ -193,4 +194,14 @@ void stdio_to_null(void)
 	dup2(null, 2);
 	if (null > 2)
 		close(null);
+}
+
+uint32_t kdev_of(dev_t dev)
+{
+	return (uint32_t)(major(dev) << 20 | (minor(dev) & 0xfffff));
+}
+
+dev_t dev_of_kdev(uint32_t kdev)
+{
+	return makedev(kdev >> 20, kdev & 0xfffff);
 }

@@ -32,6 +32,15 @@ void remove_tmpdir(const char *dir);
 void stdio_to_null(void);
 
 /*
+ * A device number as the kernel keeps it (a super block's s_dev, what BPF
+ * programs read: 12 bits of major above 20 of minor) and as stat() and
+ * /proc/PID/maps give it (glibc's dev_t): they differ when the major is not
+ * 0 (a disk, not tmpfs or overlayfs), so compare only after converting.
+ */
+uint32_t kdev_of(dev_t dev);
+dev_t dev_of_kdev(uint32_t kdev);
+
+/*
  * Binary search, written once: the number of leading elements of a sorted
  * [0, n) for which BELOW (an expression of the index `at`) holds, i.e. the
  * first index where it fails.  lower_bound(n, v[at].key < k) finds the first

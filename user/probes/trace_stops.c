@@ -228,8 +228,7 @@ void tracer_start_keeper(struct tracer *t, const int *fds, size_t nfds)
 
 int tracer__exec_known(struct tracer *t, dev_t dev, ino_t ino)
 {
-	/* the kernel's s_dev: MKDEV, 12 bits of major above 20 of minor */
-	struct bp_file_key k = { .ino = ino, .dev = major(dev) << 20 | (minor(dev) & 0xfffff) };
+	struct bp_file_key k = { .ino = ino, .dev = kdev_of(dev) };	/* as BPF reads it */
 	__u8 one = 1;
 
 	if (!t->skel->rodata->stop_on_exec)

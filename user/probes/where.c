@@ -127,7 +127,7 @@ void where__hint(struct where *w, const char *exe, const struct bp_session *s)
 			continue;
 		f[n].v.name[sizeof(f[n].v.name) - 1] = '\0';
 		total += f[n].v.samples;
-		if (f[n].k.ino == st.st_ino && f[n].k.dev == (uint32_t)st.st_dev)
+		if (f[n].k.ino == st.st_ino && f[n].k.dev == kdev_of(st.st_dev))
 			own += f[n].v.samples;
 		else
 			n++;

@@ -13,6 +13,7 @@
 #include "bpf/events.h"
 #include "base/log.h"
 #include "base/safeopen.h"
+#include "base/util.h"
 #include "ustrings.h"
 
 /* Strings cached by (file, offset): a label in a loop is read from the file once. */
@@ -168,7 +169,7 @@ static int file_fd(struct ustrings *u, uint32_t pid, dev_t dev, uint64_t ino)
 static int read_file(struct ustrings *u, uint32_t pid, const struct bp_usdt_where *w, char *buf,
 		     size_t len)
 {
-	dev_t dev = makedev(w->dev >> 20, w->dev & 0xfffff);	/* the kernel's encoding */
+	dev_t dev = dev_of_kdev(w->dev);
 	struct ucache *c = NULL;
 	ssize_t n;
 	int fd;

@@ -473,8 +473,11 @@ static int check_losses(void *ctx)
 
 int capture__poll(struct capture *c, bool all)
 {
+	uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID), held = c->held_cpu_ns;
 	int n = tracer__poll(c->tr, all), err;
 
+	/* bpfprof's decoding, in the governor's estimate (the holds' attaches are the waits') */
+	governor__own_cpu(c->gov, now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0 - (c->held_cpu_ns - held));
 	if (n < 0) {
 		if (n != -EIO && n != -ENOSPC && n != -EFBIG)
 			p_err("cannot decode the trace: %s", strerror(-n));
@@ -580,6 +583,7 @@ int capture__finish(struct capture *c)
 	} while (err > 0);
 	if (err < 0)
 		return err;
+	governor__drained(c->gov, now_ns(CLOCK_MONOTONIC) - c->s->t0);
 	err = account_losses(c);
 	if (err)
 		return err;

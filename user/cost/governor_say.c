@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include "governor.h"
 #include "overhead.h"
 #include "cpython/cpython.h"
@@ -136,6 +137,7 @@ void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double f
 {
 	char then[96] = "for where its time goes, sample (--sample)";
 	bool already = false;
+	uint64_t t0;
 	size_t n;
 	int hz = 0;
 
@@ -144,8 +146,11 @@ void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double f
 	g->py_window_s = window_s;
 	g->py_factor = factor;
 	n = py_name_rest(g, now);
+	t0 = now_ns(CLOCK_MONOTONIC);
 	if (g->sample_fn)
 		hz = g->sample_fn(g->sample_ctx, &already);
+	p_dbg("governor: the Python probes given to the closer, the sampler %s in %.3f s",
+	      hz > 0 ? "started" : "not started", (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
 	if (hz > 0)
 		snprintf(then, sizeof(then), "sampling its stacks at %d Hz from now on", hz);
 	else if (already)

@@ -11,8 +11,11 @@
  * processes took over what they would have without the probes (1.0: twice
  * as slow).  Hits that no drop removes are counted too: Python's probe on
  * dropped functions (it sits in the interpreter loop) and the old links of
- * dropped native functions not gone yet.  Every GOV_WINDOW_NS (once the
- * targets used GOV_MIN_CPU_NS of CPU in it), when the slowdown passes the
+ * dropped native functions not gone yet, and bpfprof's own CPU in decoding
+ * as far as the targets waited for it (governor__own_cpu; spread over the
+ * calls read).  Every GOV_WINDOW_NS (once the targets used GOV_MIN_CPU_NS
+ * of CPU in it), or sooner once they used 30 ms with the estimate past the
+ * limit already (governor_window.c), when the slowdown passes the
  * limit, the functions called in the window are ranked by distortion (the
  * probe's cost per call / the median of the calls' own durations; a caller
  * counts half) and dropped in that order until the rest is under the

@@ -31,13 +31,13 @@ from test_governor import summary_drops
 NCHILD, NTINY = 12, 20000
 
 
-def children(stdout):
+def children(stdout, nchild=NCHILD):
     rows = {}
     for m in re.finditer(r"execfan: child=(\d+) pid=(\d+) coarse=(\d+) tiny=(\d+)", stdout):
         rows[int(m.group(1))] = dict(pid=int(m.group(2)), coarse=int(m.group(3)),
                                      tiny=int(m.group(4)))
-    assert sorted(rows) == list(range(NCHILD)), stdout
-    assert "execfan: children=%d failed=0" % NCHILD in stdout, stdout
+    assert sorted(rows) == list(range(nchild)), stdout
+    assert "execfan: children=%d failed=0" % nchild in stdout, stdout
     return rows
 
 
@@ -76,6 +76,32 @@ def test_a_drop_holds_in_every_later_process_of_the_file(record, tmp_path):
                                                       "unfinished")), e
     drops = [e["name"] for e in trace["traceEvents"] if e.get("cat") == "governor"]
     assert drops == ["dropped: tiny"], drops
+
+
+def test_a_process_shorter_than_a_window_is_governed(record):
+    """One child of execfan: its 2 * NTINY tiny() calls take about a tenth of
+    a second traced, less than a window (250 ms), and it is the recording's
+    only busy process.  A window ends early once the targets used 30 ms of
+    CPU in it with the estimate past the limit, so the decision comes from
+    the child's first calls, inside it: tiny is dropped while the child
+    still runs (fewer of its calls recorded than it made), and named in the
+    summary and the archive; coarse and child_main stay exact.  Before, the
+    first decision waited for a whole window: the child had ended, every
+    call recorded, nothing dropped."""
+    r = record("execfan", "1", str(NTINY), opts=["--max-overhead", "100"], out="s.bpfprof",
+               timeout=300)
+    assert r.rc == 0, r.describe()
+    rows = children(r.proc.stdout, 1)
+    assert [n for n, _, _ in summary_drops(r.proc.stderr)] == ["tiny"], r.proc.stderr
+    js = run_bpfprof(["report", "--format", "json", r.out])
+    assert js.returncode == 0, js.stderr
+    rep = json.loads(js.stdout)
+    assert [(d["name"], d["module"]) for d in rep["dropped"]] == [("tiny", "execfan")], rep["dropped"]
+    calls = {f["name"]: f["calls"] for f in rep["functions"]}
+    assert calls["child_main"] == 1 and calls["coarse"] == rows[0]["coarse"] == 2, calls
+    assert calls["spawn"] == 1, calls
+    # dropped while the child ran: the only process that calls tiny
+    assert 1 <= calls["tiny"] < rows[0]["tiny"] == 2 * NTINY, calls
 
 
 def test_execs_of_a_probed_image_are_not_held(record, tmp_path):

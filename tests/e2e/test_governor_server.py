@@ -197,9 +197,14 @@ def test_python_probes_detached_when_their_cost_alone_passes_the_limit(record):
     # helper before the program's coarse functions (by distortion), which go
     # with the probes; where the interpreter's own start-up functions (the
     # import machinery, which the program does not control) fall is not
-    # fixed: ciC dropped a lambda of DistutilsMetaFinder.find_spec first
-    assert {"helper", "handle", "work", "main"} <= set(dropped), dropped
-    assert all(dropped.index("helper") < dropped.index(f) for f in ("handle", "work", "main")), dropped
+    # fixed: ciC dropped a lambda of DistutilsMetaFinder.find_spec first.
+    # main and handle are in flight at the fallback: named, whenever their
+    # code objects are read.  work is named when it was called before the
+    # probes went (the decision can come inside the first request, from its
+    # first helper calls: a function never called while probed is not known)
+    assert {"helper", "handle", "main"} <= set(dropped), dropped
+    assert all(dropped.index("helper") < dropped.index(f)
+               for f in ("handle", "work", "main") if f in dropped), dropped
     out = r.out.parent / "p.json"
     cv = run_bpfprof(["convert", "-o", out, r.out])
     assert cv.returncode == 0, cv.stderr
@@ -207,6 +212,7 @@ def test_python_probes_detached_when_their_cost_alone_passes_the_limit(record):
     counts = trace_util.counts(trace_util.xevents(trace))
     # recorded up to the drops, never more than was made
     assert 1 <= counts["helper"] < nreq * nhelp, counts
-    assert counts["handle"] <= nreq and counts["work"] <= nreq, counts
+    assert counts["handle"] <= nreq and counts.get("work", 0) <= nreq, counts
     drops = {e["name"] for e in trace["traceEvents"] if e.get("cat") == "governor"}
-    assert {"dropped: helper", "dropped: handle", "dropped: work"} <= drops, drops
+    assert {"dropped: helper", "dropped: handle", "dropped: main"} <= drops, drops
+    assert "work" not in dropped or "dropped: work" in drops, drops

@@ -26,7 +26,9 @@ void capture_hold_begin(struct capture *c, struct capture_hold *h, pid_t pid, ui
 			bool exec)
 {
 	*h = (struct capture_hold){ .tr = c->tr, .pid = pid, .stopped = stopped, .exec = exec,
-				    .ov = c->ovh, .t0 = now_ns(CLOCK_MONOTONIC) };
+				    .ov = c->ovh, .t0 = now_ns(CLOCK_MONOTONIC),
+				    .cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID),
+				    .held_cpu = &c->held_cpu_ns };
 	h->w = watchdog__start(HOLD_LIMIT_MS, let_go, h);
 }
 
@@ -34,6 +36,8 @@ void capture_hold_end(struct capture_hold *h, const char *what)
 {
 	/* the process waited this long for its symbols and probes: part of the estimate */
 	overhead__add_wait(h->ov, (double)(now_ns(CLOCK_MONOTONIC) - h->t0), 0);
+	/* reading symbols and attaching is not decoding (governor__own_cpu) */
+	*h->held_cpu += now_ns(CLOCK_THREAD_CPUTIME_ID) - h->cpu0;
 	if (!watchdog__end(h->w)) {
 		let_go(h);
 		return;

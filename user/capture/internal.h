@@ -68,6 +68,7 @@ struct capture {
 	int exit_code;
 	uint64_t stop_deadline;
 	uint64_t next_count;	/* when to count the targets again */
+	uint64_t held_cpu_ns;	/* this thread's CPU in holds (symbols, attaches): not decoding */
 	size_t ntargets;
 	uint64_t st_time, st_calls, st_samples;	/* at the last status line (status.c) */
 
@@ -156,6 +157,8 @@ struct capture_hold {
 	struct watchdog *w;
 	struct overhead *ov;	/* the hold's time goes into the estimate (overhead__add_wait) */
 	uint64_t t0;		/* CLOCK_MONOTONIC ns of its beginning */
+	uint64_t cpu0;		/* the thread's CPU time then (CLOCK_THREAD_CPUTIME_ID) */
+	uint64_t *held_cpu;	/* capture's held_cpu_ns, which the hold's CPU time adds to */
 };
 void capture_hold_begin(struct capture *c, struct capture_hold *h, pid_t pid, uint32_t stopped,
 			bool exec);

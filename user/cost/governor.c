@@ -67,6 +67,11 @@ static void grow(struct governor *g, size_t n)
 	g->cap = cap;
 }
 
+void gov_grow(struct governor *g, size_t n)
+{
+	grow(g, n);
+}
+
 struct governor *governor__new(double limit_pct, struct bp_session *s, struct tracer *tr,
 			       struct overhead *ov, struct decoder *dec)
 {
@@ -292,6 +297,7 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 		return;
 	g->calls[f]++;
 	g->calls_w[f]++;
+	g->probe_w += fn ? overhead__call_cost(g->ov, fn) : 0;
 	d = ev->call.end > ev->call.begin ? ev->call.end - ev->call.begin : 0;
 	g->dur_w[f] += d;
 	g->self_w[f] += ev->call.self;
@@ -372,7 +378,7 @@ static int by_score(const void *a, const void *b)
  * same calls: every function's cost scaled by (read + lost) / read, in
  * the BPF side's units (an entry or a return, lost alone or in a batch).
  */
-static double lost_scale(struct governor *g)
+double gov_lost_scale(struct governor *g)
 {
 	uint64_t lost = tracer__lost(g->tr, NULL, 0);
 	double read = (double)(g->events - g->events_w), gone = (double)(lost - g->lost_w), k;
@@ -383,36 +389,50 @@ static double lost_scale(struct governor *g)
 	return k < GOV_LOST_SCALE_MAX ? k : GOV_LOST_SCALE_MAX;
 }
 
-/* -v: the window's estimate (see decide()) */
+/* -v: the window's estimate (see gov_decide()) */
 static void log_window(const struct governor *g, double window_s, double all, double cost,
-		       double irr, double going, double lost)
+		       double irr, double going, double lost, double own)
 {
-	p_dbg("governor: window %.3f s, CPU %.3f s, probes %.3f s (%.3f s on dropped Python "
+	p_dbg("governor: window %.3f s, CPU %.3f s (%.3f s of it bpfprof's own decoding, what "
+	      "the targets waited for), probes and decoding %.3f s (%.3f s on dropped Python "
 	      "calls, %.3f s on links of dropped functions being removed; calls seen x %.2f for "
-	      "records lost): %.2fx slower (limit %.2fx)", window_s, all / 1e9,
+	      "records lost): %.2fx slower (limit %.2fx)", window_s, all / 1e9, own / 1e9,
 	      (cost + irr + going) / 1e9, irr / 1e9, going / 1e9, lost,
 	      1 + overhead__factor(cost + irr + going, all), 1 + g->limit);
 }
 
 /*
  * The window's candidates for dropping into c (their number returned), and
- * in *cost what every governed function's probes cost in the window (those
- * whose group is being re-linked too), each call read standing for `lost`.
+ * in sum what dropping every governed function would save in the window
+ * (those whose group is being re-linked too), each call read standing for
+ * `lost`: its probes, and bpfprof's decoding of it (own_ev per call read,
+ * what the targets waited for of bpfprof's own CPU).  A Python function's
+ * probe fires whether it is dropped or not (it sits in the interpreter
+ * loop): its drop saves the decoding only, its probes' cost is sum->py_trap.
  */
-static size_t candidates(struct governor *g, struct gov_cand *c, double lost, double *cost)
+struct gov_sums {
+	double cost;		/* what dropping every candidate (and busy group) would save */
+	double py_trap;		/* the Python candidates' probes: they stay when dropped */
+	double dec;		/* of cost: the decoding of their calls */
+};
+
+static size_t candidates(struct governor *g, struct gov_cand *c, double lost, double own_ev,
+			 struct gov_sums *sum)
 {
 	size_t nc = 0;
 	uint32_t f;
 
 	for (f = 0; f < g->cap && f < g->s->nfuncs; f++) {
-		double per, mid, n;
+		double per, mid, n, dec;
 
 		if (!g->calls_w[f] || !governed(g, f) || g->dropped[f])
 			continue;
 		per = overhead__call_cost(g->ov, &g->s->funcs[f]);
 		n = g->calls_w[f] * lost;	/* what the calls read stand for */
+		dec = g->calls_w[f] * own_ev;
 		if (g->group_of[f] && __atomic_load_n(&g->busy[g->group_of[f]], __ATOMIC_SEQ_CST)) {
-			*cost += n * per;	/* it costs, but its group is re-linked now */
+			sum->cost += n * per + dec;	/* it costs, but its group is re-linked now */
+			sum->dec += dec;
 			continue;
 		}
 		mid = median_w(g, f);
@@ -433,90 +453,124 @@ static size_t candidates(struct governor *g, struct gov_cand *c, double lost, do
 		}
 		c[nc].mid = mid;
 		c[nc].calls_w = g->calls_w[f];
-		c[nc].cost = n * per;
+		c[nc].cost = n * per + dec;
+		c[nc].save = g->group_of[f] ? c[nc].cost : dec;
+		if (!g->group_of[f])
+			sum->py_trap += n * per;
+		sum->dec += dec;
 		c[nc].distortion = per / (mid > 1 ? mid : 1);
 		c[nc].score = c[nc].distortion;
 		c[nc].informs = c[nc].distortion < 1;
-		*cost += c[nc++].cost;
+		sum->cost += c[nc++].save;
 	}
 	return nc;
 }
 
-static bool decide(struct governor *g, uint64_t now, double base, double irr, double going)
+/*
+ * The drops of a decision over the limit, in the ranking's order: once
+ * over, everything that tells nothing goes at once (its calls are measured
+ * as about their probe's own cost), not just as much as the limit needs:
+ * every round of drops re-links groups and waits for their old links'
+ * removal, seconds on a loaded machine, during which the target runs at
+ * the full cost.  What informs goes only as the limit needs, and not when
+ * its drop would save nothing (a Python function's probe stays).  Past the
+ * limit whatever goes (futile), or not known (unsure): only what tells
+ * nothing.  Returns how many of c were looked at (c[0..i)).
+ */
+static size_t pick_drops(struct governor *g, struct gov_cand *c, size_t nc, double *cost,
+			 double allowed, bool only_nothing, size_t *ndrop, size_t *npy)
 {
-	struct gov_cand *c;
-	double cost = 0, allowed, factor, said, window_s = (now - g->w_start) / 1e9;
-	double lost = lost_scale(g);
-	size_t nc, i, ndrop = 0, npy = 0;
-	bool futile, unsure;
-	double all = base;
+	size_t i;
 
+	for (i = 0; i < nc && (*cost > allowed || (!c[i].informs && !c[i].negligible)); i++) {
+		if (only_nothing && c[i].distortion * (c[i].caller ? GOV_CALLER_WEIGHT : 1) < 1)
+			continue;
+		if (c[i].informs && c[i].save <= 0)
+			continue;
+		g->dropped[c[i].func] = 1;
+		g->ndropped++;
+		*cost -= c[i].save;
+		*npy += !g->group_of[c[i].func];
+		(*ndrop)++;
+	}
+	return i;
+}
+
+/* gov_py_fallback(), every Python function known named, also those with no call ended yet */
+static void gov_fallback(struct governor *g, double window_s, double said)
+{
+	grow(g, g->s->nfuncs);
+	gov_py_fallback(g, now_ns(CLOCK_MONOTONIC) - g->s->t0, window_s > 0 ? window_s : 1e-9, said);
+}
+
+bool gov_decide(struct governor *g, uint64_t now, double base, double irr, double going)
+{
+	struct gov_sums sum = { 0 };
+	struct gov_cand *c;
+	double cost, allowed, factor, said, window_s = (now - g->w_start) / 1e9;
+	double lost = gov_lost_scale(g), own = gov_own_charged(g), fixed, own_ev;
+	uint64_t read = (g->events - g->events_w) / 2;
+	size_t nc, i, ndrop = 0, npy = 0;
+	bool futile, unsure, fallback;
+	double all;
+
+	/*
+	 * bpfprof's own CPU the targets waited for is in their time, as if they
+	 * had run it, and in the cost, spread over the calls read (their
+	 * decoding): base and cost both grow by it.
+	 */
+	g->own_w = own;
+	base += own;
+	all = base;
+	own_ev = read ? own / (double)read : 0;
 	/* decided as if the links being removed were gone: their time out of the CPU time too */
 	base = base - going > base * OVERHEAD_MIN_UNTRACED ? base - going : base * OVERHEAD_MIN_UNTRACED;
 	c = xcalloc(g->cap ? g->cap : 1, sizeof(*c));
-	nc = candidates(g, c, lost, &cost);
-	factor = overhead__factor(cost + irr, base);
+	nc = candidates(g, c, lost, own_ev, &sum);
+	cost = sum.cost;
 	/*
-	 * The cost that would keep the factor at the limit: cost / (base -
-	 * cost) = limit.  Less what no drop takes away: the Python probe's
-	 * hits on dropped functions (it sits in the interpreter loop).
+	 * What no drop takes away: the Python probe's hits (on dropped
+	 * functions, and on kept ones: their drop would not stop them), and
+	 * the decoding of what is not governed.
 	 */
-	allowed = base * g->limit / (1 + g->limit) - irr;
+	fixed = irr + sum.py_trap + (own > sum.dec ? own - sum.dec : 0);
+	factor = overhead__factor(cost + fixed, base);
+	/* the cost that would keep the factor at the limit: cost / (base - cost) = limit */
+	allowed = base * g->limit / (1 + g->limit) - fixed;
 	futile = allowed <= 0;
-	log_window(g, window_s, all, cost, irr, going, lost);
+	log_window(g, window_s, all, cost + fixed - irr, irr, going, lost, own);
 	/*
 	 * The probes took all the CPU time measured, or more: calls decoded
 	 * late (bpfprof waited for a CPU) counted against a window they did
 	 * not happen in, or a probe cost measured on a busier machine than
 	 * now (a cost on the wall clock, against CPU time).  Once something
-	 * was dropped, such a window goes on into the next (at most
-	 * GOV_SPAN_MAX_NS); still so, only what tells nothing is dropped.
-	 * Not irr (a BPF counter, never late): alone past the limit, it
-	 * calls for the Python fallback below at once.
+	 * was dropped, such a window decides at once all the same (waiting
+	 * for a clearer one let a hot function of a compiler's new phase run
+	 * 1.3 s at 50-120x), but drops only what tells nothing.
 	 */
 	unsure = g->ndropped && cost >= base * (1 - OVERHEAD_MIN_UNTRACED);
-	if (unsure && now - g->w_start < GOV_SPAN_MAX_NS) {
-		free(c);
-		return false;
-	}
 	/* what is said: the estimate against all the CPU time measured */
-	said = overhead__factor(cost + irr + going, all);
-	if (factor > g->limit && futile && g->py && !g->py_detached && irr > 0) {
-		/* every Python function known is named, also those with no call ended yet */
-		grow(g, g->s->nfuncs);
-		gov_py_fallback(g, now_ns(CLOCK_MONOTONIC) - g->s->t0,
-				window_s > 0 ? window_s : 1e-9, said);
-		free(c);
-		return true;
-	}
-	if (factor > g->limit && futile && !g->py_futile)
+	said = overhead__factor(cost + fixed + going, all);
+	/*
+	 * CPython's probes alone pass the limit, however many Python
+	 * functions are dropped: the probes go now, not once the dropped
+	 * ones' hits have been seen to pass it, windows later.
+	 */
+	fallback = factor > g->limit && futile && g->py && !g->py_detached && irr + sum.py_trap > 0;
+	if (factor > g->limit && futile && !g->py_futile && !fallback)
 		gov_say_futile(g, said);
 	if (factor <= g->limit || !nc) {
 		free(c);
+		if (fallback)
+			gov_fallback(g, window_s, said);
 		return true;
 	}
 	for (i = 0; i < nc; i++)
-		c[i].negligible = c[i].cost < (cost - allowed) * GOV_NEGLIGIBLE ||
+		c[i].negligible = c[i].cost < (cost + fixed - allowed) * GOV_NEGLIGIBLE ||
 				  c[i].cost < base * GOV_SMALL_SHARE;
 	qsort(c, nc, sizeof(*c), by_score);
-	/*
-	 * Once over the limit, everything that tells nothing goes at once (its
-	 * calls are measured as about their probe's own cost), not just as much
-	 * as the limit needs: every round of drops re-links groups and waits
-	 * for their old links' removal, seconds on a loaded machine, during
-	 * which the target runs at the full cost.  What informs goes only as
-	 * the limit needs.
-	 */
-	for (i = 0; i < nc && (cost > allowed || (!c[i].informs && !c[i].negligible)); i++) {
-		/* past the limit whatever goes, or not known: only what tells nothing */
-		if ((futile || unsure) && c[i].distortion * (c[i].caller ? GOV_CALLER_WEIGHT : 1) < 1)
-			continue;
-		g->dropped[c[i].func] = 1;
-		g->ndropped++;
-		cost -= c[i].cost;
-		npy += !g->group_of[c[i].func];
-		ndrop++;
-	}
+	/* before the fallback, only what tells nothing and costs is named, by its rates */
+	i = pick_drops(g, c, nc, &cost, fallback ? cost : allowed, futile || unsure, &ndrop, &npy);
 	gov_log_ranking(g, c, nc, i, cost, allowed);
 	if (ndrop) {
 		/* announced once its groups are re-linked: the moment their new links took over */
@@ -525,94 +579,9 @@ static bool decide(struct governor *g, uint64_t now, double base, double irr, do
 	} else {
 		free(c);
 	}
+	if (fallback)
+		gov_fallback(g, window_s, said);
 	return true;
-}
-
-/*
- * ns the Python probe's hits on dropped functions cost in the window: a
- * call is two hits (its start or resume, its return or suspension), each
- * counted at half a whole Python call's probe cost (an upper bound: the
- * handler returns early, the trap is the same).  Also added to the
- * estimate.
- */
-static double py_irreducible(struct governor *g)
-{
-	uint64_t n;
-	double ns;
-
-	if (!g->py)
-		return 0;
-	n = pycap__filtered(g->py);
-	ns = (double)(n - g->py_filtered_w) * overhead__path_cost(g->ov, PP_PYTHON) / 2;
-	overhead__add_cost(g->ov, ns);
-	g->py_filtered_w = n;
-	return ns;
-}
-
-/*
- * ns the breakpoints of dropped native functions still cost: their old
- * links stay until a grace period ends, which pending traced calls hold
- * off.  Each hit is an entry or a return probe: half an emulated call (the
- * commonest path; an estimate).  Also added to the estimate.
- */
-static double links_irreducible(struct governor *g)
-{
-	uint64_t n = tracer__gov_dropped_hits(g->tr);
-	double ns = (double)(n - g->dropped_hits_w) * overhead__path_cost(g->ov, PP_EMULATED) / 2;
-
-	overhead__add_cost(g->ov, ns);
-	g->dropped_hits_w = n;
-	return ns;
-}
-
-static void new_window(struct governor *g, uint64_t now)
-{
-	g->started = true;
-	g->w_start = now;
-	g->cpu_start = overhead__cpu_ns(g->ov);
-	g->events_w = g->events;
-	g->lost_w = tracer__lost(g->tr, NULL, 0);
-	g->irr_w = g->going_w = 0;
-	memset(g->calls_w, 0, g->cap * sizeof(*g->calls_w));
-	memset(g->dur_w, 0, g->cap * sizeof(*g->dur_w));
-	memset(g->self_w, 0, g->cap * sizeof(*g->self_w));
-	for (size_t i = 0; i < g->cap; i++)
-		if (g->hist_w[i])
-			memset(g->hist_w[i], 0, GOV_HBUCKETS * sizeof(*g->hist_w[i]));
-}
-
-void governor__check(struct governor *g, uint64_t now)
-{
-	uint64_t cpu;
-	double base;
-
-	if (!g)
-		return;
-	gov_join_reaps(g, false);
-	gov_end_x(g, false);
-	gov_relink_step(g);
-	if (!g->started) {
-		new_window(g, now);
-		return;
-	}
-	if (now - g->w_start < GOV_WINDOW_NS)
-		return;
-	cpu = overhead__target(g->ov) ? overhead__cpu_ns(g->ov) : 0;
-	if (cpu) {
-		base = cpu > g->cpu_start ? (double)(cpu - g->cpu_start) : 0;
-		/* too little CPU to tell (ticks of 10 ms): wait, or start again */
-		if (base < GOV_MIN_CPU_NS) {
-			if (now - g->w_start >= GOV_WINDOW_MAX_NS)
-				new_window(g, now);
-			return;
-		}
-	} else {
-		base = (double)(now - g->w_start);
-	}
-	g->irr_w += py_irreducible(g);
-	g->going_w += links_irreducible(g);
-	if (decide(g, now, base, g->irr_w, g->going_w))
-		new_window(g, now);
 }
 
 void governor__release(struct governor *g)

@@ -11,8 +11,11 @@
  * processes took over what they would have without the probes (1.0: twice
  * as slow).  Hits that no drop removes are counted too: Python's probe on
  * dropped functions (it sits in the interpreter loop) and the old links of
- * dropped native functions not gone yet.  Every GOV_WINDOW_NS (once the
- * targets used GOV_MIN_CPU_NS of CPU in it), when the slowdown passes the
+ * dropped native functions not gone yet, and bpfprof's own CPU in decoding
+ * as far as the targets waited for it (governor__own_cpu; spread over the
+ * calls read).  Every GOV_WINDOW_NS (once the targets used GOV_MIN_CPU_NS
+ * of CPU in it), or sooner once they used 30 ms with the estimate past the
+ * limit already (governor_window.c), when the slowdown passes the
  * limit, the functions called in the window are ranked by distortion (the
  * probe's cost per call / the median of the calls' own durations; a caller
  * counts half) and dropped in that order until the rest is under the
@@ -82,8 +85,21 @@ void governor__set_python(struct governor *g, struct py_capture *pc);
  */
 typedef int (*governor_sample_fn)(void *ctx, bool *already);
 void governor__set_sample_hook(struct governor *g, governor_sample_fn fn, void *ctx);
+/*
+ * ns of bpfprof's own CPU spent decoding (the reading thread's, holds for
+ * symbols and attaches left out): what of it the targets waited for (the
+ * machine had no idle CPU for it) is in the estimate, spread over the calls
+ * decoded (see gov_own_charged()).
+ */
+void governor__own_cpu(struct governor *g, uint64_t ns);
 /* Counts one decoded event (calls of governed functions). */
 void governor__event(struct governor *g, const struct bp_event *ev);
+/*
+ * The recording's last records are read (before decoder__finish): the
+ * Python functions learnt of since the Python probes went are named
+ * dropped too.
+ */
+void governor__drained(struct governor *g, uint64_t now);
 /* Functions dropped so far (0 with g NULL). */
 size_t governor__ndropped(const struct governor *g);
 /* now: ns since the session's t0.  Decides at the end of each window; drops, re-links. */

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include "governor.h"
 #include "overhead.h"
 #include "cpython/cpython.h"
@@ -25,15 +26,17 @@ size_t governor__ndropped(const struct governor *g)
 void gov_log_ranking(const struct governor *g, const struct gov_cand *c, size_t nc,
 		     size_t ndrop, double cost, double allowed)
 {
-	size_t i;
+	size_t i, n = 0;
 
 	if (!verbose)
 		return;
+	for (i = 0; i < ndrop; i++)
+		n += g->dropped[c[i].func];
 	p_dbg("governor: %zu candidates, estimate %.3f s against %.3f s allowed; %zu dropped "
 	      "(ranked: distortion = probe cost per call / compensated median inclusive time)",
-	      nc, cost / 1e9, allowed / 1e9, ndrop);
+	      nc, cost / 1e9, allowed / 1e9, n);
 	for (i = 0; i < nc && i < GOV_LOG_RANKED; i++)
-		p_dbg("governor:  %3zu %-5s %-40.40s %8llu calls  probe %6.0f ns  own %9.0f ns  "
+		p_dbg("governor:  %3zu %-5s %-40.40s %8llu calls  cost %6.0f ns  own %9.0f ns  "
 		      "distortion %7.3g  %s%s%s", i + 1, i < ndrop && g->dropped[c[i].func] ?
 		      "DROP" : "keep", session__func_name(g->s, c[i].func),
 		      (unsigned long long)g->calls_w[c[i].func], c[i].cost / g->calls_w[c[i].func],
@@ -106,17 +109,16 @@ void gov_say_futile(struct governor *g, double factor)
  * the owner's hook (governor__set_sample_hook) starts it if the recording
  * has none.
  */
-void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double factor)
+/*
+ * Names every Python function not dropped yet as dropped (quietly: the
+ * annotations, the archive): the probes are gone.  Returns how many.
+ */
+static size_t py_name_rest(struct governor *g, uint64_t now)
 {
 	struct gov_cand *c = xcalloc(g->s->nfuncs ? g->s->nfuncs : 1, sizeof(*c));
-	char then[96] = "for where its time goes, sample (--sample)";
-	bool already = false;
 	size_t n = 0;
 	uint32_t f;
-	int hz = 0;
 
-	pycap__detach(g->py, &g->closer);
-	g->py_detached = true;
 	for (f = 0; f < g->s->nfuncs && f < g->cap; f++) {
 		if (!(g->s->funcs[f].flags & BP_FUNC_PYTHON) || g->dropped[f])
 			continue;
@@ -125,8 +127,30 @@ void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double f
 		c[n].calls_w = g->calls_w[f];
 		c[n++].func = f;
 	}
+	g->py_named = g->s->nfuncs;
+	gov_announce(g, c, n, now, g->py_window_s, g->py_factor, true);
+	free(c);
+	return n;
+}
+
+void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double factor)
+{
+	char then[96] = "for where its time goes, sample (--sample)";
+	bool already = false;
+	uint64_t t0;
+	size_t n;
+	int hz = 0;
+
+	pycap__detach(g->py, &g->closer);
+	g->py_detached = true;
+	g->py_window_s = window_s;
+	g->py_factor = factor;
+	n = py_name_rest(g, now);
+	t0 = now_ns(CLOCK_MONOTONIC);
 	if (g->sample_fn)
 		hz = g->sample_fn(g->sample_ctx, &already);
+	p_dbg("governor: the Python probes given to the closer, the sampler %s in %.3f s",
+	      hz > 0 ? "started" : "not started", (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
 	if (hz > 0)
 		snprintf(then, sizeof(then), "sampling its stacks at %d Hz from now on", hz);
 	else if (already)
@@ -136,6 +160,18 @@ void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double f
 	       "are detached, no Python call is traced from now on (%zu more functions named "
 	       "dropped); %s", g->limit * 100, overhead__target_name(g->ov),
 	       1 + factor < 10 ? 1 : 0, 1 + factor, n, then);
-	gov_announce(g, c, n, now, window_s, factor, true);
-	free(c);
+}
+
+/*
+ * After the fallback: the Python functions the decoder learnt of since (their
+ * code objects' records were still in the buffer when it was decided, from
+ * what had been read by then: a program's main() and the handler in flight)
+ * are named dropped too, at each look and at the end of the recording.
+ */
+void gov_py_name_late(struct governor *g, uint64_t now)
+{
+	if (g->py_detached && g->s->nfuncs > g->py_named) {
+		gov_grow(g, g->s->nfuncs);
+		py_name_rest(g, now);
+	}
 }

@@ -64,9 +64,16 @@
  * in it (see lost_scale()): past it, the few records read say too little.
  */
 #define GOV_LOST_SCALE_MAX	20.0
-/* A window whose estimate cannot be (see decide()) goes on into the next ones, this long at most. */
-#define GOV_SPAN_MAX_NS		2000000000ull
 #define GOV_X_NS		200000000ull
+/*
+ * A window ends early, before GOV_WINDOW_NS, once the targets used this
+ * much CPU in it and the estimate is past the limit already (see
+ * gov_early()): a compiler's first process is where the probes cost, and a
+ * process shorter than a window is governed too.  Looked at every
+ * GOV_EARLY_STEP_NS at most (each look reads every traced thread's CPU time).
+ */
+#define GOV_EARLY_CPU_NS	30000000ull
+#define GOV_EARLY_STEP_NS	20000000ull
 
 struct gov_group {
 	const char *path;	/* the module's file (g->paths) */
@@ -104,6 +111,7 @@ struct gov_doomed {
 struct gov_cand {
 	uint32_t func;
 	double cost, score;
+	double save;		/* what its drop saves (a Python function's probe stays: its decoding) */
 	double distortion;	/* probe cost per call / compensated median inclusive time */
 	bool negligible;	/* its cost is next to nothing against the excess */
 	bool caller;		/* its calls had traced callees */
@@ -167,11 +175,22 @@ struct governor {
 	uint64_t py_filtered_w;	/* the filtered hits when the window began */
 	bool py_detached;	/* the Python probes are gone (py_fallback()) */
 	bool py_futile;		/* said: the probes of dropped Python calls alone pass the limit */
+	size_t py_named;	/* s->nfuncs when the fallback last named the Python functions */
+	double py_window_s, py_factor;	/* the fallback's window and estimate (its annotations') */
 	governor_sample_fn sample_fn;	/* governor__set_sample_hook(): sampling in their place */
 	void *sample_ctx;
 	uint64_t dropped_hits_w;	/* tracer__gov_dropped_hits() when the window began */
 	uint64_t events, events_w;	/* entries and returns decoded; when the window began */
 	uint64_t lost_w;	/* tracer__lost() when the window began */
+	/*
+	 * bpfprof's own CPU in decoding (governor__own_cpu()), and the
+	 * machine's idle CPU time, when the window began; what of the former
+	 * the targets waited for (gov_own_charged()), in the window so far
+	 */
+	uint64_t own_ns, own_start, idle_start;
+	double own_w;
+	double probe_w;		/* the governed calls' probe cost in the window (the early look) */
+	uint64_t early_at;	/* the last early look (session ns) */
 	bool closing;		/* governor__release(): the words are the tracer's to forget */
 	size_t ndropped;	/* functions dropped so far */
 	double irr_w, going_w;	/* py_irreducible(), links_irreducible() in the window */
@@ -199,6 +218,11 @@ struct gov_reap {
 	atomic_bool done;
 };
 
+/* governor.c: decides at the end of a window (false: the window goes on) */
+bool gov_decide(struct governor *g, uint64_t now, double base, double irr, double going);
+double gov_lost_scale(struct governor *g);
+/* governor_window.c: what of bpfprof's own CPU since the window began the targets waited for */
+double gov_own_charged(struct governor *g);
 /* governor_links.c */
 int gov_link_group(struct governor *g, uint32_t gi, struct gov_group *grp, uint16_t gen,
 		   struct bpf_link ***links, size_t *nlinks, uint64_t *refused, size_t *nrefused);
@@ -221,5 +245,8 @@ void gov_announce(struct governor *g, const struct gov_cand *c, size_t n, uint64
 		  double window_s, double factor, bool quiet);
 void gov_say_futile(struct governor *g, double factor);
 void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double factor);
+void gov_py_name_late(struct governor *g, uint64_t now);
+/* governor.c: the per-function arrays hold n functions */
+void gov_grow(struct governor *g, size_t n);
 
 #endif

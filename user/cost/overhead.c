@@ -489,7 +489,8 @@ void overhead__summary(struct overhead *ov, uint64_t duration)
 	if (!ov->warned && !ov->governed && ov->cost_ns * 2 >= base) {
 		ov->warned = true;
 		advise(ov, duration, base, "slow probes:");
-	} else if (f >= 0.1 || factor_all(ov, base) >= 0.1) {
+	} else if (f >= 0.1 || factor_all(ov, base) >= 0.1 || (ov->governed && ov->cost_ns > 0)) {
+		/* under --max-overhead, where the recording ended up is said even when small */
 		char waits[192] = "";
 
 		if (ov->attach_ns + ov->relink_ns > 0)

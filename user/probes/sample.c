@@ -18,6 +18,7 @@ struct sampler {
 	struct probe_obj po;
 	struct sampler_opts o;
 	bool vma_iter;		/* mappings from exec and the linker's hook, not from sys_exit */
+	bool maps;		/* mapping records at all (not sampler_opts.no_maps) */
 };
 
 /* Has the kernel the VMA iterator kfuncs (6.7)?  Its BTF tells, as the verifier would. */
@@ -89,10 +90,11 @@ int sampler__new(const struct sampler_opts *o, const struct shared_maps *maps, s
 	}
 	bpf_program__set_autoload(s->skel->progs.cpu_sample, o->hz > 0);
 	bpf_program__set_autoload(s->skel->progs.offcpu_switch, o->offcpu);
-	s->vma_iter = has_vma_iter();
-	bpf_program__set_autoload(s->skel->progs.mmap_exec, s->vma_iter);
-	bpf_program__set_autoload(s->skel->progs.mmap_dl, s->vma_iter);
-	bpf_program__set_autoload(s->skel->progs.mmap_exit, !s->vma_iter);
+	s->maps = !o->no_maps;
+	s->vma_iter = s->maps && has_vma_iter();	/* a parse of the kernel's BTF: not for nothing */
+	bpf_program__set_autoload(s->skel->progs.mmap_exec, s->maps && s->vma_iter);
+	bpf_program__set_autoload(s->skel->progs.mmap_dl, s->maps && s->vma_iter);
+	bpf_program__set_autoload(s->skel->progs.mmap_exit, s->maps && !s->vma_iter);
 	err = probe_obj__load_skel(&s->po, s->skel, maps);
 	if (err)
 		goto cleanup;
@@ -118,7 +120,7 @@ int sampler__attach(struct sampler *s)
 	 * Not fatal: the stacks of processes alive when decoded still find
 	 * their mappings in /proc.
 	 */
-	if (!err && probe_obj__add_link(&s->po, bpf_program__attach(s->vma_iter ?
+	if (!err && s->maps && probe_obj__add_link(&s->po, bpf_program__attach(s->vma_iter ?
 					s->skel->progs.mmap_exec : s->skel->progs.mmap_exit)))
 		p_warn("cannot follow mappings (%s): stacks of short-lived processes may show "
 		       "[unmapped] frames", s->vma_iter ? "sched_process_exec" : "sys_exit");
@@ -129,7 +131,7 @@ int sampler__attach_loader(struct sampler *s, const char *path, unsigned long of
 {
 	LIBBPF_OPTS(bpf_uprobe_multi_opts, o, .offsets = &offset, .cnt = 1);
 
-	if (!s->vma_iter)
+	if (!s->vma_iter || !s->maps)
 		return 0;	/* sys_exit sees the linker's mmap calls */
 	return probe_obj__add_link(&s->po, bpf_program__attach_uprobe_multi(s->skel->progs.mmap_dl,
 									   -1, path, NULL, &o));

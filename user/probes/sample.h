@@ -28,6 +28,12 @@ struct sampler_opts {
 	bool kernel_stacks;
 	enum stack_mode stack;
 	unsigned stack_size;	/* bytes of user stack copied per sample (0: BP_DEF_USTACK) */
+	/*
+	 * No mapping records (exec, the linker's hook, sys_exit): the sampled
+	 * processes' stacks are decoded with /proc/PID/maps while they live.
+	 * Their programs are half of the sampler's load (the verifier).
+	 */
+	bool no_maps;
 };
 
 /* Parses --stack=fp|dwarf|auto and --stack-size=SIZE; 0 or -EINVAL (after a message). */

@@ -78,8 +78,9 @@ void tracer__adopt_links(struct tracer *t, struct bpf_link **links, size_t n, bo
 	t->links = xrealloc(t->links, (t->nlinks + n) * sizeof(*t->links));
 	t->kinds = xrealloc(t->kinds, (t->nlinks + n) * sizeof(*t->kinds));
 	for (i = 0; i < n; i++) {
-		/* attach_range() makes them in pairs: the return link, then the entry link */
-		t->kinds[t->nlinks] = entry_only || i % 2 ? LINK_ENTRY : LINK_RETURN;
+		/* attach_range() makes them in pairs: the return link, then the entry link;
+		 * a session link (one per range) goes with the entries */
+		t->kinds[t->nlinks] = entry_only || t->session || i % 2 ? LINK_ENTRY : LINK_RETURN;
 		t->links[t->nlinks++] = links[i];
 	}
 }

@@ -88,13 +88,14 @@ void tracer_destroy_parallel(struct tracer *t, bool calls_only);
 /* closed without removing them (tracer__disown) */
 void tracer_drop_links(struct tracer *t);
 /*
- * trace_session.c: uprobe session links.  Whether to use them (the kernel
- * has them, BPFPROF_NO_SESSION unset, no load of them failed); a failed
+ * trace_session.c: uprobe session links.  Whether to try them
+ * (BPFPROF_NO_SESSION unset, no load of them failed); a failed
  * load (-errno) noted: the next tracer__new() uses the pair; before load,
  * which call programs are loaded; the session program to link (NULL: the
  * pair); a session link made (0 or -errno).
  */
 bool tracer_session_wanted(void);
+void tracer_session_say(bool on);	/* -v, once: the session links are used */
 void tracer_session_refused(int err);
 void tracer_session_prepare(struct tracer *t, bool on);
 struct bpf_program;

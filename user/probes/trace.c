@@ -141,8 +141,7 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 	}
 	if (err)
 		goto cleanup;
-	if (t->session)
-		p_dbg("call probes: one uprobe session link per group of functions");
+	tracer_session_say(t->session);
 	/* Task tracepoints: fork/exit/rename/exec keep the pid set and names current. */
 	err = trace_bpf__attach(t->skel);
 	if (err) {

@@ -18,7 +18,6 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "skel/trace.skel.h"
 #include "base/log.h"
@@ -29,30 +28,6 @@
 
 static bool refused;	/* a load with the session programs failed: the pair from now on */
 
-/* Does the running kernel's BTF name the attach type, with that value, and the kfunc? */
-static bool btf_has_session(void)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool type = false, kfunc;
-	__s32 id;
-
-	if (!btf)
-		return false;
-	id = btf__find_by_name_kind(btf, "bpf_attach_type", BTF_KIND_ENUM);
-	if (id > 0) {
-		const struct btf_type *e = btf__type_by_id(btf, id);
-		const struct btf_enum *v = btf_enum(e);
-
-		for (__u16 i = 0; i < btf_vlen(e) && !type; i++)
-			type = !strcmp(btf__name_by_offset(btf, v[i].name_off),
-				       "BPF_TRACE_UPROBE_SESSION") &&
-			       v[i].val == BP_TRACE_UPROBE_SESSION;
-	}
-	kfunc = btf__find_by_name_kind(btf, "bpf_session_is_return", BTF_KIND_FUNC) > 0;
-	btf__free(btf);
-	return type && kfunc;
-}
-
 bool tracer_session_wanted(void)
 {
 	const char *off = getenv("BPFPROF_NO_SESSION");
@@ -61,20 +36,27 @@ bool tracer_session_wanted(void)
 		p_dbg("call probes: entry and return uprobe_multi links (BPFPROF_NO_SESSION)");
 		return false;
 	}
-	if (refused)
-		return false;
-	if (!btf_has_session()) {
-		p_dbg("call probes: entry and return uprobe_multi links (no uprobe sessions in this "
-		      "kernel)");
-		return false;
-	}
-	return true;
+	/*
+	 * Not asked of the kernel's BTF (14 ms of CPU to parse here, at each
+	 * start): a kernel without them refuses the load (the attach type or
+	 * the kfunc unknown), and the load is done again with the pair.
+	 */
+	return !refused;
+}
+
+void tracer_session_say(bool on)
+{
+	static bool said;
+
+	if (on && !said)
+		p_dbg("call probes: one uprobe session link per group of functions");
+	said = true;
 }
 
 void tracer_session_refused(int err)
 {
-	p_dbg("call probes: the session programs did not load (%s): entry and return "
-	      "uprobe_multi links", strerror(-err));
+	p_dbg("call probes: entry and return uprobe_multi links (the session programs did not "
+	      "load: %s; a kernel before 6.13?)", strerror(-err));
 	refused = true;
 }
 

@@ -14,6 +14,7 @@ probe), the other has it only with the pair of links (BPFPROF_NO_SESSION=1).
 """
 
 import os
+import re
 import signal
 import subprocess
 
@@ -95,3 +96,33 @@ def test_untraced_process_of_a_probed_file(tmp_path, session):
             p.stdin.close()
             p.wait(timeout=30)
             p.stdout.close()
+
+
+@pytest.mark.parametrize("session", [True, False], ids=["session", "pair"])
+def test_calls_open_across_a_relink_keep_their_returns(tmp_path, session):
+    """tests/progs/inflight (see its facts): tiny is dropped by --max-overhead
+    while outer and main, in tiny's group, are open.  With session links the
+    old link alone would see their returns, and it goes at the re-link: the
+    group goes over to the pair, whose return probe sees them.  Both end
+    with their returns (never flagged unfinished), with either kind."""
+    if session and not kernel_has_sessions():
+        pytest.skip("no uprobe session links in this kernel")
+    env = dict(os.environ)
+    env.pop("BPFPROF_NO_SESSION", None)
+    if not session:
+        env["BPFPROF_NO_SESSION"] = "1"
+    out = tmp_path / "t.json"
+    p = subprocess.run([str(BPFPROF), "record", "-v", "--max-overhead", "100", "-o", str(out),
+                        "--", str(prog_path("inflight")), "3000000"], cwd=REPO, env=env,
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "inflight: outer=1 tiny=3000000" in p.stdout, p.stdout
+    m = re.search(r"governor: group \d+ re-linked: 1 dropped: tiny;.*$", p.stderr, re.M)
+    assert m, p.stderr[-3000:]
+    calls = [e for e in xevents(load_trace(out)) if e["name"] in ("outer", "main")]
+    assert sorted(e["name"] for e in calls) == ["main", "outer"], calls
+    for e in calls:
+        flags = {k for k in ("unfinished", "unwound", "end_inferred") if e["args"].get(k)}
+        assert not flags, (e, p.stderr[-3000:])
+    if session:
+        assert "calls of it open: entry and return links from now on" in m.group(0), m.group(0)

@@ -85,6 +85,10 @@ void tracer_destroy_kind(struct tracer *t, int kind);
  * overlap; with calls_only, the entry and return probes' links alone.
  */
 void tracer_destroy_parallel(struct tracer *t, bool calls_only);
+/* tracer__attach(); with pair, the entry and return links even where session links are used */
+int tracer_attach_kind(struct tracer *t, const char *path, const unsigned long *offsets,
+		       const uint64_t *cookies, size_t n, bool entry_only, bool pair,
+		       uint64_t *refused, size_t *nrefused);
 /* closed without removing them (tracer__disown) */
 void tracer_drop_links(struct tracer *t);
 /*

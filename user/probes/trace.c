@@ -278,12 +278,20 @@ int tracer__attach(struct tracer *t, const char *path, const unsigned long *offs
 		   const uint64_t *cookies, size_t n, bool entry_only, uint64_t *refused,
 		   size_t *nrefused)
 {
+	return tracer_attach_kind(t, path, offsets, cookies, n, entry_only, false, refused,
+				  nrefused);
+}
+
+int tracer_attach_kind(struct tracer *t, const char *path, const unsigned long *offsets,
+		       const uint64_t *cookies, size_t n, bool entry_only, bool pair,
+		       uint64_t *refused, size_t *nrefused)
+{
 	struct bpf_program *entry = t->args ? t->skel->progs.call_entry_args : t->skel->progs.call_entry;
 	struct bpf_program *ret = t->args ? t->skel->progs.call_exit_ret : t->skel->progs.call_exit;
 
 	if (entry_only) {
 		ret = NULL;
-	} else if (t->session) {
+	} else if (t->session && !pair) {
 		entry = tracer_session_prog(t);	/* both halves in one link */
 		ret = NULL;
 	}

@@ -36,13 +36,15 @@ void tracer__warn_refused(const struct bp_session *s, const char *path, const ui
 }
 
 int tracer__attach_owned(struct tracer *t, const char *path, const unsigned long *offsets,
-			 const uint64_t *cookies, size_t n, bool entry_only, uint64_t *refused,
-			 size_t *nrefused, struct bpf_link ***links, size_t *nlinks)
+			 const uint64_t *cookies, size_t n, bool entry_only, bool pair,
+			 uint64_t *refused, size_t *nrefused, struct bpf_link ***links,
+			 size_t *nlinks)
 {
 	size_t from = t->nlinks, i;
 	int err;
 
-	err = tracer__attach(t, path, offsets, cookies, n, entry_only, refused, nrefused);
+	err = tracer_attach_kind(t, path, offsets, cookies, n, entry_only, pair, refused,
+				 nrefused);
 	if (err) {
 		while (t->nlinks > from)
 			bpf_link__destroy(t->links[--t->nlinks]);
@@ -61,6 +63,11 @@ uint32_t *tracer__gov_groups(struct tracer *t)
 	return t->skel->bss->gov_groups;
 }
 
+uint8_t *tracer__gov_paired(struct tracer *t)
+{
+	return t->session ? t->skel->bss->gov_paired : NULL;
+}
+
 uint64_t tracer__gov_dropped_hits(struct tracer *t)
 {
 	return __atomic_load_n(&t->skel->bss->gov_dropped_hits, __ATOMIC_RELAXED);
@@ -71,7 +78,8 @@ int tracer__gov_dropped_fd(struct tracer *t)
 	return bpf_map__fd(t->skel->maps.gov_dropped);
 }
 
-void tracer__adopt_links(struct tracer *t, struct bpf_link **links, size_t n, bool entry_only)
+void tracer__adopt_links(struct tracer *t, struct bpf_link **links, size_t n, bool entry_only,
+			 bool pair)
 {
 	size_t i;
 
@@ -80,7 +88,8 @@ void tracer__adopt_links(struct tracer *t, struct bpf_link **links, size_t n, bo
 	for (i = 0; i < n; i++) {
 		/* attach_range() makes them in pairs: the return link, then the entry link;
 		 * a session link (one per range) goes with the entries */
-		t->kinds[t->nlinks] = entry_only || t->session || i % 2 ? LINK_ENTRY : LINK_RETURN;
+		t->kinds[t->nlinks] = entry_only || (t->session && !pair) || i % 2 ? LINK_ENTRY :
+										      LINK_RETURN;
 		t->links[t->nlinks++] = links[i];
 	}
 }

@@ -67,9 +67,13 @@ void tracer_session_prepare(struct tracer *t, bool on)
 	t->session = on;
 	bpf_program__set_autoload(s, on && !t->args);
 	bpf_program__set_autoload(sa, on && t->args);
-	/* the entry programs stay: modules traced at entries only (no return) use them */
-	bpf_program__set_autoload(t->skel->progs.call_exit, !on && !t->args);
-	bpf_program__set_autoload(t->skel->progs.call_exit_ret, !on && t->args);
+	/*
+	 * The pair stays loaded: modules traced at entries only (no return) use
+	 * the entry program, and a governed group re-linked while calls of it
+	 * were open, both (trace_gov.bpf.h, gov_paired).
+	 */
+	bpf_program__set_autoload(t->skel->progs.call_exit, !t->args);
+	bpf_program__set_autoload(t->skel->progs.call_exit_ret, t->args);
 	if (on) {
 		bpf_program__set_expected_attach_type(s, BP_TRACE_UPROBE_SESSION);
 		bpf_program__set_expected_attach_type(sa, BP_TRACE_UPROBE_SESSION);

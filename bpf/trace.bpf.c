@@ -295,9 +295,8 @@ extern bool bpf_session_is_return(void) __ksym __weak;
  * The governor's choice is made once, at the entry (its marks there work as
  * for the pair, every entry consumer of a hit runs); the return of a call
  * is run by the one link whose entry took it, so it records without asking
- * again, unless its group went over to the pair (gov_accept_return).  A
- * gated process keeps its returns: its window may open before they come
- * (they are recorded then, as with the pair).
+ * again.  A gated process keeps its returns: its window may open before
+ * they come (they are recorded then, as with the pair).
  */
 static __always_inline int session_call(struct pt_regs *ctx, bool args)
 {
@@ -305,7 +304,7 @@ static __always_inline int session_call(struct pt_regs *ctx, bool args)
 	__u32 tgid = id >> 32;
 
 	if (bpf_session_is_return()) {
-		if (!is_traced(tgid) || !gov_accept_return(bpf_get_attach_cookie(ctx)))
+		if (!is_traced(tgid))
 			return 0;
 		return args ? put_call_args(ctx, BP_REC_EXIT_RET, id) : put_call(ctx, BP_REC_EXIT, id);
 	}

@@ -93,28 +93,6 @@ static __noinline int gov_slow(__u64 cookie, __u32 w)
 	return 1;
 }
 
-/*
- * Uprobe session links (trace.bpf.c session_call): a call's return runs only
- * on the link whose entry took it, so a call in flight when its group is
- * re-linked would lose its return with the old link.  A group re-linked
- * while some of its kept functions had calls open is re-linked with the
- * pair (entry link, return link) from then on; its gov_paired byte is set
- * before the new links are made.  A non-session return probe runs for every
- * pending return of its uprobe, those of calls entered through the old
- * session link too: from phase X on, that one records them (its program
- * is the pair's, with the marks), and the old session link records nothing.
- */
-__u8 gov_paired[BP_GOV_GROUPS];
-
-/* Is this session return recorded (its entry was)? */
-static __always_inline bool gov_accept_return(__u64 cookie)
-{
-	__u32 gi = (cookie >> BP_GOV_GROUP_SHIFT) & (BP_GOV_GROUPS - 1);
-
-	return gov_groups[gi] == ((cookie >> BP_GOV_GEN_SHIFT) & BP_GOV_GEN_MASK) ||
-	       !gov_paired[gi];
-}
-
 /* Is this hit recorded?  One load and a compare unless its group is being re-linked. */
 static __always_inline bool gov_accept(__u64 cookie)
 {

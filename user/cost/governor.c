@@ -79,7 +79,6 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 	g->ov = ov;
 	g->dec = dec;
 	g->words = tracer__gov_groups(tr);
-	g->paired = tracer__gov_paired(tr);
 	g->dropped_fd = tracer__gov_dropped_fd(tr);
 	g->dropped_hits_w = tracer__gov_dropped_hits(tr);
 	g->ngroups = 1;
@@ -629,13 +628,12 @@ void governor__release(struct governor *g)
 	if (g->relinks)
 		p_dbg("governor: %zu drops re-linked %zu groups (%zu kept functions re-registered, "
 		      "%zu of them moved to groups of their own) in %.3f s (%.3f s of it giving old "
-		      "links to the closer), between the decoder's reads; %zu groups with calls open "
-		      "at their re-link went over to entry and return links",
+		      "links to the closer), between the decoder's reads",
 		      g->relinks, g->relink_groups, g->relink_kept, g->relink_moved,
-		      g->relink_ns / 1e9, g->give_ns / 1e9, g->npaired);
+		      g->relink_ns / 1e9, g->give_ns / 1e9);
 	for (i = 1; i < g->ngroups; i++) {
 		tracer__adopt_links(g->tr, g->groups[i].links, g->groups[i].nlinks,
-				    g->groups[i].entry_only, g->groups[i].paired);
+				    g->groups[i].entry_only);
 		free(g->groups[i].links);
 		g->groups[i].links = NULL;
 		g->groups[i].nlinks = 0;

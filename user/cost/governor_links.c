@@ -34,11 +34,8 @@ int gov_link_group(struct governor *g, uint32_t gi, struct gov_group *grp, uint1
 		cookies[i] = grp->funcs[i] | (uint64_t)gi << BP_GOV_GROUP_SHIFT |
 			     (uint64_t)gen << BP_GOV_GEN_SHIFT;
 	*nrefused = 0;
-	/* before the links: their return probes' records are theirs from phase X on */
-	if (grp->paired && g->paired)
-		__atomic_store_n(&g->paired[gi], 1, __ATOMIC_SEQ_CST);
 	err = tracer__attach_owned(g->tr, grp->path, grp->offsets, cookies, grp->n, grp->entry_only,
-				   grp->paired, refused, nrefused, links, nlinks);
+				   refused, nrefused, links, nlinks);
 	free(cookies);
 	if (!err)
 		g->nlinks_live += *nlinks;
@@ -265,7 +262,7 @@ static void gov_let_go(struct governor *g, struct bpf_link **links, size_t n)
  * old group's link goes on recording it until the re-link's X.  Returns the
  * new group, or 0 (no room, or no link: it stays in the old group's rest).
  */
-static uint32_t move_out(struct governor *g, const struct gov_group *grp, size_t j, bool paired)
+static uint32_t move_out(struct governor *g, const struct gov_group *grp, size_t j)
 {
 	uint32_t si = (uint32_t)g->ngroups, f = grp->funcs[j];
 	struct gov_group *sg = &g->groups[si];
@@ -278,7 +275,6 @@ static uint32_t move_out(struct governor *g, const struct gov_group *grp, size_t
 	memset(sg, 0, sizeof(*sg));
 	sg->path = grp->path;
 	sg->entry_only = grp->entry_only;
-	sg->paired = paired;
 	sg->n = 1;
 	sg->funcs = xcalloc(1, sizeof(*sg->funcs));
 	sg->offsets = xcalloc(1, sizeof(*sg->offsets));
@@ -287,8 +283,6 @@ static uint32_t move_out(struct governor *g, const struct gov_group *grp, size_t
 	__atomic_store_n(&g->words[si], BP_GOV_WORD(1, 0), __ATOMIC_SEQ_CST);
 	if (gov_link_group(g, si, sg, 0, &sg->links, &sg->nlinks, refused, &nref) || !sg->n) {
 		__atomic_store_n(&g->words[si], 0, __ATOMIC_SEQ_CST);
-		if (g->paired)
-			__atomic_store_n(&g->paired[si], 0, __ATOMIC_SEQ_CST);
 		g->group_of[f] = g->group_of[f] ? g->group_of[f] : (uint32_t)(grp - g->groups);
 		free(sg->funcs);
 		free(sg->offsets);
@@ -305,8 +299,6 @@ static void unmove(struct governor *g, uint32_t *moved, size_t n)
 	while (n--) {
 		struct gov_group *sg = &g->groups[moved[n]];
 
-		if (g->paired)
-			__atomic_store_n(&g->paired[moved[n]], 0, __ATOMIC_SEQ_CST);
 		gov_let_go(g, sg->links, sg->nlinks);
 		free(sg->funcs);
 		free(sg->offsets);
@@ -319,7 +311,7 @@ static void unmove(struct governor *g, uint32_t *moved, size_t n)
 
 /* -v: one group's re-link, what it dropped, what it moved (names, for tests and the curious). */
 static void log_group(const struct governor *g, const struct gov_group *grp, const uint32_t *moved,
-		      size_t nm, size_t nrest, bool paired)
+		      size_t nm, size_t nrest)
 {
 	char dropped[512] = "", mv[1024] = "";
 	size_t j, ld = 0, lm = 0, nd = 0;
@@ -337,9 +329,8 @@ static void log_group(const struct governor *g, const struct gov_group *grp, con
 			lm += snprintf(mv + lm, sizeof(mv) - lm, " %s",
 				       session__func_name(g->s, g->groups[moved[j]].funcs[0]));
 	p_dbg("governor: group %zu re-linked: %zu dropped:%s; %zu kept re-registered, %zu of them "
-	      "moved to groups of their own:%s%s", (size_t)(grp - g->groups), nd, dropped, nrest + nm,
-	      nm, nm ? mv : " none",
-	      paired && !grp->paired ? "; calls of it open: entry and return links from now on" : "");
+	      "moved to groups of their own:%s", (size_t)(grp - g->groups), nd, dropped, nrest + nm,
+	      nm, nm ? mv : " none");
 }
 
 /*
@@ -360,26 +351,12 @@ static int relink_group(struct governor *g, uint32_t gi, struct gov_doomed *d, s
 
 	ng.funcs = xcalloc(grp->n ? grp->n : 1, sizeof(*ng.funcs));
 	ng.offsets = xcalloc(grp->n ? grp->n : 1, sizeof(*ng.offsets));
-	/*
-	 * Session links: the return of a call entered through the old link is
-	 * seen by that link alone, gone at the end of phase X.  Calls of the
-	 * group open now (as read so far) keep theirs through the pair's return
-	 * probe: the group, and those moved out of it, go over to the pair
-	 * (bpf/trace_gov.bpf.h, gov_paired), for good.
-	 */
-	for (j = ng.n = 0; j < grp->n; j++)
-		if (!g->dropped[grp->funcs[j]])
-			ng.funcs[ng.n++] = grp->funcs[j];	/* the kept ones: a dropped one has no return to keep */
-	ng.paired = grp->paired || (g->paired && !grp->entry_only &&
-				    decoder__open(g->dec, ng.funcs, ng.n));
-	if (ng.paired && !grp->paired)
-		g->npaired++;
 	for (j = ng.n = 0; j < grp->n; j++) {
 		uint32_t f = grp->funcs[j];
 
 		if (g->dropped[f])
 			continue;
-		if (grp->n > 1 && g->calls[f] && (moved[nm] = move_out(g, grp, j, ng.paired))) {
+		if (grp->n > 1 && g->calls[f] && (moved[nm] = move_out(g, grp, j))) {
 			nm++;
 			continue;
 		}
@@ -407,7 +384,7 @@ static int relink_group(struct governor *g, uint32_t gi, struct gov_doomed *d, s
 	*nkept += ng.n + nm;
 	*nmoved += nm;
 	if (verbose)
-		log_group(g, grp, moved, nm, ng.n, ng.paired);
+		log_group(g, grp, moved, nm, ng.n);
 	for (j = 0; j < grp->n; j++) {
 		__u32 key = grp->funcs[j];
 		__u8 one = 1;

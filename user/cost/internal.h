@@ -75,7 +75,6 @@ struct gov_group {
 	unsigned long *offsets;
 	size_t n;
 	uint16_t gen;		/* of its current links */
-	bool paired;		/* an entry and a return link, where session links are used */
 	struct bpf_link **links;
 	size_t nlinks;
 };
@@ -140,8 +139,6 @@ struct governor {
 	struct overhead *ov;
 	struct decoder *dec;
 	uint32_t *words;	/* gov_groups of the BPF side, mapped */
-	size_t npaired;		/* groups gone over to the pair (calls open at their re-link) */
-	uint8_t *paired;	/* gov_paired of the BPF side, mapped; NULL without session links */
 	int dropped_fd;
 	struct gov_group *groups;	/* [0] unused: group 0 is every ungoverned probe */
 	size_t ngroups;

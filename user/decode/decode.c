@@ -202,19 +202,6 @@ size_t decoder__nthreads(const struct decoder *d)
 	return d->tab_used;
 }
 
-bool decoder__open(const struct decoder *d, const uint32_t *funcs, size_t n)
-{
-	for (size_t i = 0; i < d->tab_cap; i++) {
-		const struct tstate *t = &d->tab[i];
-
-		for (uint32_t k = 0; t->tid && k < t->depth; k++)
-			for (size_t j = 0; j < n; j++)
-				if (t->stack[k].func == funcs[j])
-					return true;
-	}
-	return false;
-}
-
 void dec_push(struct decoder *d, struct tstate *t, uint32_t func, uint64_t ts, uint64_t sp,
 	      uint64_t id, bool retprobe)
 {

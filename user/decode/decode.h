@@ -78,8 +78,6 @@ void decoder__set_python_hooks(struct decoder *d, decoder_py_proc_fn proc,
 int decoder__feed(struct decoder *d, const void *rec, size_t size);
 /* Threads with decoder state (seen, not exited). */
 size_t decoder__nthreads(const struct decoder *d);
-/* Has any thread an open call (one read, not yet returned) of one of funcs? */
-bool decoder__open(const struct decoder *d, const uint32_t *funcs, size_t n);
 /* `count` records were lost on `cpu`: emits a loss marker at the latest time seen. */
 int decoder__loss(struct decoder *d, uint32_t cpu, uint64_t count);
 /*

@@ -85,10 +85,6 @@ void tracer_destroy_kind(struct tracer *t, int kind);
  * overlap; with calls_only, the entry and return probes' links alone.
  */
 void tracer_destroy_parallel(struct tracer *t, bool calls_only);
-/* tracer__attach(); with pair, the entry and return links even where session links are used */
-int tracer_attach_kind(struct tracer *t, const char *path, const unsigned long *offsets,
-		       const uint64_t *cookies, size_t n, bool entry_only, bool pair,
-		       uint64_t *refused, size_t *nrefused);
 /* closed without removing them (tracer__disown) */
 void tracer_drop_links(struct tracer *t);
 /*
@@ -104,6 +100,10 @@ void tracer_session_refused(int err);
 void tracer_session_prepare(struct tracer *t, bool on);
 struct bpf_program;
 struct bpf_program *tracer_session_prog(struct tracer *t);
+/* tracer__attach() with session links or not (the governor's groups: never). */
+int tracer_attach_kind(struct tracer *t, const char *path, const unsigned long *offsets,
+		       const uint64_t *cookies, size_t n, bool entry_only, bool session,
+		       uint64_t *refused, size_t *nrefused);
 int tracer_session_link(struct tracer *t, struct bpf_program *prog, const char *path,
 			const unsigned long *offsets, const uint64_t *cookies, size_t n,
 			struct bpf_link **out);

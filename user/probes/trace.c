@@ -278,12 +278,12 @@ int tracer__attach(struct tracer *t, const char *path, const unsigned long *offs
 		   const uint64_t *cookies, size_t n, bool entry_only, uint64_t *refused,
 		   size_t *nrefused)
 {
-	return tracer_attach_kind(t, path, offsets, cookies, n, entry_only, false, refused,
+	return tracer_attach_kind(t, path, offsets, cookies, n, entry_only, t->session, refused,
 				  nrefused);
 }
 
 int tracer_attach_kind(struct tracer *t, const char *path, const unsigned long *offsets,
-		       const uint64_t *cookies, size_t n, bool entry_only, bool pair,
+		       const uint64_t *cookies, size_t n, bool entry_only, bool session,
 		       uint64_t *refused, size_t *nrefused)
 {
 	struct bpf_program *entry = t->args ? t->skel->progs.call_entry_args : t->skel->progs.call_entry;
@@ -291,7 +291,7 @@ int tracer_attach_kind(struct tracer *t, const char *path, const unsigned long *
 
 	if (entry_only) {
 		ret = NULL;
-	} else if (t->session && !pair) {
+	} else if (session) {
 		entry = tracer_session_prog(t);	/* both halves in one link */
 		ret = NULL;
 	}

@@ -71,24 +71,15 @@ void tracer__warn_refused(const struct bp_session *s, const char *path, const ui
  * tracer__attach(), but the links made are handed to the caller (*links,
  * *nlinks; free the array, bpf_link__destroy() each, entry links first) and
  * are not the tracer's to detach: the overhead governor re-creates them.
- * With pair, an entry and a return link even where session links are used.
  */
 struct bpf_link;
 int tracer__attach_owned(struct tracer *t, const char *path, const unsigned long *offsets,
-			 const uint64_t *cookies, size_t n, bool entry_only, bool pair,
-			 uint64_t *refused, size_t *nrefused, struct bpf_link ***links,
-			 size_t *nlinks);
-/* Gives links of tracer__attach_owned() back (entry_only, pair: as made for it), to be detached. */
-void tracer__adopt_links(struct tracer *t, struct bpf_link **links, size_t n, bool entry_only,
-			 bool pair);
+			 const uint64_t *cookies, size_t n, bool entry_only, uint64_t *refused,
+			 size_t *nrefused, struct bpf_link ***links, size_t *nlinks);
+/* Gives links of tracer__attach_owned() back (entry_only: as made for it), to be detached. */
+void tracer__adopt_links(struct tracer *t, struct bpf_link **links, size_t n, bool entry_only);
 /* The governor's group words (bpf/trace.bpf.c, BP_GOV_GROUPS), mapped. */
 uint32_t *tracer__gov_groups(struct tracer *t);
-/*
- * With session links, the groups' bytes that say their links are the pair
- * from now on (set before those are made: bpf/trace_gov.bpf.h), mapped;
- * NULL with the pair everywhere.
- */
-uint8_t *tracer__gov_paired(struct tracer *t);
 /* The map of dropped function ids (key u32, value u8). */
 int tracer__gov_dropped_fd(struct tracer *t);
 /* Hits (entry or return) of dropped functions on old links still attached. */

@@ -36,15 +36,20 @@ void tracer__warn_refused(const struct bp_session *s, const char *path, const ui
 }
 
 int tracer__attach_owned(struct tracer *t, const char *path, const unsigned long *offsets,
-			 const uint64_t *cookies, size_t n, bool entry_only, bool pair,
-			 uint64_t *refused, size_t *nrefused, struct bpf_link ***links,
-			 size_t *nlinks)
+			 const uint64_t *cookies, size_t n, bool entry_only, uint64_t *refused,
+			 size_t *nrefused, struct bpf_link ***links, size_t *nlinks)
 {
 	size_t from = t->nlinks, i;
 	int err;
 
-	err = tracer_attach_kind(t, path, offsets, cookies, n, entry_only, pair, refused,
-				 nrefused);
+	/*
+	 * Always an entry and a return link, never a session link: the
+	 * governor re-links these groups, and a session link's return is seen
+	 * by that link alone, so a call open across the re-link (main, a
+	 * handler entered a moment before) would lose its end; a return link
+	 * made anew sees the returns of calls entered before it.
+	 */
+	err = tracer_attach_kind(t, path, offsets, cookies, n, entry_only, false, refused, nrefused);
 	if (err) {
 		while (t->nlinks > from)
 			bpf_link__destroy(t->links[--t->nlinks]);
@@ -63,11 +68,6 @@ uint32_t *tracer__gov_groups(struct tracer *t)
 	return t->skel->bss->gov_groups;
 }
 
-uint8_t *tracer__gov_paired(struct tracer *t)
-{
-	return t->session ? t->skel->bss->gov_paired : NULL;
-}
-
 uint64_t tracer__gov_dropped_hits(struct tracer *t)
 {
 	return __atomic_load_n(&t->skel->bss->gov_dropped_hits, __ATOMIC_RELAXED);
@@ -78,18 +78,15 @@ int tracer__gov_dropped_fd(struct tracer *t)
 	return bpf_map__fd(t->skel->maps.gov_dropped);
 }
 
-void tracer__adopt_links(struct tracer *t, struct bpf_link **links, size_t n, bool entry_only,
-			 bool pair)
+void tracer__adopt_links(struct tracer *t, struct bpf_link **links, size_t n, bool entry_only)
 {
 	size_t i;
 
 	t->links = xrealloc(t->links, (t->nlinks + n) * sizeof(*t->links));
 	t->kinds = xrealloc(t->kinds, (t->nlinks + n) * sizeof(*t->kinds));
 	for (i = 0; i < n; i++) {
-		/* attach_range() makes them in pairs: the return link, then the entry link;
-		 * a session link (one per range) goes with the entries */
-		t->kinds[t->nlinks] = entry_only || (t->session && !pair) || i % 2 ? LINK_ENTRY :
-										      LINK_RETURN;
+		/* attach_range() makes them in pairs: the return link, then the entry link */
+		t->kinds[t->nlinks] = entry_only || i % 2 ? LINK_ENTRY : LINK_RETURN;
 		t->links[t->nlinks++] = links[i];
 	}
 }

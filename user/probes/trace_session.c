@@ -68,9 +68,9 @@ void tracer_session_prepare(struct tracer *t, bool on)
 	bpf_program__set_autoload(s, on && !t->args);
 	bpf_program__set_autoload(sa, on && t->args);
 	/*
-	 * The pair stays loaded: modules traced at entries only (no return) use
-	 * the entry program, and a governed group re-linked while calls of it
-	 * were open, both (trace_gov.bpf.h, gov_paired).
+	 * The pair's programs stay: modules traced at entries only (no return)
+	 * use the entry one, and the governor's groups, which it re-links, are
+	 * always an entry and a return link (tracer__attach_owned).
 	 */
 	bpf_program__set_autoload(t->skel->progs.call_exit, !t->args);
 	bpf_program__set_autoload(t->skel->progs.call_exit_ret, t->args);

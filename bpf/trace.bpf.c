@@ -54,16 +54,14 @@ static __always_inline bool call_accept(struct pt_regs *ctx, __u64 id, bool entr
 	return true;
 }
 
-static __always_inline int emit_call(struct pt_regs *ctx, __u16 type)
+/* Writes the call record of an accepted hit: into this CPU's batch, or alone. */
+static __always_inline int put_call(struct pt_regs *ctx, __u16 type, __u64 id)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct bp_rec_batch *b;
 	struct bp_rec_call *r;
 	__u32 n;
 
-	if (!call_accept(ctx, id, type == BP_REC_ENTRY))
-		return 0;
 	b = batch_get();
 	if (b) {
 		n = BP_ONCE(b->n) & (BP_BATCH_RECS - 1);
@@ -84,6 +82,15 @@ static __always_inline int emit_call(struct pt_regs *ctx, __u16 type)
 	fill_call(r, ctx, type, id, cpu);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
+}
+
+static __always_inline int emit_call(struct pt_regs *ctx, __u16 type)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!call_accept(ctx, id, type == BP_REC_ENTRY))
+		return 0;
+	return put_call(ctx, type, id);
 }
 
 /*
@@ -133,14 +140,12 @@ static __always_inline void read_arg_strs(struct bp_rec_call_args *r, __u32 mask
 	}
 }
 
-static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
+/* Writes the --args call record of an accepted hit. */
+static __always_inline int put_call_args(struct pt_regs *ctx, __u16 type, __u64 id)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct bp_rec_call_args *r;
 
-	if (!call_accept(ctx, id, type == BP_REC_ENTRY_ARGS))
-		return 0;
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
 		count_lost(cpu);
@@ -176,6 +181,15 @@ static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
 	}
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
+}
+
+static __always_inline int emit_call_args(struct pt_regs *ctx, __u16 type)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!call_accept(ctx, id, type == BP_REC_ENTRY_ARGS))
+		return 0;
+	return put_call_args(ctx, type, id);
 }
 
 /*
@@ -262,6 +276,60 @@ CALL_PROG("uprobe.multi", call_entry, emit_call, BP_REC_ENTRY)
 CALL_PROG("uretprobe.multi", call_exit, emit_call, BP_REC_EXIT)
 CALL_PROG("uprobe.multi", call_entry_args, emit_call_args, BP_REC_ENTRY_ARGS)
 CALL_PROG("uretprobe.multi", call_exit_ret, emit_call_args, BP_REC_EXIT_RET)
+
+/*
+ * Uprobe session links (Linux 6.13+): one link per group where the pair
+ * above needs two.  libbpf 1.4 has no section for them: these are loaded as
+ * uprobe.multi programs with the session attach type set by the loader
+ * (tracer__new), and linked by a raw BPF_LINK_CREATE (trace_session.c).
+ */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+/*
+ * Both halves of a call in one program.  At the entry, 1 tells the kernel
+ * not to run this link's return for the call: no return address is taken
+ * over.  That is said where the return program of the pair would record
+ * nothing either: a process not ours (not even gated: one that joins in
+ * the middle of a call would only have shown an exit without its entry),
+ * the recording over, a function the governor does not record on this link.
+ * The governor's choice is made once, at the entry (its marks there work as
+ * for the pair, every entry consumer of a hit runs); the return of a call
+ * is run by the one link whose entry took it, so it records without asking
+ * again.  A gated process keeps its returns: its window may open before
+ * they come (they are recorded then, as with the pair).
+ */
+static __always_inline int session_call(struct pt_regs *ctx, bool args)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+
+	if (bpf_session_is_return()) {
+		if (!is_traced(tgid))
+			return 0;
+		return args ? put_call_args(ctx, BP_REC_EXIT_RET, id) : put_call(ctx, BP_REC_EXIT, id);
+	}
+	if (!is_traced(tgid)) {
+		if (paused || !is_member(tgid))
+			return 1;
+		return gov_accept(bpf_get_attach_cookie(ctx)) ? 0 : 1;
+	}
+	if (!gov_accept(bpf_get_attach_cookie(ctx)))
+		return 1;
+	maybe_rearm(id, PT_REGS_SP(ctx));
+	return args ? put_call_args(ctx, BP_REC_ENTRY_ARGS, id) : put_call(ctx, BP_REC_ENTRY, id);
+}
+
+SEC("uprobe.multi")
+int BPF_KPROBE(call_session)
+{
+	return session_call(ctx, false);
+}
+
+SEC("uprobe.multi")
+int BPF_KPROBE(call_session_args)
+{
+	return session_call(ctx, true);
+}
 
 /* The other concerns of this object, each in its part. */
 #include "trace_unwind.bpf.h"

@@ -84,3 +84,5 @@ tests/progs/argtypes0: tests/progs/argtypes.cc tests/progs/progs.h
 
 # hotgroups: its functions in the file in the source's order (the test relies on the layout)
 PROG_CFLAGS_hotgroups := -fno-toplevel-reorder
+# inflight: its functions in the file in the source's order (tiny, outer and main in one group)
+PROG_CFLAGS_inflight := -fno-toplevel-reorder

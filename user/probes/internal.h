@@ -34,6 +34,7 @@ struct tracer {
 	void *ctx;
 	bool args;
 	bool gated;
+	bool session;		/* calls probed by uprobe session links (trace_session.c) */
 	uint64_t unwind_restored, unwind_failed;
 	size_t drain_bytes;	/* tracer__poll() drains once this much is pending... */
 	uint64_t last_drain;	/* ...or DRAIN_LATENCY_NS after the last drain */
@@ -86,5 +87,25 @@ void tracer_destroy_kind(struct tracer *t, int kind);
 void tracer_destroy_parallel(struct tracer *t, bool calls_only);
 /* closed without removing them (tracer__disown) */
 void tracer_drop_links(struct tracer *t);
+/*
+ * trace_session.c: uprobe session links.  Whether to try them
+ * (BPFPROF_NO_SESSION unset, no load of them failed); a failed
+ * load (-errno) noted: the next tracer__new() uses the pair; before load,
+ * which call programs are loaded; the session program to link (NULL: the
+ * pair); a session link made (0 or -errno).
+ */
+bool tracer_session_wanted(void);
+void tracer_session_say(bool on);	/* -v, once: the session links are used */
+void tracer_session_refused(int err);
+void tracer_session_prepare(struct tracer *t, bool on);
+struct bpf_program;
+struct bpf_program *tracer_session_prog(struct tracer *t);
+/* tracer__attach() with session links or not (the governor's groups: never). */
+int tracer_attach_kind(struct tracer *t, const char *path, const unsigned long *offsets,
+		       const uint64_t *cookies, size_t n, bool entry_only, bool session,
+		       uint64_t *refused, size_t *nrefused);
+int tracer_session_link(struct tracer *t, struct bpf_program *prog, const char *path,
+			const unsigned long *offsets, const uint64_t *cookies, size_t n,
+			struct bpf_link **out);
 
 #endif

@@ -122,19 +122,26 @@ int tracer__new(const struct tracer_opts *opts, tracer_record_fn fn, void *ctx,
 		p_err("invalid buffer size %zu: %s", rb_size, strerror(-err));
 		goto cleanup;
 	}
-	/* Only one pair of call programs is used; the other pair is never attached. */
+	/* Only one set of call programs is used (plain or --args); the other is never attached. */
 	bpf_program__set_autoload(t->skel->progs.call_entry, !opts->args);
-	bpf_program__set_autoload(t->skel->progs.call_exit, !opts->args);
 	bpf_program__set_autoload(t->skel->progs.call_entry_args, opts->args);
-	bpf_program__set_autoload(t->skel->progs.call_exit_ret, opts->args);
 	bpf_program__set_autoload(t->skel->progs.call_xval, opts->args);
+	/* a session link per group where the kernel has them, else an entry and a return link */
+	tracer_session_prepare(t, tracer_session_wanted());
 	/* the keeper creates its own instances, one task at a time */
 	bpf_program__set_autoattach(t->skel->progs.unwind_slots, false);
 
 	/* the owner of the shared maps: none to reuse */
 	err = probe_obj__load_skel(&t->po, t->skel, NULL);
+	if (err && t->session) {
+		/* a kernel whose BTF has them but whose verifier refused: again with the pair */
+		tracer_session_refused(err);
+		tracer__free(t);
+		return tracer__new(opts, fn, ctx, out);
+	}
 	if (err)
 		goto cleanup;
+	tracer_session_say(t->session);
 	/* Task tracepoints: fork/exit/rename/exec keep the pid set and names current. */
 	err = trace_bpf__attach(t->skel);
 	if (err) {
@@ -202,11 +209,18 @@ static int attach_one(struct tracer *t, struct bpf_program *prog, bool ret, cons
 {
 	LIBBPF_OPTS(bpf_uprobe_multi_opts, o, .offsets = offsets, .cookies = (const __u64 *)cookies,
 		    .cnt = n, .retprobe = ret);
-	struct bpf_link *link;
+	struct bpf_link *link = NULL;
+	int err;
 
-	link = bpf_program__attach_uprobe_multi(prog, -1, path, NULL, &o);
-	if (!link)
-		return -errno;
+	if (prog == tracer_session_prog(t)) {
+		err = tracer_session_link(t, prog, path, offsets, cookies, n, &link);
+		if (err)
+			return err;
+	} else {
+		link = bpf_program__attach_uprobe_multi(prog, -1, path, NULL, &o);
+		if (!link)
+			return -errno;
+	}
 	t->links = xrealloc(t->links, (t->nlinks + 1) * sizeof(*t->links));
 	t->kinds = xrealloc(t->kinds, (t->nlinks + 1) * sizeof(*t->kinds));
 	/* the linker hook goes with the entries: first, before any return probe */
@@ -264,11 +278,23 @@ int tracer__attach(struct tracer *t, const char *path, const unsigned long *offs
 		   const uint64_t *cookies, size_t n, bool entry_only, uint64_t *refused,
 		   size_t *nrefused)
 {
+	return tracer_attach_kind(t, path, offsets, cookies, n, entry_only, t->session, refused,
+				  nrefused);
+}
+
+int tracer_attach_kind(struct tracer *t, const char *path, const unsigned long *offsets,
+		       const uint64_t *cookies, size_t n, bool entry_only, bool session,
+		       uint64_t *refused, size_t *nrefused)
+{
 	struct bpf_program *entry = t->args ? t->skel->progs.call_entry_args : t->skel->progs.call_entry;
 	struct bpf_program *ret = t->args ? t->skel->progs.call_exit_ret : t->skel->progs.call_exit;
 
-	if (entry_only)
+	if (entry_only) {
 		ret = NULL;
+	} else if (session) {
+		entry = tracer_session_prog(t);	/* both halves in one link */
+		ret = NULL;
+	}
 	*nrefused = 0;
 	if (!n)
 		return 0;

@@ -42,7 +42,14 @@ int tracer__attach_owned(struct tracer *t, const char *path, const unsigned long
 	size_t from = t->nlinks, i;
 	int err;
 
-	err = tracer__attach(t, path, offsets, cookies, n, entry_only, refused, nrefused);
+	/*
+	 * Always an entry and a return link, never a session link: the
+	 * governor re-links these groups, and a session link's return is seen
+	 * by that link alone, so a call open across the re-link (main, a
+	 * handler entered a moment before) would lose its end; a return link
+	 * made anew sees the returns of calls entered before it.
+	 */
+	err = tracer_attach_kind(t, path, offsets, cookies, n, entry_only, false, refused, nrefused);
 	if (err) {
 		while (t->nlinks > from)
 			bpf_link__destroy(t->links[--t->nlinks]);

@@ -18,6 +18,9 @@
 # ngx_http_handler) against the requests served while it was attached.
 #
 #   LOAD_S=5 WARM_S=5 CONNS=20 LIMITS="default 100 10" SERVICES="redis nginx"
+#
+# KEEP=DIR keeps each run's archive and stderr in DIR (SVC.LIMIT.bpfprof,
+# SVC.LIMIT.err), with bpfprof run -v (the governor's windows and rankings).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh services.sh
@@ -27,6 +30,9 @@ WARM_S=${WARM_S:-5}
 CONNS=${CONNS:-20}
 LIMITS=${LIMITS:-"default 100 10"}
 SERVICES=${SERVICES:-"redis nginx"}
+KEEP=${KEEP:-}
+VFLAG=()
+[ -z "$KEEP" ] || { mkdir -p "$KEEP"; VFLAG=(-v); }
 
 bench_need_root uprobes
 bench_need_built bpfprof "'make'"
@@ -116,7 +122,7 @@ run_service() {
 		opts=()
 		[ "$lim" = default ] || opts=(--max-overhead "$lim")
 		printf '  %-50s\r' "$svc: attach $lim" >&2
-		"$BPFPROF" attach --pid "$PIDS" "${opts[@]}" -o "$tmp/$svc.$lim.bpfprof" \
+		"$BPFPROF" attach "${VFLAG[@]}" --pid "$PIDS" "${opts[@]}" -o "$tmp/$svc.$lim.bpfprof" \
 			>"$tmp/$svc.$lim.out" 2>"$tmp/$svc.$lim.err" &
 		local bp=$!
 		sleep 1
@@ -129,6 +135,7 @@ run_service() {
 		printf '  %-50s\r' "$svc: untraced" >&2
 		u1=$("${svc}_load" "$LOAD_S")
 		"$BPFPROF" report --format json "$tmp/$svc.$lim.bpfprof" >"$tmp/rep.json" 2>/dev/null || true
+		[ -z "$KEEP" ] || cp "$tmp/$svc.$lim.bpfprof" "$tmp/$svc.$lim.err" "$KEEP/" 2>/dev/null || true
 		rows+=("$(python3 - "$svc" "$lim" "$u0" "$u1" "$t" "$((served1 - served0))" "$funcs" \
 			"$tmp/$svc.$lim.err" "$tmp/rep.json" <<-'EOF'
 		import json, re, sys

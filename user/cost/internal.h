@@ -44,8 +44,8 @@
  * never reports, e.g. a dropped one, would otherwise pile up).
  */
 #define GOV_NEST_MAX		65536
-/* Candidates written per decision with -v (the ranking, for the log). */
-#define GOV_LOG_RANKED		40
+/* Candidates written per decision with -v past those dropped (the ranking, for the log). */
+#define GOV_LOG_RANKED		20
 /*
  * Re-links go on for at most this long per call of governor__check (at
  * least one group), between the decoder's reads: events and exec holds

@@ -22,6 +22,14 @@
 #define GOV_SINGLES_MAX		256
 /* Log2 buckets of call durations per function, for the median (see decide()). */
 #define GOV_HBUCKETS		40
+/*
+ * The probe costs' scale (gov_leaf_scale()): leaf calls' durations over
+ * their calibrated inside cost in buckets of 1/32 up to 2; a window needs
+ * GOV_LEAF_MIN of them; the GOV_LEAF_QUANTILE-th shortest tell.
+ */
+#define GOV_LEAF_BUCKETS	64
+#define GOV_LEAF_MIN		256
+#define GOV_LEAF_QUANTILE	0.05
 /* A window in which the target used less CPU than GOV_MIN_CPU_NS is given up after this. */
 #define GOV_WINDOW_MAX_NS	10000000000ull
 /*
@@ -126,10 +134,11 @@ struct gov_job {
 	uint64_t ns;		/* spent re-linking */
 };
 
-/* A call still open whose finished traced descendants' probe cost is known. */
+/* A call still open whose finished traced children are known (see governor__event). */
 struct gov_nest {
 	uint64_t id;		/* the call's id (0: an empty slot) */
-	double ns;		/* probe cost of its finished traced descendants */
+	double out;		/* its children's probe cost outside their own durations: in its self time */
+	double comp;		/* its children's compensated inclusive times */
 };
 
 struct governor {
@@ -151,6 +160,10 @@ struct governor {
 	uint32_t **hist_w;	/* per function, lazily: GOV_HBUCKETS log2 buckets of compensated durations */
 	uint8_t *dropped;
 	size_t cap;
+	bool comp_clock;	/* the decoder compensates: durations come without the probes' cost */
+	/* leaf calls in the window: duration / calibrated inside cost, GOV_LEAF_BUCKETS of 1/32 */
+	uint32_t leaf_r[GOV_LEAF_BUCKETS];
+	uint64_t leaf_n;
 	/* compensation of inclusive times: call id -> its finished descendants' probe cost */
 	struct gov_nest *nest;
 	size_t nest_cap, nest_used;
@@ -199,6 +212,19 @@ struct gov_reap {
 	atomic_bool done;
 };
 
+/* governor_comp.c: compensated inclusive times (see governor__event) */
+/* Takes (and forgets) what call id's finished traced children left: *out, *comp (gov_nest). */
+void gov_nest_take(struct governor *g, uint64_t id, double *out, double *comp);
+/* Adds a finished child's share to its caller's call id. */
+void gov_nest_add(struct governor *g, uint64_t id, double out, double comp);
+/* What a call of fn would have lasted untraced, from its self time and its children's shares. */
+struct bp_func;
+double gov_comp_time(const struct governor *g, const struct bp_func *fn, uint64_t self,
+		     double out, double comp);
+/* Counts a governed call without traced children (d: its duration) for gov_leaf_scale(). */
+void gov_leaf_note(struct governor *g, const struct bp_func *fn, uint64_t d);
+/* At a window's end: scales the probe costs down when its leaf calls show them dearer. */
+void gov_leaf_scale(struct governor *g);
 /* governor_links.c */
 int gov_link_group(struct governor *g, uint32_t gi, struct gov_group *grp, uint16_t gen,
 		   struct bpf_link ***links, size_t *nlinks, uint64_t *refused, size_t *nrefused);

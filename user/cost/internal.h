@@ -117,6 +117,7 @@ struct gov_cand {
 	bool caller;		/* its calls had traced callees */
 	bool informs;		/* its calls last longer than its probe (distortion < 1) */
 	double mid;		/* compensated median inclusive time, ns */
+	double mean;		/* mean raw duration, ns (ties of mid: the shorter goes first) */
 	uint64_t calls_w;	/* its calls in the window */
 };
 

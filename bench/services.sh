@@ -18,6 +18,9 @@
 # ngx_http_handler) against the requests served while it was attached.
 #
 #   LOAD_S=5 WARM_S=5 CONNS=20 LIMITS="default 100 10" SERVICES="redis nginx"
+#
+# KEEP=DIR keeps each run's archive and stderr in DIR (SVC.LIMIT.bpfprof,
+# SVC.LIMIT.err), with bpfprof run -v (the governor's windows and rankings).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh services.sh
@@ -27,6 +30,9 @@ WARM_S=${WARM_S:-5}
 CONNS=${CONNS:-20}
 LIMITS=${LIMITS:-"default 100 10"}
 SERVICES=${SERVICES:-"redis nginx"}
+KEEP=${KEEP:-}
+VFLAG=()
+[ -z "$KEEP" ] || { mkdir -p "$KEEP"; VFLAG=(-v); }
 
 bench_need_root uprobes
 bench_need_built bpfprof "'make'"
@@ -82,24 +88,27 @@ nginx_start() {
 		fastcgi_temp_path $tmp/nginx;
 		uwsgi_temp_path $tmp/nginx;
 		scgi_temp_path $tmp/nginx;
-		server { listen 127.0.0.1:$PORT; root $tmp/www; }
+		server {
+			listen 127.0.0.1:$PORT; root $tmp/www;
+			location = /bpfprof-status { stub_status; }
+		}
 	}
 	EOF
 	nginx -c "$tmp/nginx.conf" -p "$tmp" >"$tmp/nginx.out" 2>&1 &
 	SVC_PID=$!
 	for _ in $(seq 50); do curl -s "http://127.0.0.1:$PORT/" >/dev/null 2>&1 && break; sleep 0.1; done
 	PIDS="$SVC_PID,$(pgrep -P "$SVC_PID" | paste -sd,)"
-	NGINX_SERVED=0
 }
 nginx_load() {
 	local r
 	r=$(wrk -t1 -c"$CONNS" -d"${1}s" "http://127.0.0.1:$PORT/" 2>/dev/null |
 		sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p')
-	r=${r:-0}
-	NGINX_SERVED=$(awk -v a="$NGINX_SERVED" -v r="$r" -v s="$1" 'BEGIN { printf "%.0f", a + r * s }')
-	echo "$r"
+	echo "${r:-0}"
 }
-nginx_served() { echo "$NGINX_SERVED"; }
+# requests nginx served so far (stub_status: counts this look too, so a difference holds one)
+nginx_served() {
+	curl -s "http://127.0.0.1:$PORT/bpfprof-status" | awk 'NR == 3 { print $3 }'
+}
 NGINX_FUNCS="ngx_http_process_request ngx_http_handler"
 
 # ---------------------------------------------------------------- one service
@@ -116,7 +125,7 @@ run_service() {
 		opts=()
 		[ "$lim" = default ] || opts=(--max-overhead "$lim")
 		printf '  %-50s\r' "$svc: attach $lim" >&2
-		"$BPFPROF" attach --pid "$PIDS" "${opts[@]}" -o "$tmp/$svc.$lim.bpfprof" \
+		"$BPFPROF" attach "${VFLAG[@]}" --pid "$PIDS" "${opts[@]}" -o "$tmp/$svc.$lim.bpfprof" \
 			>"$tmp/$svc.$lim.out" 2>"$tmp/$svc.$lim.err" &
 		local bp=$!
 		sleep 1
@@ -129,6 +138,7 @@ run_service() {
 		printf '  %-50s\r' "$svc: untraced" >&2
 		u1=$("${svc}_load" "$LOAD_S")
 		"$BPFPROF" report --format json "$tmp/$svc.$lim.bpfprof" >"$tmp/rep.json" 2>/dev/null || true
+		[ -z "$KEEP" ] || cp "$tmp/$svc.$lim.bpfprof" "$tmp/$svc.$lim.err" "$KEEP/" 2>/dev/null || true
 		rows+=("$(python3 - "$svc" "$lim" "$u0" "$u1" "$t" "$((served1 - served0))" "$funcs" \
 			"$tmp/$svc.$lim.err" "$tmp/rep.json" <<-'EOF'
 		import json, re, sys

@@ -203,82 +203,18 @@ void governor__set_sample_hook(struct governor *g, governor_sample_fn fn, void *
 	g->sample_ctx = ctx;
 }
 
-static uint64_t nest_hash(uint64_t id)
-{
-	return id * 0x9e3779b97f4a7c15ull >> 17;
-}
-
-/* Takes (and forgets) what id's finished traced descendants cost in probes. */
-static double nest_take(struct governor *g, uint64_t id)
-{
-	size_t i, j, cap = g->nest_cap;
-	double ns;
-
-	if (!cap || !id)
-		return 0;
-	for (i = nest_hash(id) & (cap - 1); g->nest[i].id != id; i = (i + 1) & (cap - 1))
-		if (!g->nest[i].id)
-			return 0;
-	ns = g->nest[i].ns;
-	/* backward-shift deletion: no tombstones in a linear-probing table */
-	for (j = (i + 1) & (cap - 1); g->nest[j].id; j = (j + 1) & (cap - 1)) {
-		size_t h = nest_hash(g->nest[j].id) & (cap - 1);
-
-		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
-			g->nest[i] = g->nest[j];
-			i = j;
-		}
-	}
-	g->nest[i].id = 0;
-	g->nest_used--;
-	return ns;
-}
-
-static void nest_add(struct governor *g, uint64_t id, double ns)
-{
-	size_t i, cap = g->nest_cap;
-
-	if (!id)
-		return;
-	if (g->nest_used >= GOV_NEST_MAX) {
-		memset(g->nest, 0, cap * sizeof(*g->nest));
-		g->nest_used = 0;
-	}
-	if (2 * (g->nest_used + 1) > cap) {
-		struct gov_nest *old = g->nest;
-		size_t k;
-
-		g->nest_cap = cap ? 2 * cap : 1024;
-		g->nest = xcalloc(g->nest_cap, sizeof(*g->nest));
-		g->nest_used = 0;
-		for (k = 0; k < cap; k++)
-			if (old[k].id)
-				nest_add(g, old[k].id, old[k].ns);
-		free(old);
-		cap = g->nest_cap;
-	}
-	for (i = nest_hash(id) & (cap - 1); g->nest[i].id && g->nest[i].id != id;
-	     i = (i + 1) & (cap - 1))
-		;
-	if (!g->nest[i].id) {
-		g->nest[i].id = id;
-		g->nest_used++;
-	}
-	g->nest[i].ns += ns;
-}
-
 /*
- * Every call is counted for compensation: its whole probe cost, and that of
- * its traced descendants, is carried to its caller's call (calls end before
- * their callers).  A governed function's call is also counted for the
- * window, with its compensated inclusive time: its duration less its own
- * probe's share inside it and its traced descendants' probe costs, the time
- * it would have taken untraced (what its probe cost is weighed against).
+ * Every call is counted for compensation: what its probe cost its caller
+ * outside its own duration, and its compensated inclusive time, are carried
+ * to its caller's call (calls end before their callers).  A governed
+ * function's call is also counted for the window, with its compensated
+ * inclusive time (gov_comp_time()), about the time it would have taken
+ * untraced: what its probe cost is weighed against.
  */
 void governor__event(struct governor *g, const struct bp_event *ev)
 {
 	const struct bp_func *fn;
-	double nested, comp;
+	double out, nested, comp;
 	uint64_t d;
 	uint32_t f;
 	unsigned b;
@@ -288,9 +224,11 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 	g->events += 2;	/* its entry and its return, as the BPF side counts records lost */
 	f = ev->call.func;
 	fn = f < g->s->nfuncs ? &g->s->funcs[f] : NULL;
-	nested = nest_take(g, ev->call.id);
+	gov_nest_take(g, ev->call.id, &out, &nested);
+	comp = gov_comp_time(g, fn, ev->call.self, out, nested);
 	if (fn && ev->call.parent_id)
-		nest_add(g, ev->call.parent_id, overhead__call_cost(g->ov, fn) + nested);
+		gov_nest_add(g, ev->call.parent_id, g->comp_clock ? 0 :
+			 overhead__call_cost(g->ov, fn) - overhead__inside_cost(g->ov, fn), comp);
 	if (g->py && fn && fn->flags & BP_FUNC_PYTHON)
 		grow(g, (size_t)f + 1);
 	if (f >= g->cap || !governed(g, f) || g->dropped[f])
@@ -299,9 +237,10 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 	g->calls_w[f]++;
 	g->probe_w += fn ? overhead__call_cost(g->ov, fn) : 0;
 	d = ev->call.end > ev->call.begin ? ev->call.end - ev->call.begin : 0;
+	if (fn && d == ev->call.self)
+		gov_leaf_note(g, fn, d);
 	g->dur_w[f] += d;
 	g->self_w[f] += ev->call.self;
-	comp = (double)d - nested - (fn ? overhead__inside_cost(g->ov, fn) : 0);
 	d = comp > 1 ? (uint64_t)comp : 0;
 	if (!g->hist_w[f])
 		g->hist_w[f] = xcalloc(GOV_HBUCKETS, sizeof(**g->hist_w));
@@ -348,6 +287,15 @@ static int by_score(const void *a, const void *b)
 		return x->caller ? 1 : -1;
 	if (x->score != y->score)
 		return x->score < y->score ? 1 : -1;
+	/*
+	 * Equal (the medians are log2 buckets): the shorter calls first, so
+	 * that of a chain of nested callers the inner ones go before the
+	 * outermost, the coarse unit that holds them all (nginx's per-request
+	 * chain read 16-32 us for all twelve, and ngx_http_process_request
+	 * went 9th by function id).
+	 */
+	if (x->mean != y->mean)
+		return x->mean < y->mean ? -1 : 1;
 	if (x->cost != y->cost)
 		return x->cost < y->cost ? 1 : -1;
 	return x->func < y->func ? -1 : x->func > y->func;
@@ -439,10 +387,14 @@ static size_t candidates(struct governor *g, struct gov_cand *c, double lost, do
 		c[nc].func = f;
 		c[nc].caller = g->self_w[f] + g->calls_w[f] < g->dur_w[f];
 		/*
-		 * A caller's compensation subtracts every traced descendant's
-		 * calibrated cost: a calibration made on a busier machine than
-		 * now takes it to nothing.  Its own mean self time (its
-		 * children's probes mostly outside it) bounds it from below.
+		 * A caller whose children are tiny traced helpers (a loop over
+		 * parse_byte()) has its time in the helpers' bodies and the
+		 * code between them, each less than the error of the
+		 * calibration on their probes: comp_time() reads it as nothing
+		 * while they are traced.  Its mean self time (which holds their
+		 * probes' cost outside them) bounds it from below, so that it
+		 * does not go with the helpers: once they are dropped, its own
+		 * time is measured.
 		 */
 		if (c[nc].caller) {
 			double self = (double)g->self_w[f] / g->calls_w[f] -
@@ -453,6 +405,7 @@ static size_t candidates(struct governor *g, struct gov_cand *c, double lost, do
 		}
 		c[nc].mid = mid;
 		c[nc].calls_w = g->calls_w[f];
+		c[nc].mean = (double)g->dur_w[f] / g->calls_w[f];
 		c[nc].cost = n * per + dec;
 		c[nc].save = g->group_of[f] ? c[nc].cost : dec;
 		if (!g->group_of[f])
@@ -460,7 +413,14 @@ static size_t candidates(struct governor *g, struct gov_cand *c, double lost, do
 		sum->dec += dec;
 		c[nc].distortion = per / (mid > 1 ? mid : 1);
 		c[nc].score = c[nc].distortion;
-		c[nc].informs = c[nc].distortion < 1;
+		/*
+		 * A caller informs at up to twice its probe's cost: its calls
+		 * hold its traced callees' and say how often and how long the
+		 * whole (redis's call(), ~0.8 us untraced against a ~0.9 us
+		 * probe: one command each; with its distortion alone it went
+		 * as what tells nothing at --max-overhead 100).
+		 */
+		c[nc].informs = c[nc].distortion * (c[nc].caller ? GOV_CALLER_WEIGHT : 1) < 1;
 		sum->cost += c[nc++].save;
 	}
 	return nc;
@@ -483,7 +443,7 @@ static size_t pick_drops(struct governor *g, struct gov_cand *c, size_t nc, doub
 	size_t i;
 
 	for (i = 0; i < nc && (*cost > allowed || (!c[i].informs && !c[i].negligible)); i++) {
-		if (only_nothing && c[i].distortion * (c[i].caller ? GOV_CALLER_WEIGHT : 1) < 1)
+		if (only_nothing && c[i].informs)
 			continue;
 		if (c[i].informs && c[i].save <= 0)
 			continue;
@@ -507,11 +467,11 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 {
 	struct gov_sums sum = { 0 };
 	struct gov_cand *c;
-	double cost, allowed, factor, said, window_s = (now - g->w_start) / 1e9;
+	double cost, allowed, factor, said, untraced, window_s = (now - g->w_start) / 1e9;
 	double lost = gov_lost_scale(g), own = gov_own_charged(g), fixed, own_ev;
 	uint64_t read = (g->events - g->events_w) / 2;
 	size_t nc, i, ndrop = 0, npy = 0;
-	bool futile, unsure, fallback;
+	bool futile, unsure, unknown, fallback;
 	double all;
 
 	/*
@@ -535,8 +495,22 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	 */
 	fixed = irr + sum.py_trap + (own > sum.dec ? own - sum.dec : 0);
 	factor = overhead__factor(cost + fixed, base);
-	/* the cost that would keep the factor at the limit: cost / (base - cost) = limit */
-	allowed = base * g->limit / (1 + g->limit) - fixed;
+	/*
+	 * The cost that would keep the factor at the limit once the drops are
+	 * made: the time the targets would take untraced stays what it is
+	 * (base less every probe and what no drop takes away), the kept
+	 * functions' cost and the fixed part against it at most the limit.
+	 * (Before: kept / (base - kept) at most the limit, as if the dropped
+	 * probes' time stayed in the targets' work: at nginx's first windows,
+	 * 8.6x slower, that allowed 4x the cost, and ten rounds of drops
+	 * followed, each a little over the limit again, the last ones taking
+	 * the request handler, ranked last.)
+	 */
+	untraced = base - cost - fixed;
+	unknown = untraced < base * OVERHEAD_MIN_UNTRACED;
+	if (unknown)
+		untraced = base * OVERHEAD_MIN_UNTRACED;
+	allowed = g->limit * untraced - fixed;
 	futile = allowed <= 0;
 	log_window(g, window_s, all, cost + fixed - irr, irr, going, lost, own);
 	/*
@@ -570,7 +544,8 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 				  c[i].cost < base * GOV_SMALL_SHARE;
 	qsort(c, nc, sizeof(*c), by_score);
 	/* before the fallback, only what tells nothing and costs is named, by its rates */
-	i = pick_drops(g, c, nc, &cost, fallback ? cost : allowed, futile || unsure, &ndrop, &npy);
+	i = pick_drops(g, c, nc, &cost, fallback ? cost : allowed, futile || unsure || unknown,
+		       &ndrop, &npy);
 	gov_log_ranking(g, c, nc, i, cost, allowed);
 	if (ndrop) {
 		/* announced once its groups are re-linked: the moment their new links took over */

@@ -22,7 +22,7 @@ size_t governor__ndropped(const struct governor *g)
 	return g ? g->ndropped : 0;
 }
 
-/* -v: the ranking behind a decision, as many as GOV_LOG_RANKED of its head. */
+/* -v: the ranking behind a decision: every function dropped, and GOV_LOG_RANKED more. */
 void gov_log_ranking(const struct governor *g, const struct gov_cand *c, size_t nc,
 		     size_t ndrop, double cost, double allowed)
 {
@@ -35,8 +35,8 @@ void gov_log_ranking(const struct governor *g, const struct gov_cand *c, size_t 
 	p_dbg("governor: %zu candidates, estimate %.3f s against %.3f s allowed; %zu dropped "
 	      "(ranked: distortion = probe cost per call / compensated median inclusive time)",
 	      nc, cost / 1e9, allowed / 1e9, n);
-	for (i = 0; i < nc && i < GOV_LOG_RANKED; i++)
-		p_dbg("governor:  %3zu %-5s %-40.40s %8llu calls  cost %6.0f ns  own %9.0f ns  "
+	for (i = 0; i < nc && i < ndrop + GOV_LOG_RANKED; i++)
+		p_dbg("governor:  %3zu %-5s %-40.40s %8llu calls  probe %6.0f ns  own %9.0f ns  "
 		      "distortion %7.3g  %s%s%s", i + 1, i < ndrop && g->dropped[c[i].func] ?
 		      "DROP" : "keep", session__func_name(g->s, c[i].func),
 		      (unsigned long long)g->calls_w[c[i].func], c[i].cost / g->calls_w[c[i].func],

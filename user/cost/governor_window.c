@@ -13,6 +13,7 @@
 #include "overhead.h"
 #include "probes/trace.h"
 #include "cpython/cpython.h"
+#include "decode/decode.h"
 
 #include "internal.h"
 
@@ -111,6 +112,7 @@ static void new_window(struct governor *g, uint64_t now)
 	g->own_start = g->own_ns;
 	g->idle_start = machine_idle_ns();
 	g->irr_w = g->going_w = g->probe_w = 0;
+	g->comp_clock = decoder__compensating(g->dec);
 	memset(g->calls_w, 0, g->cap * sizeof(*g->calls_w));
 	memset(g->dur_w, 0, g->cap * sizeof(*g->dur_w));
 	memset(g->self_w, 0, g->cap * sizeof(*g->self_w));
@@ -183,6 +185,7 @@ void governor__check(struct governor *g, uint64_t now)
 	} else {
 		base = (double)(now - g->w_start);
 	}
+	gov_leaf_scale(g);
 	g->irr_w += py_irreducible(g);
 	g->going_w += links_irreducible(g);
 	if (gov_decide(g, now, base, g->irr_w, g->going_w))

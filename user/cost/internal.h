@@ -22,6 +22,14 @@
 #define GOV_SINGLES_MAX		256
 /* Log2 buckets of call durations per function, for the median (see decide()). */
 #define GOV_HBUCKETS		40
+/*
+ * The probe costs' scale (gov_leaf_scale()): leaf calls' durations over
+ * their calibrated inside cost in buckets of 1/32 up to 2; a window needs
+ * GOV_LEAF_MIN of them; the GOV_LEAF_QUANTILE-th shortest tell.
+ */
+#define GOV_LEAF_BUCKETS	64
+#define GOV_LEAF_MIN		256
+#define GOV_LEAF_QUANTILE	0.05
 /* A window in which the target used less CPU than GOV_MIN_CPU_NS is given up after this. */
 #define GOV_WINDOW_MAX_NS	10000000000ull
 /*
@@ -44,8 +52,8 @@
  * never reports, e.g. a dropped one, would otherwise pile up).
  */
 #define GOV_NEST_MAX		65536
-/* Candidates written per decision with -v (the ranking, for the log). */
-#define GOV_LOG_RANKED		40
+/* Candidates written per decision with -v past those dropped (the ranking, for the log). */
+#define GOV_LOG_RANKED		20
 /*
  * Re-links go on for at most this long per call of governor__check (at
  * least one group), between the decoder's reads: events and exec holds
@@ -117,6 +125,7 @@ struct gov_cand {
 	bool caller;		/* its calls had traced callees */
 	bool informs;		/* its calls last longer than its probe (distortion < 1) */
 	double mid;		/* compensated median inclusive time, ns */
+	double mean;		/* mean raw duration, ns (ties of mid: the shorter goes first) */
 	uint64_t calls_w;	/* its calls in the window */
 };
 
@@ -134,10 +143,11 @@ struct gov_job {
 	uint64_t ns;		/* spent re-linking */
 };
 
-/* A call still open whose finished traced descendants' probe cost is known. */
+/* A call still open whose finished traced children are known (see governor__event). */
 struct gov_nest {
 	uint64_t id;		/* the call's id (0: an empty slot) */
-	double ns;		/* probe cost of its finished traced descendants */
+	double out;		/* its children's probe cost outside their own durations: in its self time */
+	double comp;		/* its children's compensated inclusive times */
 };
 
 struct governor {
@@ -159,6 +169,10 @@ struct governor {
 	uint32_t **hist_w;	/* per function, lazily: GOV_HBUCKETS log2 buckets of compensated durations */
 	uint8_t *dropped;
 	size_t cap;
+	bool comp_clock;	/* the decoder compensates: durations come without the probes' cost */
+	/* leaf calls in the window: duration / calibrated inside cost, GOV_LEAF_BUCKETS of 1/32 */
+	uint32_t leaf_r[GOV_LEAF_BUCKETS];
+	uint64_t leaf_n;
 	/* compensation of inclusive times: call id -> its finished descendants' probe cost */
 	struct gov_nest *nest;
 	size_t nest_cap, nest_used;
@@ -223,6 +237,19 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 double gov_lost_scale(struct governor *g);
 /* governor_window.c: what of bpfprof's own CPU since the window began the targets waited for */
 double gov_own_charged(struct governor *g);
+/* governor_comp.c: compensated inclusive times (see governor__event) */
+/* Takes (and forgets) what call id's finished traced children left: *out, *comp (gov_nest). */
+void gov_nest_take(struct governor *g, uint64_t id, double *out, double *comp);
+/* Adds a finished child's share to its caller's call id. */
+void gov_nest_add(struct governor *g, uint64_t id, double out, double comp);
+/* What a call of fn would have lasted untraced, from its self time and its children's shares. */
+struct bp_func;
+double gov_comp_time(const struct governor *g, const struct bp_func *fn, uint64_t self,
+		     double out, double comp);
+/* Counts a governed call without traced children (d: its duration) for gov_leaf_scale(). */
+void gov_leaf_note(struct governor *g, const struct bp_func *fn, uint64_t d);
+/* At a window's end: scales the probe costs down when its leaf calls show them dearer. */
+void gov_leaf_scale(struct governor *g);
 /* governor_links.c */
 int gov_link_group(struct governor *g, uint32_t gi, struct gov_group *grp, uint16_t gen,
 		   struct bpf_link ***links, size_t *nlinks, uint64_t *refused, size_t *nrefused);

@@ -22,6 +22,7 @@ struct ov_proc {
 struct overhead {
 	const struct bp_session *s;
 	struct probe_costs pc;
+	double scale;		/* overhead__scale(): pc's figures times this */
 	uint64_t *calls;	/* per function id */
 	size_t cap;
 	uint64_t path_calls[PP_NPATHS];
@@ -139,6 +140,7 @@ struct overhead *overhead__new(const struct bp_session *s)
 	struct overhead *ov = xcalloc(1, sizeof(*ov));
 
 	ov->s = s;
+	ov->scale = 1;
 	calibrate__run(&ov->pc, false);
 	return ov;
 }
@@ -198,7 +200,18 @@ void overhead__event(struct overhead *ov, const struct bp_event *ev)
 
 double overhead__path_cost(const struct overhead *ov, enum probe_path_kind k)
 {
-	return ov->pc.total_ns[k];
+	return ov->pc.total_ns[k] * ov->scale;
+}
+
+void overhead__scale(struct overhead *ov, double k)
+{
+	if (ov && k > 0 && k <= 1)
+		ov->scale = k;
+}
+
+double overhead__scale_of(const struct overhead *ov)
+{
+	return ov ? ov->scale : 1;
 }
 
 void overhead__add_cost(struct overhead *ov, double ns)
@@ -217,12 +230,14 @@ void overhead__add_wait(struct overhead *ov, double attach_ns, double relink_ns)
 double overhead__call_cost(const struct overhead *ov, const struct bp_func *f)
 {
 	/* an entry-only function (Go) pays the entry probe only: about half */
-	return ov->pc.total_ns[calibrate__path(f)] * (f->flags & BP_FUNC_ENTRY_ONLY ? 0.5 : 1);
+	return ov->pc.total_ns[calibrate__path(f)] * ov->scale *
+	       (f->flags & BP_FUNC_ENTRY_ONLY ? 0.5 : 1);
 }
 
 double overhead__inside_cost(const struct overhead *ov, const struct bp_func *f)
 {
-	return ov->pc.inside_ns[calibrate__path(f)] * (f->flags & BP_FUNC_ENTRY_ONLY ? 0.5 : 1);
+	return ov->pc.inside_ns[calibrate__path(f)] * ov->scale *
+	       (f->flags & BP_FUNC_ENTRY_ONLY ? 0.5 : 1);
 }
 
 uint64_t overhead__cpu_ns(struct overhead *ov)

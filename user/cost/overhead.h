@@ -85,6 +85,13 @@ double overhead__call_cost(const struct overhead *ov, const struct bp_func *f);
 double overhead__inside_cost(const struct overhead *ov, const struct bp_func *f);
 /* One call's probe cost on path k (both probes). */
 double overhead__path_cost(const struct overhead *ov, enum probe_path_kind k);
+/*
+ * The calibration's figures in use times k (0 < k <= 1, from then on): the
+ * traced processes' own probes were measured cheaper (the governor, from its
+ * shortest leaf calls: a calibration cached at a busier moment).
+ */
+void overhead__scale(struct overhead *ov, double k);
+double overhead__scale_of(const struct overhead *ov);
 /* Probe time spent without a recorded call (hits filtered in BPF), into the estimate. */
 void overhead__add_cost(struct overhead *ov, double ns);
 /*

@@ -65,6 +65,11 @@ void decoder__compensate(struct decoder *d, const struct comp_costs *c)
 	d->comp = c ? compensator__new(d->s, c) : NULL;
 }
 
+bool decoder__compensating(const struct decoder *d)
+{
+	return d && d->comp;
+}
+
 bool decoder__comp_in_use(const struct decoder *d, struct comp_costs *out, uint32_t *pid,
 			  unsigned *mask)
 {

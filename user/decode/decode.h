@@ -58,6 +58,8 @@ void decoder__set_python_filter(struct decoder *d, char **inc, size_t ninc, char
  */
 struct comp_costs;
 void decoder__compensate(struct decoder *d, const struct comp_costs *c);
+/* Whether decoder__compensate() is on: durations come without the probes' cost. */
+bool decoder__compensating(const struct decoder *d);
 /* The compensation's figures in use (compensator__in_use); false: no compensation. */
 bool decoder__comp_in_use(const struct decoder *d, struct comp_costs *out, uint32_t *pid,
 			  unsigned *mask);

@@ -48,6 +48,18 @@ def kernel_has_sessions():
         return False
 
 
+def session_env(session):
+    """The environment for bpfprof with session links (skipped where the
+    kernel has none) or with the pair (BPFPROF_NO_SESSION=1)."""
+    if session and not kernel_has_sessions():
+        pytest.skip("no uprobe session links in this kernel")
+    env = dict(os.environ)
+    env.pop("BPFPROF_NO_SESSION", None)
+    if not session:
+        env["BPFPROF_NO_SESSION"] = "1"
+    return env
+
+
 def has_uprobes_area(pid):
     with open("/proc/%d/maps" % pid) as f:
         return any(line.rstrip().endswith("[uprobes]") for line in f)
@@ -55,12 +67,7 @@ def has_uprobes_area(pid):
 
 @pytest.mark.parametrize("session", [True, False], ids=["session", "pair"])
 def test_untraced_process_of_a_probed_file(tmp_path, session):
-    if session and not kernel_has_sessions():
-        pytest.skip("no uprobe session links in this kernel")
-    env = dict(os.environ)
-    env.pop("BPFPROF_NO_SESSION", None)
-    if not session:
-        env["BPFPROF_NO_SESSION"] = "1"
+    env = session_env(session)
     traced, other = stepper(), stepper()
     out = tmp_path / "t.json"
     a = subprocess.Popen([str(BPFPROF), "attach", "-v", "--max-overhead", "off", "--pid",
@@ -107,12 +114,7 @@ def test_calls_open_across_a_relink_keep_their_returns(tmp_path, session):
     probe made anew sees the returns of calls entered before it.  Both end
     with their returns (never flagged unfinished), with session links on
     or off."""
-    if session and not kernel_has_sessions():
-        pytest.skip("no uprobe session links in this kernel")
-    env = dict(os.environ)
-    env.pop("BPFPROF_NO_SESSION", None)
-    if not session:
-        env["BPFPROF_NO_SESSION"] = "1"
+    env = session_env(session)
     out = tmp_path / "t.json"
     p = subprocess.run([str(BPFPROF), "record", "-v", "--max-overhead", "100", "-o", str(out),
                         "--", str(prog_path("inflight")), "3000000"], cwd=REPO, env=env,

@@ -29,6 +29,11 @@ PROG_CFLAGS_ifunc := -fno-builtin
 # coldlabels: uses include/bpfprof.h
 PROG_CFLAGS_coldlabels := -Iinclude
 
+# stepper: static, so that nothing it maps is a file someone else probes
+# (the C library, the dynamic linker: another tracer's return or
+# single-stepped probe there maps the [uprobes] area test_session looks for)
+PROG_CFLAGS_stepper := -static
+
 # slowsteady: sampled stacks must show slow/steady under main (as cpusplit)
 PROG_CFLAGS_slowsteady := -O0
 

@@ -16,8 +16,11 @@
  *     it needs no single-step slot, and the [uprobes] area is mapped into
  *     this process only when a return probe takes over a return address.
  *   - After the start line, the loop calls no C library function: read and
- *     write are system calls made here (inline syscall instructions), so no
- *     probe someone put on the C library can map that area.
+ *     write are system calls made here (inline syscall instructions).
+ *   - Linked statically (tests/progs/flags.mk): it maps no shared library
+ *     and no dynamic linker, so no probe someone else put on those (another
+ *     recording on the machine, one still releasing its links) can map
+ *     that area, at its start-up either.
  */
 #include <stdio.h>
 #include <unistd.h>

@@ -44,7 +44,7 @@ int governor__parse_limit(const char *arg, double *pct)
 	return 0;
 }
 
-static void grow(struct governor *g, size_t n)
+void gov_grow(struct governor *g, size_t n)
 {
 	size_t cap = g->cap ? g->cap : 256;
 
@@ -65,11 +65,6 @@ static void grow(struct governor *g, size_t n)
 	GROW(g->dropped);
 #undef GROW
 	g->cap = cap;
-}
-
-void gov_grow(struct governor *g, size_t n)
-{
-	grow(g, n);
 }
 
 struct governor *governor__new(double limit_pct, struct bp_session *s, struct tracer *tr,
@@ -137,7 +132,7 @@ int governor__attach_module(struct governor *g, const struct probe_module *pm)
 
 			grp->funcs[j] = f;
 			grp->offsets[j] = pm->offsets[i + j];
-			grow(g, (size_t)f + 1);
+			gov_grow(g, (size_t)f + 1);
 			g->group_of[f] = gi;
 		}
 		g->ngroups++;
@@ -230,7 +225,7 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 		gov_nest_add(g, ev->call.parent_id, g->comp_clock ? 0 :
 			 overhead__call_cost(g->ov, fn) - overhead__inside_cost(g->ov, fn), comp);
 	if (g->py && fn && fn->flags & BP_FUNC_PYTHON)
-		grow(g, (size_t)f + 1);
+		gov_grow(g, (size_t)f + 1);
 	if (f >= g->cap || !governed(g, f) || g->dropped[f])
 		return;
 	g->calls[f]++;
@@ -459,7 +454,7 @@ static size_t pick_drops(struct governor *g, struct gov_cand *c, size_t nc, doub
 /* gov_py_fallback(), every Python function known named, also those with no call ended yet */
 static void gov_fallback(struct governor *g, double window_s, double said)
 {
-	grow(g, g->s->nfuncs);
+	gov_grow(g, g->s->nfuncs);
 	gov_py_fallback(g, now_ns(CLOCK_MONOTONIC) - g->s->t0, window_s > 0 ? window_s : 1e-9, said);
 }
 

@@ -132,8 +132,8 @@ void gov_leaf_note(struct governor *g, const struct bp_func *fn, uint64_t d)
 	if (!(cal > 0))
 		return;
 	r = (double)d / cal;
-	b = r < 2 ? (unsigned)(r * 32) : GOV_LEAF_BUCKETS - 1;
-	g->leaf_r[b < GOV_LEAF_BUCKETS ? b : GOV_LEAF_BUCKETS - 1]++;
+	b = r < 2 ? (unsigned)(r * 32) : GOV_LEAF_BUCKETS - 1;	/* r < 2: b < 64 */
+	g->leaf_r[b]++;
 	g->leaf_n++;
 }
 

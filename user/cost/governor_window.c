@@ -131,20 +131,20 @@ static void new_window(struct governor *g, uint64_t now)
  * Not while a decision's re-links are under way or its groups in phase X:
  * their cost is still in the estimate, and a decision then would drop
  * others in their place.  Stable: a drop is never undone, and what goes
- * first is what tells nothing, whatever the window's length.
+ * first is what tells nothing, whatever the window's length.  *cpu: the
+ * targets' CPU time read, when it was.
  */
-static bool early(struct governor *g, uint64_t now)
+static bool early(struct governor *g, uint64_t now, uint64_t *cpu)
 {
-	uint64_t cpu;
 	double base, own, est;
 
 	if (g->njobs || g->nxs || now - g->early_at < GOV_EARLY_STEP_NS || !overhead__target(g->ov))
 		return false;
 	g->early_at = now;
-	cpu = overhead__cpu_ns(g->ov);
-	if (cpu < g->cpu_start + GOV_EARLY_CPU_NS)
+	*cpu = overhead__cpu_ns(g->ov);
+	if (*cpu < g->cpu_start + GOV_EARLY_CPU_NS)
 		return false;
-	base = (double)(cpu - g->cpu_start);
+	base = (double)(*cpu - g->cpu_start);
 	g->irr_w += py_irreducible(g);
 	g->going_w += links_irreducible(g);
 	own = gov_own_charged(g);
@@ -154,7 +154,7 @@ static bool early(struct governor *g, uint64_t now)
 
 void governor__check(struct governor *g, uint64_t now)
 {
-	uint64_t cpu;
+	uint64_t cpu = 0;
 	double base;
 	bool soon = false;
 
@@ -169,11 +169,13 @@ void governor__check(struct governor *g, uint64_t now)
 		return;
 	}
 	if (now - g->w_start < GOV_WINDOW_NS) {
-		if (!early(g, now))
+		/* its look read the targets' CPU time (every traced thread's): not again */
+		if (!early(g, now, &cpu))
 			return;
 		soon = true;
+	} else if (overhead__target(g->ov)) {
+		cpu = overhead__cpu_ns(g->ov);
 	}
-	cpu = overhead__target(g->ov) ? overhead__cpu_ns(g->ov) : 0;
 	if (cpu) {
 		base = cpu > g->cpu_start ? (double)(cpu - g->cpu_start) : 0;
 		/* too little CPU to tell (ticks of 10 ms): wait, or start again */

@@ -123,7 +123,7 @@ struct gov_cand {
 	double distortion;	/* probe cost per call / compensated median inclusive time */
 	bool negligible;	/* its cost is next to nothing against the excess */
 	bool caller;		/* its calls had traced callees */
-	bool informs;		/* its calls last longer than its probe (distortion < 1) */
+	bool informs;		/* its calls last longer than its probe (distortion < 1; a caller's x GOV_CALLER_WEIGHT) */
 	double mid;		/* compensated median inclusive time, ns */
 	double mean;		/* mean raw duration, ns (ties of mid: the shorter goes first) */
 	uint64_t calls_w;	/* its calls in the window */
@@ -173,7 +173,7 @@ struct governor {
 	/* leaf calls in the window: duration / calibrated inside cost, GOV_LEAF_BUCKETS of 1/32 */
 	uint32_t leaf_r[GOV_LEAF_BUCKETS];
 	uint64_t leaf_n;
-	/* compensation of inclusive times: call id -> its finished descendants' probe cost */
+	/* compensation of inclusive times: call id -> what its finished traced children left (gov_nest) */
 	struct gov_nest *nest;
 	size_t nest_cap, nest_used;
 	/* the window */

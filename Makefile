@@ -211,7 +211,8 @@ FUZZ_CC    ?= clang
 FUZZ_TIME  ?= 600
 FUZZ_FLAGS := -g -O1 -Werror=implicit-function-declaration -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	      -D_GNU_SOURCE -I. -Iuser -Itests/fuzz
-FUZZ_BASE  := user/base/log.c user/base/util.c user/base/safeopen.c user/base/status.c
+FUZZ_BASE  := user/base/log.c user/base/util.c user/base/safeopen.c user/base/status.c \
+	      user/base/json.c user/base/utf8.c
 FUZZ_ARCH  := user/archive/reader.c user/archive/tables.c user/archive/sigs.c user/archive/events.c \
 	      user/model/session.c
 # the archive reader

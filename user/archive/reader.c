@@ -23,6 +23,7 @@
 #include "archive.h"
 #include "format.h"
 #include "internal.h"
+#include "base/json.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -467,12 +468,10 @@ static int reader_open(const char *path, struct bp_session *s, bool tables_only,
 		goto cleanup;
 	}
 	if (got < ARCHIVE_MAGIC_LEN || memcmp(hdr, ARCHIVE_MAGIC, ARCHIVE_MAGIC_LEN)) {
-		size_t i = 0;
+		char first = json_first(hdr, got);
 
-		while (i < got && hdr[i] && strchr(" \t\r\n", hdr[i]))
-			i++;
 		/* an export of record -o X.json etc.: say what is read instead */
-		if (i < got && (hdr[i] == '[' || hdr[i] == '{'))
+		if (first == '[' || first == '{')
 			p_err("%s: not a bpfprof archive but JSON (an export): this reads the archive "
 			      "that record writes without -o or with -o FILE.bpfprof", path);
 		else

@@ -59,3 +59,13 @@ void json_us(FILE *f, uint64_t ns)
 	/* Integer arithmetic: a double loses nanoseconds after about 104 days. */
 	fprintf(f, "%" PRIu64 ".%03u", ns / 1000, (unsigned int)(ns % 1000));
 }
+
+char json_first(const void *buf, size_t n)
+{
+	const unsigned char *b = buf;
+	size_t i = 0;
+
+	while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n'))
+		i++;
+	return i < n ? (char)b[i] : 0;
+}

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "archive/archive.h"
+#include "base/json.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "view.h"
@@ -92,7 +93,8 @@ char *view_find_in_path(const char *name)
 int view_detect_kind(const char *path, enum input_kind *kind)
 {
 	char buf[65536];
-	size_t n, i;
+	size_t n;
+	char first;
 	FILE *f;
 	int fd;
 
@@ -115,13 +117,12 @@ int view_detect_kind(const char *path, enum input_kind *kind)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = 0;
-	for (i = 0; i < n && strchr(" \t\r\n", buf[i]); i++)
-		;
-	if (i < n && buf[i] == '[') {
+	first = json_first(buf, n);
+	if (first == '[') {
 		*kind = IN_CHROME;	/* the JSON Array Format of the Trace Event Format */
 		return 0;
 	}
-	if (i < n && buf[i] == '{') {
+	if (first == '{') {
 		if (strstr(buf, "speedscope.app/file-format-schema")) {
 			*kind = IN_SPEEDSCOPE;
 			return 0;

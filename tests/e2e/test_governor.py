@@ -155,13 +155,16 @@ def test_serve_governs_by_default(tmp_path):
 
 
 def test_what_tells_nothing_goes_at_once_not_only_what_the_limit_needs(record):
-    # warm() only calls cool(), a leaf as small as tiny(); both are called 50
-    # times less than tiny: once tiny is gone, they are far under the limit
-    # (a few % of tiny's probe time at most), yet both are measured as about their
-    # probes' own cost (warm once cool's probe is taken out of its time) and
-    # cost more than the 0.1% of the excess that counts as negligible.  They
-    # tell nothing, so they go in the same round as tiny, the caller warm
-    # too; coarse stays exact.
+    # cool() is a leaf as small as tiny(), called 50 times less, from warm(),
+    # which does nothing else: once tiny is gone, cool's probes are a few % of
+    # tiny's at most, far under the limit, yet cool's calls are measured as
+    # about their probe's own cost and cost more than the share that counts as
+    # negligible.  It tells nothing, so it goes in the same round as tiny;
+    # coarse stays exact.  warm() is measured as cool's residue: cool's probe
+    # is single-stepped (no push to emulate), ~4x warm's, and the part of it
+    # the calibration misses lands in warm's time, so warm informs in some
+    # windows and not in others: dropped (at once, or later by the limit:
+    # its own probes cost about the untraced run) or, if kept, exact.
     r = record("hottiny", "40", "250000", "1", "50", opts=["--max-overhead", "100"],
                timeout=120)
     assert r.rc == 0, r.describe()
@@ -171,13 +174,16 @@ def test_what_tells_nothing_goes_at_once_not_only_what_the_limit_needs(record):
     xs = trace_util.xevents(r.trace)
     counts = trace_util.counts(xs)
     assert counts["coarse"] == coarse, counts
-    for f in ("warm", "cool"):
-        assert 1 <= counts[f] <= int(m.group(1)), counts
+    assert 1 <= counts["cool"] < int(m.group(1)), counts
+    drops = sorted(e["name"][len("dropped: "):] for e in r.trace["traceEvents"]
+                   if e.get("ph") == "i" and e.get("cat") == "governor")
+    assert drops in (["cool", "tiny"], ["cool", "tiny", "warm"]), drops
+    if "warm" in drops:
+        assert 1 <= counts["warm"] <= int(m.group(1)), counts
+    else:
+        assert counts["warm"] == int(m.group(1)), counts
     for e in xs:
-        if e["name"] not in ("tiny", "warm", "cool"):
+        if e["name"] not in drops:
             assert not any(e["args"].get(k) for k in INEXACT), e
-    want = ["cool", "tiny", "warm"]
-    drops = [e for e in r.trace["traceEvents"] if e.get("ph") == "i" and e.get("cat") == "governor"]
-    assert sorted(e["name"] for e in drops) == ["dropped: " + f for f in want], drops
     rows = summary_drops(r.proc.stderr)
-    assert rows is not None and sorted(n for n, _, _ in rows) == want, r.proc.stderr
+    assert rows is not None and sorted(n for n, _, _ in rows) == drops, r.proc.stderr

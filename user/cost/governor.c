@@ -61,6 +61,8 @@ void gov_grow(struct governor *g, size_t n)
 	GROW(g->calls_w);
 	GROW(g->dur_w);
 	GROW(g->self_w);
+	GROW(g->kids_w);
+	GROW(g->out_w);
 	GROW(g->hist_w);
 	GROW(g->dropped);
 #undef GROW
@@ -210,7 +212,7 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 {
 	const struct bp_func *fn;
 	double out, nested, comp;
-	uint64_t d;
+	uint64_t d, kids;
 	uint32_t f;
 	unsigned b;
 
@@ -219,7 +221,7 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 	g->events += 2;	/* its entry and its return, as the BPF side counts records lost */
 	f = ev->call.func;
 	fn = f < g->s->nfuncs ? &g->s->funcs[f] : NULL;
-	gov_nest_take(g, ev->call.id, &out, &nested);
+	kids = gov_nest_take(g, ev->call.id, &out, &nested);
 	comp = gov_comp_time(g, fn, ev->call.self, out, nested);
 	if (fn && ev->call.parent_id)
 		gov_nest_add(g, ev->call.parent_id, g->comp_clock ? 0 :
@@ -236,6 +238,8 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 		gov_leaf_note(g, fn, d);
 	g->dur_w[f] += d;
 	g->self_w[f] += ev->call.self;
+	g->kids_w[f] += kids;
+	g->out_w[f] += out;
 	d = comp > 1 ? (uint64_t)comp : 0;
 	if (!g->hist_w[f])
 		g->hist_w[f] = xcalloc(GOV_HBUCKETS, sizeof(**g->hist_w));
@@ -389,11 +393,18 @@ static size_t candidates(struct governor *g, struct gov_cand *c, double lost, do
 		 * while they are traced.  Its mean self time (which holds their
 		 * probes' cost outside them) bounds it from below, so that it
 		 * does not go with the helpers: once they are dropped, its own
-		 * time is measured.
+		 * time is measured.  Less one child's outside cost a call: the
+		 * error sums over many helpers, while a caller of one tiny
+		 * callee (a wrapper) held nothing else, and its bound was that
+		 * callee's probe, half of a dearer one's cost against its own
+		 * (hottiny's warm() around cool(), single-stepped: it informed
+		 * or not by the calibration's split of cool's probe).
 		 */
 		if (c[nc].caller) {
+			uint64_t per_kid = g->kids_w[f] > g->calls_w[f] ? g->kids_w[f] : g->calls_w[f];
 			double self = (double)g->self_w[f] / g->calls_w[f] -
-				      overhead__inside_cost(g->ov, &g->s->funcs[f]);
+				      overhead__inside_cost(g->ov, &g->s->funcs[f]) -
+				      g->out_w[f] / (double)per_kid;
 
 			if (self > mid)
 				mid = self;
@@ -536,7 +547,7 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	}
 	for (i = 0; i < nc; i++)
 		c[i].negligible = c[i].cost < (cost + fixed - allowed) * GOV_NEGLIGIBLE ||
-				  c[i].cost < base * GOV_SMALL_SHARE;
+				  c[i].cost < untraced * GOV_SMALL_SHARE;
 	qsort(c, nc, sizeof(*c), by_score);
 	/* before the fallback, only what tells nothing and costs is named, by its rates */
 	i = pick_drops(g, c, nc, &cost, fallback ? cost : allowed, futile || unsure || unknown,
@@ -606,6 +617,8 @@ void governor__free(struct governor *g)
 	free(g->calls_w);
 	free(g->dur_w);
 	free(g->self_w);
+	free(g->kids_w);
+	free(g->out_w);
 	for (i = 0; i < g->cap; i++)
 		free(g->hist_w[i]);
 	free(g->hist_w);

@@ -19,19 +19,21 @@ static uint64_t nest_hash(uint64_t id)
 	return id * 0x9e3779b97f4a7c15ull >> 17;
 }
 
-/* Takes (and forgets) what id's finished traced children left: *out, *comp (see gov_nest). */
-void gov_nest_take(struct governor *g, uint64_t id, double *out, double *comp)
+/* Takes (and forgets) what id's finished traced children left: *out, *comp (see gov_nest); their number. */
+uint64_t gov_nest_take(struct governor *g, uint64_t id, double *out, double *comp)
 {
 	size_t i, j, cap = g->nest_cap;
+	uint64_t kids;
 
 	*out = *comp = 0;
 	if (!cap || !id)
-		return;
+		return 0;
 	for (i = nest_hash(id) & (cap - 1); g->nest[i].id != id; i = (i + 1) & (cap - 1))
 		if (!g->nest[i].id)
-			return;
+			return 0;
 	*out = g->nest[i].out;
 	*comp = g->nest[i].comp;
+	kids = g->nest[i].kids;
 	/* backward-shift deletion: no tombstones in a linear-probing table */
 	for (j = (i + 1) & (cap - 1); g->nest[j].id; j = (j + 1) & (cap - 1)) {
 		size_t h = nest_hash(g->nest[j].id) & (cap - 1);
@@ -44,14 +46,14 @@ void gov_nest_take(struct governor *g, uint64_t id, double *out, double *comp)
 	/* the slot whole: a new call's entry there must not start from these figures */
 	memset(&g->nest[i], 0, sizeof(g->nest[i]));
 	g->nest_used--;
+	return kids;
 }
 
-void gov_nest_add(struct governor *g, uint64_t id, double out, double comp)
+/* id's slot, a new one (id set, figures 0) if it has none: room is made first */
+static struct gov_nest *nest_slot(struct governor *g, uint64_t id)
 {
 	size_t i, cap = g->nest_cap;
 
-	if (!id)
-		return;
 	if (g->nest_used >= GOV_NEST_MAX) {
 		memset(g->nest, 0, cap * sizeof(*g->nest));
 		g->nest_used = 0;
@@ -65,7 +67,7 @@ void gov_nest_add(struct governor *g, uint64_t id, double out, double comp)
 		g->nest_used = 0;
 		for (k = 0; k < cap; k++)
 			if (old[k].id)
-				gov_nest_add(g, old[k].id, old[k].out, old[k].comp);
+				*nest_slot(g, old[k].id) = old[k];
 		free(old);
 		cap = g->nest_cap;
 	}
@@ -76,8 +78,19 @@ void gov_nest_add(struct governor *g, uint64_t id, double out, double comp)
 		g->nest[i].id = id;
 		g->nest_used++;
 	}
-	g->nest[i].out += out;
-	g->nest[i].comp += comp;
+	return &g->nest[i];
+}
+
+void gov_nest_add(struct governor *g, uint64_t id, double out, double comp)
+{
+	struct gov_nest *n;
+
+	if (!id)
+		return;
+	n = nest_slot(g, id);
+	n->out += out;
+	n->comp += comp;
+	n->kids++;
 }
 
 /*

@@ -116,6 +116,8 @@ static void new_window(struct governor *g, uint64_t now)
 	memset(g->calls_w, 0, g->cap * sizeof(*g->calls_w));
 	memset(g->dur_w, 0, g->cap * sizeof(*g->dur_w));
 	memset(g->self_w, 0, g->cap * sizeof(*g->self_w));
+	memset(g->kids_w, 0, g->cap * sizeof(*g->kids_w));
+	memset(g->out_w, 0, g->cap * sizeof(*g->out_w));
 	for (size_t i = 0; i < g->cap; i++)
 		if (g->hist_w[i])
 			memset(g->hist_w[i], 0, GOV_HBUCKETS * sizeof(*g->hist_w[i]));

@@ -127,7 +127,8 @@ static int stream_err(struct exporter *e, int err)
 {
 	if (err)
 		return err;
-	if (e->out && ferror(e->out))
+	/* per event: the flag alone, not the stream's lock (the decoding thread writes it) */
+	if (e->out && ferror_unlocked(e->out))
 		return errno ? -errno : -EIO;
 	return 0;
 }

@@ -74,16 +74,20 @@ const char *calibrate__path_name(enum probe_path_kind k)
 	return k < PP_NPATHS ? names[k] : "?";
 }
 
+/* per event (the overhead's and the governor's counts): no names compared */
 enum probe_path_kind calibrate__path(const struct bp_func *f)
 {
-	const char *p = select__probe_path(f);
-
 	/* a Python call: python.bpf.c at a RESUME handler and a return site */
 	if (f->flags & BP_FUNC_PYTHON)
 		return PP_PYTHON;
-	if (!strcmp(p, "single-step"))
+	switch (select__probe_kind(f)) {
+	case SELECT_SINGLE_STEP:
 		return PP_SINGLE_STEP;
-	return strcmp(p, "nop5") ? PP_EMULATED : PP_NOP5;
+	case SELECT_NOP5:
+		return PP_NOP5;
+	default:
+		return PP_EMULATED;
+	}
 }
 
 static uint64_t clock_ns(clockid_t id)

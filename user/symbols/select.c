@@ -625,16 +625,26 @@ void probe_set__free(struct probe_set *ps)
 	memset(ps, 0, sizeof(*ps));
 }
 
-const char *select__probe_path(const struct bp_func *f)
+enum select_path select__probe_kind(const struct bp_func *f)
 {
 	switch (f->flags & BP_FUNC_INSN_MASK) {
 	case ELFSYM_INSN_PUSH:
 	case ELFSYM_INSN_NOP:
 	case ELFSYM_INSN_JUMP:
-		return "emulated";
+		return SELECT_EMULATED;
 	case ELFSYM_INSN_NOP5:
-		return "nop5";
+		return SELECT_NOP5;
 	default:
-		return "single-step";
+		return SELECT_SINGLE_STEP;
 	}
+}
+
+const char *select__probe_path(const struct bp_func *f)
+{
+	static const char *const names[] = {
+		[SELECT_EMULATED] = "emulated", [SELECT_SINGLE_STEP] = "single-step",
+		[SELECT_NOP5] = "nop5",
+	};
+
+	return names[select__probe_kind(f)];
 }

@@ -82,7 +82,9 @@ struct select_opts {
 int select__resolve(const struct select_opts *o, struct bp_session *s, struct probe_set *out);
 void probe_set__free(struct probe_set *ps);
 
-/* "emulated", "single-step" or "nop5": how the probe on f fires (wherever placement put it). */
+/* How the probe on f fires (wherever placement put it), and its name ("emulated", ...). */
+enum select_path { SELECT_EMULATED, SELECT_SINGLE_STEP, SELECT_NOP5 };
+enum select_path select__probe_kind(const struct bp_func *f);
 const char *select__probe_path(const struct bp_func *f);
 
 /*

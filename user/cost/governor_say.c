@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "governor.h"
 #include "overhead.h"
@@ -133,14 +134,47 @@ static size_t py_name_rest(struct governor *g, uint64_t now)
 	return n;
 }
 
+/*
+ * The share of the window's Python calls that were the import system's
+ * (importlib's frozen modules): a program's start-up (15-35% in the window
+ * of the fallback of black, of hot.py, of a script importing json, email,
+ * asyncio...; the rest is the imported modules' own top-level code).  The
+ * fallback is for good: a script of 200 coarse calls after its imports was
+ * traced in its imports only, its own functions not at all.  The limit
+ * holds for the whole run, so it falls back all the same, and says so.
+ */
+static double import_share(const struct governor *g)
+{
+	uint64_t all = 0, imp = 0;
+	uint32_t f;
+
+	for (f = 0; f < g->cap && f < g->s->nfuncs; f++) {
+		const struct bp_func *fn = &g->s->funcs[f];
+
+		if (!(fn->flags & BP_FUNC_PYTHON) || !g->calls_w[f])
+			continue;
+		all += g->calls_w[f];
+		if (fn->file && !strncmp(fn->file, "<frozen importlib.", 18))
+			imp += g->calls_w[f];
+	}
+	return all ? (double)imp / (double)all : 0;
+}
+
 void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double factor)
 {
-	char then[96] = "for where its time goes, sample (--sample)";
+	char then[96] = "for where its time goes, sample (--sample)", why[192] = "";
+	double imports;
 	bool already = false;
 	uint64_t t0;
 	size_t n;
 	int hz = 0;
 
+	imports = import_share(g);
+	p_dbg("governor: %.1f%% of the window's Python calls were importlib's", 100 * imports);
+	if (imports >= 0.1)	/* a program at work calls next to none of them */
+		snprintf(why, sizeof(why), " in its start-up (%.0f%% of the Python calls were the "
+			 "import system's; --max-overhead off, or a higher limit, traces the calls "
+			 "after it)", 100 * imports);
 	pycap__detach(g->py, &g->closer);
 	g->py_detached = true;
 	g->py_window_s = window_s;
@@ -156,10 +190,10 @@ void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double f
 	else if (already)
 		snprintf(then, sizeof(then), "where its time goes is in the cpu samples");
 	p_info("--max-overhead %.0f%%: CPython's probes fire for every Python call, dropped "
-	       "functions' too, and those alone made %s about %.*fx slower: the Python probes "
+	       "functions' too, and those alone made %s about %.*fx slower%s: the Python probes "
 	       "are detached, no Python call is traced from now on (%zu more functions named "
 	       "dropped); %s", g->limit * 100, overhead__target_name(g->ov),
-	       1 + factor < 10 ? 1 : 0, 1 + factor, n, then);
+	       1 + factor < 10 ? 1 : 0, 1 + factor, why, n, then);
 }
 
 /*

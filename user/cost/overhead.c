@@ -347,7 +347,8 @@ static void what_slower(const struct overhead *ov, double base, char *buf, size_
 	n = (size_t)snprintf(buf, len, "the probes made %s%s %s %.*fx slower",
 			     overhead__target_name(ov), more, floor ? "at least" : "about",
 			     x < 10 ? 1 : 0, x);
-	if (floor || x < SLOWER_UNSURE || n >= len)
+	/* the probes' share alone: waits (held at exec) are measured, not estimated */
+	if (floor || 1 + overhead__factor(ov->cost_ns, base) < SLOWER_UNSURE || n >= len)
 		return;
 	snprintf(left, sizeof(left), "%.0fx", 1 + overhead__factor(more_cost, all));
 	snprintf(buf + n, len - n, ", perhaps far more (the probes took %.0f%% of %s %s time, %s own "

@@ -231,7 +231,8 @@ def test_view_many_processes(fan):
     try:
         url = proc.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:"), url
-        err = read_stderr_until(master, r"showing .* at http", 60)
+        # the whole line (ci10: a read ended at "... at http", the URL still to come)
+        err = read_stderr_until(master, r"showing .* at http\S+ \(Ctrl-C ends\)", 60)
         # progress while reading, then what was read, then the URL
         # (the status line: "\r" TEXT "\x1b[K", erased by "\r\x1b[K"; splitlines() splits at "\r")
         lines = [l.replace("\x1b[K", "").strip() for l in err.splitlines()]

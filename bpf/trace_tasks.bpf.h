@@ -61,8 +61,12 @@ int BPF_PROG(task_fork, struct task_struct *parent, struct task_struct *child)
 /*
  * CPU time of the traced threads that exited (ns, their whole lives): with
  * the live ones' (user/probes/trace_cpu.c), what the traced processes cost.
+ * And their time runnable but waiting for a CPU (the scheduler's run_delay,
+ * schedstat's second figure): what the governor weighs bpfprof's own CPU
+ * against.
  */
 __u64 exited_cpu_ns;
+__u64 exited_wait_ns;
 
 /*
  * A SIGCONT to a process listed in sig_stops: its stop is over, the entry
@@ -105,6 +109,8 @@ int BPF_PROG(task_exit, struct task_struct *p)
 	if (paused || !is_member(tgid))
 		return 0;
 	__sync_fetch_and_add(&exited_cpu_ns, BPF_CORE_READ(p, se.sum_exec_runtime));
+	if (bpf_core_field_exists(p->sched_info.run_delay))
+		__sync_fetch_and_add(&exited_wait_ns, BPF_CORE_READ(p, sched_info.run_delay));
 	r = task_rec(BP_REC_TASK_EXIT, p);
 	if (r) {
 		if (group_dead)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/resource.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -80,6 +81,9 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 	g->tr = tr;
 	g->ov = ov;
 	g->dec = dec;
+	g->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (g->ncpu < 1)
+		g->ncpu = 1;
 	g->words = tracer__gov_groups(tr);
 	g->dropped_fd = tracer__gov_dropped_fd(tr);
 	g->dropped_hits_w = tracer__gov_dropped_hits(tr);
@@ -474,7 +478,7 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	struct gov_sums sum = { 0 };
 	struct gov_cand *c;
 	double cost, allowed, factor, said, untraced, window_s = (now - g->w_start) / 1e9;
-	double lost = gov_lost_scale(g), own = gov_own_charged(g), fixed, own_ev;
+	double lost = gov_lost_scale(g), own = gov_own_charged(g, base, now), fixed, own_ev;
 	uint64_t read = (g->events - g->events_w) / 2;
 	size_t nc, i, ndrop = 0, npy = 0;
 	bool futile, unsure, unknown, fallback;

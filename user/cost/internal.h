@@ -204,11 +204,13 @@ struct governor {
 	uint64_t events, events_w;	/* entries and returns decoded; when the window began */
 	uint64_t lost_w;	/* tracer__lost() when the window began */
 	/*
-	 * bpfprof's own CPU in decoding (governor__own_cpu()), and the
-	 * machine's idle CPU time, when the window began; what of the former
-	 * the targets waited for (gov_own_charged()), in the window so far
+	 * bpfprof's own CPU in decoding (governor__own_cpu()), the
+	 * machine's idle CPU time and the targets' time waiting for a CPU,
+	 * when the window began; what of the first the targets waited for
+	 * (gov_own_charged()), in the window so far
 	 */
-	uint64_t own_ns, own_start, idle_start;
+	uint64_t own_ns, own_start, idle_start, wait_start;
+	long ncpu;		/* online CPUs: the machine's busy time is ncpu x elapsed less idle */
 	double own_w;
 	double probe_w;		/* the governed calls' probe cost in the window (the early look) */
 	uint64_t early_at;	/* the last early look (session ns) */
@@ -243,7 +245,7 @@ struct gov_reap {
 bool gov_decide(struct governor *g, uint64_t now, double base, double irr, double going);
 double gov_lost_scale(struct governor *g);
 /* governor_window.c: what of bpfprof's own CPU since the window began the targets waited for */
-double gov_own_charged(struct governor *g);
+double gov_own_charged(struct governor *g, double base, uint64_t now);
 /* governor_comp.c: compensated inclusive times (see governor__event) */
 /* Takes (and forgets) what call id's finished traced children left: *out, *comp (gov_nest); their number. */
 uint64_t gov_nest_take(struct governor *g, uint64_t id, double *out, double *comp);

@@ -34,6 +34,7 @@ struct overhead {
 	struct tracer *tr;	/* the traced processes' CPU time (tracer__targets_cpu_ns) */
 	uint64_t cpu_ns;	/* their CPU time since the recording began, at the last look */
 	uint64_t cpu0;		/* their CPU time when the recording began (attach: they ran before) */
+	uint64_t wait_ns, wait0;	/* their time waiting for a CPU: since then, and then */
 	uint64_t looked;	/* when (session ns) */
 	size_t nprocs_now;	/* traced processes alive at the last look */
 	struct ov_proc *procs;	/* open addressing by pid */
@@ -54,10 +55,11 @@ void overhead__set_target(struct overhead *ov, int pid, struct tracer *tr)
 	ov->pid = pid;
 	ov->tr = tr;
 	ov->cpu_ns = 0;
-	ov->cpu0 = 0;
+	ov->cpu0 = ov->wait0 = 0;
 	read_cpu(ov);
 	ov->cpu0 = ov->cpu_ns;
-	ov->cpu_ns = 0;
+	ov->wait0 = ov->wait_ns;
+	ov->cpu_ns = ov->wait_ns = 0;
 	ov->started = true;
 }
 
@@ -108,12 +110,13 @@ static void note_proc(uint32_t pid, uint64_t ns, void *ctx)
 /* The CPU time of every traced process since the recording began (ns), as of now. */
 static void read_cpu(struct overhead *ov)
 {
-	uint64_t v;
+	uint64_t v, w = 0;
 
 	if (!ov->pid || !ov->tr)
 		return;
-	v = tracer__targets_cpu_ns(ov->tr, &ov->nprocs_now, note_proc, ov);
+	v = tracer__targets_cpu_ns(ov->tr, &ov->nprocs_now, &w, note_proc, ov);
 	ov->cpu_ns = v > ov->cpu0 ? v - ov->cpu0 : 0;
+	ov->wait_ns = w > ov->wait0 ? w - ov->wait0 : 0;
 }
 
 double overhead__factor(double cost, double base)
@@ -244,6 +247,11 @@ uint64_t overhead__cpu_ns(struct overhead *ov)
 {
 	read_cpu(ov);
 	return ov->cpu_ns;
+}
+
+uint64_t overhead__wait_ns(const struct overhead *ov)
+{
+	return ov ? ov->wait_ns : 0;
 }
 
 void overhead__slowdown(const struct overhead *ov, double *total, double *recent)

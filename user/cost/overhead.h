@@ -103,6 +103,8 @@ void overhead__add_cost(struct overhead *ov, double ns);
 void overhead__add_wait(struct overhead *ov, double attach_ns, double relink_ns);
 /* The traced processes' CPU time since the recording began (read now), 0 without a target. */
 uint64_t overhead__cpu_ns(struct overhead *ov);
+/* Their time runnable but waiting for a CPU since the recording began, as of the last overhead__cpu_ns(). */
+uint64_t overhead__wait_ns(const struct overhead *ov);
 /*
  * The slowdown (1 + overhead__factor) since the start and over the last
  * OVERHEAD_RECENT_NS; 0 when not known (no CPU time read yet, -a).

@@ -147,11 +147,12 @@ size_t tracer__ntargets(struct tracer *t);
 /*
  * CPU time (ns) of every traced thread: those alive now (whole lives so
  * far) and those that exited during the recording; how many processes are
- * traced now into *nprocs (may be NULL).  Subtract a first reading for
- * the time since then.  each (may be NULL) is given each live process's
- * own figure.
+ * traced now into *nprocs (may be NULL); into *wait (may be NULL) the
+ * same threads' time runnable, waiting for a CPU (schedstat's run delay).
+ * Subtract a first reading for the time since then.  each (may be NULL)
+ * is given each live process's own figure.
  */
-uint64_t tracer__targets_cpu_ns(struct tracer *t, size_t *nprocs,
+uint64_t tracer__targets_cpu_ns(struct tracer *t, size_t *nprocs, uint64_t *wait,
 				void (*each)(uint32_t pid, uint64_t ns, void *ctx), void *ctx);
 /* Sum of reserve failures; adds the per-CPU counts into per_cpu (ncpu entries, see object.h). */
 uint64_t tracer__lost(struct tracer *t, uint64_t *per_cpu, size_t ncpu);

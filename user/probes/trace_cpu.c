@@ -17,7 +17,7 @@
 #include "trace.h"
 #include "internal.h"
 
-static uint64_t process_cpu_ns(uint32_t pid)
+static uint64_t process_cpu_ns(uint32_t pid, uint64_t *wait)
 {
 	char path[96];
 	struct dirent *de;
@@ -29,7 +29,7 @@ static uint64_t process_cpu_ns(uint32_t pid)
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
-		unsigned long long ns;
+		unsigned long long ns, queued;
 		FILE *f;
 
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
@@ -38,19 +38,25 @@ static uint64_t process_cpu_ns(uint32_t pid)
 		f = fopen(path, "re");
 		if (!f)
 			continue;
-		if (fscanf(f, "%llu", &ns) == 1)
+		switch (fscanf(f, "%llu %llu", &ns, &queued)) {
+		case 2:
+			*wait += queued;
+			/* fall through */
+		case 1:
 			sum += ns;
+		}
 		fclose(f);
 	}
 	closedir(d);
 	return sum;
 }
 
-uint64_t tracer__targets_cpu_ns(struct tracer *t, size_t *nprocs,
+uint64_t tracer__targets_cpu_ns(struct tracer *t, size_t *nprocs, uint64_t *wait,
 				void (*each)(uint32_t pid, uint64_t ns, void *ctx), void *ctx)
 {
 	int fd = bpf_map__fd(t->skel->maps.tgids);
 	uint64_t sum = __atomic_load_n(&t->skel->bss->exited_cpu_ns, __ATOMIC_RELAXED);
+	uint64_t queued = __atomic_load_n(&t->skel->bss->exited_wait_ns, __ATOMIC_RELAXED);
 	__u32 key, next;
 	void *prev = NULL;
 	size_t n = 0;
@@ -60,7 +66,7 @@ uint64_t tracer__targets_cpu_ns(struct tracer *t, size_t *nprocs,
 
 		key = next;
 		prev = &key;
-		ns = process_cpu_ns(key);
+		ns = process_cpu_ns(key, &queued);
 
 		if (each && ns)
 			each(key, ns, ctx);
@@ -69,6 +75,8 @@ uint64_t tracer__targets_cpu_ns(struct tracer *t, size_t *nprocs,
 	}
 	if (nprocs)
 		*nprocs = n;
+	if (wait)
+		*wait = queued;
 	return sum;
 }
 

@@ -180,7 +180,7 @@ static int take_top(struct cmd_opts *o, const char *arg)
 
 	if (!o->top)
 		return -ENOENT;
-	err = parse_count("--top", arg, 0, SIZE_MAX, &v);
+	err = parse_count("--top", arg, 1, SIZE_MAX, &v);
 	*o->top = v;
 	return err;
 }
@@ -192,7 +192,7 @@ static int take_depth(struct cmd_opts *o, const char *arg)
 
 	if (!o->depth)
 		return -ENOENT;
-	err = parse_count("--depth", arg, 0, UINT32_MAX, &v);
+	err = parse_count("--depth", arg, 1, UINT32_MAX, &v);
 	*o->depth = v;
 	return err;
 }

@@ -220,6 +220,22 @@ def test_truncated_archive(archive, tmp_path):
     assert p.stdout == "", "a report of half an archive was printed as complete\n" + describe(p)
 
 
+@pytest.mark.parametrize("size", [8, 16, 64])
+def test_partial_of_a_header(archive, tmp_path, size):
+    """Cut inside the header: --partial has nothing to read, and its error says
+    so (it advised --partial to a user who had just given it)."""
+    cut = tmp_path / "cut.bpfprof"
+    cut.write_bytes(archive.read_bytes()[:size])
+    p = run_bpfprof(["report", "--partial", cut])
+    assert p.returncode == 1 and p.stdout == "", describe(p)
+    assert len(p.stderr.splitlines()) == 1, describe(p)
+    assert p.stderr.startswith("bpfprof: %s: truncated archive (" % cut), describe(p)
+    assert "--partial reads" not in p.stderr, describe(p)
+    # without --partial, the advice stays
+    p = run_bpfprof(["report", cut])
+    assert p.returncode == 1 and "--partial reads its complete blocks" in p.stderr, describe(p)
+
+
 def test_deep_recursion_bounded(tmp_path):
     """recurse 20000 deep: the report (pretty, JSON, CSV tree) stays linear in the
     depth (it grew with its square: 400 MB pretty, 1.2 GB JSON), and so does view."""

@@ -121,6 +121,20 @@ def test_list_library_without_execute_bit(tmp_path):
     assert [l.split()[-1] for l in p.stdout.splitlines()[1:]] == ["deflateEnd"]
 
 
+@pytest.mark.parametrize("content,why", [(b"hello\n", "not an ELF file"), (None, "truncated ELF file")])
+def test_list_not_an_elf_names_the_file(tmp_path, content, why):
+    """A text file, an ELF cut short: the error names the file given, not the
+    /proc/self/fd/N bpfprof reads it through."""
+    f = tmp_path / "notelf"
+    if content is None:
+        with open(prog_path("calltree"), "rb") as src:
+            content = src.read(3000)
+    f.write_bytes(content)
+    p = run_bpfprof(["list", f])
+    one_error(p, why)
+    assert p.stderr.splitlines() == ["bpfprof: %s: %s" % (f, why)], p.stderr
+
+
 def test_attach_kernel_thread():
     p = run_bpfprof(["attach", "--pid", "2", "-d", "1s"])
     one_error(p, "pid 2", "kernel thread")

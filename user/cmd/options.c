@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cmds.h"
 #include "options.h"
 #include "base/log.h"
@@ -54,6 +55,17 @@ static int take_partial(struct cmd_opts *o, const char *arg)
 
 static int take_debug_dir(struct cmd_opts *o, const char *arg)
 {
+	struct stat st;
+
+	/* a typo would only show as names missing later */
+	if (stat(arg, &st)) {
+		p_err("invalid --debug-dir '%s': %s", arg, strerror(errno));
+		return -EINVAL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		p_err("invalid --debug-dir '%s': not a directory", arg);
+		return -EINVAL;
+	}
 	strv_push(&o->debug.dirs, &o->debug.ndirs, arg);
 	return 0;
 }

@@ -4,6 +4,8 @@ the --gated window (tests/progs/annotate), and any USDT probe with -U
 (libstdc++'s libstdcxx:throw, counted against bpftrace on the same run)."""
 
 import collections
+import csv
+import io
 import os
 import re
 import shutil
@@ -122,6 +124,16 @@ def test_report_marks(record):
     lines = re.findall(r"^  (begin|middle|end): ([0-9.]+ \w+), tot: ([0-9.]+ \w+)$", out, re.M)
     assert len(lines) == 12, out
     assert "annot-worker" in out
+    # --format csv: the marks (it printed the function table)
+    rep = run_bpfprof(["report", "--format", "csv", "--marks", str(r.out)])
+    assert rep.returncode == 0, rep.stderr
+    rows = list(csv.DictReader(io.StringIO(rep.stdout)))
+    assert len(rows) == 12 and len({r["tid"] for r in rows}) == 2, rep.stdout
+    for tid in {r["tid"] for r in rows}:
+        mine = [r for r in rows if r["tid"] == tid]
+        assert [r["label"] for r in mine] == ["begin", "middle", "end"] * 2, rep.stdout
+        assert mine[0]["delta_ns"] == "0" and mine[0]["total_ns"] == "0", rep.stdout
+        assert int(mine[-1]["total_ns"]) == int(mine[-1]["ts_ns"]) - int(mine[0]["ts_ns"])
 
 
 def test_list_shows_usdt():

@@ -15,6 +15,8 @@ the six registers stay raw, and are said to be.
 """
 
 import csv
+import io
+import json
 import re
 import shutil
 import subprocess
@@ -177,6 +179,16 @@ def test_report_groups_calls_by_argument(recording):
     for i in range(N):
         want[COLORS[i % 3]] = want.get(COLORS[i % 3], 0) + 1
     assert got == want, out
+    # the same groups in CSV and JSON (both printed the function table instead)
+    p = run_bpfprof(["report", "--format", "csv", "--args", "t_enum:c", recording["arch"]])
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert {r["value"]: int(r["calls"]) for r in rows} == want, p.stdout
+    p = run_bpfprof(["report", "--format", "json", "--args", "t_enum:c", recording["arch"]])
+    assert p.returncode == 0, p.stderr
+    a = json.loads(p.stdout)["args"]
+    assert (a["function"], a["param"], a["calls"], a["without"]) == ("t_enum", "c", N, 0), a
+    assert {v["value"]: v["calls"] for v in a["values"]} == want, a
 
 
 def test_string_not_present_at_entry_is_read_by_the_loader(tmp_path):

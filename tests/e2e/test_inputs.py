@@ -121,6 +121,42 @@ def test_list_library_without_execute_bit(tmp_path):
     assert [l.split()[-1] for l in p.stdout.splitlines()[1:]] == ["deflateEnd"]
 
 
+@pytest.mark.parametrize("content,why", [(b"hello\n", "not an ELF file"), (None, "truncated ELF file")])
+def test_list_not_an_elf_names_the_file(tmp_path, content, why):
+    """A text file, an ELF cut short: the error names the file given, not the
+    /proc/self/fd/N bpfprof reads it through."""
+    f = tmp_path / "notelf"
+    if content is None:
+        with open(prog_path("calltree"), "rb") as src:
+            content = src.read(3000)
+    f.write_bytes(content)
+    p = run_bpfprof(["list", f])
+    one_error(p, why)
+    assert p.stderr.splitlines() == ["bpfprof: %s: %s" % (f, why)], p.stderr
+
+
+@pytest.mark.parametrize("cmd", [["list", "--debug-dir", "DIR", "PROG"],
+                                 ["record", "--debug-dir", "DIR", "--", "PROG"],
+                                 ["symbolize", "--debug-dir", "DIR", "-o", "OUT", "ARCHIVE"]])
+def test_debug_dir_missing_or_a_file(tmp_path, cmd):
+    """A --debug-dir that is no directory is a usage error naming it (it was
+    taken silently: a typo showed only as names missing from the output)."""
+    archive = tmp_path / "t.bpfprof"
+    p = run_bpfprof(["record", "-q", "-o", archive, "--", prog_path("calltree")])
+    assert p.returncode == 0, p.stderr
+    afile = tmp_path / "afile"
+    afile.write_text("x\n")
+    for d, why in ((tmp_path / "missing", "No such file or directory"),
+                   (afile, "not a directory")):
+        sub = {"DIR": d, "PROG": prog_path("calltree"), "OUT": tmp_path / "o.bpfprof",
+               "ARCHIVE": archive}
+        p = run_bpfprof([sub.get(a, a) for a in cmd])
+        assert p.returncode == 2, p.stderr
+        assert p.stderr.splitlines() == ["bpfprof: invalid --debug-dir '%s': %s" % (d, why)], \
+            p.stderr
+    assert not (tmp_path / "o.bpfprof").exists()
+
+
 def test_attach_kernel_thread():
     p = run_bpfprof(["attach", "--pid", "2", "-d", "1s"])
     one_error(p, "pid 2", "kernel thread")

@@ -132,3 +132,16 @@ def test_global_options(man_dir):
             assert "unknown option" not in r.stderr, (spelling, r.stderr)
     r = run("--no-such-option")
     assert r.returncode == 2 and "unknown option '--no-such-option'" in r.stderr, r.stderr
+
+
+def test_help_percent_signs(man_dir):
+    """A row's help is a format ("%s": the command's default, "%%": a percent sign):
+    a bare "0.5% of" in diff's --all-paths printed "0.52...f the traced time"."""
+    r = run("diff", "--help")
+    assert r.returncode == 0, r.stderr
+    assert "less than\n" + " " * 25 + "0.5% of the traced time\n" in r.stdout, r.stdout
+    assert "0.5% of the traced time" in (man_dir / "bpfprof-diff.1").read_text()
+    for cmd in commands():
+        text = run(cmd, "--help").stdout
+        # every percent sign a figure's: "2%", "0.5%" (none doubled, none eaten)
+        assert text.count("%") == len(re.findall(r"\d%", text)), (cmd, text)

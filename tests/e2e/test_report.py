@@ -142,8 +142,17 @@ def test_options(archive, rep):
     shallow = json.loads(report("--format", "json", "--depth", "2", "--tree-only", archive).stdout)
     assert [n["path"] for n in with_paths(shallow["tree"])] == [["main"], ["main", "run"]]
     assert shallow["functions"] == []
-    nobody = json.loads(report("--format", "json", "--pid", "2147483647", archive).stdout)
-    assert nobody["functions"] == [] and nobody["tree"] == []
+
+
+@pytest.mark.parametrize("opt,what", [("--pid", "pid"), ("--tid", "thread")])
+def test_task_not_in_recording(archive, opt, what):
+    """A pid or tid the recording does not have is an error naming it, as convert's
+    (report printed an empty table and exited 0: a typo read as 'no calls')."""
+    p = run_bpfprof(["report", opt, "2147483647", archive])
+    assert p.returncode == 1, describe(p)
+    assert len(p.stderr.splitlines()) == 1 and p.stdout == "", describe(p)
+    assert p.stderr.startswith("bpfprof: %s 2147483647 is not in %s (" % (what, archive)), \
+        describe(p)
 
 
 def test_pretty(archive):
@@ -177,22 +186,28 @@ def test_default_file_and_no_root(archive):
 
 @pytest.mark.parametrize("args", [
     ["/nonexistent/x.bpfprof"],
-    ["--sort", "bogus"],
-    ["--format", "xml"],
-    ["--top", "0"],
-    ["--depth", "-1"],
-    ["--no-tree", "--tree-only"],
+    ["--sort", "bogus", "ARCHIVE"],
+    ["--format", "xml", "ARCHIVE"],
+    ["--top", "0", "ARCHIVE"],
+    ["--depth", "0", "ARCHIVE"],
+    ["--depth", "-1", "ARCHIVE"],
+    ["--no-tree", "--tree-only", "ARCHIVE"],
     ["a", "b"],
-    ["--bogus"],
-    ["--sort"],
+    ["--bogus", "ARCHIVE"],
+    ["ARCHIVE", "--sort"],
     [str(REPO / "README.md")],
 ])
 def test_errors(args, archive):
-    p = run_bpfprof(["report"] + args)
+    """Each a usage error of its own: the options' cases are given a real archive,
+    so the error is not the missing ./bpfprof.data (--top 0 passed that way while
+    report printed every function for it)."""
+    p = run_bpfprof(["report"] + [str(archive) if a == "ARCHIVE" else a for a in args])
     assert p.returncode > 0, describe(p)
     errs = [l for l in p.stderr.splitlines() if l.startswith("bpfprof: ")]
     assert len(errs) == 1, "want one 'bpfprof: ' error line\n" + describe(p)
     assert p.stdout == "", describe(p)
+    if "ARCHIVE" in args:
+        assert p.returncode == 2 and "bpfprof.data" not in p.stderr, describe(p)
 
 
 def test_truncated_archive(archive, tmp_path):
@@ -203,6 +218,22 @@ def test_truncated_archive(archive, tmp_path):
     assert p.returncode > 0, describe(p)
     assert any(l.startswith("bpfprof: ") for l in p.stderr.splitlines()), describe(p)
     assert p.stdout == "", "a report of half an archive was printed as complete\n" + describe(p)
+
+
+@pytest.mark.parametrize("size", [8, 16, 64])
+def test_partial_of_a_header(archive, tmp_path, size):
+    """Cut inside the header: --partial has nothing to read, and its error says
+    so (it advised --partial to a user who had just given it)."""
+    cut = tmp_path / "cut.bpfprof"
+    cut.write_bytes(archive.read_bytes()[:size])
+    p = run_bpfprof(["report", "--partial", cut])
+    assert p.returncode == 1 and p.stdout == "", describe(p)
+    assert len(p.stderr.splitlines()) == 1, describe(p)
+    assert p.stderr.startswith("bpfprof: %s: truncated archive (" % cut), describe(p)
+    assert "--partial reads" not in p.stderr, describe(p)
+    # without --partial, the advice stays
+    p = run_bpfprof(["report", cut])
+    assert p.returncode == 1 and "--partial reads its complete blocks" in p.stderr, describe(p)
 
 
 def test_deep_recursion_bounded(tmp_path):

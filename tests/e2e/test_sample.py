@@ -14,6 +14,8 @@ a sleep takes beyond its minimum.
 import subprocess
 import time
 
+import pytest
+
 import trace_util
 from conftest import debian_python, prog_path, run_bpfprof
 
@@ -189,7 +191,9 @@ def test_shared_library_symbols(record):
     assert len(in_lib) > 0.5 * len(ss), (len(in_lib), len(ss))
 
 
-def test_system_wide_catches_two_processes():
+@pytest.mark.parametrize("cmd", ["record", "attach"])
+def test_system_wide_catches_two_processes(cmd):
+    """record -a, and attach -a (its --help lists -a; it asked for --pid all the same)."""
     procs = [subprocess.Popen([str(prog_path("cpusplit")), "2500"], stdout=subprocess.DEVNULL)
              for _ in range(2)]
     try:
@@ -199,7 +203,7 @@ def test_system_wide_catches_two_processes():
             out = os.path.join(d, "all.json")
             # frame-pointer stacks: what is checked is which processes are caught;
             # DWARF-unwinding every process of a loaded machine can fall behind
-            r = run_bpfprof(["record", "-a", "--sample", "--stack=fp", "-d", "1s", "-o", out])
+            r = run_bpfprof([cmd, "-a", "--sample", "--stack=fp", "-d", "1s", "-o", out])
             assert r.returncode == 0, r.stderr
             trace = json.load(open(out))
     finally:

@@ -141,8 +141,9 @@ static void test_diff_calls(void **state)
 	assert_non_null(strstr(out, "\nfast,prog,same,200,200,200900,200900,200900,200900,1004,1004,"));
 	/* rec: total 700 (the nested call is inside the outer one), 2 calls, too few for a verdict */
 	assert_non_null(strstr(out, "\nrec,prog,few calls,2,2,700,700,700,700,"));
-	assert_non_null(strstr(out, "\nadded,prog,added,0,3,0,150,"));
-	assert_non_null(strstr(out, "\ngone,prog,removed,3,0,150,0,"));
+	/* a side without a timed call has no percentiles (empty), not 0 ns */
+	assert_non_null(strstr(out, "\nadded,prog,added,0,3,0,150,0,150,,50,,50,,50,"));
+	assert_non_null(strstr(out, "\ngone,prog,removed,3,0,150,0,150,0,50,,50,,50,,"));
 	assert_int_equal(gate, 1);
 	free(out);
 
@@ -184,6 +185,11 @@ static void test_diff_paths_json(void **state)
 				    "\"base\":{\"calls\":200,\"total_ns\":1009000,\"self_ns\":20000,"
 				    "\"p50_ns\":5040,"));
 	assert_non_null(strstr(out, "\"significant\":true"));
+	/* no timed call on a side: null percentiles, not 0 ns */
+	assert_non_null(strstr(out, "{\"function\":\"added\",\"module\":\"prog\",\"status\":\"added\","
+				    "\"base\":{\"calls\":0,\"total_ns\":0,\"self_ns\":0,\"p50_ns\":null,"
+				    "\"p90_ns\":null,\"p99_ns\":null,\"timed_calls\":0},\"new\":{\"calls\":3,"
+				    "\"total_ns\":150,\"self_ns\":150,\"p50_ns\":50,"));
 	/* the nested rec path, under rec */
 	assert_non_null(strstr(out, "{\"path\":[\"rec\",\"rec\"],\"base\":{\"calls\":1,\"total_ns\":300,"));
 	assert_non_null(strstr(out, "{\"path\":[\"slowed\"],\"base\":{\"calls\":200,\"total_ns\":1009000,"

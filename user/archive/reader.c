@@ -73,8 +73,10 @@ int archive_fail(struct archive_reader *r, bool cut, int err, const char *what,
 		r->done = true;
 		return -ECANCELED;
 	}
-	p_err("%s: %s (%s%s)", r->path, what, msg, cut ? "; if bpfprof was killed while "
-	      "recording it, --partial reads its complete blocks" : "");
+	/* under --partial already: the cut came before there was anything to read */
+	p_err("%s: %s (%s%s)", r->path, what, msg, !cut ? "" : r->partial ?
+	      "; nothing for --partial to read: the recording's header is incomplete" :
+	      "; if bpfprof was killed while recording it, --partial reads its complete blocks");
 	r->err = err;
 	return err;
 }

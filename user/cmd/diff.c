@@ -63,7 +63,7 @@ static const struct opt_def diff_view_rows[] = {
 	OPT_FLAG("no-paths", OPT_NO_PATHS, "no call-path view"),
 	OPT_FLAG("all-paths", OPT_ALL_PATHS,
 		 "every call path, also those whose time moved less than\n"
-		 "0.5% of the traced time"),
+		 "0.5%% of the traced time"),
 	OPT_END
 };
 

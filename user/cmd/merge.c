@@ -52,6 +52,7 @@ int cmd_merge(int argc, char **argv)
 	exporter__free(x.e);
 	session__free(&s);
 	if (!err && strcmp(o.output, "-"))
-		p_info("merged %d recordings into %s", argc - optind, o.output);
+		p_info("merged %d recording%s into %s", argc - optind, argc - optind == 1 ? "" : "s",
+		       o.output);
 	return err ? 1 : 0;
 }

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cmds.h"
 #include "options.h"
 #include "base/log.h"
@@ -54,6 +55,17 @@ static int take_partial(struct cmd_opts *o, const char *arg)
 
 static int take_debug_dir(struct cmd_opts *o, const char *arg)
 {
+	struct stat st;
+
+	/* a typo would only show as names missing later */
+	if (stat(arg, &st)) {
+		p_err("invalid --debug-dir '%s': %s", arg, strerror(errno));
+		return -EINVAL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		p_err("invalid --debug-dir '%s': not a directory", arg);
+		return -EINVAL;
+	}
 	strv_push(&o->debug.dirs, &o->debug.ndirs, arg);
 	return 0;
 }
@@ -180,7 +192,7 @@ static int take_top(struct cmd_opts *o, const char *arg)
 
 	if (!o->top)
 		return -ENOENT;
-	err = parse_count("--top", arg, 0, SIZE_MAX, &v);
+	err = parse_count("--top", arg, 1, SIZE_MAX, &v);
 	*o->top = v;
 	return err;
 }
@@ -192,7 +204,7 @@ static int take_depth(struct cmd_opts *o, const char *arg)
 
 	if (!o->depth)
 		return -ENOENT;
-	err = parse_count("--depth", arg, 0, UINT32_MAX, &v);
+	err = parse_count("--depth", arg, 1, UINT32_MAX, &v);
 	*o->depth = v;
 	return err;
 }

@@ -153,7 +153,8 @@ static const struct opt_def trace_rows[] = {
 	OPT_FLAG("gated", OPT_GATED, "record only inside BPFPROF_START()/BPFPROF_STOP()\n"
 		 "windows (process-wide)"),
 	OPT_FLAG("all", 'a', "every process on the system (with --sample/--offcpu,\n"
-		 "or -F LIB:GLOB); COMMAND is then optional"),
+		 "or -F LIB:GLOB); record's COMMAND and attach's --pid\n"
+		 "are then optional"),
 	OPT_END
 };
 
@@ -293,8 +294,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			      argv[optind]);
 			return -EINVAL;
 		}
-		if (!co->npids) {
-			p_err("attach needs --pid PID");
+		if (!co->npids && !co->all) {
+			p_err("attach needs --pid PID (or -a: every process)");
 			return -EINVAL;
 		}
 	} else if (optind < argc) {

@@ -25,7 +25,8 @@ enum { OPT_NO_TREE = OPT_OWN, OPT_TREE_ONLY, OPT_EDGES, OPT_MARKS, OPT_ARGS };
 static const struct opt_def report_rows[] = {
 	{ "format", required_argument, OPT_FORMAT, "FMT",
 	  "pretty (default), json, or csv (the flat table; the\n"
-	  "tree with --tree-only)", "pretty json csv" },
+	  "tree with --tree-only, the marks, edges or argument\n"
+	  "groups with --marks, --edges, --args)", "pretty json csv" },
 	/* which rows */
 	{ "sort", required_argument, 's', "KEY",
 	  "total (default, inclusive time), self, calls, avg, max",

@@ -513,6 +513,9 @@ static void per_program(struct overhead *ov)
 			if (v[i].cpu > v[i].cost)
 				fprintf(stderr, "    %-32s about %.1fx slower (%.3g s of probe time)\n",
 					label, 1 + overhead__factor(v[i].cost, v[i].cpu), v[i].cost / 1e9);
+			else if (v[i].cpu > 0)	/* last read before it exited: short of the estimate */
+				fprintf(stderr, "    %-32s %.3g s of probe time, %.3g s of CPU time read "
+					"before it exited\n", label, v[i].cost / 1e9, v[i].cpu / 1e9);
 			else
 				fprintf(stderr, "    %-32s %.3g s of probe time (too short-lived to read "
 					"its CPU time)\n", label, v[i].cost / 1e9);

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "base/escape.h"
+#include "base/json.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "model/argsig.h"
@@ -127,9 +129,45 @@ static int by_total(const void *x, const void *y)
 	return a->total < b->total ? 1 : a->total > b->total ? -1 : strcmp(a->value, b->value);
 }
 
-void report_args__print(struct report_args *a, FILE *f)
+static void print_csv(const struct report_args *a, FILE *f)
+{
+	fputs("value,calls,total_ns,avg_ns,max_ns\r\n", f);
+	for (size_t i = 0; i < a->nrows; i++) {
+		csv_str(f, a->rows[i].value);
+		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\r\n", a->rows[i].calls,
+			a->rows[i].total, a->rows[i].total / a->rows[i].calls, a->rows[i].max);
+	}
+}
+
+static void print_json(const struct report_args *a, FILE *f)
+{
+	fputs("{\"function\":", f);
+	json_str(f, a->func);
+	fputs(",\"param\":", f);
+	json_str(f, a->param);
+	fprintf(f, ",\"calls\":%" PRIu64 ",\"without\":%" PRIu64 ",\"values\":[", a->ncalls,
+		a->nmissing);
+	for (size_t i = 0; i < a->nrows; i++) {
+		fputs(i ? ",\n{\"value\":" : "\n{\"value\":", f);
+		json_str(f, a->rows[i].value);
+		fprintf(f, ",\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"avg_ns\":%" PRIu64
+			",\"max_ns\":%" PRIu64 "}", a->rows[i].calls, a->rows[i].total,
+			a->rows[i].total / a->rows[i].calls, a->rows[i].max);
+	}
+	fputs("]}", f);
+}
+
+void report_args__print(struct report_args *a, enum report_format fmt, FILE *f)
 {
 	qsort(a->rows, a->nrows, sizeof(*a->rows), by_total);
+	if (fmt == REPORT_CSV) {
+		print_csv(a, f);
+		return;
+	}
+	if (fmt == REPORT_JSON) {
+		print_json(a, f);
+		return;
+	}
 	fprintf(f, "\ncalls of %s by %s (%" PRIu64 " calls", a->func, a->param, a->ncalls);
 	if (a->nmissing)
 		fprintf(f, ", %" PRIu64 " without it: no --args, or no such parameter", a->nmissing);

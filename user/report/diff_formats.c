@@ -38,12 +38,29 @@ static void json_side_hdr(const struct diff *d, FILE *f, int i)
 		",\"lost\":%" PRIu64 "}", sd->duration, sd->ncalls, sd->nsamples, sd->lost);
 }
 
+/*
+ * A side's percentile, "%s"-ready: none (JSON null, CSV empty, pretty "-")
+ * without a timed call (the function absent on that side, or its calls
+ * unfinished), not 0 ns.
+ */
+static const char *quantile(const struct side_func *x, uint64_t q, const char *none,
+			    char *buf, size_t len)
+{
+	if (!x->res.n)
+		return none;
+	snprintf(buf, len, "%" PRIu64, q);
+	return buf;
+}
+
 static void json_fside(FILE *f, const struct side_func *x)
 {
+	char b[3][24];
+
 	fprintf(f, "{\"calls\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"self_ns\":%" PRIu64
-		",\"p50_ns\":%" PRIu64 ",\"p90_ns\":%" PRIu64 ",\"p99_ns\":%" PRIu64
-		",\"timed_calls\":%" PRIu64 "}", x->calls, x->total, x->self, x->p50, x->p90, x->p99,
-		x->res.seen);
+		",\"p50_ns\":%s,\"p90_ns\":%s,\"p99_ns\":%s,\"timed_calls\":%" PRIu64 "}",
+		x->calls, x->total, x->self, quantile(x, x->p50, "null", b[0], sizeof(b[0])),
+		quantile(x, x->p90, "null", b[1], sizeof(b[1])),
+		quantile(x, x->p99, "null", b[2], sizeof(b[2])), x->res.seen);
 }
 
 static void json_pathnames(const struct diff *d, FILE *f, uint32_t p)
@@ -210,10 +227,13 @@ void diff_print_csv(struct diff *d, FILE *f)
 		csv_str(f, d->gf[r->func].module);
 		fprintf(f, ",%s,", (d->mode == DIFF_CALLS ? verdict_name : verdict_name_samples)[r->v]);
 		if (d->mode == DIFF_CALLS) {
+			char b[6][24];
+
 			fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",",
-				x->calls, y->calls, x->total, y->total, x->self, y->self, x->p50, y->p50,
-				x->p90, y->p90, x->p99, y->p99);
+				",%s,%s,%s,%s,%s,%s,", x->calls, y->calls, x->total, y->total, x->self,
+				y->self, quantile(x, x->p50, "", b[0], 24), quantile(y, y->p50, "", b[1], 24),
+				quantile(x, x->p90, "", b[2], 24), quantile(y, y->p90, "", b[3], 24),
+				quantile(x, x->p99, "", b[4], 24), quantile(y, y->p99, "", b[5], 24));
 			const double nums[] = { r->ratio, r->shift, r->ci_lo, r->ci_hi };
 
 			for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {

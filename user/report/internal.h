@@ -305,7 +305,8 @@ struct report_args;
 struct bp_call;
 int report_args__new(const char *spec, struct report_args **out);
 void report_args__add(struct report_args *a, const struct bp_session *s, const struct bp_call *c);
-void report_args__print(struct report_args *a, FILE *f);
+/* The groups by total time: pretty (a table), CSV (value,calls,...), JSON (an object). */
+void report_args__print(struct report_args *a, enum report_format fmt, FILE *f);
 void report_args__free(struct report_args *a);
 
 #endif

@@ -176,7 +176,12 @@ static void print_json(struct report *r, const struct bp_session *s, FILE *f)
 	report_drops_json(r, s, f);
 	fputs("],\n\"coroutines\":[", f);
 	report_coro_json(r, s, f);
-	fputs("]}\n", f);
+	fputc(']', f);
+	if (r->args) {		/* --args FUNC:PARAM: its groups beside the rest */
+		fputs(",\n\"args\":", f);
+		report_args__print(r->args, REPORT_JSON, f);
+	}
+	fputs("}\n", f);
 }
 
 /* ---------------------------------------------------------------- csv */
@@ -434,6 +439,27 @@ static void json_marks(struct report *r, FILE *f)
 	}
 }
 
+/* --marks as CSV: the JSON marks' fields, a row each */
+static void csv_marks(struct report *r, FILE *f)
+{
+	size_t i, start = 0;
+
+	if (r->nmarks)
+		qsort(r->marks, r->nmarks, sizeof(*r->marks), by_thread_time);
+	fputs("pid,tid,label,ts_ns,delta_ns,total_ns\r\n", f);
+	for (i = 0; i < r->nmarks; i++) {
+		const struct mark_row *m = &r->marks[i];
+		bool first = !i || r->marks[i - 1].tid != m->tid;
+
+		if (first)
+			start = i;
+		fprintf(f, "%u,%u,", m->pid, m->tid);
+		csv_str(f, m->label);
+		fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\r\n", m->ts,
+			first ? 0 : m->ts - r->marks[i - 1].ts, m->ts - r->marks[start].ts);
+	}
+}
+
 /* ---------------------------------------------------------------- entry points */
 
 int report__print(struct report *r, const struct bp_session *s, FILE *f)
@@ -443,7 +469,7 @@ int report__print(struct report *r, const struct bp_session *s, FILE *f)
 	case REPORT_PRETTY:
 		pretty_header(r, s, f);
 		if (r->args) {
-			report_args__print(r->args, f);
+			report_args__print(r->args, REPORT_PRETTY, f);
 			break;
 		}
 		if (r->o.marks) {
@@ -476,7 +502,11 @@ int report__print(struct report *r, const struct bp_session *s, FILE *f)
 		break;
 	case REPORT_CSV:
 		/* one table per CSV file: the tree only when asked for alone */
-		if (r->o.edges) {
+		if (r->args) {
+			report_args__print(r->args, REPORT_CSV, f);
+		} else if (r->o.marks) {
+			csv_marks(r, f);
+		} else if (r->o.edges) {
 			csv_edges(r, s, f);
 		} else if (r->o.tree_only) {
 			fputs("id,parent,depth,name,calls,total_ns,self_ns\r\n", f);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include "diff.h"
 #include "report.h"
+#include "internal.h"
 #include "archive/replay.h"
 #include "base/log.h"
 
@@ -32,8 +33,12 @@ int report__read(struct report *rep, const char *path, bool partial,
 		 const struct replay_progress *pr)
 {
 	struct report_ctx x = { .path = path, .rep = rep };
+	int err = replay__run_progress(path, partial, f, s, report_event, &x, pr);
 
-	return replay__run_progress(path, partial, f, s, report_event, &x, pr);
+	/* report's own --pid/--tid: a typo is an error, as convert's (filter.h) */
+	if (!err)
+		err = filter__check(&rep->filter, s, path);
+	return err;
 }
 
 /* One side being read: by the main thread (base) and a second one (new). */

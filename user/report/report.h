@@ -71,7 +71,8 @@ void report__free(struct report *r);
  * (read.c; `partial`: an unfinished recording read up to its last complete
  * block, archive__open), telling pr (may be NULL) how far it has gone; s holds the
  * tables for report__print().  0, -EINVAL for an event naming an unknown
- * function (printed), or the reader's -errno (printed).
+ * function (printed), -ESRCH for a --pid/--tid not in the recording
+ * (printed), or the reader's -errno (printed).
  */
 int report__read(struct report *rep, const char *path, bool partial,
 		 const struct event_filter *f, struct bp_session *s,

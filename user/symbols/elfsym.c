@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <gelf.h>
+#include "binfile.h"
 #include "debugsyms.h"
 #include "elfsym.h"
 #include "internal.h"
@@ -526,10 +527,12 @@ static int read_elf(const char *path, Elf *elf, int fd, const struct stat *st,
 	struct bytes_src bytes = { .fd = fd };
 	uint64_t file_size;
 	GElf_Ehdr ehdr;
+	/* in messages, the file the user named, not the /proc/self/fd/N it is read through */
+	const char *shown = binfile__name(path);
 	int err;
 
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		p_err("%s: not an ELF file", path);
+		p_err("%s: not an ELF file", shown);
 		err = -ENOEXEC;
 		goto cleanup;
 	}
@@ -539,12 +542,12 @@ static int read_elf(const char *path, Elf *elf, int fd, const struct stat *st,
 		bytes.img = (const uint8_t *)elf_rawfile(elf, &bytes.len);
 		file_size = bytes.len;
 	}
-	err = check_headers(path, elf, file_size, &ehdr, &shstrndx, &nscn);
+	err = check_headers(shown, elf, file_size, &ehdr, &shstrndx, &nscn);
 	if (err)
 		goto cleanup;
 	err = load_segments(elf, &segs, &nsegs);
 	if (err) {
-		p_err("%s: corrupt ELF program headers: %s", path, elf_errmsg(-1));
+		p_err("%s: corrupt ELF program headers: %s", shown, elf_errmsg(-1));
 		goto cleanup;
 	}
 
@@ -556,7 +559,7 @@ static int read_elf(const char *path, Elf *elf, int fd, const struct stat *st,
 		err = collect_syms(elf, symtab ? symtab : dynsym, code_scn, nscn, segs, nsegs,
 				   symtab ? SYMSRC_SYMTAB : SYMSRC_DYNSYM, &cs, out);
 		if (err) {
-			p_err("%s: corrupt symbol table: %s", path, elf_errmsg(-1));
+			p_err("%s: corrupt symbol table: %s", shown, elf_errmsg(-1));
 			goto cleanup;
 		}
 	}
@@ -642,7 +645,7 @@ int elfsym__read(const char *path, struct elf_funcs *out)
 	/* non-blocking: a FIFO named as a binary must not hang the open */
 	fd = open_binary(path, &st);
 	if (fd == -ENOEXEC)
-		p_err("%s: not a regular file", path);
+		p_err("%s: not a regular file", binfile__name(path));
 	if (fd < 0)
 		return fd;
 	/*

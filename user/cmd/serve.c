@@ -579,7 +579,7 @@ static int run(struct serve_opts *o)
 	struct httpd *d = NULL;
 	sigset_t block, old;
 	char url[128];
-	int err;
+	int err, lfd = -1;
 	bool locks_made = false;
 
 	session__init(&x.s);
@@ -608,7 +608,27 @@ static int run(struct serve_opts *o)
 		goto cleanup;
 	}
 
-	/* 3. Load and attach (the targets held still meanwhile). */
+	/*
+	 * Bound before the targets are held for the attach (~200 ms): a port
+	 * in use is said without stopping them for nothing.  Connections wait
+	 * in the backlog until the server starts below.
+	 */
+	lfd = httpd__listen(&x.addr);
+	if (lfd < 0) {
+		err = -EADDRNOTAVAIL;
+		goto cleanup;
+	}
+
+	/*
+	 * 3. Load and attach (the targets held still meanwhile).  A signal
+	 * from here on ends serve once the attach is done (the probes then
+	 * go cleanly): the socket is bound and said already, and a Ctrl-C or
+	 * SIGTERM after that line must not kill bpfprof mid-attach.
+	 */
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	signal(SIGPIPE, SIG_IGN);
 	err = capture__start(x.cap);
 	if (err)
 		goto cleanup;
@@ -618,12 +638,9 @@ static int run(struct serve_opts *o)
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGHUP);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
-	signal(SIGPIPE, SIG_IGN);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	d = httpd__start(&x.addr, MHD_USE_THREAD_PER_CONNECTION, handler, &x, capture_sent);
+	d = httpd__start(&x.addr, lfd, MHD_USE_THREAD_PER_CONNECTION, handler, &x, capture_sent);
+	lfd = -1;	/* the server's now, or closed */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!d) {
 		err = -EADDRNOTAVAIL;
@@ -646,6 +663,8 @@ cleanup:
 		unlock(&x);
 	}
 	httpd__stop(d);
+	if (lfd >= 0)
+		close(lfd);
 	capture__free(x.cap);	/* the probes go after we do (bpfprof-release) */
 	metrics__free(x.m);
 	coro_metrics__free(x.cm);

@@ -207,7 +207,7 @@ static int view_serve(struct view_ctx *v, unsigned long port, bool want_open)
 		goto out;
 	}
 	httpd__loopback(&v->addr, port);
-	d = httpd__start(&v->addr, MHD_USE_THREAD_PER_CONNECTION, view_handler, v, view_request_done);
+	d = httpd__start(&v->addr, -1, MHD_USE_THREAD_PER_CONNECTION, view_handler, v, view_request_done);
 	if (!d) {
 		err = -EADDRNOTAVAIL;
 		goto out;

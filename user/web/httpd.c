@@ -164,26 +164,18 @@ static void request_done(void *cls, struct MHD_Connection *c, void **con_cls,
 		h->done(h->cls, c, con_cls, why);
 }
 
-struct httpd *httpd__start(struct httpd_addr *a, unsigned int flags,
-			   MHD_AccessHandlerCallback fn, void *cls,
-			   MHD_RequestCompletedCallback done)
+int httpd__listen(struct httpd_addr *a)
 {
-	struct httpd *h;
 	struct sockaddr_storage bound;
 	socklen_t blen = sizeof(bound);
 	char host[INET6_ADDRSTRLEN + 2];
-	int fd, err;
+	int fd;
 
-	flags |= MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
-	if (!(flags & MHD_USE_THREAD_PER_CONNECTION))
-		flags |= MHD_USE_AUTO;
-	if (a->ss.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
 	/* Bind here, so the error is ours to word (libmicrohttpd only logs it). */
 	fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		p_err("cannot create a socket: %s", strerror(errno));
-		return NULL;
+		return -1;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){ 1 }, sizeof(int));
 	if (bind(fd, (struct sockaddr *)&a->ss, a->len) || listen(fd, 64)) {
@@ -193,7 +185,7 @@ struct httpd *httpd__start(struct httpd_addr *a, unsigned int flags,
 		p_err("cannot listen on %s:%u: %s%s", host, a->port, strerror(e),
 		      e == EADDRINUSE ? " (choose another port)" : "");
 		close(fd);
-		return NULL;
+		return -1;
 	}
 	if (!a->loopback) {
 		addr_str(a, host, sizeof(host));
@@ -205,6 +197,25 @@ struct httpd *httpd__start(struct httpd_addr *a, unsigned int flags,
 		set_port(a, ntohs(bound.ss_family == AF_INET6 ?
 				  ((struct sockaddr_in6 *)&bound)->sin6_port :
 				  ((struct sockaddr_in *)&bound)->sin_port));
+	return fd;
+}
+
+struct httpd *httpd__start(struct httpd_addr *a, int fd, unsigned int flags,
+			   MHD_AccessHandlerCallback fn, void *cls,
+			   MHD_RequestCompletedCallback done)
+{
+	struct httpd *h;
+	int err;
+
+	flags |= MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	if (!(flags & MHD_USE_THREAD_PER_CONNECTION))
+		flags |= MHD_USE_AUTO;
+	if (a->ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	if (fd < 0)
+		fd = httpd__listen(a);
+	if (fd < 0)
+		return NULL;
 	h = xcalloc(1, sizeof(*h));
 	h->done = done;
 	h->cls = cls;

@@ -41,15 +41,23 @@ int httpd__parse_listen(const char *opt, const char *arg, struct httpd_addr *a);
 void httpd__loopback(struct httpd_addr *a, uint16_t port);
 
 /*
+ * Binds and listens on `a` (a->port set to the port bound): the socket, or
+ * -1 with the reason printed.  Connections wait in its backlog until
+ * httpd__start() serves them.
+ */
+int httpd__listen(struct httpd_addr *a);
+/*
  * Starts a daemon on `a` with one internal thread (plus `flags`, e.g.
- * MHD_USE_THREAD_PER_CONNECTION) and sets a->port to the port bound.
+ * MHD_USE_THREAD_PER_CONNECTION) on fd (httpd__listen(); taken, closed on
+ * failure too), or on a socket of its own when fd is -1, and sets a->port
+ * to the port bound.
  * `done` (may be NULL) is called when a request ends, to free what the
  * handler kept in *con_cls.  No client holds more than its share of the
  * connections, and a request must come whole in time (slots.h).  NULL on
  * failure, with the reason printed.
  */
 struct httpd;
-struct httpd *httpd__start(struct httpd_addr *a, unsigned int flags,
+struct httpd *httpd__start(struct httpd_addr *a, int fd, unsigned int flags,
 			   MHD_AccessHandlerCallback fn, void *cls,
 			   MHD_RequestCompletedCallback done);
 /* Stops the server: waits for the requests running.  NULL is fine. */

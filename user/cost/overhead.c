@@ -318,15 +318,20 @@ const char *overhead__target_name(const struct overhead *ov)
  * "the probes made make (and 41 other processes) about 58x slower": the
  * slowdown as the user feels it, 1 + probe time / the time without them.
  */
-/*
- * The slowdown with the waits counted: the targets took their CPU time plus
- * the waits, against their CPU time less the probes' untraced.
- */
-static double factor_all(const struct overhead *ov, double base)
+/* What the targets waited for besides the probes: held at exec or dlopen, re-links. */
+static double waits(const struct overhead *ov)
 {
-	double wait = ov->attach_ns + ov->relink_ns;
+	return ov->attach_ns + ov->relink_ns;
+}
 
-	return overhead__factor(ov->cost_ns + wait, base + wait);
+/*
+ * The slowdown with the waits counted, for a probe cost of `cost`: the
+ * targets took their CPU time plus the waits, against their CPU time less
+ * the probes' untraced.
+ */
+static double factor_all(const struct overhead *ov, double base, double cost)
+{
+	return overhead__factor(cost + waits(ov), base + waits(ov));
 }
 
 /*
@@ -343,8 +348,7 @@ static double factor_all(const struct overhead *ov, double base)
 
 static void what_slower(const struct overhead *ov, double base, char *buf, size_t len)
 {
-	double x = 1 + factor_all(ov, base), wait = ov->attach_ns + ov->relink_ns;
-	double more_cost = 1.1 * ov->cost_ns + wait, all = base + wait;
+	double x = 1 + factor_all(ov, base, ov->cost_ns), w = waits(ov);
 	size_t others = ov->nproc > 1 ? ov->nproc - 1 : 0, n;
 	bool floor = ov->cost_ns > base * (1 - OVERHEAD_MIN_UNTRACED);
 	char more[64] = "", left[32];
@@ -358,11 +362,12 @@ static void what_slower(const struct overhead *ov, double base, char *buf, size_
 	/* the probes' share alone: waits (held at exec) are measured, not estimated */
 	if (floor || 1 + overhead__factor(ov->cost_ns, base) < SLOWER_UNSURE || n >= len)
 		return;
-	snprintf(left, sizeof(left), "%.0fx", 1 + overhead__factor(more_cost, all));
+	snprintf(left, sizeof(left), "%.0fx", 1 + factor_all(ov, base, 1.1 * ov->cost_ns));
 	snprintf(buf + n, len - n, ", perhaps far more (the probes took %.0f%% of %s %s time, %s own "
 		 "time is the rest: at 10%% more a call, %s)", 100 * ov->cost_ns / base,
 		 others ? "their" : "its", ov->cpu_ns ? "CPU" : "elapsed", others ? "their" : "its",
-		 more_cost > all * (1 - OVERHEAD_MIN_UNTRACED) ? "nothing would be left" : left);
+		 1.1 * ov->cost_ns + w > (base + w) * (1 - OVERHEAD_MIN_UNTRACED) ?
+		 "nothing would be left" : left);
 }
 
 /*
@@ -537,7 +542,8 @@ void overhead__summary(struct overhead *ov, uint64_t duration)
 	if (!ov->warned && !ov->governed && ov->cost_ns * 2 >= base) {
 		ov->warned = true;
 		advise(ov, duration, base, "slow probes:");
-	} else if (f >= 0.1 || factor_all(ov, base) >= 0.1 || (ov->governed && ov->cost_ns > 0)) {
+	} else if (f >= 0.1 || factor_all(ov, base, ov->cost_ns) >= 0.1 ||
+		   (ov->governed && ov->cost_ns > 0)) {
 		/* under --max-overhead, where the recording ended up is said even when small */
 		char waits[192] = "";
 

@@ -102,3 +102,36 @@ def test_no_compensation_keeps_the_raw_clock(record, tmp_path):
     rep = run_bpfprof(["report", str(a.out)])
     assert rep.returncode == 0, rep.stderr
     assert rep.stdout.splitlines()[1].startswith("durations compensated: per call "), rep.stdout
+
+
+SAMPLED = re.compile(r"sampled: (\d+)% of its CPU time on the probe path \((\d+) samples at \d+ Hz\)")
+
+
+def test_probe_share_is_measured_in_the_target(record):
+    # f_riprel is single-stepped and does nothing else: its 200,000 calls'
+    # probes are nearly all of the process's CPU time (at least ~0.1 s of
+    # traps against microseconds of its own work), so the samples taken on
+    # the uprobe path (probes/share.h) are most of its samples whatever the
+    # machine; the figure said is that share, not calls x the calibration
+    r = record("insns", "f_riprel", "200000", opts=["-F", "f_riprel"])
+    assert r.rc == 0, r.describe()
+    assert trace_util.counts(trace_util.xevents(r.trace)) == {"f_riprel": 200000}
+    said = [SAMPLED.search(l) for l in r.stderr_lines if "slower" in l]
+    said = [m for m in said if m]
+    assert said, r.proc.stderr
+    share, samples = int(said[-1].group(1)), int(said[-1].group(2))
+    assert samples >= 100 and share >= 50, r.proc.stderr
+
+
+def test_probe_share_of_an_untraced_loop_is_small(record):
+    # cpusplit spins 400 ms of its own CPU in functions that are not traced
+    # (-F main: one call): the probe path holds two hits, microseconds; the
+    # summary (said under --max-overhead even when small) says so
+    r = record("cpusplit", "400", opts=["-F", "main", "--max-overhead", "100"])
+    assert r.rc == 0, r.describe()
+    assert trace_util.counts(trace_util.xevents(r.trace)) == {"main": 1}
+    said = [SAMPLED.search(l) for l in r.stderr_lines if "slower" in l]
+    said = [m for m in said if m]
+    assert said, r.proc.stderr
+    share, samples = int(said[-1].group(1)), int(said[-1].group(2))
+    assert samples >= 100 and share <= 10, r.proc.stderr

@@ -356,6 +356,13 @@ int capture__start(struct capture *c)
 		c->gov = governor__new(o->max_overhead, c->s, c->tr, c->ovh, c->dec);
 		governor__set_sample_hook(c->gov, sample_instead, c);
 	}
+	if (c->ovh) {
+		struct shared_maps maps;
+
+		/* after the governor's closer is forked: it keeps none of these descriptors */
+		tracer__shared_maps(c->tr, &maps);
+		overhead__measure(c->ovh, &maps);
+	}
 
 	c->s->t0 = now_ns(CLOCK_MONOTONIC);
 	c->s->realtime_offset = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));

@@ -66,6 +66,7 @@ void gov_grow(struct governor *g, size_t n)
 	GROW(g->out_w);
 	GROW(g->hist_w);
 	GROW(g->dropped);
+	GROW(g->was_caller);
 #undef GROW
 	g->cap = cap;
 }
@@ -388,7 +389,14 @@ static size_t candidates(struct governor *g, struct gov_cand *c, double lost, do
 		}
 		mid = median_w(g, f);
 		c[nc].func = f;
-		c[nc].caller = g->self_w[f] + g->calls_w[f] < g->dur_w[f];
+		/*
+		 * Once a caller, always: when its callees are dropped its time
+		 * still holds their work, and its calls still count the units
+		 * (redis's call() around a command: alone it read as its own
+		 * probe's cost and went as what tells nothing).
+		 */
+		c[nc].caller = g->self_w[f] + g->calls_w[f] < g->dur_w[f] || g->was_caller[f];
+		g->was_caller[f] = c[nc].caller;
 		/*
 		 * A caller whose children are tiny traced helpers (a loop over
 		 * parse_byte()) has its time in the helpers' bodies and the
@@ -478,10 +486,10 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	struct gov_sums sum = { 0 };
 	struct gov_cand *c;
 	double cost, allowed, factor, said, untraced, window_s = (now - g->w_start) / 1e9;
-	double lost = gov_lost_scale(g), own = gov_own_charged(g, base, now), fixed, own_ev;
+	double lost = gov_lost_scale(g), own = gov_own_charged(g, base, now), fixed, own_ev, k;
 	uint64_t read = (g->events - g->events_w) / 2;
 	size_t nc, i, ndrop = 0, npy = 0;
-	bool futile, unsure, unknown, fallback;
+	bool futile, unsure, unknown, fallback, marginal;
 	double all;
 
 	/*
@@ -490,13 +498,22 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	 * decoding): base and cost both grow by it.
 	 */
 	g->own_w = own;
-	base += own;
-	all = base;
 	own_ev = read ? own / (double)read : 0;
-	/* decided as if the links being removed were gone: their time out of the CPU time too */
-	base = base - going > base * OVERHEAD_MIN_UNTRACED ? base - going : base * OVERHEAD_MIN_UNTRACED;
 	c = xcalloc(g->cap ? g->cap : 1, sizeof(*c));
 	nc = candidates(g, c, lost, own_ev, &sum);
+	/* the probe time measured in the targets, where the samples tell, in place of the calibration's */
+	k = gov_measured_k(g, base, sum.cost - sum.dec + sum.py_trap + irr + going);
+	if (k != 1) {
+		overhead__set_measured(g->ov, overhead__measured_of(g->ov) * k);
+		irr *= k;
+		going *= k;
+		memset(&sum, 0, sizeof(sum));
+		nc = candidates(g, c, lost, own_ev, &sum);
+	}
+	base += own;
+	all = base;
+	/* decided as if the links being removed were gone: their time out of the CPU time too */
+	base = base - going > base * OVERHEAD_MIN_UNTRACED ? base - going : base * OVERHEAD_MIN_UNTRACED;
 	cost = sum.cost;
 	/*
 	 * What no drop takes away: the Python probe's hits (on dropped
@@ -544,6 +561,7 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	if (factor > g->limit && futile && !g->py_futile && !fallback)
 		gov_say_futile(g, said);
 	if (factor <= g->limit || !nc) {
+		g->over_prev = factor > g->limit;
 		free(c);
 		if (fallback)
 			gov_fallback(g, window_s, said);
@@ -553,9 +571,11 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 		c[i].negligible = c[i].cost < (cost + fixed - allowed) * GOV_NEGLIGIBLE ||
 				  c[i].cost < untraced * GOV_SMALL_SHARE;
 	qsort(c, nc, sizeof(*c), by_score);
+	marginal = factor <= g->limit * GOV_MARGIN && !g->over_prev;
+	g->over_prev = true;
 	/* before the fallback, only what tells nothing and costs is named, by its rates */
-	i = pick_drops(g, c, nc, &cost, fallback ? cost : allowed, futile || unsure || unknown,
-		       &ndrop, &npy);
+	i = pick_drops(g, c, nc, &cost, fallback ? cost : allowed,
+		       futile || unsure || unknown || marginal, &ndrop, &npy);
 	gov_log_ranking(g, c, nc, i, cost, allowed);
 	if (ndrop) {
 		/* announced once its groups are re-linked: the moment their new links took over */
@@ -627,6 +647,7 @@ void governor__free(struct governor *g)
 		free(g->hist_w[i]);
 	free(g->hist_w);
 	free(g->dropped);
+	free(g->was_caller);
 	free(g->nest);
 	free(g);
 }

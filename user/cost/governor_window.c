@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "governor.h"
+#include "base/log.h"
 #include "overhead.h"
 #include "probes/trace.h"
 #include "cpython/cpython.h"
@@ -115,6 +116,46 @@ double gov_own_charged(struct governor *g, double base, uint64_t now)
 	return waited * own / others < own ? waited * own / others : own;
 }
 
+/*
+ * The calibration measures a probe apart from the target, in a small
+ * program on an idle moment.  In the target it costs what it costs there:
+ * in cc1, with 39,488 probes in the kernel's tree and its caches evicted at
+ * every trap, about 2.4x the calibration (make -j2 of 40 files: the
+ * estimate said 1.9x, the run was 16.9x); on a loaded machine, less.  The
+ * window's samples of the targets say which share of their CPU time was on
+ * the probe path: that share of base is the probe time measured.
+ */
+double gov_measured_k(struct governor *g, double base, double cal)
+{
+	uint64_t probe, all = overhead__samples(g->ov, &probe), n, np;
+	double m = overhead__measured_of(g->ov), want;
+
+	n = all - g->sh_all_w;
+	np = probe - g->sh_probe_w;
+	if (n < GOV_MEASURE_MIN_SAMPLES || base <= 0 || cal < base * GOV_MEASURE_MIN_SHARE)
+		return 1;
+	/*
+	 * ~100 samples a window: the share's error is about a seventh of it
+	 * (redis: windows at 0.57x then 1.47x the calibration when the factor
+	 * followed each).  The measured and the calibrated time (the latter
+	 * without the factor in use) are summed over the windows, each sum
+	 * halved at every window: the last few weigh, the noise averages.
+	 */
+	g->meas_sum = g->meas_sum / 2 + (double)np / (double)n * base;
+	g->cal_sum = g->cal_sum / 2 + cal / m;
+	want = g->meas_sum / g->cal_sum;
+	/* a window with no probe sample at all says the figure is small, not nothing */
+	if (want < 1.0 / 16)
+		want = 1.0 / 16;
+	if (want > 16)
+		want = 16;
+	p_dbg("governor: probe costs x %.2f of the calibration's from now on (%.0f%% of the targets' "
+	      "CPU time in the window sampled on the probe path, %llu samples; the calibration said "
+	      "%.0f%%)", want, 100.0 * (double)np / (double)n, (unsigned long long)n,
+	      100 * cal / m / base);
+	return want / m;
+}
+
 static void new_window(struct governor *g, uint64_t now)
 {
 	g->started = true;
@@ -127,6 +168,7 @@ static void new_window(struct governor *g, uint64_t now)
 	g->own_start = g->own_ns;
 	g->idle_start = machine_idle_ns();
 	g->irr_w = g->going_w = g->probe_w = 0;
+	g->sh_all_w = overhead__samples(g->ov, &g->sh_probe_w);
 	g->comp_clock = decoder__compensating(g->dec);
 	memset(g->calls_w, 0, g->cap * sizeof(*g->calls_w));
 	memset(g->dur_w, 0, g->cap * sizeof(*g->dur_w));
@@ -142,7 +184,8 @@ static void new_window(struct governor *g, uint64_t now)
  * Before the window's end (GOV_WINDOW_NS): decide now, once the targets
  * used GOV_EARLY_CPU_NS of CPU in it and the estimate so far (the calls'
  * probes scaled for records lost, the hits no drop removes, bpfprof's own
- * CPU charged) is past the limit.  A cc1 with its 39,488 functions probed
+ * CPU charged) is past GOV_EARLY_OVER x the limit (a window of 30 ms near
+ * the limit is noise: redis's read 2.45x between full ones at 1.6-1.85x).  A cc1 with its 39,488 functions probed
  * runs 5-100x slower: a quarter of a second of that is seconds of its
  * work, and a process shorter than a window would end before any decision.
  * Not while a decision's re-links are under way or its groups in phase X:
@@ -166,7 +209,7 @@ static bool early(struct governor *g, uint64_t now, uint64_t *cpu)
 	g->going_w += links_irreducible(g);
 	own = gov_own_charged(g, base, now);
 	est = g->probe_w * gov_lost_scale(g) + g->irr_w + g->going_w + own;
-	return overhead__factor(est, base + own) > g->limit;
+	return overhead__factor(est, base + own) > g->limit * GOV_EARLY_OVER;
 }
 
 void governor__check(struct governor *g, uint64_t now)

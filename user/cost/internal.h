@@ -48,6 +48,23 @@
  * of it (hottiny's warm(), kept, the program ending before another window).
  */
 #define GOV_SMALL_SHARE		0.005
+/*
+ * The probes' share measured in the targets (probes/share.h) replaces the
+ * calibration's figure once a window has this many samples of them and the
+ * calibration puts the probes at GOV_MEASURE_MIN_SHARE of their CPU time or
+ * more (below, the measure's error is the figure).
+ */
+#define GOV_MEASURE_MIN_SAMPLES	64
+#define GOV_MEASURE_MIN_SHARE	0.05
+/*
+ * A window over the limit by at most this factor, after one that was not,
+ * drops only what tells nothing: the request functions of a server held
+ * near the limit go only when two windows in a row say so (redis at
+ * --max-overhead 100: windows at 1.6-1.85x, and one of 83 ms at 2.45x took
+ * processCommand).  An early look decides at GOV_EARLY_OVER x the limit.
+ */
+#define GOV_MARGIN		1.25
+#define GOV_EARLY_OVER		1.5
 /* A function whose calls had traced callees ranks as if its distortion were this much less. */
 #define GOV_CALLER_WEIGHT	0.5
 /*
@@ -175,6 +192,8 @@ struct governor {
 	double *out_w;		/* those callees' calibrated probe cost outside them (in self_w) */
 	uint32_t **hist_w;	/* per function, lazily: GOV_HBUCKETS log2 buckets of compensated durations */
 	uint8_t *dropped;
+	uint8_t *was_caller;	/* seen with traced callees in some window (a caller stays one) */
+	bool over_prev;		/* the last window decided was over the limit */
 	size_t cap;
 	bool comp_clock;	/* the decoder compensates: durations come without the probes' cost */
 	/* leaf calls in the window: duration / calibrated inside cost, GOV_LEAF_BUCKETS of 1/32 */
@@ -213,6 +232,9 @@ struct governor {
 	long ncpu;		/* online CPUs: the machine's busy time is ncpu x elapsed less idle */
 	double own_w;
 	double probe_w;		/* the governed calls' probe cost in the window (the early look) */
+	/* overhead__samples() when the window began: all the targets', on the probe path */
+	uint64_t sh_all_w, sh_probe_w;
+	double meas_sum, cal_sum;	/* gov_measured_k(): probe ns measured, calibrated; decayed */
 	uint64_t early_at;	/* the last early look (session ns) */
 	bool closing;		/* governor__release(): the words are the tracer's to forget */
 	size_t ndropped;	/* functions dropped so far */
@@ -259,6 +281,12 @@ double gov_comp_time(const struct governor *g, const struct bp_func *fn, uint64_
 void gov_leaf_note(struct governor *g, const struct bp_func *fn, uint64_t d);
 /* At a window's end: scales the probe costs down when its leaf calls show them dearer. */
 void gov_leaf_scale(struct governor *g);
+/*
+ * The factor by which the probe time measured in the last windows' samples
+ * differs from cal, what the calibration says of the same window (ns);
+ * 1 when the samples cannot tell.  base: the targets' CPU time in it.
+ */
+double gov_measured_k(struct governor *g, double base, double cal);
 /* governor_links.c */
 int gov_link_group(struct governor *g, uint32_t gi, struct gov_group *grp, uint16_t gen,
 		   struct bpf_link ***links, size_t *nlinks, uint64_t *refused, size_t *nrefused);

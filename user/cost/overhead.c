@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "overhead.h"
 #include "probes/trace.h"
+#include "probes/share.h"
 #include "decode/compensate.h"
 #include "decode/decode.h"
 #include "base/log.h"
@@ -23,6 +24,8 @@ struct overhead {
 	const struct bp_session *s;
 	struct probe_costs pc;
 	double scale;		/* overhead__scale(): pc's figures times this */
+	double measured;	/* overhead__set_measured(): the whole costs times this too */
+	struct share *sh;	/* overhead__measure(): the probes' share, sampled */
 	uint64_t *calls;	/* per function id */
 	size_t cap;
 	uint64_t path_calls[PP_NPATHS];
@@ -47,6 +50,7 @@ struct overhead {
 };
 
 static void read_cpu(struct overhead *ov);
+static double said_ns(const struct overhead *ov, double base);
 
 void overhead__set_target(struct overhead *ov, int pid, struct tracer *tr)
 {
@@ -144,6 +148,7 @@ struct overhead *overhead__new(const struct bp_session *s)
 
 	ov->s = s;
 	ov->scale = 1;
+	ov->measured = 1;
 	calibrate__run(&ov->pc, false);
 	return ov;
 }
@@ -153,6 +158,7 @@ void overhead__free(struct overhead *ov)
 	calibrate__join();
 	if (!ov)
 		return;
+	share__free(ov->sh);
 	free(ov->calls);
 	free(ov->procs);
 	free(ov);
@@ -203,7 +209,7 @@ void overhead__event(struct overhead *ov, const struct bp_event *ev)
 
 double overhead__path_cost(const struct overhead *ov, enum probe_path_kind k)
 {
-	return ov->pc.total_ns[k] * ov->scale;
+	return ov->pc.total_ns[k] * ov->scale * ov->measured;
 }
 
 void overhead__scale(struct overhead *ov, double k)
@@ -215,6 +221,28 @@ void overhead__scale(struct overhead *ov, double k)
 double overhead__scale_of(const struct overhead *ov)
 {
 	return ov ? ov->scale : 1;
+}
+
+void overhead__set_measured(struct overhead *ov, double k)
+{
+	if (ov && k > 0)
+		ov->measured = k;
+}
+
+double overhead__measured_of(const struct overhead *ov)
+{
+	return ov ? ov->measured : 1;
+}
+
+void overhead__measure(struct overhead *ov, const struct shared_maps *maps)
+{
+	if (ov && !ov->sh)
+		share__new(maps, &ov->sh);	/* best effort: the calibration alone without it */
+}
+
+uint64_t overhead__samples(const struct overhead *ov, uint64_t *probe)
+{
+	return share__read(ov ? ov->sh : NULL, probe);
 }
 
 void overhead__add_cost(struct overhead *ov, double ns)
@@ -233,7 +261,7 @@ void overhead__add_wait(struct overhead *ov, double attach_ns, double relink_ns)
 double overhead__call_cost(const struct overhead *ov, const struct bp_func *f)
 {
 	/* an entry-only function (Go) pays the entry probe only: about half */
-	return ov->pc.total_ns[calibrate__path(f)] * ov->scale *
+	return ov->pc.total_ns[calibrate__path(f)] * ov->scale * ov->measured *
 	       (f->flags & BP_FUNC_ENTRY_ONLY ? 0.5 : 1);
 }
 
@@ -259,7 +287,7 @@ void overhead__slowdown(const struct overhead *ov, double *total, double *recent
 	*total = *recent = 0;
 	if (!ov || !ov->cpu_ns)
 		return;
-	*total = 1 + overhead__factor(ov->cost_ns, (double)ov->cpu_ns);
+	*total = 1 + overhead__factor(said_ns(ov, (double)ov->cpu_ns), (double)ov->cpu_ns);
 	*recent = ov->recent;
 }
 
@@ -346,11 +374,46 @@ static double factor_all(const struct overhead *ov, double base, double cost)
 #define SLOWER_LEN	320
 #define SLOWER_UNSURE	3.0
 
+/*
+ * The probe time measured in the targets (probes/share.h): the share of
+ * their samples on the probe path, of their CPU time; -1 with fewer than
+ * OVERHEAD_SAMPLES_MIN samples or without their CPU time (-a).  *n: the
+ * samples.
+ */
+static double sampled_ns(const struct overhead *ov, double base, uint64_t *n)
+{
+	uint64_t probe;
+
+	*n = overhead__samples(ov, &probe);
+	if (*n < OVERHEAD_SAMPLES_MIN || !ov->cpu_ns || base <= 0)
+		return -1;
+	return (double)probe / (double)*n * base;
+}
+
+/* The probe time said: the one measured in the targets where it can be, else the estimate. */
+static double said_ns(const struct overhead *ov, double base)
+{
+	uint64_t n;
+	double m = sampled_ns(ov, base, &n);
+
+	return m >= 0 ? m : ov->cost_ns;
+}
+
 static void what_slower(const struct overhead *ov, double base, char *buf, size_t len)
 {
-	double x = 1 + factor_all(ov, base, ov->cost_ns), w = waits(ov);
+	uint64_t nsamples;
+	double cost = said_ns(ov, base), x = 1 + factor_all(ov, base, cost), w = waits(ov);
 	size_t others = ov->nproc > 1 ? ov->nproc - 1 : 0, n;
-	bool floor = ov->cost_ns > base * (1 - OVERHEAD_MIN_UNTRACED);
+	bool sampled = sampled_ns(ov, base, &nsamples) >= 0;
+	/*
+	 * A sample the timer took as the thread left a probe for its own
+	 * code (the interrupt held until then) lands in that code: a few
+	 * percent of the probes' samples (hottiny's tiny: 3% of them in a
+	 * body of a few instructions).  Past OVERHEAD_SAMPLED_FLOOR of the
+	 * CPU time they are much of what is left, and the factor a floor.
+	 */
+	bool floor = cost > base * (1 - OVERHEAD_MIN_UNTRACED) ||
+		     (sampled && cost > base * OVERHEAD_SAMPLED_FLOOR);
 	char more[64] = "", left[32];
 
 	if (others)
@@ -360,7 +423,12 @@ static void what_slower(const struct overhead *ov, double base, char *buf, size_
 			     overhead__target_name(ov), more, floor ? "at least" : "about",
 			     x < 10 ? 1 : 0, x);
 	/* the probes' share alone: waits (held at exec) are measured, not estimated */
-	if (floor || 1 + overhead__factor(ov->cost_ns, base) < SLOWER_UNSURE || n >= len)
+	/* measured: the samples say it, no calibration to be off */
+	if (sampled && n < len)
+		snprintf(buf + n, len - n, ", sampled: %.0f%% of %s CPU time on the probe path "
+			 "(%llu samples at %d Hz)", 100 * cost / base, others ? "their" : "its",
+			 (unsigned long long)nsamples, SHARE_HZ);
+	if (floor || sampled || 1 + overhead__factor(cost, base) < SLOWER_UNSURE || n >= len)
 		return;
 	snprintf(left, sizeof(left), "%.0fx", 1 + factor_all(ov, base, 1.1 * ov->cost_ns));
 	snprintf(buf + n, len - n, ", perhaps far more (the probes took %.0f%% of %s %s time, %s own "
@@ -531,18 +599,19 @@ static void per_program(struct overhead *ov)
 
 void overhead__summary(struct overhead *ov, uint64_t duration)
 {
-	double base, f;
+	double base, f, cost;
 	char slower[SLOWER_LEN];
 
 	if (!ov || !duration)
 		return;
 	base = base_ns(ov, duration);	/* the last look when the targets are gone */
-	f = overhead__factor(ov->cost_ns, base);
+	cost = said_ns(ov, base);
+	f = overhead__factor(cost, base);
 	/* the warning came already, or it would have: say it once at the end */
-	if (!ov->warned && !ov->governed && ov->cost_ns * 2 >= base) {
+	if (!ov->warned && !ov->governed && cost * 2 >= base) {
 		ov->warned = true;
 		advise(ov, duration, base, "slow probes:");
-	} else if (f >= 0.1 || factor_all(ov, base, ov->cost_ns) >= 0.1 ||
+	} else if (f >= 0.1 || factor_all(ov, base, cost) >= 0.1 ||
 		   (ov->governed && ov->cost_ns > 0)) {
 		/* under --max-overhead, where the recording ended up is said even when small */
 		char waits[192] = "";

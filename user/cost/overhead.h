@@ -33,6 +33,14 @@
  * slowdown past 1 / this share is stated as "at least".
  */
 #define OVERHEAD_MIN_UNTRACED	0.01
+/*
+ * The probes' share sampled in the targets (overhead__measure) is the
+ * figure said once the recording has this many samples of them; before,
+ * the estimate (calls x the calibrated cost).
+ */
+#define OVERHEAD_SAMPLES_MIN	100
+/* A probe share sampled past this is said as a floor ("at least"). */
+#define OVERHEAD_SAMPLED_FLOOR	0.8
 /* The span of the recent slowdown (overhead__slowdown). */
 #define OVERHEAD_RECENT_NS	5000000000ull
 
@@ -92,6 +100,22 @@ double overhead__path_cost(const struct overhead *ov, enum probe_path_kind k);
  */
 void overhead__scale(struct overhead *ov, double k);
 double overhead__scale_of(const struct overhead *ov);
+/*
+ * The whole probe costs (overhead__call_cost, overhead__path_cost; not the
+ * inside costs) times k from then on: the governor's figure from the
+ * probes' share measured in the targets (overhead__samples), against what
+ * the calibration said of the same calls.
+ */
+void overhead__set_measured(struct overhead *ov, double k);
+double overhead__measured_of(const struct overhead *ov);
+/*
+ * Samples the traced processes' CPU time (probes/share.h) to measure the
+ * probes' share of it; best effort (without it, the calibration alone).
+ */
+struct shared_maps;
+void overhead__measure(struct overhead *ov, const struct shared_maps *maps);
+/* The samples of traced threads so far, and those on the probe path (*probe); 0 without. */
+uint64_t overhead__samples(const struct overhead *ov, uint64_t *probe);
 /* Probe time spent without a recorded call (hits filtered in BPF), into the estimate. */
 void overhead__add_cost(struct overhead *ov, double ns);
 /*

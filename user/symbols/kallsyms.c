@@ -65,3 +65,52 @@ void kallsyms__free(struct kallsyms *k)
 	k->v = NULL;
 	k->n = 0;
 }
+
+/*
+ * One pass over /proc/kallsyms without keeping names: each of names[] found
+ * gets lo[i] = its address, hi[i] = the next function symbol's address
+ * above it (its end); one not found keeps lo = hi = 0.  The count found.
+ */
+size_t kallsyms__ranges(const char *const *names, size_t n, uint64_t *lo, uint64_t *hi)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	uint64_t *all = NULL;
+	size_t nall = 0, cap = 0, found = 0, i, j;
+	char line[512];
+
+	memset(lo, 0, n * sizeof(*lo));
+	memset(hi, 0, n * sizeof(*hi));
+	if (!f)
+		return 0;
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	while (fgets_unlocked(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char *p, *name;
+
+		addr = strtoull(line, &p, 16);
+		if (!addr || *p != ' ' || (p[1] != 't' && p[1] != 'T'))
+			continue;
+		name = p + 3;
+		name[strcspn(name, " \t\n")] = 0;
+		if (nall == cap) {
+			cap = cap ? cap * 2 : 65536;
+			all = xrealloc(all, cap * sizeof(*all));
+		}
+		all[nall++] = addr;
+		for (i = 0; i < n; i++)
+			if (!lo[i] && !strcmp(name, names[i])) {
+				lo[i] = addr;
+				found++;
+			}
+	}
+	fclose(f);
+	for (i = 0; i < n; i++)
+		for (j = 0; lo[i] && j < nall; j++)
+			if (all[j] > lo[i] && (!hi[i] || all[j] < hi[i]))
+				hi[i] = all[j];
+	for (i = 0; i < n; i++)
+		if (lo[i] && !hi[i])
+			lo[i] = 0, found--;
+	free(all);
+	return found;
+}

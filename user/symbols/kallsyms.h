@@ -24,5 +24,10 @@ void kallsyms__load(struct kallsyms *k);
 /* The function holding ip (the last one at or below it), or NULL. */
 const struct ksym *kallsyms__find(const struct kallsyms *k, uint64_t ip);
 void kallsyms__free(struct kallsyms *k);
+/*
+ * The address ranges [lo, hi) of the kernel functions names[] (n of them),
+ * without keeping the table; one not found gets 0, 0.  The count found.
+ */
+size_t kallsyms__ranges(const char *const *names, size_t n, uint64_t *lo, uint64_t *hi);
 
 #endif

@@ -152,8 +152,9 @@ static void write_traced(const struct metrics *m, const struct bp_session *s,
 	       m->ndrops);
 	if (x && x->slowdown > 0) {
 		family(f, "bpfprof_probe_slowdown_ratio", "gauge",
-		       "Estimated slowdown of the traced processes by the probes since the start "
-		       "(1: none, 2: twice as slow): CPU time / (CPU time - probe time).");
+		       "Slowdown of the traced processes by the probes since the start "
+		       "(1: none, 2: twice as slow): CPU time / (CPU time - probe time), the probe "
+		       "time sampled in them once 100 samples are taken, estimated before.");
 		fprintf(f, "bpfprof_probe_slowdown_ratio %.4g\n", x->slowdown);
 	}
 	if (x && x->slowdown_recent > 0) {

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The probes' share of the targets' CPU time, sampled (share.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 #include "share.h"
 #include "trace.h"
@@ -11,8 +15,11 @@
 #include "object.h"
 
 struct share {
-	struct probeshare_bpf *skel;
+	struct probeshare_bpf *skel;	/* set once attached (load_thread) */
 	struct probe_obj po;
+	struct shared_maps maps;
+	pthread_t thread;
+	bool ready;			/* skel is loaded and attached (release/acquire) */
 };
 
 /*
@@ -30,35 +37,71 @@ static const char *const path_funcs[] = {
 	"arch_uprobe_exception_notify",
 };
 
-int share__new(const struct shared_maps *maps, struct share **out)
+static void close_maps(struct shared_maps *m)
+{
+	int *fds[] = { &m->rb, &m->tgids, &m->batches, &m->recording };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(*fds); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+}
+
+/*
+ * The ranges from /proc/kallsyms (~60 ms of the kernel's time here: a page
+ * a read, 1,300 of them), the load and the attach: on a thread of its
+ * own, off the path to the target's start; counts read before are none.
+ */
+static void *load_thread(void *arg)
 {
 	enum { N = sizeof(path_funcs) / sizeof(*path_funcs) };
-	struct share *s;
+	struct share *s = arg;
+	struct probeshare_bpf *skel;
 	uint64_t lo[N], hi[N];
-	size_t found;
 	int err;
 
-	found = kallsyms__ranges(path_funcs, N, lo, hi);
-	if (!found) {
+	if (!kallsyms__ranges(path_funcs, N, lo, hi)) {
 		p_dbg("the probes' share is not measured: no uprobe function in /proc/kallsyms");
-		return -ENOENT;
+		close_maps(&s->maps);
+		return NULL;
 	}
-	s = xcalloc(1, sizeof(*s));
-	s->skel = probeshare_bpf__open();
-	err = probe_obj__opened(&s->po, "probe share", true, s->skel);
+	skel = probeshare_bpf__open();
+	err = probe_obj__opened(&s->po, "probe share", true, skel);
 	if (!err) {
-		_Static_assert(N <= sizeof(s->skel->rodata->share_lo) / sizeof(uint64_t),
+		_Static_assert(N <= sizeof(skel->rodata->share_lo) / sizeof(uint64_t),
 			       "more ranges than the BPF side holds");
-		memcpy((void *)s->skel->rodata->share_lo, lo, sizeof(lo));
-		memcpy((void *)s->skel->rodata->share_hi, hi, sizeof(hi));
-		err = probe_obj__load_skel(&s->po, s->skel, maps);
+		memcpy((void *)skel->rodata->share_lo, lo, sizeof(lo));
+		memcpy((void *)skel->rodata->share_hi, hi, sizeof(hi));
+		err = probe_obj__load_skel(&s->po, skel, &s->maps);
 	}
+	close_maps(&s->maps);	/* the object holds its own once loaded */
 	if (!err)
-		err = probe_obj__attach_cpus(&s->po, s->skel->progs.share_sample, SHARE_HZ);
+		err = probe_obj__attach_cpus(&s->po, skel->progs.share_sample, SHARE_HZ);
 	if (err) {
 		p_dbg("the probes' share is not measured: %s", strerror(-err));
-		share__free(s);
-		return err;
+		probe_obj__free(&s->po);
+		probeshare_bpf__destroy(skel);
+		return NULL;
+	}
+	s->skel = skel;
+	__atomic_store_n(&s->ready, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+int share__new(const struct shared_maps *maps, struct share **out)
+{
+	struct share *s = xcalloc(1, sizeof(*s));
+	int err;
+
+	/* its own copies: the tracer may close its maps before the thread reaches them */
+	s->maps.rb = fcntl(maps->rb, F_DUPFD_CLOEXEC, 3);
+	s->maps.tgids = fcntl(maps->tgids, F_DUPFD_CLOEXEC, 3);
+	s->maps.batches = fcntl(maps->batches, F_DUPFD_CLOEXEC, 3);
+	s->maps.recording = fcntl(maps->recording, F_DUPFD_CLOEXEC, 3);
+	err = pthread_create(&s->thread, NULL, load_thread, s);
+	if (err) {
+		close_maps(&s->maps);
+		free(s);
+		return -err;
 	}
 	*out = s;
 	return 0;
@@ -66,7 +109,7 @@ int share__new(const struct shared_maps *maps, struct share **out)
 
 uint64_t share__read(const struct share *s, uint64_t *probe)
 {
-	if (!s) {
+	if (!s || !__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE)) {
 		*probe = 0;
 		return 0;
 	}
@@ -78,7 +121,10 @@ void share__free(struct share *s)
 {
 	if (!s)
 		return;
-	probe_obj__free(&s->po);
-	probeshare_bpf__destroy(s->skel);
+	pthread_join(s->thread, NULL);
+	if (s->skel) {
+		probe_obj__free(&s->po);
+		probeshare_bpf__destroy(s->skel);
+	}
 	free(s);
 }

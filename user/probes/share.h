@@ -18,7 +18,11 @@
 struct share;
 struct shared_maps;
 
-/* Loads and attaches the counter (one perf event per CPU); 0 or -errno (said under -v only). */
+/*
+ * Loads and attaches the counter (one perf event per CPU) on a thread of
+ * its own: until it is attached, share__read() reads none.  maps: the
+ * tracer's (copied).  0 or -errno; its failures are said under -v only.
+ */
 int share__new(const struct shared_maps *maps, struct share **out);
 /* The samples of traced threads so far, and those on the probe path (*probe). */
 uint64_t share__read(const struct share *s, uint64_t *probe);

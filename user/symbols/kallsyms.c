@@ -7,6 +7,25 @@
 #include "base/util.h"
 #include "kallsyms.h"
 
+#define KALLSYMS_BUF	(1 << 20)
+
+/*
+ * /proc/kallsyms with a buffer of 1 MiB: setvbuf() with no buffer of its
+ * own keeps glibc's, the file's block size (1 KiB for /proc): 5,300 reads
+ * for this kernel's table.  *buf: to free after fclose().
+ */
+static FILE *open_kallsyms(char **buf)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	*buf = NULL;
+	if (!f)
+		return NULL;
+	*buf = xmalloc(KALLSYMS_BUF);
+	setvbuf(f, *buf, _IOFBF, KALLSYMS_BUF);
+	return f;
+}
+
 static int ksym_cmp(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
@@ -16,13 +35,12 @@ static int ksym_cmp(const void *a, const void *b)
 
 void kallsyms__load(struct kallsyms *k)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
-	char line[512];
+	char line[512], *buf;
+	FILE *f = open_kallsyms(&buf);
 	size_t cap = 0;
 
 	if (!f)
 		return;
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
 	/* ~200k lines: parsed by hand, sscanf would take a good part of a second */
 	while (fgets_unlocked(line, sizeof(line), f)) {
 		unsigned long long addr;
@@ -45,6 +63,7 @@ void kallsyms__load(struct kallsyms *k)
 		k->n++;
 	}
 	fclose(f);
+	free(buf);
 	qsort(k->v, k->n, sizeof(*k->v), ksym_cmp);
 }
 
@@ -73,16 +92,15 @@ void kallsyms__free(struct kallsyms *k)
  */
 size_t kallsyms__ranges(const char *const *names, size_t n, uint64_t *lo, uint64_t *hi)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
 	uint64_t *all = NULL;
 	size_t nall = 0, cap = 0, found = 0, i, j;
-	char line[512];
+	char line[512], *buf;
+	FILE *f = open_kallsyms(&buf);
 
 	memset(lo, 0, n * sizeof(*lo));
 	memset(hi, 0, n * sizeof(*hi));
 	if (!f)
 		return 0;
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
 	while (fgets_unlocked(line, sizeof(line), f)) {
 		unsigned long long addr;
 		char *p, *name;
@@ -104,6 +122,7 @@ size_t kallsyms__ranges(const char *const *names, size_t n, uint64_t *lo, uint64
 			}
 	}
 	fclose(f);
+	free(buf);
 	for (i = 0; i < n; i++)
 		for (j = 0; lo[i] && j < nall; j++)
 			if (all[j] > lo[i] && (!hi[i] || all[j] < hi[i]))

@@ -103,6 +103,7 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 int governor__attach_module(struct governor *g, const struct probe_module *pm)
 {
 	size_t left = BP_GOV_GROUPS - g->ngroups, size = GOV_GROUP_SIZE, i, nref = 0;
+	uint32_t file;
 	uint64_t *refused, *ref_all;
 	const char *path;
 	int err = 0;
@@ -118,6 +119,7 @@ int governor__attach_module(struct governor *g, const struct probe_module *pm)
 		size = (pm->n + left / 2 - 1) / (left / 2);
 	g->paths = xrealloc(g->paths, (g->npaths + 1) * sizeof(*g->paths));
 	path = g->paths[g->npaths++] = xstrdup(pm->path);
+	file = gov_file_of(g, path);
 	refused = xcalloc(size, sizeof(*refused));
 	ref_all = xcalloc(pm->n, sizeof(*ref_all));
 	for (i = 0; i < pm->n && !err; i += size) {
@@ -128,6 +130,7 @@ int governor__attach_module(struct governor *g, const struct probe_module *pm)
 		grp = &g->groups[gi];
 		memset(grp, 0, sizeof(*grp));
 		grp->path = path;
+		grp->file = file;
 		grp->entry_only = pm->entry_only;
 		grp->n = n;
 		grp->funcs = xcalloc(n, sizeof(*grp->funcs));
@@ -141,6 +144,7 @@ int governor__attach_module(struct governor *g, const struct probe_module *pm)
 			g->group_of[f] = gi;
 		}
 		g->ngroups++;
+		g->files[file].nkept += n;
 		/* generation 0: the group's word is 0 already */
 		err = gov_link_group(g, gi, grp, 0, &grp->links, &grp->nlinks, refused, &nr);
 		memcpy(ref_all + nref, refused, nr * sizeof(*refused));
@@ -307,6 +311,8 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 		g->hist_w[f] = xcalloc(GOV_HBUCKETS, sizeof(**g->hist_w));
 	b = d ? 64 - __builtin_clzll(d) : 0;
 	g->hist_w[f][b < GOV_HBUCKETS ? b : GOV_HBUCKETS - 1]++;
+	if (g->group_of[f])
+		gov_cold_event(g, f, ev->call.pid);
 }
 
 /*
@@ -489,6 +495,7 @@ static size_t pick_drops(struct governor *g, struct gov_cand *c, size_t nc, doub
 			continue;
 		g->dropped[c[i].func] = 1;
 		g->ndropped++;
+		gov_kept(g, c[i].func, -1);
 		*cost -= c[i].save;
 		*npy += !g->group_of[c[i].func];
 		(*ndrop)++;
@@ -506,11 +513,11 @@ static void gov_fallback(struct governor *g, double window_s, double said)
 bool gov_decide(struct governor *g, uint64_t now, double base, double irr, double going)
 {
 	struct gov_sums sum = { 0 };
-	struct gov_cand *c;
+	struct gov_cand *c, *cold;
 	double cost, allowed, factor, said, window_s = (now - g->w_start) / 1e9;
 	double lost = gov_lost_scale(g), own = gov_own_charged(g), fixed, own_ev;
 	uint64_t read = (g->events - g->events_w) / 2;
-	size_t nc, i, ndrop = 0, npy = 0;
+	size_t nc, i, ndrop = 0, npy = 0, ncold;
 	bool futile, unsure, fallback;
 	double all;
 
@@ -533,8 +540,15 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	 * functions, and on kept ones: their drop would not stop them), and
 	 * the decoding of what is not governed.
 	 */
-	fixed = irr + sum.py_trap + (own > sum.dec ? own - sum.dec : 0);
+	fixed = irr + sum.py_trap + (own > sum.dec ? own - sum.dec : 0) + g->install_w;
 	factor = overhead__factor(cost + fixed, base);
+	/* over the limit: the breakpoints of functions never called go first (governor_cold.c) */
+	ncold = 0;
+	cold = NULL;
+	if (factor > g->limit && g->install_w > 0) {
+		fixed -= gov_sweep_cold(g, &cold, &ncold, base);
+		factor = overhead__factor(cost + fixed, base);
+	}
 	/* the cost that would keep the factor at the limit: cost / (base - cost) = limit */
 	allowed = base * g->limit / (1 + g->limit) - fixed;
 	futile = allowed <= 0;
@@ -560,7 +574,13 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	if (factor > g->limit && futile && !g->py_futile && !fallback)
 		gov_say_futile(g, said);
 	if (factor <= g->limit || !nc) {
-		free(c);
+		if (ncold)	/* c holds every function once: room for them */
+			memcpy(c, cold, ncold * sizeof(*c));
+		if (ncold)
+			gov_relink(g, c, ncold, window_s, said, 0);
+		else
+			free(c);
+		free(cold);
 		if (fallback)
 			gov_fallback(g, window_s, said);
 		return true;
@@ -572,7 +592,10 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	/* before the fallback, only what tells nothing and costs is named, by its rates */
 	i = pick_drops(g, c, nc, &cost, fallback ? cost : allowed, futile || unsure, &ndrop, &npy);
 	gov_log_ranking(g, c, nc, i, cost, allowed);
-	if (ndrop) {
+	memcpy(c + i, cold, ncold * sizeof(*c));
+	i += ncold;
+	free(cold);
+	if (ndrop || ncold) {
 		/* announced once its groups are re-linked: the moment their new links took over */
 		gov_relink(g, c, i, window_s, said, npy);
 		gov_relink_step(g);
@@ -631,6 +654,9 @@ void governor__free(struct governor *g)
 	for (i = 0; i < g->npaths; i++)
 		free(g->paths[i]);
 	free(g->paths);
+	for (i = 0; i < g->nfiles; i++)
+		free(g->files[i].pids);
+	free(g->files);
 	free(g->group_of);
 	free(g->calls);
 	free(g->calls_w);

@@ -582,6 +582,7 @@ void gov_relink_abandon(struct governor *g)
 				continue;	/* its group went without it */
 			g->dropped[f] = 0;
 			g->ndropped--;
+			gov_kept(g, f, 1);
 			__atomic_store_n(&g->busy[gi], 0, __ATOMIC_SEQ_CST);
 		}
 		j->next = j->nc;

@@ -49,7 +49,7 @@ TRACED void work(void)
 {
 	int i;
 
-	for (i = 0; i < 1000; i++)
+	for (i = 0; i < 5000; i++)
 		sink += (unsigned long)i;
 	work_calls++;
 }

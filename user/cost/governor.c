@@ -519,7 +519,7 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	uint64_t read = (g->events - g->events_w) / 2;
 	size_t nc, i, ndrop = 0, npy = 0, ncold;
 	bool futile, unsure, fallback;
-	double all;
+	double all, install;
 
 	/*
 	 * bpfprof's own CPU the targets waited for is in their time, as if they
@@ -540,15 +540,20 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	 * functions, and on kept ones: their drop would not stop them), and
 	 * the decoding of what is not governed.
 	 */
-	fixed = irr + sum.py_trap + (own > sum.dec ? own - sum.dec : 0) + g->install_w;
-	factor = overhead__factor(cost + fixed, base);
-	/* over the limit: the breakpoints of functions never called go first (governor_cold.c) */
+	fixed = irr + sum.py_trap + (own > sum.dec ? own - sum.dec : 0);
+	/*
+	 * The breakpoints written into new processes (governor_cold.c): over
+	 * the limit with them, the functions of their files never called go.
+	 * What stays of them is said, but no reason to drop called functions:
+	 * it is the files' that no process has ended yet, or what the called
+	 * ones cost (their drop for it would save little).
+	 */
 	ncold = 0;
 	cold = NULL;
-	if (factor > g->limit && g->install_w > 0) {
-		fixed -= gov_sweep_cold(g, &cold, &ncold, base);
-		factor = overhead__factor(cost + fixed, base);
-	}
+	install = g->install_w;
+	if (overhead__factor(cost + fixed + install, base) > g->limit && install > 0)
+		install -= gov_sweep_cold(g, &cold, &ncold, base);
+	factor = overhead__factor(cost + fixed, base);
 	/* the cost that would keep the factor at the limit: cost / (base - cost) = limit */
 	allowed = base * g->limit / (1 + g->limit) - fixed;
 	futile = allowed <= 0;
@@ -564,7 +569,7 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	 */
 	unsure = g->ndropped && cost >= base * (1 - OVERHEAD_MIN_UNTRACED);
 	/* what is said: the estimate against all the CPU time measured */
-	said = overhead__factor(cost + fixed + going, all);
+	said = overhead__factor(cost + fixed + going + install, all);
 	/*
 	 * CPython's probes alone pass the limit, however many Python
 	 * functions are dropped: the probes go now, not once the dropped

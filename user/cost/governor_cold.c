@@ -38,7 +38,7 @@ void gov_kept(struct governor *g, uint32_t f, int delta)
 {
 	uint32_t gi = f < g->cap ? g->group_of[f] : 0;
 
-	if (gi)
+	if (gi && (delta > 0 || g->files[g->groups[gi].file].nkept))
 		g->files[g->groups[gi].file].nkept += delta;
 }
 
@@ -129,6 +129,9 @@ double gov_sweep_cold(struct governor *g, struct gov_cand **c, size_t *nc, doubl
 		fl->swept = true;
 		fl->swept_n = n;
 		fl->swept_procs = fl->npids;
+		p_dbg("governor: %zu functions of %s never called in its first %zu processes dropped "
+		      "(%zu new in the window: %.3f s of breakpoints)", n, fl->path, fl->npids,
+		      fl->procs_w, per * (double)n / 1e9);
 		*nc += n;
 		saved += per * (double)n;
 	}

@@ -274,6 +274,7 @@ static uint32_t move_out(struct governor *g, const struct gov_group *grp, size_t
 		return 0;
 	memset(sg, 0, sizeof(*sg));
 	sg->path = grp->path;
+	sg->file = grp->file;
 	sg->entry_only = grp->entry_only;
 	sg->n = 1;
 	sg->funcs = xcalloc(1, sizeof(*sg->funcs));

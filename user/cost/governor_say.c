@@ -113,28 +113,35 @@ void gov_say_cold(struct governor *g, const struct gov_cand *c, size_t n, double
 		const char *mod = fl->path;
 		size_t len = 0, k = 0;
 
-		if (!fl->swept || fl->said || !fl->swept_n)
+		size_t ndrop = 0;
+
+		if (!fl->swept || fl->said)
 			continue;
-		fl->said = true;
-		for (i = 0; i < n && k < 3; i++) {
+		/* this job's drops of the file (those of a group not re-linked in the end stay) */
+		for (i = 0; i < n; i++) {
 			uint32_t f = c[i].func;
 
 			if (!c[i].cold || !g->dropped[f] || g->groups[g->group_of[f]].file != fi)
 				continue;
-			if (!k++)
+			if (!ndrop++)
 				mod = session__func_module(g->s, f);
-			if (len < sizeof(names) - 1)
+			if (k < 3 && len < sizeof(names) - 1) {
+				k++;
 				len += snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
 						session__func_name(g->s, f));
+			}
 		}
+		if (!ndrop)
+			continue;	/* swept in another decision: said at its end */
+		fl->said = true;
 		p_info("--max-overhead %.0f%% (at most %.2gx slower): the probes made %s about "
 		       "%.*fx slower; no longer tracing %zu functions of %s never called in its "
 		       "first %zu process%s: their breakpoints cost %.1f ms per new process (e.g. "
 		       "%s%s; every name in the recording's dropped list)", g->limit * 100,
 		       1 + g->limit, overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0,
-		       1 + factor, fl->swept_n, mod, fl->swept_procs,
-		       fl->swept_procs == 1 ? "" : "es", fl->swept_n * GOV_INSTALL_NS / 1e6, names,
-		       fl->swept_n > k ? ", ..." : "");
+		       1 + factor, ndrop, mod, fl->swept_procs,
+		       fl->swept_procs == 1 ? "" : "es", ndrop * GOV_INSTALL_NS / 1e6, names,
+		       ndrop > k ? ", ..." : "");
 	}
 }
 

@@ -51,15 +51,20 @@ def test_never_called_functions_go_once_a_process_ended(record):
                   r"(\d+) process(?:es)?: their breakpoints cost ([\d.]+) ms per new process "
                   r"\(e\.g\. ((?:cold_[0-9a-f]{3}, ){2}cold_[0-9a-f]{3}), \.\.\.;", err)
     assert m, err[-3000:]
-    # the parent and at least one child that ended
-    assert int(m.group(1)) == NCOLD and int(m.group(2)) >= 2, m.group(0)
+    # the parent and at least one child that ended; only groups (16 functions
+    # of the file in a row) with no called function go whole: the four
+    # called ones can keep at most 15 cold ones each with them
+    ncold = int(m.group(1))
+    assert NCOLD - 4 * 15 <= ncold <= NCOLD and int(m.group(2)) >= 2, m.group(0)
     # stderr: the count and three names, not thousands
     assert len(re.findall(r"cold_[0-9a-f]{3}", err)) < 20, err[-3000:]
     rep, calls = report(r.out)
     exact(calls)
     dropped = rep["dropped"]
-    assert sorted(d["name"] for d in dropped) == ["cold_%03x" % i for i in range(NCOLD)], \
-        [d["name"] for d in dropped if not d["name"].startswith("cold_")]
+    names = [d["name"] for d in dropped]
+    assert len(names) == len(set(names)) == ncold, names[:10]
+    assert all(re.fullmatch(r"cold_[0-9a-f]{3}", n) for n in names), \
+        [n for n in names if not n.startswith("cold_")]
     for d in dropped:
         assert d["module"] == "coldfan" and d["reason"] == "never called", d
         assert d["calls"] == 0 and d["processes"] == int(m.group(2)), d
@@ -67,7 +72,7 @@ def test_never_called_functions_go_once_a_process_ended(record):
     pr = run_bpfprof(["report", r.out])
     assert pr.returncode == 0, pr.stderr
     assert re.search(r"%d functions of coldfan never called in its first %s processes: their "
-                     r"breakpoints cost [\d.]+ ms per new process" % (NCOLD, m.group(2)),
+                     r"breakpoints cost [\d.]+ ms per new process" % (ncold, m.group(2)),
                      pr.stdout), pr.stdout[-3000:]
     assert len(re.findall(r"cold_[0-9a-f]{3}", pr.stdout)) < 20, pr.stdout[-3000:]
 

@@ -75,6 +75,26 @@ static bool one_ended(const struct governor *g, const struct gov_file *fl)
 	return false;
 }
 
+/*
+ * Are all of group gi's functions (those still in it) never called?  Only
+ * such a group is swept: its re-link registers nothing anew, it only goes
+ * (the links of a group with called functions would be made again for
+ * them, seconds for cc1's thousands of groups, while its processes wait).
+ */
+static bool whole_cold(const struct governor *g, size_t gi, const uint8_t *open)
+{
+	const struct gov_group *grp = &g->groups[gi];
+	size_t j;
+
+	for (j = 0; j < grp->n; j++) {
+		uint32_t f = grp->funcs[j];
+
+		if (g->group_of[f] == gi && !g->dropped[f] && (g->calls[f] || open[f]))
+			return false;
+	}
+	return true;
+}
+
 /* Marks fi's never-called functions dropped, into c; returns how many. */
 static size_t sweep_file(struct governor *g, uint32_t fi, struct gov_cand *c, double per,
 			 const uint8_t *open)
@@ -86,6 +106,8 @@ static size_t sweep_file(struct governor *g, uint32_t fi, struct gov_cand *c, do
 
 		if (grp->file != fi || __atomic_load_n(&g->busy[gi], __ATOMIC_SEQ_CST))
 			continue;	/* a group being re-linked keeps its functions this time */
+		if (!whole_cold(g, gi, open))
+			continue;	/* its re-link would register its called functions anew */
 		for (j = 0; j < grp->n; j++) {
 			uint32_t f = grp->funcs[j];
 
@@ -102,6 +124,20 @@ static size_t sweep_file(struct governor *g, uint32_t fi, struct gov_cand *c, do
 			n++;
 		}
 	}
+	return n;
+}
+
+/* fi's functions probed and not dropped, counted anew (a re-link that failed un-drops some) */
+static size_t file_kept(const struct governor *g, uint32_t fi)
+{
+	size_t gi, j, n = 0;
+
+	for (gi = 1; gi < g->ngroups; gi++)
+		for (j = 0; g->groups[gi].file == fi && j < g->groups[gi].n; j++) {
+			uint32_t f = g->groups[gi].funcs[j];
+
+			n += g->group_of[f] == gi && !g->dropped[f];
+		}
 	return n;
 }
 
@@ -124,7 +160,8 @@ double gov_sweep_cold(struct governor *g, struct gov_cand **c, size_t *nc, doubl
 			open = xcalloc(g->cap ? g->cap : 1, 1);
 			decoder__mark_open(g->dec, open, g->cap);
 		}
-		*c = xrealloc(*c, (*nc + fl->nkept) * sizeof(**c));
+		fl->nkept = file_kept(g, (uint32_t)fi);
+		*c = xrealloc(*c, (*nc + fl->nkept + 1) * sizeof(**c));
 		n = sweep_file(g, (uint32_t)fi, *c + *nc, per, open);
 		fl->swept = true;
 		fl->swept_n = n;

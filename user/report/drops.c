@@ -52,9 +52,17 @@ static const char *drop_module(const struct drop_row *d, const struct bp_session
  * The functions dropped as never called, a line per module: thousands of
  * them (a compiler's), every name in the JSON report.
  */
+struct cold_mod {
+	const char *mod;
+	const struct drop_row *first;
+	size_t n, k;
+	const char *names[3];
+};
+
 static void cold_pretty(const struct report *r, const struct bp_session *s, FILE *f)
 {
-	size_t i, j, n, k;
+	struct cold_mod *m = NULL;
+	size_t i, j, nm = 0;
 	char t[32];
 
 	for (i = 0; i < r->ndrops; i++) {
@@ -63,21 +71,28 @@ static void cold_pretty(const struct report *r, const struct bp_session *s, FILE
 
 		if (!d->cold)
 			continue;
-		for (j = 0; j < i; j++)
-			if (r->drops[j].cold && !strcmp(drop_module(&r->drops[j], s), mod))
-				break;
-		if (j < i)
-			continue;	/* its module's line is written */
-		for (n = 0, j = i; j < r->ndrops; j++)
-			n += r->drops[j].cold && !strcmp(drop_module(&r->drops[j], s), mod);
+		for (j = 0; j < nm && m[j].mod != mod && strcmp(m[j].mod, mod); j++)
+			;
+		if (j == nm) {
+			m = xrealloc(m, (nm + 1) * sizeof(*m));
+			memset(&m[nm], 0, sizeof(*m));
+			m[nm].mod = mod;
+			m[nm++].first = d;
+		}
+		if (m[j].k < 3)
+			m[j].names[m[j].k++] = drop_name(d, s);
+		m[j].n++;
+	}
+	for (j = 0; j < nm; j++) {
 		fprintf(f, "  %10s  %zu functions of %s never called in its first %" PRIu64
 			" processes: their breakpoints cost %.1f ms per new process (",
-			fmt_duration(d->ts, t, sizeof(t)), n, mod, d->procs, d->install_us / 1e3);
-		for (k = 0, j = i; j < r->ndrops && k < 3; j++)
-			if (r->drops[j].cold && !strcmp(drop_module(&r->drops[j], s), mod))
-				fprintf(f, "%s%s", k++ ? ", " : "", drop_name(&r->drops[j], s));
-		fprintf(f, "%s; every name in report --format json)\n", n > k ? ", ..." : "");
+			fmt_duration(m[j].first->ts, t, sizeof(t)), m[j].n, m[j].mod,
+			m[j].first->procs, m[j].first->install_us / 1e3);
+		for (i = 0; i < m[j].k; i++)
+			fprintf(f, "%s%s", i ? ", " : "", m[j].names[i]);
+		fprintf(f, "%s; every name in report --format json)\n", m[j].n > m[j].k ? ", ..." : "");
 	}
+	free(m);
 }
 
 void report_drops_pretty(const struct report *r, const struct bp_session *s, FILE *f)

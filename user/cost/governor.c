@@ -578,14 +578,13 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	fallback = factor > g->limit && futile && g->py && !g->py_detached && irr + sum.py_trap > 0;
 	if (factor > g->limit && futile && !g->py_futile && !fallback)
 		gov_say_futile(g, said);
-	if (factor <= g->limit || !nc) {
-		if (ncold)	/* c holds every function once: room for them */
-			memcpy(c, cold, ncold * sizeof(*c));
-		if (ncold)
-			gov_relink(g, c, ncold, window_s, said, 0);
-		else
-			free(c);
+	/* a job of its own, before the others: its groups only go (see governor_cold.c) */
+	if (ncold)
+		gov_relink_first(g, cold, ncold, window_s, said);
+	else
 		free(cold);
+	if (factor <= g->limit || !nc) {
+		free(c);
 		if (fallback)
 			gov_fallback(g, window_s, said);
 		return true;
@@ -597,10 +596,7 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	/* before the fallback, only what tells nothing and costs is named, by its rates */
 	i = pick_drops(g, c, nc, &cost, fallback ? cost : allowed, futile || unsure, &ndrop, &npy);
 	gov_log_ranking(g, c, nc, i, cost, allowed);
-	memcpy(c + i, cold, ncold * sizeof(*c));
-	i += ncold;
-	free(cold);
-	if (ndrop || ncold) {
+	if (ndrop) {
 		/* announced once its groups are re-linked: the moment their new links took over */
 		gov_relink(g, c, i, window_s, said, npy);
 		gov_relink_step(g);

@@ -465,6 +465,17 @@ void gov_relink(struct governor *g, struct gov_cand *c, size_t nc, double window
 	g->jobs[g->njobs++] = j;
 }
 
+void gov_relink_first(struct governor *g, struct gov_cand *c, size_t nc, double window_s,
+		      double factor)
+{
+	struct gov_job *j;
+
+	gov_relink(g, c, nc, window_s, factor, 0);
+	j = g->jobs[g->njobs - 1];
+	memmove(g->jobs + 1, g->jobs, (g->njobs - 1) * sizeof(*g->jobs));
+	g->jobs[0] = j;
+}
+
 /* The old links the closer could not take go to a thread of their own, the slow way. */
 static void reap_slow(struct governor *g, struct gov_doomed *d, size_t nd)
 {

@@ -272,6 +272,12 @@ void gov_end_x(struct governor *g, bool all);
 void gov_doomed_done(struct governor *g, struct gov_doomed *d);
 void gov_relink(struct governor *g, struct gov_cand *c, size_t nc, double window_s,
 		double factor, size_t npy);
+/*
+ * gov_relink() of drops whose groups only go (no kept function registered
+ * anew: governor_cold.c), placed before the jobs not done yet.
+ */
+void gov_relink_first(struct governor *g, struct gov_cand *c, size_t nc, double window_s,
+		      double factor);
 /* Re-links for GOV_RELINK_SLICE_NS at most (the decoder's thread); see gov_relink(). */
 void gov_relink_step(struct governor *g);
 /* The end: re-links not done are given up (their functions stay, not dropped). */

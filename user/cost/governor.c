@@ -105,6 +105,7 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 int governor__attach_module(struct governor *g, const struct probe_module *pm)
 {
 	size_t left = BP_GOV_GROUPS - g->ngroups, size = GOV_GROUP_SIZE, i, nref = 0;
+	uint32_t file;
 	uint64_t *refused, *ref_all;
 	const char *path;
 	int err = 0;
@@ -120,6 +121,7 @@ int governor__attach_module(struct governor *g, const struct probe_module *pm)
 		size = (pm->n + left / 2 - 1) / (left / 2);
 	g->paths = xrealloc(g->paths, (g->npaths + 1) * sizeof(*g->paths));
 	path = g->paths[g->npaths++] = xstrdup(pm->path);
+	file = gov_file_of(g, path);
 	refused = xcalloc(size, sizeof(*refused));
 	ref_all = xcalloc(pm->n, sizeof(*ref_all));
 	for (i = 0; i < pm->n && !err; i += size) {
@@ -130,6 +132,7 @@ int governor__attach_module(struct governor *g, const struct probe_module *pm)
 		grp = &g->groups[gi];
 		memset(grp, 0, sizeof(*grp));
 		grp->path = path;
+		grp->file = file;
 		grp->entry_only = pm->entry_only;
 		grp->n = n;
 		grp->funcs = xcalloc(n, sizeof(*grp->funcs));
@@ -143,6 +146,7 @@ int governor__attach_module(struct governor *g, const struct probe_module *pm)
 			g->group_of[f] = gi;
 		}
 		g->ngroups++;
+		g->files[file].nkept += n;
 		/* generation 0: the group's word is 0 already */
 		err = gov_link_group(g, gi, grp, 0, &grp->links, &grp->nlinks, refused, &nr);
 		memcpy(ref_all + nref, refused, nr * sizeof(*refused));
@@ -250,6 +254,8 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 		g->hist_w[f] = xcalloc(GOV_HBUCKETS, sizeof(**g->hist_w));
 	b = d ? 64 - __builtin_clzll(d) : 0;
 	g->hist_w[f][b < GOV_HBUCKETS ? b : GOV_HBUCKETS - 1]++;
+	if (g->group_of[f])
+		gov_cold_event(g, f, ev->call.pid);
 }
 
 /*
@@ -467,6 +473,7 @@ static size_t pick_drops(struct governor *g, struct gov_cand *c, size_t nc, doub
 			continue;
 		g->dropped[c[i].func] = 1;
 		g->ndropped++;
+		gov_kept(g, c[i].func, -1);
 		*cost -= c[i].save;
 		*npy += !g->group_of[c[i].func];
 		(*ndrop)++;
@@ -481,16 +488,37 @@ static void gov_fallback(struct governor *g, double window_s, double said)
 	gov_py_fallback(g, now_ns(CLOCK_MONOTONIC) - g->s->t0, window_s > 0 ? window_s : 1e-9, said);
 }
 
+/*
+ * candidates(), their costs from the probe time measured in the targets
+ * where the samples tell (gov_measured_k()), in place of the calibration's;
+ * *irr and *going scaled alike.
+ */
+static size_t measured_candidates(struct governor *g, struct gov_cand *c, double base,
+				  double lost, double own_ev, struct gov_sums *sum, double *irr,
+				  double *going)
+{
+	size_t nc = candidates(g, c, lost, own_ev, sum);
+	double k = gov_measured_k(g, base, sum->cost - sum->dec + sum->py_trap + *irr + *going);
+
+	if (k == 1)
+		return nc;
+	overhead__set_measured(g->ov, overhead__measured_of(g->ov) * k);
+	*irr *= k;
+	*going *= k;
+	memset(sum, 0, sizeof(*sum));
+	return candidates(g, c, lost, own_ev, sum);
+}
+
 bool gov_decide(struct governor *g, uint64_t now, double base, double irr, double going)
 {
 	struct gov_sums sum = { 0 };
-	struct gov_cand *c;
+	struct gov_cand *c, *cold;
 	double cost, allowed, factor, said, untraced, window_s = (now - g->w_start) / 1e9;
-	double lost = gov_lost_scale(g), own = gov_own_charged(g, base, now), fixed, own_ev, k;
+	double lost = gov_lost_scale(g), own = gov_own_charged(g, base, now), fixed, own_ev;
 	uint64_t read = (g->events - g->events_w) / 2;
-	size_t nc, i, ndrop = 0, npy = 0;
+	size_t nc, i, ndrop = 0, npy = 0, ncold;
 	bool futile, unsure, unknown, fallback, marginal;
-	double all;
+	double all, install;
 
 	/*
 	 * bpfprof's own CPU the targets waited for is in their time, as if they
@@ -500,16 +528,7 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	g->own_w = own;
 	own_ev = read ? own / (double)read : 0;
 	c = xcalloc(g->cap ? g->cap : 1, sizeof(*c));
-	nc = candidates(g, c, lost, own_ev, &sum);
-	/* the probe time measured in the targets, where the samples tell, in place of the calibration's */
-	k = gov_measured_k(g, base, sum.cost - sum.dec + sum.py_trap + irr + going);
-	if (k != 1) {
-		overhead__set_measured(g->ov, overhead__measured_of(g->ov) * k);
-		irr *= k;
-		going *= k;
-		memset(&sum, 0, sizeof(sum));
-		nc = candidates(g, c, lost, own_ev, &sum);
-	}
+	nc = measured_candidates(g, c, base, lost, own_ev, &sum, &irr, &going);
 	base += own;
 	all = base;
 	/* decided as if the links being removed were gone: their time out of the CPU time too */
@@ -521,6 +540,18 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	 * the decoding of what is not governed.
 	 */
 	fixed = irr + sum.py_trap + (own > sum.dec ? own - sum.dec : 0);
+	/*
+	 * The breakpoints written into new processes (governor_cold.c): over
+	 * the limit with them, the functions of their files never called go.
+	 * What stays of them is said, but no reason to drop called functions:
+	 * it is the files' that no process has ended yet, or what the called
+	 * ones cost (their drop for it would save little).
+	 */
+	ncold = 0;
+	cold = NULL;
+	install = g->install_w;
+	if (overhead__factor(cost + fixed + install, base) > g->limit && install > 0)
+		install -= gov_sweep_cold(g, &cold, &ncold, base);
 	factor = overhead__factor(cost + fixed, base);
 	/*
 	 * The cost that would keep the factor at the limit once the drops are
@@ -551,7 +582,7 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	 */
 	unsure = g->ndropped && cost >= base * (1 - OVERHEAD_MIN_UNTRACED);
 	/* what is said: the estimate against all the CPU time measured */
-	said = overhead__factor(cost + fixed + going, all);
+	said = overhead__factor(cost + fixed + going + install, all);
 	/*
 	 * CPython's probes alone pass the limit, however many Python
 	 * functions are dropped: the probes go now, not once the dropped
@@ -560,6 +591,11 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	fallback = factor > g->limit && futile && g->py && !g->py_detached && irr + sum.py_trap > 0;
 	if (factor > g->limit && futile && !g->py_futile && !fallback)
 		gov_say_futile(g, said);
+	/* a job of its own, before the others: its groups only go (see governor_cold.c) */
+	if (ncold)
+		gov_relink_first(g, cold, ncold, window_s, said);
+	else
+		free(cold);
 	if (factor <= g->limit || !nc) {
 		g->over_prev = factor > g->limit;
 		free(c);
@@ -636,6 +672,9 @@ void governor__free(struct governor *g)
 	for (i = 0; i < g->npaths; i++)
 		free(g->paths[i]);
 	free(g->paths);
+	for (i = 0; i < g->nfiles; i++)
+		free(g->files[i].pids);
+	free(g->files);
 	free(g->group_of);
 	free(g->calls);
 	free(g->calls_w);

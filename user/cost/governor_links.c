@@ -274,6 +274,7 @@ static uint32_t move_out(struct governor *g, const struct gov_group *grp, size_t
 		return 0;
 	memset(sg, 0, sizeof(*sg));
 	sg->path = grp->path;
+	sg->file = grp->file;
 	sg->entry_only = grp->entry_only;
 	sg->n = 1;
 	sg->funcs = xcalloc(1, sizeof(*sg->funcs));
@@ -464,6 +465,17 @@ void gov_relink(struct governor *g, struct gov_cand *c, size_t nc, double window
 	g->jobs[g->njobs++] = j;
 }
 
+void gov_relink_first(struct governor *g, struct gov_cand *c, size_t nc, double window_s,
+		      double factor)
+{
+	struct gov_job *j;
+
+	gov_relink(g, c, nc, window_s, factor, 0);
+	j = g->jobs[g->njobs - 1];
+	memmove(g->jobs + 1, g->jobs, (g->njobs - 1) * sizeof(*g->jobs));
+	g->jobs[0] = j;
+}
+
 /* The old links the closer could not take go to a thread of their own, the slow way. */
 static void reap_slow(struct governor *g, struct gov_doomed *d, size_t nd)
 {
@@ -582,6 +594,7 @@ void gov_relink_abandon(struct governor *g)
 				continue;	/* its group went without it */
 			g->dropped[f] = 0;
 			g->ndropped--;
+			gov_kept(g, f, 1);
 			__atomic_store_n(&g->busy[gi], 0, __ATOMIC_SEQ_CST);
 		}
 		j->next = j->nc;

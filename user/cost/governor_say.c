@@ -52,7 +52,7 @@ void gov_announce(struct governor *g, const struct gov_cand *c, size_t n, uint64
 	struct bp_annot a = { .kind = BP_ANNOT_DROP, .nargs = 4 };
 	double pct = 100 * factor;
 	char names[256] = "";
-	size_t i, len = 0;
+	size_t i, len = 0, ncold = 0;
 
 	a.ts = now;
 	a.pid = a.tid = (uint32_t)overhead__target(g->ov);
@@ -68,13 +68,24 @@ void gov_announce(struct governor *g, const struct gov_cand *c, size_t n, uint64
 		a.args[1] = (int64_t)g->calls[f];
 		/* how many times its probe cost its calls' own time was, in percent */
 		a.args[3] = (int64_t)(100 * c[i].distortion + 0.5);
+		a.nargs = 4;
+		if (c[i].cold) {
+			const struct gov_file *fl = &g->files[g->groups[g->group_of[f]].file];
+
+			/* never called: what its file's swept breakpoints cost a new process (us) */
+			a.nargs = 6;
+			a.args[3] = (int64_t)(fl->swept_n * GOV_INSTALL_NS / 1e3 + 0.5);
+			a.args[4] = GOV_WHY_COLD;
+			a.args[5] = (int64_t)fl->swept_procs;
+			ncold++;
+		}
 		snprintf(a.name, sizeof(a.name), "dropped: %s", name);
 		decoder__drop_func(g->dec, f);
 		if (f < g->s->nfuncs)
 			g->s->funcs[f].flags |= BP_FUNC_DROPPED;
 		if (decoder__annot(g->dec, &a))
 			p_dbg("governor: the drop of %s could not be written", name);
-		if (len < sizeof(names) - 1)
+		if (!c[i].cold && len < sizeof(names) - 1)
 			len += snprintf(names + len, sizeof(names) - len, "%s%s (%.3g calls/s, "
 					"probe %.2gx its time)", len ? ", " : "", name,
 					(double)a.args[0], c[i].distortion);
@@ -83,6 +94,56 @@ void gov_announce(struct governor *g, const struct gov_cand *c, size_t n, uint64
 		p_info("--max-overhead %.0f%% (at most %.2gx slower): the probes made %s about "
 		       "%.*fx slower; no longer tracing %s", g->limit * 100, 1 + g->limit,
 		       overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0, 1 + factor, names);
+	if (ncold && !quiet)
+		gov_say_cold(g, c, n, factor);
+}
+
+/*
+ * One line per file swept (governor_cold.c): how many of its functions
+ * went, why, what their breakpoints cost each new process, a few of their
+ * names (all of them are in the annotations: the archive, report --format
+ * json, /metrics).
+ */
+void gov_say_cold(struct governor *g, const struct gov_cand *c, size_t n, double factor)
+{
+	size_t fi, i;
+
+	for (fi = 0; fi < g->nfiles; fi++) {
+		struct gov_file *fl = &g->files[fi];
+		char names[160] = "";
+		const char *mod = fl->path;
+		size_t len = 0, k = 0;
+
+		size_t ndrop = 0;
+
+		if (!fl->swept || fl->said)
+			continue;
+		/* this job's drops of the file (those of a group not re-linked in the end stay) */
+		for (i = 0; i < n; i++) {
+			uint32_t f = c[i].func;
+
+			if (!c[i].cold || !g->dropped[f] || g->groups[g->group_of[f]].file != fi)
+				continue;
+			if (!ndrop++)
+				mod = session__func_module(g->s, f);
+			if (k < 3 && len < sizeof(names) - 1) {
+				k++;
+				len += snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
+						session__func_name(g->s, f));
+			}
+		}
+		if (!ndrop)
+			continue;	/* swept in another decision: said at its end */
+		fl->said = true;
+		p_info("--max-overhead %.0f%% (at most %.2gx slower): the probes made %s about "
+		       "%.*fx slower; no longer tracing %zu functions of %s never called in its "
+		       "first %zu process%s: their breakpoints cost %.1f ms per new process (e.g. "
+		       "%s%s; every name in the recording's dropped list)", g->limit * 100,
+		       1 + g->limit, overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0,
+		       1 + factor, ndrop, mod, fl->swept_procs,
+		       fl->swept_procs == 1 ? "" : "es", ndrop * GOV_INSTALL_NS / 1e6, names,
+		       ndrop > k ? ", ..." : "");
+	}
 }
 
 void gov_say_futile(struct governor *g, double factor)

@@ -167,9 +167,11 @@ static void new_window(struct governor *g, uint64_t now)
 	g->lost_w = tracer__lost(g->tr, NULL, 0);
 	g->own_start = g->own_ns;
 	g->idle_start = machine_idle_ns();
-	g->irr_w = g->going_w = g->probe_w = 0;
+	g->irr_w = g->going_w = g->probe_w = g->install_w = 0;
 	g->sh_all_w = overhead__samples(g->ov, &g->sh_probe_w);
 	g->comp_clock = decoder__compensating(g->dec);
+	for (size_t i = 0; i < g->nfiles; i++)
+		g->files[i].procs_w = 0;
 	memset(g->calls_w, 0, g->cap * sizeof(*g->calls_w));
 	memset(g->dur_w, 0, g->cap * sizeof(*g->dur_w));
 	memset(g->self_w, 0, g->cap * sizeof(*g->self_w));
@@ -208,7 +210,7 @@ static bool early(struct governor *g, uint64_t now, uint64_t *cpu)
 	g->irr_w += py_irreducible(g);
 	g->going_w += links_irreducible(g);
 	own = gov_own_charged(g, base, now);
-	est = g->probe_w * gov_lost_scale(g) + g->irr_w + g->going_w + own;
+	est = g->probe_w * gov_lost_scale(g) + g->irr_w + g->going_w + own + g->install_w;
 	return overhead__factor(est, base + own) > g->limit * GOV_EARLY_OVER;
 }
 

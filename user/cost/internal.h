@@ -106,6 +106,7 @@
 
 struct gov_group {
 	const char *path;	/* the module's file (g->paths) */
+	uint32_t file;		/* its index in g->files */
 	bool entry_only;
 	uint32_t *funcs;	/* the function ids traced through it */
 	unsigned long *offsets;
@@ -147,8 +148,42 @@ struct gov_cand {
 	bool informs;		/* its calls last longer than its probe (distortion < 1; a caller's x GOV_CALLER_WEIGHT) */
 	double mid;		/* compensated median inclusive time, ns */
 	double mean;		/* mean raw duration, ns (ties of mid: the shorter goes first) */
+	bool cold;		/* never called in the file's first processes (gov_sweep_cold()) */
 	uint64_t calls_w;	/* its calls in the window */
 };
+
+/*
+ * What writing one probe's breakpoint costs a new process of its file
+ * (ns): at exec (or dlopen) the kernel writes an int3 into the process's
+ * copy of the text for every probed function of each file it maps
+ * (uprobe_mmap -> install_breakpoint, a copy-on-write page each time), in
+ * the process's system time.  Measured on the 2-CPU VM of the benchmarks:
+ * twenty execs of `cc1 --version` with cc1's 39,488 functions probed took
+ * 1.73 s against 0.10 s bare, 1.48 s of it system time: 1.9 us a probe
+ * (docs/probe-cost.md, "the breakpoints of a new process").
+ */
+#define GOV_INSTALL_NS		1900.0
+/* Processes of a file remembered by pid (gov_file): past this, new ones are not counted. */
+#define GOV_FILE_PIDS_MAX	4096
+
+/*
+ * A file of governed probes (an executable or a library): the processes
+ * seen calling its functions, each one paying GOV_INSTALL_NS per probe kept
+ * on the file when it mapped it.
+ */
+struct gov_file {
+	const char *path;	/* g->paths */
+	size_t nkept;		/* its functions probed and not dropped */
+	uint32_t *pids;		/* its processes seen (by their calls), in order */
+	size_t npids;
+	uint32_t last_pid;	/* of the last call counted (most calls are the previous one's) */
+	size_t procs_w;		/* of them, new in the window */
+	bool swept;		/* its never-called functions were dropped */
+	size_t swept_n, swept_procs;	/* how many, after how many processes */
+	bool said;		/* the sweep's line on stderr is written */
+};
+/* BP_ANNOT_DROP's args[4] of a function dropped as never called (see gov_announce()) */
+#define GOV_WHY_COLD		1
 
 /* One decision's re-links, done a slice at a time (gov_relink_step()). */
 struct gov_job {
@@ -184,6 +219,9 @@ struct governor {
 	size_t ngroups;
 	char **paths;
 	size_t npaths;
+	struct gov_file *files;	/* the files of the groups (see gov_file) */
+	size_t nfiles;
+	double install_w;	/* breakpoints written into new processes in the window (ns) */
 	/* per function id */
 	uint32_t *group_of;	/* 0: not governed */
 	uint64_t *calls, *calls_w, *dur_w;	/* all calls; calls and ns in the window */
@@ -298,6 +336,12 @@ void gov_end_x(struct governor *g, bool all);
 void gov_doomed_done(struct governor *g, struct gov_doomed *d);
 void gov_relink(struct governor *g, struct gov_cand *c, size_t nc, double window_s,
 		double factor, size_t npy);
+/*
+ * gov_relink() of drops whose groups only go (no kept function registered
+ * anew: governor_cold.c), placed before the jobs not done yet.
+ */
+void gov_relink_first(struct governor *g, struct gov_cand *c, size_t nc, double window_s,
+		      double factor);
 /* Re-links for GOV_RELINK_SLICE_NS at most (the decoder's thread); see gov_relink(). */
 void gov_relink_step(struct governor *g);
 /* The end: re-links not done are given up (their functions stay, not dropped). */
@@ -310,6 +354,25 @@ void gov_announce(struct governor *g, const struct gov_cand *c, size_t n, uint64
 void gov_say_futile(struct governor *g, double factor);
 void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double factor);
 void gov_py_name_late(struct governor *g, uint64_t now);
+/*
+ * governor_cold.c: the breakpoints of new processes.  gov_file_of() finds
+ * or adds path's file; gov_cold_event() counts a call of governed f by pid
+ * (a new process of its file pays its breakpoints); gov_kept() counts f in
+ * or out of its file's kept probes (delta +1 or -1).
+ */
+uint32_t gov_file_of(struct governor *g, const char *path);
+void gov_cold_event(struct governor *g, uint32_t f, uint32_t pid);
+void gov_kept(struct governor *g, uint32_t f, int delta);
+/*
+ * Over the limit (allowed: the probe cost the limit allows in the window,
+ * install: the window's breakpoint cost): the files whose breakpoints cost
+ * more than a small share of it and one of whose processes has ended get
+ * their never-called functions marked dropped, appended to *c (grown;
+ * *nc updated).  Returns what that saves in the window (ns).
+ */
+double gov_sweep_cold(struct governor *g, struct gov_cand **c, size_t *nc, double base);
+/* governor_say.c: the line on stderr for a file's never-called functions */
+void gov_say_cold(struct governor *g, const struct gov_cand *c, size_t n, double factor);
 /* governor.c: the per-function arrays hold n functions */
 void gov_grow(struct governor *g, size_t n);
 

@@ -351,6 +351,17 @@ void decoder__drop_func(struct decoder *d, uint32_t func)
 		dec_py_drop_codes(d, func);
 }
 
+void decoder__mark_open(const struct decoder *d, uint8_t *open, size_t n)
+{
+	size_t i;
+	uint32_t k;
+
+	for (i = 0; i < d->tab_cap; i++)
+		for (k = 0; d->tab[i].tid && k < d->tab[i].depth; k++)
+			if (d->tab[i].stack[k].func < n)
+				open[d->tab[i].stack[k].func] = 1;
+}
+
 bool decoder__dropped(const struct decoder *d, uint32_t func)
 {
 	return func < d->ndropped_bits * 64 && (d->dropped_bits[func / 64] >> (func % 64) & 1);

@@ -87,6 +87,8 @@ int decoder__loss(struct decoder *d, uint32_t cpu, uint64_t count);
  * come are flagged BP_CALL_DROPPED when seen gone, not BP_CALL_UNWOUND.
  */
 void decoder__drop_func(struct decoder *d, uint32_t func);
+/* Sets open[func] for every function with a call open (entered, not returned yet) in any thread; n: open's size. */
+void decoder__mark_open(const struct decoder *d, uint8_t *open, size_t n);
 /* Whether func was dropped (decoder__drop_func). */
 bool decoder__dropped(const struct decoder *d, uint32_t func);
 /*

@@ -85,6 +85,9 @@ struct report {
 	struct drop_row {
 		uint64_t ts, rate, calls, pct;
 		uint64_t distortion_pct;	/* probe cost per call / own time, in %; 0: not known */
+		/* never called in the first `procs` processes of its file, whose breakpoints cost install_us each */
+		bool cold;
+		uint64_t procs, install_us;
 		uint32_t func;
 		char name[64];
 	} *drops;

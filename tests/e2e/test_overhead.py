@@ -107,6 +107,14 @@ def test_no_compensation_keeps_the_raw_clock(record, tmp_path):
 SAMPLED = re.compile(r"sampled: (\d+)% of its CPU time on the probe path \((\d+) samples at \d+ Hz\)")
 
 
+def sampled(r):
+    """(share %, samples) of the last line saying the probes' sampled share."""
+    said = [SAMPLED.search(l) for l in r.stderr_lines if "slower" in l]
+    said = [m for m in said if m]
+    assert said, r.proc.stderr
+    return int(said[-1].group(1)), int(said[-1].group(2))
+
+
 def test_probe_share_is_measured_in_the_target(record):
     # f_riprel is single-stepped and does nothing else: its 200,000 calls'
     # probes are nearly all of the process's CPU time (at least ~0.1 s of
@@ -116,10 +124,7 @@ def test_probe_share_is_measured_in_the_target(record):
     r = record("insns", "f_riprel", "200000", opts=["-F", "f_riprel"])
     assert r.rc == 0, r.describe()
     assert trace_util.counts(trace_util.xevents(r.trace)) == {"f_riprel": 200000}
-    said = [SAMPLED.search(l) for l in r.stderr_lines if "slower" in l]
-    said = [m for m in said if m]
-    assert said, r.proc.stderr
-    share, samples = int(said[-1].group(1)), int(said[-1].group(2))
+    share, samples = sampled(r)
     assert samples >= 100 and share >= 50, r.proc.stderr
 
 
@@ -130,8 +135,5 @@ def test_probe_share_of_an_untraced_loop_is_small(record):
     r = record("cpusplit", "400", opts=["-F", "main", "--max-overhead", "100"])
     assert r.rc == 0, r.describe()
     assert trace_util.counts(trace_util.xevents(r.trace)) == {"main": 1}
-    said = [SAMPLED.search(l) for l in r.stderr_lines if "slower" in l]
-    said = [m for m in said if m]
-    assert said, r.proc.stderr
-    share, samples = int(said[-1].group(1)), int(said[-1].group(2))
+    share, samples = sampled(r)
     assert samples >= 100 and share <= 10, r.proc.stderr

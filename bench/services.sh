@@ -10,7 +10,10 @@
 # For each service, in one run, untraced load rounds beside rounds under
 # `bpfprof attach` with its defaults, --max-overhead 100 and 10: the
 # throughput, and its ratio traced / untraced (the untraced rounds just
-# before and after, averaged).  bpfprof attaches, the load runs WARM_S
+# before and after, averaged); and the service's CPU time per request,
+# traced / untraced (CPU/req: utime + stime of its processes over the
+# round's requests), the slowdown itself where the load generator on the
+# same CPUs bounds the throughput.  bpfprof attaches, the load runs WARM_S
 # (the governor decides in its first windows: not measured), then LOAD_S
 # measured; then bpfprof is stopped.  From its archive: the functions it
 # dropped, and the calls of the request functions (redis: processCommand,
@@ -113,6 +116,25 @@ NGINX_FUNCS="ngx_http_process_request ngx_http_handler"
 
 # ---------------------------------------------------------------- one service
 
+# The service's CPU time so far (every process of PIDS), in clock ticks:
+# utime + stime, the fields after the command's closing parenthesis.
+svc_cpu() {
+	local t=0 p v
+	for p in ${PIDS//,/ }; do
+		v=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }')
+		t=$((t + ${v:-0}))
+	done
+	echo "$t"
+}
+# load_cpu SECONDS -> "REQUESTS_PER_S CPU_TICKS" (the service's CPU over the round)
+load_cpu() {
+	local c0 r c1
+	c0=$(svc_cpu)
+	r=$("${svc}_load" "$1")
+	c1=$(svc_cpu)
+	echo "$r $((c1 - c0))"
+}
+
 rows=()
 run_service() {
 	local svc=$1 funcs lim u0 u1 t opts served0 served1 rep
@@ -121,7 +143,7 @@ run_service() {
 	"${svc}_load" 2 >/dev/null	# warm the service
 	for lim in $LIMITS; do
 		printf '  %-50s\r' "$svc: untraced" >&2
-		u0=$("${svc}_load" "$LOAD_S")
+		read -r u0 c0 < <(load_cpu "$LOAD_S")
 		opts=()
 		[ "$lim" = default ] || opts=(--max-overhead "$lim")
 		printf '  %-50s\r' "$svc: attach $lim" >&2
@@ -131,19 +153,26 @@ run_service() {
 		sleep 1
 		served0=$("${svc}_served")
 		"${svc}_load" "$WARM_S" >/dev/null
-		t=$("${svc}_load" "$LOAD_S")
+		read -r t ct < <(load_cpu "$LOAD_S")
 		kill -INT "$bp"
 		wait "$bp" || true
 		served1=$("${svc}_served")
 		printf '  %-50s\r' "$svc: untraced" >&2
-		u1=$("${svc}_load" "$LOAD_S")
+		read -r u1 c1 < <(load_cpu "$LOAD_S")
 		"$BPFPROF" report --format json "$tmp/$svc.$lim.bpfprof" >"$tmp/rep.json" 2>/dev/null || true
 		[ -z "$KEEP" ] || cp "$tmp/$svc.$lim.bpfprof" "$tmp/$svc.$lim.err" "$KEEP/" 2>/dev/null || true
 		rows+=("$(python3 - "$svc" "$lim" "$u0" "$u1" "$t" "$((served1 - served0))" "$funcs" \
-			"$tmp/$svc.$lim.err" "$tmp/rep.json" <<-'EOF'
+			"$tmp/$svc.$lim.err" "$tmp/rep.json" "$c0" "$c1" "$ct" <<-'EOF'
 		import json, re, sys
-		svc, lim, u0, u1, t, served, funcs, errf, repf = sys.argv[1:]
+		svc, lim, u0, u1, t, served, funcs, errf, repf, c0, c1, ct = sys.argv[1:]
 		u = (float(u0) + float(u1)) / 2
+		# the service's CPU per request, traced against untraced (the rounds' ticks over
+		# their requests): the slowdown where the load generator, not the service, bounds
+		# the throughput
+		def per(c, r):
+		    return float(c) / float(r) if float(r) > 0 else 0
+		cu = (per(c0, u0) + per(c1, u1)) / 2
+		cpu = "%6.2fx" % (per(ct, t) / cu) if cu > 0 else "     -"
 		try:
 		    rep = json.load(open(repf))
 		except ValueError:
@@ -155,8 +184,9 @@ run_service() {
 		err = open(errf).read()
 		m = re.findall(r"^bpfprof: the probes made \S+(?: \(and \d+ other process(?:es)?\))? (?:about|at least) ([\d.]+)x slower", err, re.M)
 		est = m[-1] + "x" if m else "-"
-		print("  %-6s %-8s %9.0f %9.0f %6.2fx %8s %5d  %s  (requests served while attached: %s)"
-		      % (svc, lim, u, float(t), float(t) / u if u else 0, est, len(dropped), kept, served))
+		print("  %-6s %-8s %9.0f %9.0f %6.2fx %s %8s %5d  %s  (requests served while attached: %s)"
+		      % (svc, lim, u, float(t), float(t) / u if u else 0, cpu, est, len(dropped), kept,
+		         served))
 		EOF
 		)")
 	done
@@ -169,5 +199,5 @@ for svc in $SERVICES; do
 done
 printf '%-60s\r' "" >&2
 echo "real services, bounded load on 127.0.0.1 ($CONNS connections, ${LOAD_S}s measured after ${WARM_S}s attached): requests/s"
-echo "  service limit     untraced    traced  ratio  estimate drops  request functions' calls"
+echo "  service limit     untraced    traced  ratio  CPU/req  estimate drops  request functions' calls"
 for r in "${rows[@]}"; do echo "$r"; done

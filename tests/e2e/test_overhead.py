@@ -120,8 +120,10 @@ def test_probe_share_is_measured_in_the_target(record):
     # probes are nearly all of the process's CPU time (at least ~0.1 s of
     # traps against microseconds of its own work), so the samples taken on
     # the uprobe path (probes/share.h) are most of its samples whatever the
-    # machine; the figure said is that share, not calls x the calibration
-    r = record("insns", "f_riprel", "200000", opts=["-F", "f_riprel"])
+    # machine; the figure said is that share, not calls x the calibration.
+    # The counter runs under --max-overhead (the governor's figure); a limit
+    # of 1000x drops nothing (the factor is held under 100x)
+    r = record("insns", "f_riprel", "200000", opts=["-F", "f_riprel", "--max-overhead", "100000"])
     assert r.rc == 0, r.describe()
     assert trace_util.counts(trace_util.xevents(r.trace)) == {"f_riprel": 200000}
     share, samples = sampled(r)

@@ -356,10 +356,16 @@ int capture__start(struct capture *c)
 		c->gov = governor__new(o->max_overhead, c->s, c->tr, c->ovh, c->dec);
 		governor__set_sample_hook(c->gov, sample_instead, c);
 	}
-	if (c->ovh) {
+	/*
+	 * The probes' share sampled in the targets, for the governor: a
+	 * cpu-clock event on every CPU, idle ones too (their timer wakes
+	 * them 499 times a second), so not for an exact recording, whose
+	 * summary keeps the estimate.  After the governor's closer is
+	 * forked: it keeps none of these descriptors.
+	 */
+	if (c->gov) {
 		struct shared_maps maps;
 
-		/* after the governor's closer is forked: it keeps none of these descriptors */
 		tracer__shared_maps(c->tr, &maps);
 		overhead__measure(c->ovh, &maps);
 	}

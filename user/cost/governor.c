@@ -597,7 +597,8 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	else
 		free(cold);
 	if (factor <= g->limit || !nc) {
-		g->over_prev = factor > g->limit;
+		if (!g->early_now)
+			g->over_prev = factor > g->limit;
 		free(c);
 		if (fallback)
 			gov_fallback(g, window_s, said);
@@ -607,8 +608,10 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 		c[i].negligible = c[i].cost < (cost + fixed - allowed) * GOV_NEGLIGIBLE ||
 				  c[i].cost < untraced * GOV_SMALL_SHARE;
 	qsort(c, nc, sizeof(*c), by_score);
-	marginal = factor <= g->limit * GOV_MARGIN && !g->over_prev;
-	g->over_prev = true;
+	/* an early look is short (30-80 ms of CPU): what informs waits for a whole window */
+	marginal = (factor <= g->limit * GOV_MARGIN && !g->over_prev) || g->early_now;
+	if (!g->early_now)
+		g->over_prev = true;
 	/* before the fallback, only what tells nothing and costs is named, by its rates */
 	i = pick_drops(g, c, nc, &cost, fallback ? cost : allowed,
 		       futile || unsure || unknown || marginal, &ndrop, &npy);

@@ -252,6 +252,7 @@ void governor__check(struct governor *g, uint64_t now)
 	gov_leaf_scale(g);
 	g->irr_w += py_irreducible(g);
 	g->going_w += links_irreducible(g);
+	g->early_now = soon;
 	if (gov_decide(g, now, base, g->irr_w, g->going_w))
 		new_window(g, now);
 }

@@ -187,3 +187,20 @@ def test_what_tells_nothing_goes_at_once_not_only_what_the_limit_needs(record):
             assert not any(e["args"].get(k) for k in INEXACT), e
     rows = summary_drops(r.proc.stderr)
     assert rows is not None and sorted(n for n, _, _ in rows) == drops, r.proc.stderr
+
+
+def test_annotations_cost_is_counted_and_said_not_put_on_functions(record):
+    # hotmarks fires 200,000 BPFPROF_EVENTs (USDT probes: a trap each, tens
+    # of milliseconds at least) around 20 calls of coarse(), ~100 us each,
+    # and little else: the annotations are nearly all the probe time.  No
+    # drop takes them away, so the limit cannot be met; the warning names
+    # them (before, the estimate did not count them: "about 1.0x slower"),
+    # and no function is dropped for their cost: coarse stays exact.
+    r = record("hotmarks", "200000", "10000", opts=["--max-overhead", "100"])
+    assert r.rc == 0, r.describe()
+    assert r.proc.stdout.strip().splitlines()[-1] == "hotmarks: events=200000 coarse=20", r.proc.stdout
+    counts = trace_util.counts(trace_util.xevents(r.trace))
+    assert counts.get("coarse") == 20 and counts.get("loop") == 1, counts
+    assert re.search(r"--max-overhead 100%: the program's annotations \(bpfprof\.h\) and USDT "
+                     r"probes alone make hotmarks (about|at least) [\d.]+x slower", r.proc.stderr), r.proc.stderr
+    assert "no longer tracing" not in r.proc.stderr, r.proc.stderr

@@ -28,6 +28,8 @@ PROG_CFLAGS_ifunc := -fno-builtin
 
 # coldlabels: uses include/bpfprof.h
 PROG_CFLAGS_coldlabels := -Iinclude
+# hotmarks: uses include/bpfprof.h
+PROG_CFLAGS_hotmarks := -Iinclude
 
 # stepper: static, so that nothing it maps is a file someone else probes
 # (the C library, the dynamic linker: another tracer's return or

@@ -225,11 +225,16 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 	uint32_t f;
 	unsigned b;
 
-	if (!g || ev->kind != BP_EV_CALL)
+	if (!g)
 		return;
+	if (ev->kind != BP_EV_CALL) {
+		gov_usdt_note(g, ev, NULL);
+		return;
+	}
 	g->events += 2;	/* its entry and its return, as the BPF side counts records lost */
 	f = ev->call.func;
 	fn = f < g->s->nfuncs ? &g->s->funcs[f] : NULL;
+	gov_usdt_note(g, ev, fn);
 	kids = gov_nest_take(g, ev->call.id, &out, &nested);
 	comp = gov_comp_time(g, fn, ev->call.self, out, nested);
 	if (fn && ev->call.parent_id)
@@ -353,7 +358,7 @@ static void log_window(const struct governor *g, double window_s, double all, do
 {
 	p_dbg("governor: window %.3f s, CPU %.3f s (%.3f s of it bpfprof's own decoding, what "
 	      "the targets waited for), probes and decoding %.3f s (%.3f s on dropped Python "
-	      "calls, %.3f s on links of dropped functions being removed; calls seen x %.2f for "
+	      "calls and annotations, %.3f s on links of dropped functions being removed; calls seen x %.2f for "
 	      "records lost): %.2fx slower (limit %.2fx)", window_s, all / 1e9, own / 1e9,
 	      (cost + irr + going) / 1e9, irr / 1e9, going / 1e9, lost,
 	      1 + overhead__factor(cost + irr + going, all), 1 + g->limit);

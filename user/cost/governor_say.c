@@ -149,6 +149,16 @@ void gov_say_cold(struct governor *g, const struct gov_cand *c, size_t n, double
 void gov_say_futile(struct governor *g, double factor)
 {
 	g->py_futile = true;
+	/* most of what no drop takes away is USDT hits: the program's annotations, -U probes */
+	if (g->usdt_w * 2 > g->irr_w + g->going_w) {
+		p_warn("--max-overhead %.0f%%: the program's annotations (bpfprof.h) and USDT probes "
+		       "alone make %s about %.*fx slower: no drop takes them away, every hit traps.  "
+		       "Only the functions measured as their own probe cost are dropped from now "
+		       "on; fewer annotations in hot paths, or --gated, keep them cheaper",
+		       g->limit * 100, overhead__target_name(g->ov), 1 + factor < 10 ? 1 : 0,
+		       1 + factor);
+		return;
+	}
 	p_warn("--max-overhead %.0f%%: the probes of dropped functions alone make %s about "
 	       "%.*fx slower: %s.  Only the functions measured as their own probe cost are "
 	       "dropped from now on%s", g->limit * 100, overhead__target_name(g->ov),

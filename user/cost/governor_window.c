@@ -40,6 +40,33 @@ static double py_irreducible(struct governor *g)
 }
 
 /*
+ * A hit of the program's annotations (bpfprof.h: marks, events, the gate)
+ * or of a -U probe, and a span's two: USDT probes on a nop, emulated, an
+ * entry each (half an emulated call).  No drop takes them away: they are
+ * counted with the dropped Python calls' hits (irr_w), in the estimate and
+ * in what the probe time sampled in the targets is held against (without
+ * them a program busy in its annotations read as its functions' probes
+ * costing more than calibrated).
+ */
+void gov_usdt_note(struct governor *g, const struct bp_event *ev, const struct bp_func *fn)
+{
+	unsigned hits = 0;
+	double ns;
+
+	if (ev->kind == BP_EV_ANNOT && ev->annot.kind >= BP_ANNOT_MARK &&
+	    ev->annot.kind <= BP_ANNOT_PROBE)
+		hits = 1;
+	else if (ev->kind == BP_EV_CALL && fn && fn->flags & BP_FUNC_SPAN)
+		hits = 2;
+	if (!hits)
+		return;
+	ns = hits * overhead__path_cost(g->ov, PP_EMULATED) / 2;
+	overhead__add_cost(g->ov, ns);
+	g->irr_w += ns;
+	g->usdt_w += ns;
+}
+
+/*
  * ns the breakpoints of dropped native functions still cost: their old
  * links stay until a grace period ends, which pending traced calls hold
  * off.  Each hit is an entry or a return probe: half an emulated call (the
@@ -167,7 +194,7 @@ static void new_window(struct governor *g, uint64_t now)
 	g->lost_w = tracer__lost(g->tr, NULL, 0);
 	g->own_start = g->own_ns;
 	g->idle_start = machine_idle_ns();
-	g->irr_w = g->going_w = g->probe_w = g->install_w = 0;
+	g->irr_w = g->going_w = g->probe_w = g->install_w = g->usdt_w = 0;
 	g->sh_all_w = overhead__samples(g->ov, &g->sh_probe_w);
 	g->comp_clock = decoder__compensating(g->dec);
 	for (size_t i = 0; i < g->nfiles; i++)

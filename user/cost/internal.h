@@ -282,6 +282,7 @@ struct governor {
 	bool closing;		/* governor__release(): the words are the tracer's to forget */
 	size_t ndropped;	/* functions dropped so far */
 	double irr_w, going_w;	/* py_irreducible(), links_irreducible() in the window */
+	double usdt_w;		/* of irr_w: USDT hits (gov_usdt_note()) */
 	/* old links given to the closer (base/closer.h), their groups in phase X until GOV_X_NS */
 	struct closer closer;
 	struct gov_doomed *xs;
@@ -330,6 +331,8 @@ void gov_leaf_scale(struct governor *g);
  * 1 when the samples cannot tell.  base: the targets' CPU time in it.
  */
 double gov_measured_k(struct governor *g, double base, double cal);
+/* Counts the USDT probe hits ev stands for (annotations, -U probes, a span of fn) into irr_w. */
+void gov_usdt_note(struct governor *g, const struct bp_event *ev, const struct bp_func *fn);
 /* governor_links.c */
 int gov_link_group(struct governor *g, uint32_t gi, struct gov_group *grp, uint16_t gen,
 		   struct bpf_link ***links, size_t *nlinks, uint64_t *refused, size_t *nrefused);

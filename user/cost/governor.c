@@ -238,8 +238,8 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 	kids = gov_nest_take(g, ev->call.id, &out, &nested);
 	comp = gov_comp_time(g, fn, ev->call.self, out, nested);
 	if (fn && ev->call.parent_id)
-		gov_nest_add(g, ev->call.parent_id, g->comp_clock ? 0 :
-			 overhead__call_cost(g->ov, fn) - overhead__inside_cost(g->ov, fn), comp);
+		gov_nest_add(g, ev->call.parent_id, g->comp_clock ? 0 : overhead__call_cost(g->ov, fn) /
+			 overhead__measured_of(g->ov) - overhead__inside_cost(g->ov, fn), comp);
 	if (g->py && fn && fn->flags & BP_FUNC_PYTHON)
 		gov_grow(g, (size_t)f + 1);
 	if (f >= g->cap || !governed(g, f) || g->dropped[f])
@@ -352,18 +352,6 @@ double gov_lost_scale(struct governor *g)
 	return k < GOV_LOST_SCALE_MAX ? k : GOV_LOST_SCALE_MAX;
 }
 
-/* -v: the window's estimate (see gov_decide()) */
-static void log_window(const struct governor *g, double window_s, double all, double cost,
-		       double irr, double going, double lost, double own)
-{
-	p_dbg("governor: window %.3f s, CPU %.3f s (%.3f s of it bpfprof's own decoding, what "
-	      "the targets waited for), probes and decoding %.3f s (%.3f s on dropped Python "
-	      "calls and annotations, %.3f s on links of dropped functions being removed; calls seen x %.2f for "
-	      "records lost): %.2fx slower (limit %.2fx)", window_s, all / 1e9, own / 1e9,
-	      (cost + irr + going) / 1e9, irr / 1e9, going / 1e9, lost,
-	      1 + overhead__factor(cost + irr + going, all), 1 + g->limit);
-}
-
 /*
  * The window's candidates for dropping into c (their number returned), and
  * in sum what dropping every governed function would save in the window
@@ -440,7 +428,8 @@ static size_t candidates(struct governor *g, struct gov_cand *c, double lost, do
 		if (!g->group_of[f])
 			sum->py_trap += n * per;
 		sum->dec += dec;
-		c[nc].distortion = per / (mid > 1 ? mid : 1);
+		/* of the calibration: the measured excess is no part of the durations (see internal.h) */
+		c[nc].distortion = per / overhead__measured_of(g->ov) / (mid > 1 ? mid : 1);
 		c[nc].score = c[nc].distortion;
 		/*
 		 * A caller informs at up to twice its probe's cost: its calls
@@ -575,7 +564,7 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 		untraced = base * OVERHEAD_MIN_UNTRACED;
 	allowed = g->limit * untraced - fixed;
 	futile = allowed <= 0;
-	log_window(g, window_s, all, cost + fixed - irr, irr, going, lost, own);
+	gov_log_window(g, window_s, all, cost + fixed - irr, irr, going, lost, own);
 	/*
 	 * The probes took all the CPU time measured, or more: calls decoded
 	 * late (bpfprof waited for a CPU) counted against a window they did

@@ -280,3 +280,15 @@ void gov_py_name_late(struct governor *g, uint64_t now)
 		py_name_rest(g, now);
 	}
 }
+
+/* -v: the window's estimate (see gov_decide() in governor.c) */
+void gov_log_window(const struct governor *g, double window_s, double all, double cost,
+		    double irr, double going, double lost, double own)
+{
+	p_dbg("governor: window %.3f s, CPU %.3f s (%.3f s of it bpfprof's own decoding, what "
+	      "the targets waited for), probes and decoding %.3f s (%.3f s on dropped Python "
+	      "calls and annotations, %.3f s on links of dropped functions being removed; calls "
+	      "seen x %.2f for records lost): %.2fx slower (limit %.2fx)", window_s, all / 1e9, own / 1e9,
+	      (cost + irr + going) / 1e9, irr / 1e9, going / 1e9, lost,
+	      1 + overhead__factor(cost + irr + going, all), 1 + g->limit);
+}

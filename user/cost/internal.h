@@ -54,6 +54,14 @@
  * calibration puts the probes at GOV_MEASURE_MIN_SHARE of their CPU time or
  * more (below, the measure's error is the figure).
  */
+/*
+ * It scales what the probes cost (the estimate, what a drop saves), not
+ * what they put inside and between the durations measured: the
+ * compensation and the distortion keep the calibration's figures (with
+ * them scaled, a caller's traced children's outside cost grew by the
+ * whole excess and redis's processCommand read 384 ns, distortion 4.6,
+ * and went as what tells nothing).
+ */
 #define GOV_MEASURE_MIN_SAMPLES	64
 #define GOV_MEASURE_MIN_SHARE	0.05
 /*
@@ -333,6 +341,9 @@ void gov_leaf_scale(struct governor *g);
 double gov_measured_k(struct governor *g, double base, double cal);
 /* Counts the USDT probe hits ev stands for (annotations, -U probes, a span of fn) into irr_w. */
 void gov_usdt_note(struct governor *g, const struct bp_event *ev, const struct bp_func *fn);
+/* -v: the window's estimate (gov_decide()) */
+void gov_log_window(const struct governor *g, double window_s, double all, double cost,
+		    double irr, double going, double lost, double own);
 /* governor_links.c */
 int gov_link_group(struct governor *g, uint32_t gi, struct gov_group *grp, uint16_t gen,
 		   struct bpf_link ***links, size_t *nlinks, uint64_t *refused, size_t *nrefused);

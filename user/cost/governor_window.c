@@ -162,6 +162,14 @@ double gov_measured_k(struct governor *g, double base, double cal)
 	if (n < GOV_MEASURE_MIN_SAMPLES || base <= 0 || cal < base * GOV_MEASURE_MIN_SHARE)
 		return 1;
 	/*
+	 * Records lost: the decoder is behind, the calls read are not the
+	 * window's (make -j2: 11.7 M lost, windows whose calls read said 2-3%
+	 * while 48-66% was sampled, the factor at its bound and the ranking's
+	 * costs 16x).  The samples are of now, the calls of then: no figure.
+	 */
+	if (gov_lost_scale(g) > GOV_MEASURE_MAX_LOST)
+		return 1;
+	/*
 	 * ~100 samples a window: the share's error is about a seventh of it
 	 * (redis: windows at 0.57x then 1.47x the calibration when the factor
 	 * followed each).  The measured and the calibrated time (the latter
@@ -172,10 +180,10 @@ double gov_measured_k(struct governor *g, double base, double cal)
 	g->cal_sum = g->cal_sum / 2 + cal / m;
 	want = g->meas_sum / g->cal_sum;
 	/* a window with no probe sample at all says the figure is small, not nothing */
-	if (want < 1.0 / 16)
-		want = 1.0 / 16;
-	if (want > 16)
-		want = 16;
+	if (want < 1 / GOV_MEASURE_MAX)
+		want = 1 / GOV_MEASURE_MAX;
+	if (want > GOV_MEASURE_MAX)
+		want = GOV_MEASURE_MAX;
 	p_dbg("governor: probe costs x %.2f of the calibration's from now on (%.0f%% of the targets' "
 	      "CPU time in the window sampled on the probe path, %llu samples; the calibration said "
 	      "%.0f%%)", want, 100.0 * (double)np / (double)n, (unsigned long long)n,

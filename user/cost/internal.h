@@ -64,6 +64,10 @@
  */
 #define GOV_MEASURE_MIN_SAMPLES	64
 #define GOV_MEASURE_MIN_SHARE	0.05
+/* ... in a window whose records lost scale its calls by at most this */
+#define GOV_MEASURE_MAX_LOST	1.1
+/* The factor stays within 1/this and this (cc1: 2.4x the calibration by perf). */
+#define GOV_MEASURE_MAX		4.0
 /*
  * A window over the limit by at most this factor, after one that was not,
  * drops only what tells nothing: the request functions of a server held

@@ -402,9 +402,10 @@ static double said_ns(const struct overhead *ov, double base)
 static void what_slower(const struct overhead *ov, double base, char *buf, size_t len)
 {
 	uint64_t nsamples;
-	double cost = said_ns(ov, base), x = 1 + factor_all(ov, base, cost), w = waits(ov);
+	double m = sampled_ns(ov, base, &nsamples), w = waits(ov);
+	bool sampled = m >= 0;
+	double cost = sampled ? m : ov->cost_ns, x = 1 + factor_all(ov, base, cost);
 	size_t others = ov->nproc > 1 ? ov->nproc - 1 : 0, n;
-	bool sampled = sampled_ns(ov, base, &nsamples) >= 0;
 	/*
 	 * A sample the timer took as the thread left a probe for its own
 	 * code (the interrupt held until then) lands in that code: a few

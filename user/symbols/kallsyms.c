@@ -26,6 +26,29 @@ static FILE *open_kallsyms(char **buf)
 	return f;
 }
 
+/*
+ * The next function symbol of f (t, T, w or W): its name, in line (len
+ * bytes), and *addr; NULL at the end.  ~200k lines: parsed by hand, sscanf
+ * would take a good part of a second.
+ */
+static char *next_func(FILE *f, char *line, int len, uint64_t *addr)
+{
+	while (fgets_unlocked(line, len, f)) {
+		char type, *p, *name;
+
+		*addr = strtoull(line, &p, 16);
+		if (!*addr || *p != ' ')
+			continue;
+		type = p[1];
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		name = p + 3;
+		name[strcspn(name, " \t\n")] = 0;
+		return name;
+	}
+	return NULL;
+}
+
 static int ksym_cmp(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
@@ -35,25 +58,14 @@ static int ksym_cmp(const void *a, const void *b)
 
 void kallsyms__load(struct kallsyms *k)
 {
-	char line[512], *buf;
+	char line[512], *buf, *name;
 	FILE *f = open_kallsyms(&buf);
 	size_t cap = 0;
+	uint64_t addr;
 
 	if (!f)
 		return;
-	/* ~200k lines: parsed by hand, sscanf would take a good part of a second */
-	while (fgets_unlocked(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char type, *p, *name;
-
-		addr = strtoull(line, &p, 16);
-		if (!addr || *p != ' ')
-			continue;
-		type = p[1];
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		name = p + 3;
-		name[strcspn(name, " \t\n")] = 0;
+	while ((name = next_func(f, line, sizeof(line), &addr))) {
 		if (k->n == cap) {
 			cap = cap ? cap * 2 : 65536;
 			k->v = xrealloc(k->v, cap * sizeof(*k->v));
@@ -88,28 +100,21 @@ void kallsyms__free(struct kallsyms *k)
 /*
  * One pass over /proc/kallsyms without keeping names: each of names[] found
  * gets lo[i] = its address, hi[i] = the next function symbol's address
- * above it (its end); one not found keeps lo = hi = 0.  The count found.
+ * above it (its end; weak ones too); one not found keeps lo = hi = 0.
+ * The count found.
  */
 size_t kallsyms__ranges(const char *const *names, size_t n, uint64_t *lo, uint64_t *hi)
 {
-	uint64_t *all = NULL;
+	uint64_t *all = NULL, addr;
 	size_t nall = 0, cap = 0, found = 0, i, j;
-	char line[512], *buf;
+	char line[512], *buf, *name;
 	FILE *f = open_kallsyms(&buf);
 
 	memset(lo, 0, n * sizeof(*lo));
 	memset(hi, 0, n * sizeof(*hi));
 	if (!f)
 		return 0;
-	while (fgets_unlocked(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char *p, *name;
-
-		addr = strtoull(line, &p, 16);
-		if (!addr || *p != ' ' || (p[1] != 't' && p[1] != 'T'))
-			continue;
-		name = p + 3;
-		name[strcspn(name, " \t\n")] = 0;
+	while ((name = next_func(f, line, sizeof(line), &addr))) {
 		if (nall == cap) {
 			cap = cap ? cap * 2 : 65536;
 			all = xrealloc(all, cap * sizeof(*all));

@@ -16,6 +16,7 @@
 #include "calibrate.h"
 #include "cpython/cpython.h"
 #include "probes/trace.h"
+#include "probes/usdt.h"
 #include "decode/decode.h"
 #include "symbols/select.h"
 #include "base/away.h"
@@ -61,6 +62,7 @@ static const struct probe_costs fallback = {
 	.total_ns = { 7500, 23000, 3000, 13000 },
 	.inside_ns = { 3700, 11500, 1500, 6500 },
 	.exit_ns = 1500,
+	.annot_ns = 13000,
 };
 
 static void (*const cal_fn[PP_NPATHS])(void) = {
@@ -120,7 +122,27 @@ static uint64_t cpu_ns(void)
 struct cal_result {
 	uint64_t warm_end;
 	double v[CAL_ROUNDS][PP_NPATHS][2];	/* ns per call: traced loop, reference loop */
+	double annot[CAL_ROUNDS][2];		/* the same, of bpfprof_cal_annot */
 };
+
+/* ns per call of CAL_CALLS calls of f, then of the reference: v[0], v[1] */
+static void timed(void (*f)(void), double *v)
+{
+	void (*volatile fn)(void) = f;
+	uint64_t t0, t1, t2;
+	int i;
+
+	t0 = cpu_ns();
+	for (i = 0; i < CAL_CALLS; i++)
+		fn();
+	t1 = cpu_ns();
+	fn = bpfprof_cal_ref;
+	for (i = 0; i < CAL_CALLS; i++)
+		fn();
+	t2 = cpu_ns();
+	v[0] = (double)(t1 - t0) / CAL_CALLS;
+	v[1] = (double)(t2 - t1) / CAL_CALLS;
+}
 
 /* The helper: waits for the go, warms up, then per round and path the traced loop and the reference. */
 static void __attribute__((noreturn)) helper(int go, int res)
@@ -137,31 +159,19 @@ static void __attribute__((noreturn)) helper(int go, int res)
 
 		sched_setscheduler(0, SCHED_FIFO, &sp);	/* best effort (see cpu_ns) */
 	}
-	for (p = 0; p <= PP_NPATHS; p++) {
-		fn = p < PP_NPATHS ? cal_fn[p] : bpfprof_cal_outer;
+	for (p = 0; p <= PP_NPATHS + 1; p++) {
+		fn = p < PP_NPATHS ? cal_fn[p] : p == PP_NPATHS ? bpfprof_cal_outer : bpfprof_cal_annot;
 		for (i = 0; i < CAL_WARMUP; i++)
 			fn();
 	}
 	cr.warm_end = mono_ns();
 	for (r = 0; r < CAL_ROUNDS; r++) {
-		for (p = 0; p < PP_NPATHS; p++) {
-			uint64_t t0, t1, t2;
-
-			fn = cal_fn[p];
-			t0 = cpu_ns();
-			for (i = 0; i < CAL_CALLS; i++)
-				fn();
-			t1 = cpu_ns();
-			fn = bpfprof_cal_ref;
-			for (i = 0; i < CAL_CALLS; i++)
-				fn();
-			t2 = cpu_ns();
-			cr.v[r][p][0] = (double)(t1 - t0) / CAL_CALLS;
-			cr.v[r][p][1] = (double)(t2 - t1) / CAL_CALLS;
-		}
+		for (p = 0; p < PP_NPATHS; p++)
+			timed(cal_fn[p], cr.v[r][p]);
 		fn = bpfprof_cal_outer;
 		for (i = 0; i < CAL_CALLS; i++)
 			fn();
+		timed(bpfprof_cal_annot, cr.annot[r]);
 	}
 	if (write(res, &cr, sizeof(cr)) != (ssize_t)sizeof(cr))
 		_exit(1);
@@ -203,6 +213,7 @@ struct cal_sink {
 	uint64_t from;		/* calls before (session time) are the warm-up */
 	uint64_t t0;		/* the session's t0 */
 	uint64_t py_begin;	/* the Python call open (raw ts), 0: none */
+	uint64_t nannot;	/* bpfprof_cal_annot's events */
 	struct decoder *dec;
 };
 
@@ -217,6 +228,8 @@ static int on_event(void *ctx, const struct bp_event *ev)
 {
 	struct cal_sink *cs = ctx;
 
+	if (ev->kind == BP_EV_ANNOT)
+		cs->nannot++;
 	if (ev->kind != BP_EV_CALL || (ev->call.flags & (BP_CALL_UNFINISHED | BP_CALL_UNWOUND |
 							  BP_CALL_NO_ENTRY | BP_CALL_ENTRY_LOST)))
 		return 0;
@@ -259,6 +272,7 @@ static int on_record(void *ctx, const void *rec, size_t size)
 static pthread_t releaser;
 static bool releasing;
 static struct py_tracer *releasing_py;
+static struct usdt_tracer *releasing_annot;
 
 static void *release_fn(void *tr)
 {
@@ -275,22 +289,26 @@ static void *release_fn(void *tr)
 	 * bpfprof's other children are or by init.
 	 */
 	n = python__link_fds(releasing_py, &fds, n);
+	n = usdt__link_fds(releasing_annot, &fds, n);
 	if (n && !away__start(&a, fds, n) && tr)
 		tracer__disown(tr);
 	free(fds);
 	calpy__free(releasing_py);
 	releasing_py = NULL;
+	usdt__free(releasing_annot);
+	releasing_annot = NULL;
 	tracer__free(tr);
 	away__finish(&a);
 	away__leave(&a);
 	return NULL;
 }
 
-static void release_tracer(struct tracer *tr, struct py_tracer *py)
+static void release_tracer(struct tracer *tr, struct py_tracer *py, struct usdt_tracer *annot)
 {
 	calibrate__join();
 	releasing_py = py;
-	if (!tr && !py)
+	releasing_annot = annot;
+	if (!tr && !py && !annot)
 		return;
 	if (pthread_create(&releaser, NULL, release_fn, tr) == 0)
 		releasing = true;
@@ -394,6 +412,25 @@ static int cal_figures(struct cal_sink *cs, const struct cal_result *cr, int py_
 	return 0;
 }
 
+/* annot_ns: the median round's, as the paths' totals; the fallback's when the events did not come */
+static void annot_figure(const struct cal_sink *cs, const struct cal_result *cr, int err,
+			 struct probe_costs *out)
+{
+	double tot[CAL_ROUNDS];
+	int r;
+
+	if (err || cs->nannot < CAL_CALLS * CAL_ROUNDS / 2) {
+		p_dbg("annotation probe calibration failed (%s): using the development VM's figure",
+		      err ? strerror(-err) : "no records");
+		out->annot_ns = fallback.annot_ns;
+		return;
+	}
+	for (r = 0; r < CAL_ROUNDS; r++)
+		tot[r] = cr->annot[r][0] - cr->annot[r][1];
+	qsort(tot, CAL_ROUNDS, sizeof(double), cmp_double);
+	out->annot_ns = tot[CAL_ROUNDS / 2] > 0 ? tot[CAL_ROUNDS / 2] : fallback.annot_ns;
+}
+
 static int measure(struct probe_costs *out)
 {
 	struct tracer_opts topts = { .buffer_size = 1 << 20 };
@@ -403,11 +440,12 @@ static int measure(struct probe_costs *out)
 	struct decoder *dec = NULL;
 	struct tracer *tr = NULL;
 	struct py_tracer *py = NULL;
+	struct usdt_tracer *annot = NULL;
 	unsigned long offs[PP_NPATHS + 1];
 	uint64_t refused[PP_NPATHS + 1];
 	size_t nrefused = 0;
 	char path[4097], other[4097];
-	int go[2] = { -1, -1 }, res[2] = { -1, -1 }, err, py_err = -ENOENT, p, status;
+	int go[2] = { -1, -1 }, res[2] = { -1, -1 }, err, py_err = -ENOENT, annot_err, p, status;
 	pid_t child = -1;
 
 	session__init(&s);
@@ -460,6 +498,7 @@ static int measure(struct probe_costs *out)
 		goto cleanup;
 	if (!py_err)
 		py_err = calpy__attach(tr, path, offs[PP_PYTHON], &py);
+	annot_err = calannot__attach(tr, path, &annot);
 	if (write(go[1], "g", 1) != 1) {
 		err = -EPIPE;
 		goto cleanup;
@@ -471,6 +510,8 @@ static int measure(struct probe_costs *out)
 	cs->from = cr.warm_end > s.t0 ? cr.warm_end - s.t0 : 0;
 	tracer__pause(tr);
 	calpy__pause(py);
+	if (annot)
+		usdt__pause(annot);
 	do {
 		err = tracer__poll(tr, true);
 	} while (err > 0);
@@ -480,6 +521,8 @@ static int measure(struct probe_costs *out)
 	if (err)
 		goto cleanup;
 	err = cal_figures(cs, &cr, py_err, out);
+	if (!err)
+		annot_figure(cs, &cr, annot_err, out);
 	if (err)
 		goto cleanup;
 	out->measured = true;
@@ -495,7 +538,7 @@ cleanup:
 		close(res[0]);
 	if (res[1] >= 0)
 		close(res[1]);
-	release_tracer(tr, py);
+	release_tracer(tr, py, annot);
 	decoder__free(dec);
 	session__free(&s);
 	free(cs);
@@ -530,10 +573,10 @@ static bool read_cache(struct probe_costs *out)
 	if (fgets(fkey, sizeof(fkey), f) && fgets(line, sizeof(line), f)) {
 		fkey[strcspn(fkey, "\n")] = '\0';
 		ok = !strcmp(fkey, key) &&
-		     sscanf(line, "%lld %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf", &when, &c.total_ns[0],
-			    &c.inside_ns[0], &c.total_ns[1], &c.inside_ns[1], &c.total_ns[2],
-			    &c.inside_ns[2], &c.total_ns[3], &c.inside_ns[3], &c.spread,
-			    &c.exit_ns) == 11 &&
+		     sscanf(line, "%lld %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf %lf", &when,
+			    &c.total_ns[0], &c.inside_ns[0], &c.total_ns[1], &c.inside_ns[1],
+			    &c.total_ns[2], &c.inside_ns[2], &c.total_ns[3], &c.inside_ns[3],
+			    &c.spread, &c.exit_ns, &c.annot_ns) == 12 &&
 		     time(NULL) - when >= 0 && time(NULL) - when < CACHE_MAX_AGE;
 	}
 	fclose(f);
@@ -563,10 +606,10 @@ static void write_cache(const struct probe_costs *c)
 		return;
 	}
 	cache_key(key, sizeof(key));
-	fprintf(f, "%s\n%lld %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.3f %.1f\n", key,
+	fprintf(f, "%s\n%lld %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.3f %.1f %.1f\n", key,
 		(long long)time(NULL), c->total_ns[0], c->inside_ns[0], c->total_ns[1], c->inside_ns[1],
 		c->total_ns[2], c->inside_ns[2], c->total_ns[3], c->inside_ns[3], c->spread,
-		c->exit_ns);
+		c->exit_ns, c->annot_ns);
 	if (fclose(f) || rename(tmp, CACHE_FILE))
 		unlink(tmp);
 }
@@ -590,6 +633,7 @@ static void test_scale(struct probe_costs *c)
 		c->inside_ns[i] *= k;
 	}
 	c->exit_ns *= k;
+	c->annot_ns *= k;
 	p_dbg("probe costs scaled by %g (BPFPROF_TEST_CALIBRATION_SCALE)", k);
 }
 
@@ -608,10 +652,10 @@ static void run(struct probe_costs *out, bool fresh)
 		return;
 	}
 	p_dbg("probe costs here, ns per call (total/inside): emulated %.0f/%.0f, single-step "
-	      "%.0f/%.0f, nop5 %.0f/%.0f, Python %.0f/%.0f, return probe %.0f (spread %.0f%%)",
+	      "%.0f/%.0f, nop5 %.0f/%.0f, Python %.0f/%.0f, return probe %.0f, annotation %.0f (spread %.0f%%)",
 	      out->total_ns[0],
 	      out->inside_ns[0], out->total_ns[1], out->inside_ns[1], out->total_ns[2],
-	      out->inside_ns[2], out->total_ns[3], out->inside_ns[3], out->exit_ns,
+	      out->inside_ns[2], out->total_ns[3], out->inside_ns[3], out->exit_ns, out->annot_ns,
 	      100 * out->spread);
 	write_cache(out);
 }

@@ -10,7 +10,8 @@
  * with the real BPF programs, and times its loops itself against an
  * unprobed twin.  The Python path (PP_PYTHON: a Python call, python.bpf.c
  * on two emulated sites, see calibrate_py.c) is measured the same way.
- * Per path it gives:
+ * So is a hit of an annotation (annot_ns: usdt.bpf.c on a bpfprof.h probe
+ * of bpfprof's own, calibrate_annot.c).  Per path it gives:
  *   total   ns a traced call costs its thread (entry + return probes), as
  *           its caller sees it: what every traced child adds to its parent
  *   inside  of which ns fall between the entry and the exit timestamps:
@@ -35,6 +36,7 @@ struct probe_costs {
 	double total_ns[PP_NPATHS];
 	double inside_ns[PP_NPATHS];
 	double exit_ns;		/* the return probe alone (any path): its whole cost */
+	double annot_ns;	/* a hit of an annotation or a -U probe: its whole cost */
 	double spread;		/* largest relative difference between the rounds, 0..1 */
 };
 
@@ -57,6 +59,7 @@ void bpfprof_cal_nop5(void);
 void bpfprof_cal_ref(void);
 void bpfprof_cal_outer(void);
 void bpfprof_cal_py(void);
+void bpfprof_cal_annot(void);
 
 /*
  * The Python path (calibrate_py.c): python.bpf.c attached to the two sites
@@ -71,5 +74,13 @@ int calpy__prepare(void);
 int calpy__attach(struct tracer *tr, const char *path, unsigned long off, struct py_tracer **out);
 void calpy__pause(struct py_tracer *p);
 void calpy__free(struct py_tracer *p);
+
+/*
+ * The annotation (calibrate_annot.c): usdt.bpf.c attached to the
+ * bpfprof.h probe of bpfprof_cal_annot in `path`, sharing tr's maps.  0 or
+ * -errno; *out for usdt__free().
+ */
+struct usdt_tracer;
+int calannot__attach(struct tracer *tr, const char *path, struct usdt_tracer **out);
 
 #endif

@@ -228,6 +228,8 @@ void governor__event(struct governor *g, const struct bp_event *ev)
 	if (!g)
 		return;
 	if (ev->kind != BP_EV_CALL) {
+		/* a record read: bpfprof's decoding is spread over all of them, not the calls only */
+		g->events += ev->kind == BP_EV_ANNOT;
 		gov_usdt_note(g, ev, NULL);
 		return;
 	}
@@ -516,8 +518,9 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 
 	/*
 	 * bpfprof's own CPU the targets waited for is in their time, as if they
-	 * had run it, and in the cost, spread over the calls read (their
-	 * decoding): base and cost both grow by it.
+	 * had run it, and in the cost, spread over the records read (a call
+	 * is two, an annotation one: its share stays with what no drop takes
+	 * away): base and cost both grow by it.
 	 */
 	g->own_w = own;
 	own_ev = read ? own / (double)read : 0;

@@ -41,8 +41,10 @@ static double py_irreducible(struct governor *g)
 
 /*
  * A hit of the program's annotations (bpfprof.h: marks, events, the gate)
- * or of a -U probe, and a span's two: USDT probes on a nop, emulated, an
- * entry each (half an emulated call).  No drop takes them away: they are
+ * or of a -U probe, and a span's two: USDT probes on a nop, emulated, whose
+ * program reads the arguments and the label and writes a record: the
+ * calibrated annotation hit each (calibrate_annot.c; half an emulated
+ * call, used before, was a quarter of what hotmarks' hits cost).  No drop takes them away: they are
  * counted with the dropped Python calls' hits (irr_w), in the estimate and
  * in what the probe time sampled in the targets is held against (without
  * them a program busy in its annotations read as its functions' probes
@@ -60,7 +62,8 @@ void gov_usdt_note(struct governor *g, const struct bp_event *ev, const struct b
 		hits = 2;
 	if (!hits)
 		return;
-	ns = hits * overhead__path_cost(g->ov, PP_EMULATED) / 2;
+	ns = hits * overhead__costs(g->ov)->annot_ns * overhead__scale_of(g->ov) *
+	     overhead__measured_of(g->ov);
 	overhead__add_cost(g->ov, ns);
 	g->irr_w += ns;
 	g->usdt_w += ns;

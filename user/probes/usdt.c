@@ -101,6 +101,11 @@ void usdt__pause(struct usdt_tracer *u)
 	probe_obj__pause(&u->po);
 }
 
+size_t usdt__link_fds(const struct usdt_tracer *u, int **fds, size_t n)
+{
+	return u ? probe_obj__link_fds(&u->po, fds, n) : n;
+}
+
 void usdt__free(struct usdt_tracer *u)
 {
 	if (!u)

@@ -40,31 +40,17 @@ static double py_irreducible(struct governor *g)
 }
 
 /*
- * A hit of the program's annotations (bpfprof.h: marks, events, the gate)
- * or of a -U probe, and a span's two: USDT probes on a nop, emulated, whose
- * program reads the arguments and the label and writes a record: the
- * calibrated annotation hit each (calibrate_annot.c; half an emulated
- * call, used before, was a quarter of what hotmarks' hits cost).  No drop takes them away: they are
- * counted with the dropped Python calls' hits (irr_w), in the estimate and
- * in what the probe time sampled in the targets is held against (without
- * them a program busy in its annotations read as its functions' probes
- * costing more than calibrated).
+ * The USDT probes' hits (overhead__usdt_hits(), in the estimate already by
+ * overhead__event()).  No drop takes them away: they are counted with the
+ * dropped Python calls' hits (irr_w), in the estimate and in what the probe
+ * time sampled in the targets is held against (without them a program busy
+ * in its annotations read as its functions' probes costing more than
+ * calibrated).
  */
 void gov_usdt_note(struct governor *g, const struct bp_event *ev, const struct bp_func *fn)
 {
-	unsigned hits = 0;
-	double ns;
+	double ns = overhead__usdt_hits(ev, fn) * overhead__annot_cost(g->ov);
 
-	if (ev->kind == BP_EV_ANNOT && ev->annot.kind >= BP_ANNOT_MARK &&
-	    ev->annot.kind <= BP_ANNOT_PROBE)
-		hits = 1;
-	else if (ev->kind == BP_EV_CALL && fn && fn->flags & BP_FUNC_SPAN)
-		hits = 2;
-	if (!hits)
-		return;
-	ns = hits * overhead__costs(g->ov)->annot_ns * overhead__scale_of(g->ov) *
-	     overhead__measured_of(g->ov);
-	overhead__add_cost(g->ov, ns);
 	g->irr_w += ns;
 	g->usdt_w += ns;
 }

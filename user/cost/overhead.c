@@ -7,8 +7,6 @@
 #include "overhead.h"
 #include "probes/trace.h"
 #include "probes/share.h"
-#include "decode/compensate.h"
-#include "decode/decode.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -181,12 +179,18 @@ void overhead__event(struct overhead *ov, const struct bp_event *ev)
 	double cost;
 	uint32_t id;
 
-	if (!ov || ev->kind != BP_EV_CALL)
+	if (!ov || (ev->kind != BP_EV_CALL && ev->kind != BP_EV_ANNOT))
 		return;
-	id = ev->call.func;
-	if (id >= ov->s->nfuncs)
+	id = ev->kind == BP_EV_CALL ? ev->call.func : UINT32_MAX;
+	f = id < ov->s->nfuncs ? &ov->s->funcs[id] : NULL;
+	cost = overhead__usdt_hits(ev, f) * overhead__annot_cost(ov);
+	if (cost > 0) {
+		ov->cost_ns += cost;
+		proc_slot(ov, ev->kind == BP_EV_CALL ? ev->call.pid : ev->annot.pid)->cost_ns += cost;
 		return;
-	f = &ov->s->funcs[id];
+	}
+	if (!f)
+		return;
 	if (f->flags & (BP_FUNC_SAMPLED | BP_FUNC_KERNEL | BP_FUNC_UNKNOWN | BP_FUNC_MARKER |
 			BP_FUNC_SPAN))
 		return;
@@ -205,6 +209,24 @@ void overhead__event(struct overhead *ov, const struct bp_event *ev)
 	cost = overhead__call_cost(ov, f);
 	ov->cost_ns += cost;
 	proc_slot(ov, ev->call.pid)->cost_ns += cost;
+}
+
+/*
+ * A hit of the program's annotations (bpfprof.h: marks, events, the gate)
+ * or of a -U probe, a span's two: USDT probes on a nop, emulated, whose
+ * program reads the arguments and the label and writes a record (half an
+ * emulated call, counted before, was a quarter of what hotmarks' cost).
+ */
+unsigned overhead__usdt_hits(const struct bp_event *ev, const struct bp_func *f)
+{
+	if (ev->kind == BP_EV_ANNOT)
+		return ev->annot.kind >= BP_ANNOT_MARK && ev->annot.kind <= BP_ANNOT_PROBE;
+	return ev->kind == BP_EV_CALL && f && f->flags & BP_FUNC_SPAN ? 2 : 0;
+}
+
+double overhead__annot_cost(const struct overhead *ov)
+{
+	return ov->pc.annot_ns * ov->scale * ov->measured;
 }
 
 double overhead__path_cost(const struct overhead *ov, enum probe_path_kind k)
@@ -631,67 +653,4 @@ void overhead__summary(struct overhead *ov, uint64_t duration)
 		return;
 	}
 	per_program(ov);
-}
-
-static unsigned path_index(const struct bp_func *f)
-{
-	return (unsigned)calibrate__path(f);
-}
-
-void overhead__compensate(struct overhead *ov, struct decoder *dec, struct bp_session *s)
-{
-	struct comp_costs cc = { .path = path_index, .adapt = true };
-	int k;
-
-	for (k = 0; k < PP_NPATHS && k < COMP_NPATHS; k++) {
-		cc.total_ns[k] = ov->pc.total_ns[k];
-		cc.inside_ns[k] = ov->pc.inside_ns[k];
-	}
-	cc.exit_ns = ov->pc.exit_ns;
-	decoder__compensate(dec, &cc);
-	overhead__compensate_end(ov, dec, s);
-}
-
-void overhead__compensate_end(struct overhead *ov, struct decoder *dec, struct bp_session *s)
-{
-	struct comp_costs in;
-	uint32_t pid;
-	unsigned mask, p;
-	size_t n;
-	char buf[768];
-
-	if (!decoder__comp_in_use(dec, &in, &pid, &mask))
-		return;
-	snprintf(buf, sizeof(buf), "compensated%s: per call %.0f ns inside, %.0f ns per traced "
-		 "child (emulated); %.0f / %.0f (single-step); %.0f / %.0f (nop5); return probe "
-		 "%.0f ns (calibrated)",
-		 ov->pc.measured ? "" : " (not measured here: development VM figures)",
-		 ov->pc.inside_ns[PP_EMULATED], ov->pc.total_ns[PP_EMULATED],
-		 ov->pc.inside_ns[PP_SINGLE_STEP], ov->pc.total_ns[PP_SINGLE_STEP],
-		 ov->pc.inside_ns[PP_NOP5], ov->pc.total_ns[PP_NOP5], ov->pc.exit_ns);
-	/* what the process with the most calls showed itself (compensate.h), where it did */
-	for (p = 0; mask && p <= PP_NOP5; p++) {
-		n = strlen(buf);
-		if (p == 0)
-			snprintf(buf + n, sizeof(buf) - n, "; measured in the recording (pid %u):", pid);
-		n = strlen(buf);
-		if (mask & (1u << p))
-			snprintf(buf + n, sizeof(buf) - n, " %.0f / %.0f (%s);", in.inside_ns[p],
-				 in.total_ns[p], calibrate__path_name((enum probe_path_kind)p));
-	}
-	n = strlen(buf);
-	if (mask & COMP_IN_USE_RETURN)
-		snprintf(buf + n, sizeof(buf) - n, " return probe %.0f ns;", in.exit_ns);
-	n = strlen(buf);
-	if (mask & COMP_IN_USE_FLUSH)
-		snprintf(buf + n, sizeof(buf) - n, " batch flush %.0f ns;", in.flush_ns);
-	n = strlen(buf);
-	if (in.stalls)
-		snprintf(buf + n, sizeof(buf) - n, " %s%llu stalls in the probes taken out (%.0f us);",
-			 mask ? "" : "; ", (unsigned long long)in.stalls, in.stall_ns / 1000);
-	n = strlen(buf);
-	if (n && buf[n - 1] == ';')
-		buf[n - 1] = '\0';
-	free(s->timing);
-	s->timing = xstrdup(buf);
 }

@@ -93,6 +93,10 @@ double overhead__call_cost(const struct overhead *ov, const struct bp_func *f);
 double overhead__inside_cost(const struct overhead *ov, const struct bp_func *f);
 /* One call's probe cost on path k (both probes). */
 double overhead__path_cost(const struct overhead *ov, enum probe_path_kind k);
+/* USDT probe hits ev stands for (f: its function, if a call); each counted by overhead__event() */
+unsigned overhead__usdt_hits(const struct bp_event *ev, const struct bp_func *f);
+/* ns a USDT probe hit costs (calibrate.h annot_ns, with the scale and the measured factor) */
+double overhead__annot_cost(const struct overhead *ov);
 /*
  * The calibration's figures in use times k (0 < k <= 1, from then on): the
  * traced processes' own probes were measured cheaper (the governor, from its

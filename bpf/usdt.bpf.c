@@ -28,11 +28,15 @@ const volatile bool gated = false;	/* START/STOP open and close the window */
  * up) and bpf_find_vma() came at every hit: half of what a hit cost
  * (hotmarks: 2.0-2.9 us a hit, strncpy_from_user the costliest symbol of
  * its samples).  A read-only page holds its file's bytes, present or not:
- * the next hits take the place from here and read nothing.
+ * the next hits take the place from here and read nothing.  (An unmap and
+ * another file mapped at the same address in the same process would be
+ * read at the old place, as long as the entry lives.)
  */
 struct unread_key {
-	__u64 mm;
+	__u64 mm;	/* an exec gives a new one */
 	__u64 addr;
+	__u32 tgid;	/* with mm: a later process reusing the freed mm is another key */
+	__u32 pad;
 };
 
 struct {
@@ -57,7 +61,8 @@ static long where_ro_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 static __u32 read_str(char *dst, __u64 addr, struct bp_usdt_where *out)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct unread_key k = { .mm = (__u64)task->mm, .addr = addr };
+	struct unread_key k = { .mm = (__u64)task->mm, .addr = addr,
+				.tgid = bpf_get_current_pid_tgid() >> 32 };
 	struct bp_usdt_where w = { .off = addr }, *known;	/* bpf_find_vma wants it on the stack */
 
 	dst[0] = 0;

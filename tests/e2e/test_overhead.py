@@ -27,6 +27,26 @@ def test_single_stepped_hot_function_is_named_with_the_fix(record):
     assert "-N 'f_riprel'" in w, w
 
 
+def test_annotations_named_as_the_cost_in_an_exact_recording(record):
+    # hotmarks: 1,000,000 BPFPROF_EVENTs (a USDT trap each, ~1 us) around 100
+    # calls of a ~100 us function, ~10 ms untraced: the annotations' hits are
+    # most of its CPU time traced, however far the calibration is off.  The
+    # warning says so and names no function to leave out (before, it named
+    # coarse, "0%", as the fix, and the hits were not in the estimate).
+    r = record("hotmarks", "1000000", "10000", out="trace.bpfprof",
+               opts=["--buffer-size", "256M"], timeout=180)
+    assert r.rc == 0, r.describe()
+    assert r.proc.stdout.strip().splitlines()[-1] == "hotmarks: events=1000000 coarse=100"
+    warn = [l for l in r.stderr_lines if "slow probes:" in l]
+    assert len(warn) == 1, r.proc.stderr
+    w = warn[0]
+    assert re.search(r"of it \d+ hits of the program's annotations \(bpfprof\.h\) and USDT "
+                     r"probes at \d+ ns each, measured here", w), w
+    assert "neither -N nor --max-overhead takes them away" in w, w
+    assert "-N '" not in w, w
+    assert "--max-overhead 100 would keep it" not in r.proc.stderr, r.proc.stderr
+
+
 def test_cheap_recording_stays_quiet(record):
     # ten emulated calls: a few tens of microseconds of probes in a process
     # that takes milliseconds to start and exit

@@ -28,6 +28,8 @@ struct overhead {
 	size_t cap;
 	uint64_t path_calls[PP_NPATHS];
 	double cost_ns;
+	uint64_t usdt_hits;	/* of the annotations and -U probes (overhead__usdt_hits()) */
+	double usdt_ns;		/* of cost_ns: theirs */
 	double attach_ns, relink_ns;	/* overhead__add_wait() */
 	bool warned;
 	bool governed;		/* --max-overhead drops functions: no advice to */
@@ -185,6 +187,8 @@ void overhead__event(struct overhead *ov, const struct bp_event *ev)
 	f = id < ov->s->nfuncs ? &ov->s->funcs[id] : NULL;
 	cost = overhead__usdt_hits(ev, f) * overhead__annot_cost(ov);
 	if (cost > 0) {
+		ov->usdt_hits += overhead__usdt_hits(ev, f);
+		ov->usdt_ns += cost;
 		ov->cost_ns += cost;
 		proc_slot(ov, ev->kind == BP_EV_CALL ? ev->call.pid : ev->annot.pid)->cost_ns += cost;
 		return;
@@ -484,6 +488,22 @@ static void advise_python(struct overhead *ov, uint64_t now, double base, const 
 	       ov->pc.measured ? "" : " -- not measured: the development VM's figures", names, excl);
 }
 
+/* The program's annotations and -U probes: no function to leave out, no drop takes them away. */
+static void advise_usdt(struct overhead *ov, double base, const char *when)
+{
+	char slower[SLOWER_LEN];
+
+	what_slower(ov, base, slower, sizeof(slower));
+	p_warn("%s %s (estimate: %.3g s of probe time in %.3g s of %s time, %.3g s of it %llu hits "
+	       "of the program's annotations (bpfprof.h) and USDT probes at %.0f ns each, measured "
+	       "here%s).  Every hit traps, and neither -N nor --max-overhead takes them away: fewer "
+	       "annotations in hot paths, or record --gated with BPFPROF_START()/BPFPROF_STOP() "
+	       "around what you need", when, slower, ov->cost_ns / 1e9, base / 1e9,
+	       ov->cpu_ns ? "CPU" : "elapsed", ov->usdt_ns / 1e9, (unsigned long long)ov->usdt_hits,
+	       overhead__annot_cost(ov),
+	       ov->pc.measured ? "" : " -- not measured: the development VM's figures");
+}
+
 static void advise(struct overhead *ov, uint64_t now, double base, const char *when)
 {
 	uint64_t total = 0;
@@ -506,6 +526,10 @@ static void advise(struct overhead *ov, uint64_t now, double base, const char *w
 	}
 	if (ov->path_calls[PP_PYTHON] * ov->pc.total_ns[PP_PYTHON] * 2 >= ov->cost_ns) {
 		advise_python(ov, now, base, when, total, names, excl);
+		return;
+	}
+	if (ov->usdt_ns * 2 >= ov->cost_ns) {
+		advise_usdt(ov, base, when);
 		return;
 	}
 	what_slower(ov, base, slower, sizeof(slower));
@@ -648,7 +672,8 @@ void overhead__summary(struct overhead *ov, uint64_t duration)
 		p_info("%s (estimate: %.3g s of probe time in %.3g s of %s time%s; calls x the probe "
 		       "cost measured here)%s", slower, ov->cost_ns / 1e9, base / 1e9,
 		       ov->cpu_ns ? "CPU" : "elapsed", waits,
-		       !ov->governed && f >= 1 ? "; --max-overhead 100 would keep it under 2x" : "");
+		       !ov->governed && f >= 1 && ov->usdt_ns * 2 < ov->cost_ns ?
+		       "; --max-overhead 100 would keep it under 2x" : "");
 	} else {
 		return;
 	}

@@ -186,3 +186,30 @@ def test_python_probes_go_while_the_hot_loop_runs(record, tmp_path):
         assert py == ["main", "after", "spin"], stack
         spin += int(weight)
     assert spin > 0, out.read_text()[:3000]
+
+
+def test_python_stays_traced_when_a_librarys_annotations_are_the_cost(record):
+    # ctmarks.py calls libplug_a.so's plug_work 300,000 times through ctypes:
+    # C calls, no Python probe hit; each fires BPFPROF_EVENT and plugin:work
+    # (-U), two USDT traps, ~2 us against ~0.7 us of the call itself.  What
+    # no drop takes away is the annotations, not CPython's probes: those
+    # stay (before, they were detached and blamed: "CPython's probes fire
+    # for every Python call ... those alone made python3.11 about 2.6x
+    # slower"), and main() and total(), one call each, are recorded.
+    n = 300000
+    lib = REPO / "tests/progs/plugins.d/libplug_a.so"
+    r = record(debian_python(), str(REPO / "tests/progs/py/ctmarks.py"), str(lib), str(n),
+               opts=["--max-overhead", "100", "--buffer-size", "256M", "-F", "libplug_a.so:plug_init",
+                     "-U", "libplug_a.so:plugin:work"], out="c.bpfprof", timeout=300)
+    assert r.rc == 0, r.describe()
+    assert r.proc.stdout.strip().splitlines()[-1] == "ctmarks: n=%d sum=%d" % (n, 3 * n * (n + 1) // 2)
+    err = r.proc.stderr
+    assert "the Python probes are detached" not in err, err
+    assert "CPython's probes fire" not in err, err
+    js = run_bpfprof(["report", "--format", "json", r.out])
+    assert js.returncode == 0, js.stderr
+    rep = json.loads(js.stdout)
+    calls = {(f["module"], f["name"]): f["calls"] for f in rep["functions"]}
+    assert calls.get(("ctmarks.py", "main")) == 1 and calls.get(("ctmarks.py", "total")) == 1, calls
+    assert calls.get(("libplug_a.so", "plug_init")) == 1, calls
+    assert not [d for d in rep["dropped"] if d["module"] == "ctmarks.py"], rep["dropped"]

@@ -477,13 +477,6 @@ static size_t pick_drops(struct governor *g, struct gov_cand *c, size_t nc, doub
 	return i;
 }
 
-/* gov_py_fallback(), every Python function known named, also those with no call ended yet */
-static void gov_fallback(struct governor *g, double window_s, double said)
-{
-	gov_grow(g, g->s->nfuncs);
-	gov_py_fallback(g, now_ns(CLOCK_MONOTONIC) - g->s->t0, window_s > 0 ? window_s : 1e-9, said);
-}
-
 /*
  * candidates(), their costs from the probe time measured in the targets
  * where the samples tell (gov_measured_k()), in place of the calibration's;
@@ -503,6 +496,22 @@ static size_t measured_candidates(struct governor *g, struct gov_cand *c, double
 	*going *= k;
 	memset(sum, 0, sizeof(*sum));
 	return candidates(g, c, lost, own_ev, sum);
+}
+
+/*
+ * Over the limit whatever goes: CPython's probes alone pass it, however
+ * many Python functions are dropped, and they go now, not once the dropped
+ * ones' hits have been seen to pass it, windows later.  Not when the
+ * program's annotations are most of what no drop takes away (a Python
+ * loop calling a C library's annotated function: Python's probes went,
+ * blamed, and the annotations stayed what they cost).  irr: scaled as the
+ * window's irr_w.
+ */
+static bool py_fallback_due(const struct governor *g, double irr, double py_trap)
+{
+	double usdt = g->irr_w > 0 ? irr * g->usdt_w / g->irr_w : 0;
+
+	return g->py && !g->py_detached && irr - usdt + py_trap > usdt;
 }
 
 bool gov_decide(struct governor *g, uint64_t now, double base, double irr, double going)
@@ -580,12 +589,7 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	unsure = g->ndropped && cost >= base * (1 - OVERHEAD_MIN_UNTRACED);
 	/* what is said: the estimate against all the CPU time measured */
 	said = overhead__factor(cost + fixed + going + install, all);
-	/*
-	 * CPython's probes alone pass the limit, however many Python
-	 * functions are dropped: the probes go now, not once the dropped
-	 * ones' hits have been seen to pass it, windows later.
-	 */
-	fallback = factor > g->limit && futile && g->py && !g->py_detached && irr + sum.py_trap > 0;
+	fallback = factor > g->limit && futile && py_fallback_due(g, irr, sum.py_trap);
 	if (factor > g->limit && futile && !g->py_futile && !fallback)
 		gov_say_futile(g, said);
 	/* a job of its own, before the others: its groups only go (see governor_cold.c) */
@@ -598,7 +602,7 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 			g->over_prev = factor > g->limit;
 		free(c);
 		if (fallback)
-			gov_fallback(g, window_s, said);
+			gov_py_fallback(g, window_s, said);
 		return true;
 	}
 	for (i = 0; i < nc; i++)
@@ -621,7 +625,7 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 		free(c);
 	}
 	if (fallback)
-		gov_fallback(g, window_s, said);
+		gov_py_fallback(g, window_s, said);
 	return true;
 }
 

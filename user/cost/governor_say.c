@@ -231,8 +231,9 @@ static double import_share(const struct governor *g)
 	return all ? (double)imp / (double)all : 0;
 }
 
-void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double factor)
+void gov_py_fallback(struct governor *g, double window_s, double factor)
 {
+	uint64_t now = now_ns(CLOCK_MONOTONIC) - g->s->t0;
 	char then[96] = "for where its time goes, sample (--sample)", why[192] = "";
 	double imports;
 	bool already = false;
@@ -240,6 +241,9 @@ void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double f
 	size_t n;
 	int hz = 0;
 
+	if (window_s <= 0)
+		window_s = 1e-9;
+	gov_grow(g, g->s->nfuncs);	/* every Python function known named, also with no call ended yet */
 	imports = import_share(g);
 	p_dbg("governor: %.1f%% of the window's Python calls were importlib's", 100 * imports);
 	if (imports >= 0.1)	/* a program at work calls next to none of them */

@@ -375,7 +375,7 @@ void gov_log_ranking(const struct governor *g, const struct gov_cand *c, size_t 
 void gov_announce(struct governor *g, const struct gov_cand *c, size_t n, uint64_t now,
 		  double window_s, double factor, bool quiet);
 void gov_say_futile(struct governor *g, double factor);
-void gov_py_fallback(struct governor *g, uint64_t now, double window_s, double factor);
+void gov_py_fallback(struct governor *g, double window_s, double factor);
 void gov_py_name_late(struct governor *g, uint64_t now);
 /*
  * governor_cold.c: the breakpoints of new processes.  gov_file_of() finds

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <fcntl.h>
@@ -204,4 +205,32 @@ uint32_t kdev_of(dev_t dev)
 dev_t dev_of_kdev(uint32_t kdev)
 {
 	return makedev(kdev >> 20, kdev & 0xfffff);
+}
+
+unsigned long fd_limit_raise(void)
+{
+	struct rlimit rl;
+	unsigned long max = 0;
+	FILE *f;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 1024;
+	f = fopen("/proc/sys/fs/nr_open", "r");
+	if (f) {
+		if (fscanf(f, "%lu", &max) != 1)
+			max = 0;
+		fclose(f);
+	}
+	if (rl.rlim_max != RLIM_INFINITY && max > rl.rlim_max) {
+		struct rlimit up = { .rlim_cur = max, .rlim_max = max };
+
+		if (!setrlimit(RLIMIT_NOFILE, &up))
+			return max;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return rl.rlim_cur == RLIM_INFINITY ? 1ul << 20 : (unsigned long)rl.rlim_cur;
 }

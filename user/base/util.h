@@ -30,6 +30,13 @@ void strv_push(char ***arr, size_t *n, const char *s);
 void remove_tmpdir(const char *dir);
 /* Standard input, output and error on /dev/null (a process that outlives its caller's terminal). */
 void stdio_to_null(void);
+/*
+ * This process's descriptor limit raised as far as allowed: the soft limit
+ * to the hard one, and both to fs.nr_open where it may (root).  Not for a
+ * process whose children are the user's programs: they would inherit it.
+ * The new soft limit.
+ */
+unsigned long fd_limit_raise(void);
 
 /*
  * A device number as the kernel keeps it (a super block's s_dev, what BPF

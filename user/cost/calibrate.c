@@ -278,20 +278,26 @@ static void *release_fn(void *tr)
 {
 	struct away a = { .pid = -1 };
 	int *fds = NULL;
-	size_t n = tr ? tracer__link_fds(tr, &fds) : 0;
+	size_t n = tr ? tracer__link_fds(tr, &fds) : 0, borrowed;
 
 	/*
 	 * The uprobe links' last close happens in a child (base/away.h), the
-	 * Python probes' as the others': a thread blocked in it would hold up
-	 * bpfprof's exit (calibrate__join) as long as the grace periods take,
-	 * for ever while a thread elsewhere keeps a return probe pending and
-	 * calls on.  The child is not waited for: it ends alone, reaped as
-	 * bpfprof's other children are or by init.
+	 * Python and annotation probes' as the others': a thread blocked in it
+	 * would hold up bpfprof's exit (calibrate__join) as long as the grace
+	 * periods take, for ever while a thread elsewhere keeps a return probe
+	 * pending and calls on (every uprobe's removal waits for them).  The
+	 * annotation's links are libbpf's, inside its USDT link: opened anew by
+	 * id for the child, and those copies closed here.  The child is not
+	 * waited for: it ends alone, reaped as bpfprof's other children are or
+	 * by init.
 	 */
 	n = python__link_fds(releasing_py, &fds, n);
-	n = usdt__link_fds(releasing_annot, &fds, n);
+	borrowed = n;
+	n = usdt__link_fds(releasing_annot, &fds, n);	/* opened anew: closed here */
 	if (n && !away__start(&a, fds, n) && tr)
 		tracer__disown(tr);
+	while (n > borrowed)
+		close(fds[--n]);
 	free(fds);
 	calpy__free(releasing_py);
 	releasing_py = NULL;

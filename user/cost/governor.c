@@ -8,7 +8,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/resource.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "governor.h"
@@ -75,7 +74,6 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 			       struct overhead *ov, struct decoder *dec)
 {
 	struct governor *g = xcalloc(1, sizeof(*g));
-	struct rlimit rl;
 
 	g->limit = limit_pct / 100.0;
 	g->s = s;
@@ -91,9 +89,8 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 	g->ngroups = 1;
 	/* never moved: a re-link makes groups while it holds one of them */
 	g->groups = xcalloc(BP_GOV_GROUPS, sizeof(*g->groups));
-	if (!getrlimit(RLIMIT_NOFILE, &rl))
-		g->move_fds = rl.rlim_cur == RLIM_INFINITY ? 1u << 20 :
-			      (size_t)(rl.rlim_cur * GOV_MOVE_FD_SHARE);
+	/* a link per warm function: the launched target, started already, keeps its own limit */
+	g->move_fds = (size_t)(fd_limit_raise() * GOV_MOVE_FD_SHARE);
 	g->busy = xcalloc(BP_GOV_GROUPS, sizeof(*g->busy));
 	pthread_mutex_init(&g->lock, NULL);
 	if (closer__start(&g->closer))

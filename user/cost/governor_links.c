@@ -341,9 +341,38 @@ static void log_group(const struct governor *g, const struct gov_group *grp, con
  * Fills d with its old links.  -errno: the group keeps its old links, and
  * its functions are not dropped.
  */
-static int relink_group(struct governor *g, uint32_t gi, struct gov_doomed *d, size_t *nkept,
-			size_t *nmoved)
+/*
+ * f of a swept file (governor_cold.c), never called and no call of it
+ * open: dropped as its sweep dropped the others, into j's candidates (said
+ * and annotated with them), not registered anew with its group's rest.
+ * Those re-registrations were most of what a drop cost in a compiler (make
+ * -j2: 22,862 kept functions re-registered, 19,000 of them never called,
+ * each under the kernel's uprobe write lock, while the decoder waited).
+ */
+static bool drop_cold(struct governor *g, struct gov_job *j, const struct gov_group *grp,
+		      uint32_t f, const uint8_t *open)
 {
+	const struct gov_file *fl = &g->files[grp->file];
+	struct gov_cand *c;
+
+	if (!open || !fl->swept || g->calls[f] || open[f])
+		return false;
+	g->dropped[f] = 1;
+	g->ndropped++;
+	gov_kept(g, f, -1);
+	j->c = xrealloc(j->c, (j->nc + j->ncold + 1) * sizeof(*j->c));
+	c = &j->c[j->nc + j->ncold++];
+	memset(c, 0, sizeof(*c));
+	c->func = f;
+	c->cold = true;
+	c->cost = c->save = (double)fl->procs_w * GOV_INSTALL_NS;
+	return true;
+}
+
+static int relink_group(struct governor *g, uint32_t gi, struct gov_doomed *d, struct gov_job *jb,
+			const uint8_t *open)
+{
+	size_t *nkept = &jb->nkept, *nmoved = &jb->nmoved, ncold0 = jb->ncold;
 	struct gov_group *grp = &g->groups[gi], ng = *grp;
 	uint32_t *moved = xcalloc(grp->n ? grp->n : 1, sizeof(*moved));
 	uint64_t *refused;
@@ -355,7 +384,7 @@ static int relink_group(struct governor *g, uint32_t gi, struct gov_doomed *d, s
 	for (j = ng.n = 0; j < grp->n; j++) {
 		uint32_t f = grp->funcs[j];
 
-		if (g->dropped[f])
+		if (g->dropped[f] || drop_cold(g, jb, grp, f, open))
 			continue;
 		if (grp->n > 1 && g->calls[f] && (moved[nm] = move_out(g, grp, j))) {
 			nm++;
@@ -374,6 +403,12 @@ static int relink_group(struct governor *g, uint32_t gi, struct gov_doomed *d, s
 	if (err) {
 		p_warn("--max-overhead: cannot re-link %zu functions of %s: %s; none of them "
 		       "is dropped", ng.n + nm, grp->path, strerror(-err));
+		for (; jb->ncold > ncold0; jb->ncold--) {
+			uint32_t f = jb->c[jb->nc + jb->ncold - 1].func;
+
+			g->ndropped--;
+			gov_kept(g, f, 1);
+		}
 		for (j = 0; j < grp->n; j++)
 			g->dropped[grp->funcs[j]] = 0;
 		__atomic_store_n(&g->busy[gi], 0, __ATOMIC_SEQ_CST);
@@ -515,11 +550,11 @@ static void job_end(struct governor *g, struct gov_job *j)
 	g->relink_kept += j->nkept;
 	g->relink_moved += j->nmoved;
 	p_dbg("governor: re-linked %zu groups (%zu kept functions re-registered, %zu of them moved "
-	      "to groups of their own) in %.3f s of slices", j->ngroups, j->nkept, j->nmoved,
-	      j->ns / 1e9);
+	      "to groups of their own; %zu never called dropped, not re-registered) in %.3f s of "
+	      "slices", j->ngroups, j->nkept, j->nmoved, j->ncold, j->ns / 1e9);
 	reap_slow(g, j->slow, j->nslow);
 	if (j->ngroups || j->npy)
-		gov_announce(g, j->c, j->nc, now_ns(CLOCK_MONOTONIC) - g->s->t0,
+		gov_announce(g, j->c, j->nc + j->ncold, now_ns(CLOCK_MONOTONIC) - g->s->t0,
 			     j->window_s > 0 ? j->window_s : 1e-9, j->factor, false);
 	free(j->c);
 	free(j->done);
@@ -532,9 +567,25 @@ static void job_end(struct governor *g, struct gov_job *j)
  * (at least one group), each group's old links given away as soon as its
  * new ones took over.
  */
+/* The calls open now (decoder__mark_open()), once some file was swept: else NULL. */
+static uint8_t *open_now(struct governor *g)
+{
+	uint8_t *open;
+	size_t i;
+
+	for (i = 0; i < g->nfiles && !g->files[i].swept; i++)
+		;
+	if (i == g->nfiles)
+		return NULL;
+	open = xcalloc(g->cap ? g->cap : 1, 1);
+	decoder__mark_open(g->dec, open, g->cap);
+	return open;
+}
+
 void gov_relink_step(struct governor *g)
 {
 	uint64_t t0 = now_ns(CLOCK_MONOTONIC), last = t0, t;
+	uint8_t *open = g->njobs ? open_now(g) : NULL;
 
 	while (g->njobs) {
 		struct gov_job *j = g->jobs[0];
@@ -544,8 +595,10 @@ void gov_relink_step(struct governor *g)
 			struct gov_doomed d = { 0 };
 			size_t k;
 
-			if (last - t0 >= GOV_RELINK_SLICE_NS)
+			if (last - t0 >= GOV_RELINK_SLICE_NS) {
+				free(open);
 				return;
+			}
 			j->next++;
 			if (!gi || !g->dropped[f])
 				continue;	/* a Python function (no links of its own), or kept */
@@ -554,7 +607,7 @@ void gov_relink_step(struct governor *g)
 			if (k < j->ndone)
 				continue;	/* done with an earlier function of the same group */
 			j->done[j->ndone++] = gi;
-			if (!relink_group(g, gi, &d, &j->nkept, &j->nmoved)) {
+			if (!relink_group(g, gi, &d, j, open)) {
 				uint64_t tg = now_ns(CLOCK_MONOTONIC);
 
 				j->ngroups++;
@@ -571,6 +624,7 @@ void gov_relink_step(struct governor *g)
 		memmove(g->jobs, g->jobs + 1, --g->njobs * sizeof(*g->jobs));
 		job_end(g, j);
 	}
+	free(open);
 }
 
 /*

@@ -212,6 +212,7 @@ struct gov_job {
 	size_t nslow;
 	double window_s, factor;
 	size_t npy, ngroups, nkept, nmoved;
+	size_t ncold;		/* never called, dropped at their group's re-link: c[nc..nc+ncold) */
 	uint64_t ns;		/* spent re-linking */
 };
 

@@ -101,9 +101,34 @@ void usdt__pause(struct usdt_tracer *u)
 	probe_obj__pause(&u->po);
 }
 
+/*
+ * libbpf keeps a USDT attachment's uprobe links inside its own link (whose
+ * descriptor is -1): they are found by their program, each opened anew.
+ */
 size_t usdt__link_fds(const struct usdt_tracer *u, int **fds, size_t n)
 {
-	return u ? probe_obj__link_fds(&u->po, fds, n) : n;
+	struct bpf_prog_info pi;
+	__u32 len = sizeof(pi), id = 0;
+
+	memset(&pi, 0, sizeof(pi));
+	if (!u || bpf_prog_get_info_by_fd(bpf_program__fd(u->skel->progs.usdt_probe), &pi, &len))
+		return n;
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info li;
+		__u32 ll = sizeof(li);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;	/* gone meanwhile */
+		memset(&li, 0, sizeof(li));
+		if (bpf_link_get_info_by_fd(fd, &li, &ll) || li.prog_id != pi.id) {
+			close(fd);
+			continue;
+		}
+		*fds = xrealloc(*fds, (n + 1) * sizeof(**fds));
+		(*fds)[n++] = fd;
+	}
+	return n;
 }
 
 void usdt__free(struct usdt_tracer *u)

@@ -30,7 +30,11 @@ bool usdt__has_bpfprof(const char *path);
 int usdt__attach_bpfprof(struct usdt_tracer *u, const char *path);
 uint64_t usdt__lost(struct usdt_tracer *u, uint64_t *per_cpu, size_t ncpu);
 void usdt__pause(struct usdt_tracer *u);
-/* Appends the descriptors of u's links to *fds (n already there); the new count. */
+/*
+ * Appends descriptors of u's links to *fds (n already there), each a new
+ * one the caller closes: another holder of them makes the caller's own
+ * release of u instant (base/away.h).  The new count.
+ */
 size_t usdt__link_fds(const struct usdt_tracer *u, int **fds, size_t n);
 void usdt__free(struct usdt_tracer *u);
 

@@ -76,6 +76,7 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 	struct governor *g = xcalloc(1, sizeof(*g));
 
 	g->limit = limit_pct / 100.0;
+	g->informs_below = 1;
 	g->s = s;
 	g->tr = tr;
 	g->ov = ov;
@@ -437,7 +438,8 @@ static size_t candidates(struct governor *g, struct gov_cand *c, double lost, do
 		 * probe: one command each; with its distortion alone it went
 		 * as what tells nothing at --max-overhead 100).
 		 */
-		c[nc].informs = c[nc].distortion * (c[nc].caller ? GOV_CALLER_WEIGHT : 1) < 1;
+		c[nc].informs = c[nc].distortion * (c[nc].caller ? GOV_CALLER_WEIGHT : 1) <
+				g->informs_below;
 		sum->cost += c[nc++].save;
 	}
 	return nc;
@@ -531,6 +533,7 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 	g->own_w = own;
 	own_ev = read ? own / (double)read : 0;
 	c = xcalloc(g->cap ? g->cap : 1, sizeof(*c));
+	g->informs_below = gov_storm_informs(g);
 	nc = measured_candidates(g, c, base, lost, own_ev, &sum, &irr, &going);
 	base += own;
 	all = base;
@@ -594,7 +597,8 @@ bool gov_decide(struct governor *g, uint64_t now, double base, double irr, doubl
 		gov_relink_first(g, cold, ncold, window_s, said);
 	else
 		free(cold);
-	if (factor <= g->limit || !nc) {
+	/* in a storm the samples say it is over, whatever the estimate: what tells nothing goes */
+	if ((factor <= g->limit && g->informs_below >= 1) || !nc) {
 		if (!g->early_now)
 			g->over_prev = factor > g->limit;
 		free(c);

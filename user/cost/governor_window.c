@@ -180,6 +180,29 @@ double gov_measured_k(struct governor *g, double base, double cal)
 	return want / m;
 }
 
+/*
+ * The bound under which a function's distortion (x GOV_CALLER_WEIGHT for a
+ * caller) says it informs: 1, or in a storm (GOV_STORM) 1 / how many times
+ * the limit the samples measure.
+ */
+double gov_storm_informs(struct governor *g)
+{
+	uint64_t probe, all = overhead__samples(g->ov, &probe);
+	uint64_t n = all - g->sh_all_w, np = probe - g->sh_probe_w;
+	double share, x;
+
+	if (n < GOV_MEASURE_MIN_SAMPLES || g->limit <= 0)
+		return 1;
+	share = (double)np / (double)n;
+	share = share < 0.99 ? share : 0.99;
+	x = share / (1 - share) / g->limit;
+	if (x < GOV_STORM)
+		return 1;
+	p_dbg("governor: a storm: %.0f%% of the targets' CPU time sampled on the probe path, %.1fx "
+	      "the limit: what informs has a distortion under %.2f", 100 * share, x, 1 / x);
+	return 1 / x;
+}
+
 static void new_window(struct governor *g, uint64_t now)
 {
 	g->started = true;

@@ -63,6 +63,17 @@
  * and went as what tells nothing).
  */
 #define GOV_MEASURE_MIN_SAMPLES	64
+/*
+ * A storm: the window's samples say the targets run more than this times
+ * as slow as the limit allows (cc1 under make -j2: 85-90% of its CPU on
+ * the probe path, 6-9x against 1x).  There the distortion is too small a
+ * figure: a caller's time holds its callees' probes beyond what the
+ * calibration takes out (cc1's reg_class_subset_p read 3.5 us a call,
+ * distortion 0.3, informing, for 50,000 calls a window, and the windows
+ * stayed at 100-300x), so what informs must have a distortion under 1/x
+ * of the usual bound (gov_storm_informs()).
+ */
+#define GOV_STORM		3.0
 #define GOV_MEASURE_MIN_SHARE	0.05
 /* ... in a window whose records lost scale its calls by at most this */
 #define GOV_MEASURE_MAX_LOST	1.1
@@ -296,6 +307,7 @@ struct governor {
 	size_t ndropped;	/* functions dropped so far */
 	double irr_w, going_w;	/* py_irreducible(), links_irreducible() in the window */
 	double usdt_w;		/* of irr_w: USDT hits (gov_usdt_note()) */
+	double informs_below;	/* the window's bound of what informs (gov_storm_informs()) */
 	/* old links given to the closer (base/closer.h), their groups in phase X until GOV_X_NS */
 	struct closer closer;
 	struct gov_doomed *xs;
@@ -346,6 +358,7 @@ void gov_leaf_scale(struct governor *g);
 double gov_measured_k(struct governor *g, double base, double cal);
 /* Counts the USDT probe hits ev stands for (annotations, -U probes, a span of fn) into irr_w. */
 void gov_usdt_note(struct governor *g, const struct bp_event *ev, const struct bp_func *fn);
+double gov_storm_informs(struct governor *g);
 /* -v: the window's estimate (gov_decide()) */
 void gov_log_window(const struct governor *g, double window_s, double all, double cost,
 		    double irr, double going, double lost, double own);

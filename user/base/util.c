@@ -207,7 +207,7 @@ dev_t dev_of_kdev(uint32_t kdev)
 	return makedev(kdev >> 20, kdev & 0xfffff);
 }
 
-unsigned long fd_limit_raise(void)
+unsigned long fd_limit_raise(unsigned long want)
 {
 	struct rlimit rl;
 	unsigned long max = 0;
@@ -221,6 +221,7 @@ unsigned long fd_limit_raise(void)
 			max = 0;
 		fclose(f);
 	}
+	max = max < want ? max : want;
 	if (rl.rlim_max != RLIM_INFINITY && max > rl.rlim_max) {
 		struct rlimit up = { .rlim_cur = max, .rlim_max = max };
 

@@ -32,11 +32,11 @@ void remove_tmpdir(const char *dir);
 void stdio_to_null(void);
 /*
  * This process's descriptor limit raised as far as allowed: the soft limit
- * to the hard one, and both to fs.nr_open where it may (root).  Not for a
- * process whose children are the user's programs: they would inherit it.
- * The new soft limit.
+ * to the hard one, and both to `want` (at most fs.nr_open) where it may
+ * (CAP_SYS_RESOURCE; this VM refuses it).  Not for a process whose children
+ * are the user's programs: they would inherit it.  The new soft limit.
  */
-unsigned long fd_limit_raise(void);
+unsigned long fd_limit_raise(unsigned long want);
 
 /*
  * A device number as the kernel keeps it (a super block's s_dev, what BPF

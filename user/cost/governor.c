@@ -90,8 +90,8 @@ struct governor *governor__new(double limit_pct, struct bp_session *s, struct tr
 	g->ngroups = 1;
 	/* never moved: a re-link makes groups while it holds one of them */
 	g->groups = xcalloc(BP_GOV_GROUPS, sizeof(*g->groups));
-	/* a link per warm function: the launched target, started already, keeps its own limit */
-	g->move_fds = (size_t)(fd_limit_raise() * GOV_MOVE_FD_SHARE);
+	/* a link per warm function (the launched target, started already, keeps its own limit) */
+	g->move_fds = (size_t)(fd_limit_raise(BP_GOV_GROUPS) * GOV_MOVE_FD_SHARE);
 	g->busy = xcalloc(BP_GOV_GROUPS, sizeof(*g->busy));
 	pthread_mutex_init(&g->lock, NULL);
 	if (closer__start(&g->closer))

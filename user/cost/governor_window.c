@@ -196,7 +196,7 @@ double gov_storm_informs(struct governor *g)
 	share = (double)np / (double)n;
 	share = share < 0.99 ? share : 0.99;
 	x = share / (1 - share) / g->limit;
-	if (x < GOV_STORM)
+	if (x < GOV_STORM || share < GOV_STORM_SHARE)
 		return 1;
 	p_dbg("governor: a storm: %.0f%% of the targets' CPU time sampled on the probe path, %.1fx "
 	      "the limit: what informs has a distortion under %.2f", 100 * share, x, 1 / x);

@@ -74,6 +74,8 @@
  * of the usual bound (gov_storm_informs()).
  */
 #define GOV_STORM		3.0
+/* ... and the probes at least twice the targets' own time (a server at --max-overhead 10 is not one) */
+#define GOV_STORM_SHARE		0.67
 #define GOV_MEASURE_MIN_SHARE	0.05
 /* ... in a window whose records lost scale its calls by at most this */
 #define GOV_MEASURE_MAX_LOST	1.1

@@ -359,7 +359,8 @@ int capture__start(struct capture *c)
 	/*
 	 * The probes' share sampled in the targets, for the governor and the
 	 * summary: a cpu-clock event on every CPU, idle ones too (their timer
-	 * wakes them 499 times a second).  Not with --offcpu in an exact
+	 * wakes them 499 times a second); in an exact recording only once the
+	 * targets ran a while (overhead.h).  Not with --offcpu in an exact
 	 * recording: beside it, an interval whose switch-in was lost ended a
 	 * few us after the recv() that blocked (test_python_offcpu.py, 3 runs
 	 * of 12; cause not found).  After the governor's closer is forked: it
@@ -369,7 +370,7 @@ int capture__start(struct capture *c)
 		struct shared_maps maps;
 
 		tracer__shared_maps(c->tr, &maps);
-		overhead__measure(c->ovh, &maps);
+		overhead__measure(c->ovh, &maps, c->gov != NULL);
 	}
 
 	c->s->t0 = now_ns(CLOCK_MONOTONIC);

@@ -24,6 +24,8 @@ struct overhead {
 	double scale;		/* overhead__scale(): pc's figures times this */
 	double measured;	/* overhead__set_measured(): the whole costs times this too */
 	struct share *sh;	/* overhead__measure(): the probes' share, sampled */
+	struct shared_maps later;	/* ... to start it with once the targets ran a while */
+	bool share_later;
 	uint64_t *calls;	/* per function id */
 	size_t cap;
 	uint64_t path_calls[PP_NPATHS];
@@ -260,10 +262,16 @@ double overhead__measured_of(const struct overhead *ov)
 	return ov ? ov->measured : 1;
 }
 
-void overhead__measure(struct overhead *ov, const struct shared_maps *maps)
+void overhead__measure(struct overhead *ov, const struct shared_maps *maps, bool now)
 {
-	if (ov && !ov->sh)
+	if (!ov || ov->sh)
+		return;
+	if (now) {
 		share__new(maps, &ov->sh);	/* best effort: the calibration alone without it */
+		return;
+	}
+	ov->later = *maps;
+	ov->share_later = true;
 }
 
 uint64_t overhead__samples(const struct overhead *ov, uint64_t *probe)
@@ -555,6 +563,10 @@ void overhead__check(struct overhead *ov, uint64_t now)
 	if (now - ov->looked >= 100000000ull) {
 		read_cpu(ov);
 		ov->looked = now;
+		if (ov->share_later && ov->cpu_ns >= OVERHEAD_SHARE_AFTER_NS) {
+			ov->share_later = false;
+			share__new(&ov->later, &ov->sh);
+		}
 		if (now - ov->recent_at >= OVERHEAD_RECENT_NS && ov->cpu_ns > ov->recent_cpu0) {
 			ov->recent = 1 + overhead__factor(ov->cost_ns - ov->recent_cost0,
 							  (double)(ov->cpu_ns - ov->recent_cpu0));

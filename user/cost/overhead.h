@@ -14,6 +14,7 @@
 #ifndef BPFPROF_OVERHEAD_H
 #define BPFPROF_OVERHEAD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "calibrate.h"
 #include "model/session.h"
@@ -115,9 +116,14 @@ double overhead__measured_of(const struct overhead *ov);
 /*
  * Samples the traced processes' CPU time (probes/share.h) to measure the
  * probes' share of it; best effort (without it, the calibration alone).
+ * `now`: at once (the governor's); else once the targets have used
+ * OVERHEAD_SHARE_AFTER_NS of CPU: loading the counter costs ~0.1 s (its
+ * kernel symbols, a BPF object, an event per CPU), which a short exact
+ * recording never needs (its summary wants OVERHEAD_SAMPLES_MIN samples).
  */
 struct shared_maps;
-void overhead__measure(struct overhead *ov, const struct shared_maps *maps);
+#define OVERHEAD_SHARE_AFTER_NS	100000000ull
+void overhead__measure(struct overhead *ov, const struct shared_maps *maps, bool now);
 /* The samples of traced threads so far, and those on the probe path (*probe); 0 without. */
 uint64_t overhead__samples(const struct overhead *ov, uint64_t *probe);
 /* Probe time spent without a recorded call (hits filtered in BPF), into the estimate. */

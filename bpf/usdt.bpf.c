@@ -81,7 +81,6 @@ static __u32 read_str(char *dst, __u64 addr, struct bp_usdt_where *out)
 		w.pad = 0;
 		bpf_map_update_elem(&unread, &k, &w, BPF_ANY);
 	}
-	w.pad = 0;
 	*out = w;
 	return 1;
 }

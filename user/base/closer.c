@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include "base/closer.h"
+#include "base/util.h"
 
 /* One descriptor per message, out of band of a byte. */
 static int recv_fd(int sock)
@@ -91,7 +91,6 @@ static void __attribute__((noreturn)) serve(int sock)
 	size_t head = 0, given = 0, tail = 0;
 	int wake[2], eof = 0, fd;
 	pthread_attr_t attr;
-	struct rlimit rl;
 	char ready = 1, buf[64];
 
 	close_range(0, (unsigned int)sock - 1, 0);
@@ -99,10 +98,7 @@ static void __attribute__((noreturn)) serve(int sock)
 	signal(SIGINT, SIG_IGN);	/* a Ctrl-C on the terminal is for bpfprof */
 	signal(SIGPIPE, SIG_IGN);
 	/* the descriptors given are ours until their thread closes them */
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	fd_limit_raise(0);
 	if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) || pthread_attr_init(&attr))
 		_exit(1);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

@@ -215,14 +215,15 @@ unsigned long fd_limit_raise(unsigned long want)
 
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		return 1024;
-	f = fopen("/proc/sys/fs/nr_open", "r");
+	f = rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max ? fopen("/proc/sys/fs/nr_open", "r") :
+								 NULL;
 	if (f) {
 		if (fscanf(f, "%lu", &max) != 1)
 			max = 0;
 		fclose(f);
 	}
 	max = max < want ? max : want;
-	if (rl.rlim_max != RLIM_INFINITY && max > rl.rlim_max) {
+	if (max > rl.rlim_max) {
 		struct rlimit up = { .rlim_cur = max, .rlim_max = max };
 
 		if (!setrlimit(RLIMIT_NOFILE, &up))

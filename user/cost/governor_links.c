@@ -335,13 +335,6 @@ static void log_group(const struct governor *g, const struct gov_group *grp, con
 }
 
 /*
- * Re-links group gi without its dropped functions (phase A), its warm kept
- * ones each moved to a group of its own (move_out), then moves it to phase
- * X: first its word, then each moved function's (see gov_doomed_done()).
- * Fills d with its old links.  -errno: the group keeps its old links, and
- * its functions are not dropped.
- */
-/*
  * f of a swept file (governor_cold.c), never called and no call of it
  * open: dropped as its sweep dropped the others, into j's candidates (said
  * and annotated with them), not registered anew with its group's rest.
@@ -369,6 +362,14 @@ static bool drop_cold(struct governor *g, struct gov_job *j, const struct gov_gr
 	return true;
 }
 
+/*
+ * Re-links group gi without its dropped functions (phase A), its warm kept
+ * ones each moved to a group of its own (move_out), then moves it to phase
+ * X: first its word, then each moved function's (see gov_doomed_done()).
+ * Its never-called ones of a swept file go (drop_cold()).
+ * Fills d with its old links.  -errno: the group keeps its old links, and
+ * its functions are not dropped.
+ */
 static int relink_group(struct governor *g, uint32_t gi, struct gov_doomed *d, struct gov_job *jb,
 			const uint8_t *open)
 {
@@ -562,11 +563,6 @@ static void job_end(struct governor *g, struct gov_job *j)
 	free(j);
 }
 
-/*
- * Re-links the groups of the jobs in order, for GOV_RELINK_SLICE_NS at most
- * (at least one group), each group's old links given away as soon as its
- * new ones took over.
- */
 /* The calls open now (decoder__mark_open()), once some file was swept: else NULL. */
 static uint8_t *open_now(struct governor *g)
 {
@@ -582,6 +578,11 @@ static uint8_t *open_now(struct governor *g)
 	return open;
 }
 
+/*
+ * Re-links the groups of the jobs in order, for GOV_RELINK_SLICE_NS at most
+ * (at least one group), each group's old links given away as soon as its
+ * new ones took over.
+ */
 void gov_relink_step(struct governor *g)
 {
 	uint64_t t0 = now_ns(CLOCK_MONOTONIC), last = t0, t;

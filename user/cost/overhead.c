@@ -182,14 +182,16 @@ void overhead__event(struct overhead *ov, const struct bp_event *ev)
 	enum probe_path_kind k;
 	double cost;
 	uint32_t id;
+	unsigned hits;
 
 	if (!ov || (ev->kind != BP_EV_CALL && ev->kind != BP_EV_ANNOT))
 		return;
 	id = ev->kind == BP_EV_CALL ? ev->call.func : UINT32_MAX;
 	f = id < ov->s->nfuncs ? &ov->s->funcs[id] : NULL;
-	cost = overhead__usdt_hits(ev, f) * overhead__annot_cost(ov);
-	if (cost > 0) {
-		ov->usdt_hits += overhead__usdt_hits(ev, f);
+	hits = overhead__usdt_hits(ev, f);
+	if (hits) {
+		cost = hits * overhead__annot_cost(ov);
+		ov->usdt_hits += hits;
 		ov->usdt_ns += cost;
 		ov->cost_ns += cost;
 		proc_slot(ov, ev->kind == BP_EV_CALL ? ev->call.pid : ev->annot.pid)->cost_ns += cost;
